@@ -1,0 +1,40 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+export default tseslint.config(
+  { ignores: ['node_modules', 'dist', '.cache', '.data', 'src/generated', 'coverage'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'off',
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no activity implementations.
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code cannot use Node built-ins.' })),
+          patterns: [
+            { group: ['**/activities/*', '!**/activities/types', '!**/activities/types.js'], message: 'Import activity types only (proxyActivities<typeof ...>) via import type.', allowTypeImports: true },
+            { group: ['@temporalio/worker', '@temporalio/client', '@prisma/*', 'googleapis', '@anthropic-ai/sdk', 'pg'], message: 'Not allowed in workflow code.' },
+          ],
+        },
+      ],
+    },
+  },
+);

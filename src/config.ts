@@ -1,0 +1,140 @@
+// Every setting durable-inbox reads from the environment, validated once at start-up.
+// A wrong value stops the process with one line naming the variable and what it expects.
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const url = z.url();
+
+/** AES-256 keys as `id:base64key` pairs separated by commas; the first one encrypts, all decrypt. */
+const encryptionKeys = z
+  .string()
+  .transform((raw, ctx) => {
+    const keys: { id: string; key: Buffer }[] = [];
+    for (const part of raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      const sep = part.indexOf(':');
+      const id = sep > 0 ? part.slice(0, sep) : '';
+      const key = Buffer.from(sep > 0 ? part.slice(sep + 1) : '', 'base64');
+      if (!id || key.length !== 32) {
+        ctx.addIssue({ code: 'custom', message: 'expected comma-separated "keyId:base64" entries of 32-byte keys' });
+        return z.NEVER;
+      }
+      keys.push({ id, key });
+    }
+    if (keys.length === 0) {
+      ctx.addIssue({ code: 'custom', message: 'expected at least one "keyId:base64" key' });
+      return z.NEVER;
+    }
+    return keys;
+  })
+  .optional();
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /** dev mode: embedded defaults (dev server, dev keys, emulators) are allowed. */
+  DURABLE_INBOX_MODE: z.enum(['dev', 'production']).default('dev'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+
+  TEMPORAL_ADDRESS: z.string().regex(/^[^:\s]+:\d+$/, 'expected host:port').default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_CLI: z.string().min(1).optional(),
+  TASK_QUEUE_WORKFLOWS: z.string().min(1).default('durable-inbox'),
+  TASK_QUEUE_GMAIL: z.string().min(1).default('durable-inbox-gmail'),
+  TASK_QUEUE_LLM: z.string().min(1).default('durable-inbox-llm'),
+  /** Activities per second a Gmail worker may start (all workers of the queue together). */
+  GMAIL_ACTIVITIES_PER_SECOND: z.coerce.number().positive().optional(),
+  LLM_ACTIVITIES_PER_SECOND: z.coerce.number().positive().optional(),
+
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'expected a postgresql:// URL')
+    .optional(),
+  /** Embedded PGlite when no PostgreSQL answers: auto (dev mode only), always, never. */
+  EMBEDDED_POSTGRES: z.enum(['auto', 'always', 'never']).default('auto'),
+  EMBEDDED_POSTGRES_PORT: port.default(54329),
+
+  PAYLOAD_ENCRYPTION_KEYS: encryptionKeys,
+  TOKEN_ENCRYPTION_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'expected a base64 32-byte key')
+    .optional(),
+  CODEC_SERVER_PORT: port.default(8234),
+  CODEC_SERVER_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
+  /** Origin allowed to call the codec server (the Temporal Web UI). */
+  CODEC_CORS_ORIGIN: url.default('http://localhost:8233'),
+
+  HTTP_PORT: port.default(3000),
+  HTTP_HOST: z.string().default('127.0.0.1'),
+
+  GMAIL_API_ROOT_URL: url.optional(),
+  GOOGLE_CLIENT_ID: z.string().min(1).optional(),
+  GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
+  GOOGLE_OAUTH_TOKEN_URL: url.optional(),
+  GOOGLE_OAUTH_AUTH_URL: url.optional(),
+  GMAIL_EMULATOR_PORT: port.default(8235),
+  GMAIL_QUOTA_PROFILE: z.enum(['legacy', '2026']).default('legacy'),
+
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: url.optional(),
+  ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
+  ANTHROPIC_EMULATOR_PORT: port.default(8236),
+
+  LABEL_OUTBOX: z.string().min(1).default('Outbox'),
+  LABEL_REWORK: z.string().min(1).default('Rework'),
+  LABEL_DONE: z.string().min(1).default('Done'),
+  LABEL_NEEDS_RESPONSE: z.string().min(1).default('Needs Response'),
+  LABEL_ACTION_REQUIRED: z.string().min(1).default('Action Required'),
+
+  MAX_REWORKS: z.coerce.number().int().min(0).default(3),
+  DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
+  DEMO_MAILBOX_MESSAGES: z.coerce.number().int().min(0).default(40),
+  EMULATORS: z.enum(['auto', 'always', 'never']).default('auto'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment; throws ConfigError with one line per bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Env {
+  const result = envSchema.safeParse(env);
+  if (result.success) {
+    const cfg = result.data;
+    if (cfg.DURABLE_INBOX_MODE === 'production') {
+      const missing = (['PAYLOAD_ENCRYPTION_KEYS', 'TOKEN_ENCRYPTION_KEY', 'DATABASE_URL'] as const).filter(
+        (k) => cfg[k] === undefined,
+      );
+      if (missing.length > 0) {
+        throw new ConfigError(`${missing[0]}: required when DURABLE_INBOX_MODE=production`);
+      }
+    }
+    return cfg;
+  }
+  const first = result.error.issues[0]!;
+  const name = String(first.path[0] ?? 'environment');
+  throw new ConfigError(`${name}: ${first.message} (got ${JSON.stringify(env[name] ?? null)})`);
+}
+
+/** For entrypoints: print the one-line error and exit 1 instead of a stack trace. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Env {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`durable-inbox: invalid configuration: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,24 @@
+// Custom search attributes. They are stored in clear by Temporal: never put subjects,
+// addresses or bodies here. The dev server registers them at start (see dev-server.ts).
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const InboxAccountId = defineSearchAttributeKey('InboxAccountId', SearchAttributeType.KEYWORD);
+export const InboxState = defineSearchAttributeKey('InboxState', SearchAttributeType.KEYWORD);
+export const InboxCategory = defineSearchAttributeKey('InboxCategory', SearchAttributeType.KEYWORD);
+export const BackfillSlicesDone = defineSearchAttributeKey('BackfillSlicesDone', SearchAttributeType.INT);
+export const BackfillSlicesTotal = defineSearchAttributeKey('BackfillSlicesTotal', SearchAttributeType.INT);
+export const BackfillMessagesStored = defineSearchAttributeKey('BackfillMessagesStored', SearchAttributeType.INT);
+export const BackfillBadCount = defineSearchAttributeKey('BackfillBadCount', SearchAttributeType.INT);
+export const BackfillRate = defineSearchAttributeKey('BackfillRate', SearchAttributeType.DOUBLE);
+
+/** name → CLI type, as `temporal server start-dev --search-attribute Name=Type` expects. */
+export const searchAttributeDefinitions: Record<string, 'Keyword' | 'Int' | 'Double'> = {
+  InboxAccountId: 'Keyword',
+  InboxState: 'Keyword',
+  InboxCategory: 'Keyword',
+  BackfillSlicesDone: 'Int',
+  BackfillSlicesTotal: 'Int',
+  BackfillMessagesStored: 'Int',
+  BackfillBadCount: 'Int',
+  BackfillRate: 'Double',
+};

@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // Forks, not threads: the Temporal core bridge (a native addon) and wasm misbehave in worker threads.
+    pool: 'forks',
+    globalSetup: ['test/setup/global-setup.ts'],
+    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    fileParallelism: true,
+    maxWorkers: 2,
+  },
+});
