@@ -44,9 +44,6 @@ export const envSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_CLI: z.string().min(1).optional(),
-  TASK_QUEUE_WORKFLOWS: z.string().min(1).default('durable-inbox'),
-  TASK_QUEUE_GMAIL: z.string().min(1).default('durable-inbox-gmail'),
-  TASK_QUEUE_LLM: z.string().min(1).default('durable-inbox-llm'),
   /** Activities per second a Gmail worker may start (all workers of the queue together). */
   GMAIL_ACTIVITIES_PER_SECOND: z.coerce.number().positive().optional(),
   LLM_ACTIVITIES_PER_SECOND: z.coerce.number().positive().optional(),
@@ -68,6 +65,8 @@ export const envSchema = z.object({
   CODEC_SERVER_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
   /** Origin allowed to call the codec server (the Temporal Web UI). */
   CODEC_CORS_ORIGIN: url.default('http://localhost:8233'),
+
+  RETENTION_DAYS: z.coerce.number().int().positive().default(90),
 
   HTTP_PORT: port.default(3000),
   HTTP_HOST: z.string().default('127.0.0.1'),
@@ -108,7 +107,9 @@ export class ConfigError extends Error {
 
 /** Parses the environment; throws ConfigError with one line per bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Env {
-  const result = envSchema.safeParse(env);
+  // An empty variable (`FOO=` in .env or compose) means "not set", not an invalid value.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = envSchema.safeParse(present);
   if (result.success) {
     const cfg = result.data;
     if (cfg.DURABLE_INBOX_MODE === 'production') {

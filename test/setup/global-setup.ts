@@ -1,5 +1,6 @@
 // One Temporal dev server and one freshly migrated test database per `npm test` run.
 // Tests read their addresses with `inject('temporalAddress')` / `inject('databaseUrl')`.
+import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { startTestTemporal } from './temporal.js';
 import { prepareTestDatabase } from './database.js';

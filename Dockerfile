@@ -1,0 +1,13 @@
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production PRISMA_SCHEMA_ENGINE_BINARY=/nonexistent
+COPY package.json package-lock.json ./
+COPY scripts ./scripts
+COPY prisma ./prisma
+COPY prisma.config.ts tsconfig.json ./
+RUN npm ci --include=dev --no-audit --no-fund
+COPY src ./src
+# Prebuild the workflow bundle once, so workers start without bundling.
+RUN npm run build:workflows
+USER node
+CMD ["npm", "run", "start:worker"]

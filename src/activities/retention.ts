@@ -1,0 +1,19 @@
+import type { PrismaClient } from '../db/client.js';
+
+export function createRetentionActivities(prisma: PrismaClient) {
+  return {
+    /** Deletes decision-log entries written before the cutoff. Idempotent. */
+    async pruneDecisionLog({ before }: { before: string }): Promise<number> {
+      const { count } = await prisma.decision.deleteMany({ where: { createdAt: { lt: new Date(before) } } });
+      return count;
+    },
+
+    /** Deletes thread rows closed before the cutoff; open threads are never touched. Idempotent. */
+    async pruneClosedThreads({ closedBefore }: { closedBefore: string }): Promise<number> {
+      const { count } = await prisma.thread.deleteMany({ where: { closedAt: { lt: new Date(closedBefore) } } });
+      return count;
+    },
+  };
+}
+
+export type RetentionActivities = ReturnType<typeof createRetentionActivities>;

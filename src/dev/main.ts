@@ -1,0 +1,133 @@
+// `npm run dev`: the whole product on embedded defaults, in one process.
+// Starts (or reuses) the Temporal dev server, the database and its migrations, the codec
+// server, the workers and the HTTP server; prints where to look. Ctrl-C stops everything
+// this process started, in reverse order, and exits 0.
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Worker } from '@temporalio/worker';
+import { loadConfigOrExit } from '../config.js';
+import { resolveDatabase } from '../db/resolve-database.js';
+import { startCodecServer } from '../codec-server/server.js';
+import { AesGcmPayloadCodec } from '../temporal/codec.js';
+import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
+import { startDevServer } from '../temporal/dev-server.js';
+import { connectClient } from '../temporal/client.js';
+import { createWorkerContext } from '../workers/context.js';
+import { createWorkflowWorker } from '../workers/workflow-worker.js';
+import { startHttpServer } from '../http/server.js';
+import { healthRoute } from '../http/health.js';
+import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../schedules/schedules.js';
+import { createLogger } from '../shared/log.js';
+
+const log = createLogger('dev');
+const dataDir = fileURLToPath(new URL('../../.data/', import.meta.url));
+
+/** Things to stop on exit, last started first. */
+const stack: { name: string; stop: () => Promise<void> }[] = [];
+let stopping = false;
+
+async function shutdown(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    for (const { name, stop } of stack.reverse()) {
+      try {
+        await stop();
+        log.debug(`stopped ${name}`);
+      } catch (err) {
+        log.warn(`stopping ${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  const cfg = loadConfigOrExit();
+  mkdirSync(dataDir, { recursive: true });
+
+  const database = await resolveDatabase(cfg, log);
+  stack.push({ name: 'database', stop: () => database.stop() });
+  log.info(`database ready (${database.source})`);
+
+  const keys = await resolvePayloadKeys(cfg);
+  const codec = new AesGcmPayloadCodec(keys);
+  const uiOrigins = [`http://localhost:${cfg.TEMPORAL_UI_PORT}`, `http://127.0.0.1:${cfg.TEMPORAL_UI_PORT}`];
+  const codecServer = await startCodecServer({
+    port: cfg.CODEC_SERVER_PORT,
+    codec,
+    corsOrigins: [...new Set([cfg.CODEC_CORS_ORIGIN, ...uiOrigins])],
+    token: cfg.CODEC_SERVER_TOKEN,
+  });
+  stack.push({ name: 'codec server', stop: () => codecServer.close() });
+
+  const [host, port] = cfg.TEMPORAL_ADDRESS.split(':');
+  const temporal = await startDevServer({
+    port: Number(port),
+    uiPort: cfg.TEMPORAL_UI_PORT,
+    dbFile: `${dataDir}temporal.db`,
+    codecEndpoint: codecServer.url,
+    namespace: cfg.TEMPORAL_NAMESPACE,
+    log: (m) => log.info(m),
+  });
+  stack.push({ name: 'temporal dev server', stop: () => temporal.stop() });
+  if (host !== '127.0.0.1' && host !== 'localhost') log.warn(`TEMPORAL_ADDRESS host ${host} is not local`);
+
+  const client = await connectClient(cfg, keys);
+  stack.push({ name: 'temporal client', stop: () => client.connection.close() });
+
+  const ctx = await createWorkerContext(cfg, database.url);
+  const workers: Worker[] = [await createWorkflowWorker(ctx)];
+  const running = workers.map((w) => w.run());
+  stack.push({
+    name: 'workers',
+    stop: async () => {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await Promise.allSettled(running);
+      await ctx.close();
+    },
+  });
+
+  const http = await startHttpServer({
+    host: cfg.HTTP_HOST,
+    port: cfg.HTTP_PORT,
+    routes: { 'GET /healthz': healthRoute({ temporal: client, prisma: ctx.prisma }) },
+  });
+  stack.push({ name: 'http server', stop: () => http.close() });
+
+  const schedules = await ensureSchedules(client, { retentionDays: cfg.RETENTION_DAYS });
+  // Run retention once now, so a fresh install shows a workflow in the Web UI right away.
+  await client.schedule.getHandle(RETENTION_SCHEDULE_ID).trigger();
+
+  const ui = temporal.uiUrl ?? `http://localhost:${cfg.TEMPORAL_UI_PORT}`;
+  console.log(
+    [
+      '',
+      'durable-inbox is running',
+      `  Temporal Web UI   ${ui}/namespaces/${cfg.TEMPORAL_NAMESPACE}/workflows`,
+      `  Temporal          ${temporal.address}${temporal.reused ? ' (already running, reused)' : ''}`,
+      `  Codec server      ${codecServer.url}${cfg.CODEC_SERVER_TOKEN ? ' (bearer token required)' : ''}`,
+      `  Health            ${http.url}/healthz`,
+      `  Schedules         ${schedules.join(', ')}  (npm run temporal:cli -- schedule list)`,
+      '  Ctrl-C stops everything started here.',
+      '',
+    ].join('\n'),
+  );
+
+  // Workers also stop on their own when the Temporal runtime sees SIGINT/SIGTERM.
+  const onSignal = (signal: NodeJS.Signals) => {
+    log.info(`${signal}: shutting down`);
+    void shutdown(0);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  await Promise.all(running);
+  if (!stopping) {
+    log.error('a worker stopped unexpectedly');
+    await shutdown(1);
+  }
+}
+
+main().catch(async (err: unknown) => {
+  log.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  await shutdown(1);
+});

@@ -1,0 +1,33 @@
+// Standalone HTTP server (`npm run start:http`): health now, Gmail push with the sync worker.
+import { loadConfigOrExit } from '../config.js';
+import { resolveDatabase } from '../db/resolve-database.js';
+import { createPrismaClient } from '../db/client.js';
+import { connectClient } from '../temporal/client.js';
+import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
+import { createLogger } from '../shared/log.js';
+import { startHttpServer } from './server.js';
+import { healthRoute } from './health.js';
+
+const cfg = loadConfigOrExit();
+const log = createLogger('http');
+const database = await resolveDatabase(cfg, log);
+const prisma = createPrismaClient(database.url);
+const temporal = await connectClient(cfg, await resolvePayloadKeys(cfg));
+const server = await startHttpServer({
+  host: cfg.HTTP_HOST,
+  port: cfg.HTTP_PORT,
+  routes: { 'GET /healthz': healthRoute({ temporal, prisma }) },
+});
+log.info(`listening on ${server.url}`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void (async () => {
+      await server.close();
+      await prisma.$disconnect();
+      await temporal.connection.close();
+      await database.stop();
+      process.exit(0);
+    })();
+  });
+}

@@ -1,0 +1,31 @@
+// A minimal leveled logger: one line per event, `component` first, never payload contents.
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+let threshold: LogLevel = (process.env.LOG_LEVEL as LogLevel | undefined) ?? 'info';
+
+export function setLogLevel(level: LogLevel): void {
+  threshold = level;
+}
+
+export interface Logger {
+  debug(msg: string, meta?: Record<string, unknown>): void;
+  info(msg: string, meta?: Record<string, unknown>): void;
+  warn(msg: string, meta?: Record<string, unknown>): void;
+  error(msg: string, meta?: Record<string, unknown>): void;
+}
+
+export function createLogger(component: string): Logger {
+  const emit = (level: LogLevel, msg: string, meta?: Record<string, unknown>) => {
+    if (order[level] < order[threshold]) return;
+    const suffix = meta && Object.keys(meta).length > 0 ? ` ${JSON.stringify(meta)}` : '';
+    const line = `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} [${component}] ${msg}${suffix}`;
+    if (level === 'error' || level === 'warn') console.error(line);
+    else console.log(line);
+  };
+  return {
+    debug: (m, meta) => emit('debug', m, meta),
+    info: (m, meta) => emit('info', m, meta),
+    warn: (m, meta) => emit('warn', m, meta),
+    error: (m, meta) => emit('error', m, meta),
+  };
+}

@@ -1,0 +1,28 @@
+// Worker for the main task queue: every workflow, plus the Postgres activities.
+// Run alone with `tsx src/workers/workflow-worker.ts`; `npm run dev` runs it in-process.
+import { Worker } from '@temporalio/worker';
+import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
+import { createRetentionActivities } from '../activities/retention.js';
+import type { WorkerContext } from './context.js';
+import { getWorkflowBundle } from './workflow-bundle.js';
+import { runWorkerMain } from './main.js';
+import { isMainModule } from '../shared/main-module.js';
+
+export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = WORKFLOW_TASK_QUEUE): Promise<Worker> {
+  return Worker.create({
+    connection: ctx.connection,
+    namespace: ctx.cfg.TEMPORAL_NAMESPACE,
+    taskQueue,
+    workflowBundle: await getWorkflowBundle(),
+    activities: {
+      ...createRetentionActivities(ctx.prisma),
+    },
+    dataConverter: ctx.dataConverter,
+    // In-flight activities get this long to finish after SIGINT/SIGTERM before they are cancelled.
+    shutdownGraceTime: '10 seconds',
+  });
+}
+
+if (isMainModule(import.meta.url)) {
+  await runWorkerMain('workflow-worker', createWorkflowWorker);
+}

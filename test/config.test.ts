@@ -1,0 +1,68 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+const key = () => randomBytes(32).toString('base64');
+
+describe('loadConfig', () => {
+  it('applies defaults for an empty environment', () => {
+    const cfg = loadConfig({});
+    expect(cfg.TEMPORAL_ADDRESS).toBe('127.0.0.1:7233');
+    expect(cfg.DURABLE_INBOX_MODE).toBe('dev');
+    expect(cfg.LABEL_OUTBOX).toBe('Outbox');
+    expect(cfg.MAX_REWORKS).toBe(3);
+    expect(cfg.DATABASE_URL).toBeUndefined();
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ CODEC_SERVER_TOKEN: '', HTTP_PORT: '' }).HTTP_PORT).toBe(3000);
+  });
+
+  it.each([
+    ['HTTP_PORT', 'eighty', /^HTTP_PORT: .*"eighty"/],
+    ['TEMPORAL_ADDRESS', 'localhost', /^TEMPORAL_ADDRESS: expected host:port/],
+    ['DATABASE_URL', 'mysql://x', /^DATABASE_URL: expected a postgresql:\/\/ URL/],
+    ['PAYLOAD_ENCRYPTION_KEYS', 'k1:short', /^PAYLOAD_ENCRYPTION_KEYS: expected comma-separated/],
+    ['GMAIL_QUOTA_PROFILE', '2025', /^GMAIL_QUOTA_PROFILE: /],
+  ])('names %s and what it expects when its value is wrong', (name, value, pattern) => {
+    let error: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(pattern);
+    expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('parses several payload keys, first one encrypting', () => {
+    const cfg = loadConfig({ PAYLOAD_ENCRYPTION_KEYS: `new:${key()}, old:${key()}` });
+    expect(cfg.PAYLOAD_ENCRYPTION_KEYS?.map((k) => k.id)).toEqual(['new', 'old']);
+    expect(cfg.PAYLOAD_ENCRYPTION_KEYS?.[0]?.key.length).toBe(32);
+  });
+
+  it('requires real keys and a database in production mode', () => {
+    expect(() => loadConfig({ DURABLE_INBOX_MODE: 'production' })).toThrow(/required when DURABLE_INBOX_MODE=production/);
+    const cfg = loadConfig({
+      DURABLE_INBOX_MODE: 'production',
+      PAYLOAD_ENCRYPTION_KEYS: `k1:${key()}`,
+      TOKEN_ENCRYPTION_KEY: key(),
+      DATABASE_URL: 'postgresql://u@h/db',
+    });
+    expect(cfg.DURABLE_INBOX_MODE).toBe('production');
+  });
+
+  it('stops `npm run dev` with one line, not a stack trace', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], {
+      env: { ...process.env, HTTP_PORT: 'not-a-port' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^durable-inbox: invalid configuration: HTTP_PORT: /);
+  });
+});
