@@ -8,7 +8,9 @@ export const InboxCategory = defineSearchAttributeKey('InboxCategory', SearchAtt
 export const BackfillSlicesDone = defineSearchAttributeKey('BackfillSlicesDone', SearchAttributeType.INT);
 export const BackfillSlicesTotal = defineSearchAttributeKey('BackfillSlicesTotal', SearchAttributeType.INT);
 export const BackfillMessagesStored = defineSearchAttributeKey('BackfillMessagesStored', SearchAttributeType.INT);
-export const BackfillBadCount = defineSearchAttributeKey('BackfillBadCount', SearchAttributeType.INT);
+// DOUBLE, not INT: SQL visibility stores (SQLite dev server, PostgreSQL, MySQL) allow only 3 custom
+// Int attributes per namespace, and the server refuses to start with a 4th. A double holds counts exactly.
+export const BackfillBadCount = defineSearchAttributeKey('BackfillBadCount', SearchAttributeType.DOUBLE);
 export const BackfillRate = defineSearchAttributeKey('BackfillRate', SearchAttributeType.DOUBLE);
 
 /** name → CLI type, as `temporal server start-dev --search-attribute Name=Type` expects. */
@@ -19,6 +21,6 @@ export const searchAttributeDefinitions: Record<string, 'Keyword' | 'Int' | 'Dou
   BackfillSlicesDone: 'Int',
   BackfillSlicesTotal: 'Int',
   BackfillMessagesStored: 'Int',
-  BackfillBadCount: 'Int',
+  BackfillBadCount: 'Double',
   BackfillRate: 'Double',
 };
