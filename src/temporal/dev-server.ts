@@ -1,0 +1,318 @@
+// A local Temporal dev server for development and tests. Reuses a server already on the port;
+// otherwise runs `temporal server start-dev` from resolveTemporalCli, and only when no binary can
+// be had (no Go) falls back to the SDK's own download. The child never outlives us.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createConnection as connectTcp } from 'node:net';
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection, isGrpcServiceError } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+// @temporalio/proto is CommonJS without named-export hints: under ESM only its default export exists.
+import proto, { type temporal } from '@temporalio/proto';
+import { resolveTemporalCli } from './cli-binary.js';
+import { searchAttributeDefinitions } from './search-attributes.js';
+
+const HOST = '127.0.0.1';
+const GRPC_ALREADY_EXISTS = 6;
+const STOP_GRACE_MS = 10_000;
+const START_TIMEOUT_MS = 60_000;
+
+export interface DevServerOptions {
+  /** gRPC port (default 7233). */
+  port?: number;
+  /** Web UI port (default port + 1000). */
+  uiPort?: number;
+  /** No Web UI (tests). */
+  headless?: boolean;
+  /** SQLite file to keep state across restarts; in memory when omitted. */
+  dbFile?: string;
+  /** Codec server URL the Web UI calls to show decrypted payloads. */
+  codecEndpoint?: string;
+  namespace?: string;
+  log?: (m: string) => void;
+}
+
+export interface DevServer {
+  /** host:port for Connection / NativeConnection. */
+  address: string;
+  uiUrl: string | null;
+  /** true when a server was already listening: stop() then leaves it running. */
+  reused: boolean;
+  stop(): Promise<void>;
+}
+
+export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  const port = opts.port ?? 7233;
+  const uiPort = opts.headless ? null : (opts.uiPort ?? port + 1000);
+  const namespace = opts.namespace ?? 'default';
+  const log = opts.log ?? (() => {});
+  const address = `${HOST}:${port}`;
+  const uiUrl = uiPort === null ? null : `http://${HOST}:${uiPort}`;
+
+  if (await isListening(port)) {
+    const connection = await Connection.connect({ address, connectTimeout: 3_000 }).catch((err: unknown) => {
+      throw new Error(`port ${port} is in use, but not by a Temporal server: ${String(err)}`);
+    });
+    try {
+      await ensureSearchAttributes(connection, namespace);
+    } finally {
+      await connection.close();
+    }
+    log(`reusing the Temporal server already listening on ${address}`);
+    return { address, uiUrl: uiPort !== null && (await isListening(uiPort)) ? uiUrl : null, reused: true, stop: async () => {} };
+  }
+
+  if (opts.dbFile) await mkdir(dirname(opts.dbFile), { recursive: true });
+  const cli = await resolveTemporalCli({ log });
+  if (!cli) return startWithSdkDownload({ ...opts, port, uiPort, namespace, log });
+
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    HOST,
+    '--port',
+    String(port),
+    ...(uiPort === null ? ['--headless'] : ['--ui-port', String(uiPort)]),
+    ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
+    '--namespace',
+    namespace,
+    ...Object.entries(searchAttributeDefinitions).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+    ...extraServerArgs(opts.codecEndpoint),
+  ];
+  log(`starting ${cli.path} ${args.join(' ')}`);
+  const server = spawnBoundToUs(cli.path, args, log);
+  try {
+    await waitUntilServing(address, namespace, server);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  log(`Temporal dev server ready on ${address}${uiUrl ? `, Web UI ${uiUrl}` : ''}`);
+  return { address, uiUrl, reused: false, stop: server.stop };
+}
+
+/** Registers any of our search attributes the namespace lacks (a server we did not start). */
+export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+  const IndexedValueType = proto.temporal.api.enums.v1.IndexedValueType;
+  const wanted = {
+    Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    Int: IndexedValueType.INDEXED_VALUE_TYPE_INT,
+    Double: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+  };
+  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+  const missing: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
+  for (const [name, type] of Object.entries(searchAttributeDefinitions)) {
+    const existing = customAttributes?.[name];
+    if (existing === undefined) missing[name] = wanted[type];
+    else if (existing !== wanted[type]) {
+      throw new Error(
+        `search attribute ${name} exists on namespace ${namespace} as ${IndexedValueType[existing]}, expected ${type}`,
+      );
+    }
+  }
+  if (Object.keys(missing).length === 0) return;
+  try {
+    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+  } catch (err) {
+    // Another process registered them at the same moment.
+    if (!(isGrpcServiceError(err) && err.code === GRPC_ALREADY_EXISTS)) throw err;
+  }
+}
+
+/** Our search attributes as SDK keys, for TestWorkflowEnvironment. */
+export function searchAttributeKeys() {
+  const types = {
+    Keyword: SearchAttributeType.KEYWORD,
+    Int: SearchAttributeType.INT,
+    Double: SearchAttributeType.DOUBLE,
+  } as const;
+  return Object.entries(searchAttributeDefinitions).map(([name, type]) => defineSearchAttributeKey(name, types[type]));
+}
+
+function extraServerArgs(codecEndpoint: string | undefined): string[] {
+  return [
+    // Needed for update-with-start.
+    '--dynamic-config-value',
+    'frontend.enableExecuteMultiOperation=true',
+    '--sqlite-pragma',
+    'journal_mode=WAL',
+    '--sqlite-pragma',
+    'synchronous=OFF',
+    ...(codecEndpoint ? ['--ui-codec-endpoint', codecEndpoint] : []),
+  ];
+}
+
+interface BoundChild {
+  child: ChildProcess;
+  exited: Promise<void>;
+  outputTail(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns a child that dies with this process: in its own process group (Ctrl-C reaches us, and we
+ * decide when to stop it), killed from our 'exit' hook and default-action signals, and on Linux also
+ * by the kernel (setpriv --pdeathsig) if we are SIGKILLed.
+ */
+function spawnBoundToUs(command: string, args: string[], log: (m: string) => void): BoundChild {
+  const setpriv = process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) : undefined;
+  const child = setpriv
+    ? spawn(setpriv, ['--pdeathsig', 'SIGTERM', '--', command, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+
+  const tail: string[] = [];
+  let stopRequested = false;
+  const onLine = (line: string) => {
+    if (!line.trim()) return;
+    tail.push(line);
+    if (tail.length > 40) tail.shift();
+    // Once we stop it, its internal clients complain about the closed port: noise.
+    if (!stopRequested) log(`temporal: ${line}`);
+  };
+  forEachLine(child.stdout!, onLine);
+  forEachLine(child.stderr!, onLine);
+
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', (err) => {
+      onLine(`failed to start ${command}: ${err.message}`);
+      resolve();
+    });
+  });
+  const isRunning = () => child.exitCode === null && child.signalCode === null && child.pid !== undefined;
+
+  const killNow = () => {
+    if (isRunning()) child.kill('SIGKILL');
+  };
+  // Only act on a signal when nobody else listens, i.e. when the default action (death) would have
+  // applied: kill the child, then re-raise so we still die as expected. An app with its own handler
+  // calls stop() itself.
+  const signalHandlers = new Map<NodeJS.Signals, () => void>();
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const handler = () => {
+      if (process.listenerCount(signal) > 1) return;
+      killNow();
+      detach();
+      process.kill(process.pid, signal);
+    };
+    signalHandlers.set(signal, handler);
+    process.on(signal, handler);
+  }
+  process.on('exit', killNow);
+  const detach = () => {
+    process.removeListener('exit', killNow);
+    for (const [signal, handler] of signalHandlers) process.removeListener(signal, handler);
+  };
+  void exited.then(detach);
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      if (isRunning()) {
+        stopRequested = true;
+        child.kill('SIGTERM');
+        const ac = new AbortController();
+        const gaveUp = await Promise.race([
+          exited.then(() => false),
+          sleep(STOP_GRACE_MS, true, { signal: ac.signal }).catch(() => false),
+        ]);
+        ac.abort();
+        if (gaveUp) killNow();
+      }
+      await exited;
+      detach();
+    })());
+
+  return { child, exited, outputTail: () => tail.join('\n'), stop };
+}
+
+async function waitUntilServing(address: string, namespace: string, server: BoundChild): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let exited = false;
+  void server.exited.then(() => (exited = true));
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`Temporal dev server exited during start-up:\n${server.outputTail()}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        await connection.withDeadline(Date.now() + 2_000, () =>
+          connection.workflowService.describeNamespace({ namespace }),
+        );
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      lastError = err;
+      await sleep(200);
+    }
+  }
+  throw new Error(
+    `Temporal dev server did not answer on ${address} within ${START_TIMEOUT_MS / 1000}s (${String(lastError)}):\n${server.outputTail()}`,
+  );
+}
+
+async function startWithSdkDownload(opts: {
+  port: number;
+  uiPort: number | null;
+  namespace: string;
+  dbFile?: string;
+  codecEndpoint?: string;
+  log: (m: string) => void;
+}): Promise<DevServer> {
+  opts.log('no Temporal CLI binary and no Go toolchain: falling back to the SDK download of the dev server (needs internet)');
+  // Loaded lazily: @temporalio/testing is a dev dependency, only this fallback needs it.
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      ip: HOST,
+      port: opts.port,
+      namespace: opts.namespace,
+      dbFilename: opts.dbFile,
+      ui: opts.uiPort !== null,
+      uiPort: opts.uiPort ?? undefined,
+      searchAttributes: searchAttributeKeys(),
+      extraArgs: extraServerArgs(opts.codecEndpoint),
+    },
+  });
+  return {
+    address: env.address,
+    uiUrl: opts.uiPort === null ? null : `http://${HOST}:${opts.uiPort}`,
+    reused: false,
+    stop: () => env.teardown(),
+  };
+}
+
+function isListening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connectTcp({ host: HOST, port });
+    socket.setTimeout(1_000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+function forEachLine(stream: NodeJS.ReadableStream, onLine: (line: string) => void) {
+  let buffered = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buffered += chunk;
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    parts.forEach(onLine);
+  });
+  stream.on('end', () => {
+    if (buffered) onLine(buffered);
+  });
+}
