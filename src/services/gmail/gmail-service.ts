@@ -1,0 +1,363 @@
+// The Gmail calls durable-inbox makes. Each method wraps one Gmail API call (paging loops and chunking are the
+// documented exceptions), parses the answer into our own types, and maps failures to typed GmailErrors so a
+// Temporal activity can hand them to its retry policy unchanged.
+
+import type { gmail_v1 } from 'googleapis';
+import { GmailConflictError, GmailNotFoundError, mapGmailError, type GmailResource } from './errors.js';
+import { parseGmailMessage } from './mime.js';
+import type {
+  DraftInfo,
+  DraftRef,
+  GmailLabel,
+  GmailProfile,
+  HistoryPage,
+  HistoryRecord,
+  HistoryType,
+  LabelChange,
+  LabelHistoryChange,
+  MessageList,
+  MessageRef,
+  ThreadMessage,
+  ThreadSnapshot,
+  WatchResult,
+} from './types.js';
+
+/** users.messages.batchModify accepts at most this many ids per call. */
+export const BATCH_MODIFY_MAX_IDS = 1000;
+
+export type MessageFormat = 'full' | 'metadata' | 'minimal';
+
+export interface ListMessagesOptions {
+  q?: string;
+  labelIds?: string[];
+  pageToken?: string;
+  /** ≤ 500. */
+  maxResults?: number;
+  includeSpamTrash?: boolean;
+}
+
+export interface ListHistoryOptions {
+  startHistoryId: string;
+  historyTypes?: HistoryType[];
+  labelId?: string;
+  pageToken?: string;
+  /** ≤ 500. */
+  maxResults?: number;
+}
+
+export interface WatchOptions {
+  topicName: string;
+  labelIds?: string[];
+  labelFilterBehavior?: 'include' | 'exclude';
+}
+
+export interface DraftContent {
+  threadId: string;
+  /** base64url RFC 2822 message, e.g. from buildReply(). */
+  raw: string;
+}
+
+export class GmailService {
+  constructor(
+    private readonly gmail: gmail_v1.Gmail,
+    private readonly userId: string = 'me',
+  ) {}
+
+  async getProfile(): Promise<GmailProfile> {
+    const data = await this.call('users.getProfile', 'profile', () => this.gmail.users.getProfile({ userId: this.userId }));
+    return {
+      emailAddress: data.emailAddress ?? '',
+      historyId: data.historyId ?? '',
+      messagesTotal: data.messagesTotal ?? 0,
+      threadsTotal: data.threadsTotal ?? 0,
+    };
+  }
+
+  async getThread(threadId: string): Promise<ThreadSnapshot> {
+    const data = await this.call('threads.get', 'thread', () =>
+      this.gmail.users.threads.get({ userId: this.userId, id: threadId, format: 'full' }),
+    );
+    return {
+      threadId: data.id ?? threadId,
+      historyId: data.historyId ?? '',
+      messages: (data.messages ?? []).map(parseGmailMessage),
+    };
+  }
+
+  async listLabels(): Promise<GmailLabel[]> {
+    const data = await this.call('labels.list', 'label', () => this.gmail.users.labels.list({ userId: this.userId }));
+    return (data.labels ?? []).flatMap((label) =>
+      label.id && label.name ? [{ id: label.id, name: label.name, type: label.type === 'system' ? 'system' : 'user' } as const] : [],
+    );
+  }
+
+  /**
+   * Label name → id for every name, creating the missing ones. Safe to run concurrently with another worker
+   * doing the same: a 409 from labels.create means someone else just created it, so we look it up again.
+   * Gmail compares label names case-insensitively, so an existing "outbox" satisfies "Outbox".
+   */
+  async ensureLabels(names: string[]): Promise<Map<string, string>> {
+    const wanted = [...new Set(names)];
+    let labels = await this.listLabels();
+    const result = new Map<string, string>();
+    for (const name of wanted) {
+      const existing = findLabel(labels, name);
+      if (existing) {
+        result.set(name, existing.id);
+        continue;
+      }
+      try {
+        const created = await this.call('labels.create', 'label', () =>
+          this.gmail.users.labels.create({
+            userId: this.userId,
+            requestBody: { name, labelListVisibility: 'labelShow', messageListVisibility: 'show' },
+          }),
+        );
+        if (!created.id) throw mapGmailError(new Error('labels.create returned no id'), { operation: 'labels.create' });
+        result.set(name, created.id);
+      } catch (err) {
+        if (!(err instanceof GmailConflictError)) throw err;
+        labels = await this.listLabels();
+        const raced = findLabel(labels, name);
+        if (!raced) throw err;
+        result.set(name, raced.id);
+      }
+    }
+    return result;
+  }
+
+  /** Adds/removes label ids on every message of the thread. A no-op without changes. */
+  async modifyThread(threadId: string, change: LabelChange): Promise<void> {
+    if (isEmptyChange(change)) return;
+    await this.call('threads.modify', 'thread', () =>
+      this.gmail.users.threads.modify({
+        userId: this.userId,
+        id: threadId,
+        requestBody: { addLabelIds: change.add ?? [], removeLabelIds: change.remove ?? [] },
+      }),
+    );
+  }
+
+  /** Returns the message's label ids after the change. */
+  async modifyMessage(messageId: string, change: LabelChange): Promise<string[]> {
+    const data = await this.call('messages.modify', 'message', () =>
+      this.gmail.users.messages.modify({
+        userId: this.userId,
+        id: messageId,
+        requestBody: { addLabelIds: change.add ?? [], removeLabelIds: change.remove ?? [] },
+      }),
+    );
+    return data.labelIds ?? [];
+  }
+
+  /**
+   * One batchModify per 1000 ids. Label changes are idempotent, so if a later chunk fails the whole call can
+   * simply be retried.
+   */
+  async batchModify(messageIds: string[], change: LabelChange): Promise<void> {
+    if (messageIds.length === 0 || isEmptyChange(change)) return;
+    for (let start = 0; start < messageIds.length; start += BATCH_MODIFY_MAX_IDS) {
+      const ids = messageIds.slice(start, start + BATCH_MODIFY_MAX_IDS);
+      await this.call('messages.batchModify', 'message', () =>
+        this.gmail.users.messages.batchModify({
+          userId: this.userId,
+          requestBody: { ids, addLabelIds: change.add ?? [], removeLabelIds: change.remove ?? [] },
+        }),
+      );
+    }
+  }
+
+  async archiveThread(threadId: string): Promise<void> {
+    await this.modifyThread(threadId, { remove: ['INBOX'] });
+  }
+
+  /** Look first with listDraftsForThread: Gmail happily keeps two drafts in one thread. */
+  async createDraft(content: DraftContent): Promise<DraftRef> {
+    const data = await this.call('drafts.create', 'thread', () =>
+      this.gmail.users.drafts.create({
+        userId: this.userId,
+        // raw in the JSON body, not a media upload: media uploads ignore rootUrl (see gmail-api.md).
+        requestBody: { message: { raw: content.raw, threadId: content.threadId } },
+      }),
+    );
+    return draftRef(data, content.threadId);
+  }
+
+  /** null when the draft no longer exists (sent or deleted by the user). */
+  async getDraft(draftId: string): Promise<DraftInfo | null> {
+    try {
+      const data = await this.call('drafts.get', 'draft', () =>
+        this.gmail.users.drafts.get({ userId: this.userId, id: draftId, format: 'full' }),
+      );
+      const message = parseGmailMessage(data.message ?? {});
+      return { draftId: data.id ?? draftId, messageId: message.id, threadId: message.threadId, body: message.body, message };
+    } catch (err) {
+      if (err instanceof GmailNotFoundError) return null;
+      throw err;
+    }
+  }
+
+  /** Replaces the draft's message: same draft id, new message id. */
+  async updateDraft(draftId: string, content: DraftContent): Promise<DraftRef> {
+    const data = await this.call('drafts.update', 'draft', () =>
+      this.gmail.users.drafts.update({
+        userId: this.userId,
+        id: draftId,
+        requestBody: { id: draftId, message: { raw: content.raw, threadId: content.threadId } },
+      }),
+    );
+    return draftRef(data, content.threadId);
+  }
+
+  /**
+   * true when this call deleted it, false when it was already gone — so a retried activity whose first
+   * attempt succeeded (but lost the response) does not fail.
+   */
+  async deleteDraft(draftId: string): Promise<boolean> {
+    try {
+      await this.call('drafts.delete', 'draft', () => this.gmail.users.drafts.delete({ userId: this.userId, id: draftId }));
+      return true;
+    } catch (err) {
+      if (err instanceof GmailNotFoundError) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * The drafts whose message is in the thread. Gmail search has no thread filter, so this pages through
+   * drafts.list (500 at a time; mailboxes rarely hold more than a handful of drafts).
+   */
+  async listDraftsForThread(threadId: string): Promise<DraftRef[]> {
+    const found: DraftRef[] = [];
+    let pageToken: string | undefined;
+    do {
+      const data = await this.call('drafts.list', 'draft', () =>
+        this.gmail.users.drafts.list({ userId: this.userId, maxResults: 500, ...(pageToken ? { pageToken } : {}) }),
+      );
+      for (const draft of data.drafts ?? []) {
+        if (draft.id && draft.message?.threadId === threadId) {
+          found.push({ draftId: draft.id, messageId: draft.message.id ?? '', threadId });
+        }
+      }
+      pageToken = data.nextPageToken ?? undefined;
+    } while (pageToken);
+    return found;
+  }
+
+  /** One page of messages.list. */
+  async listMessages(options: ListMessagesOptions = {}): Promise<MessageList> {
+    const data = await this.call('messages.list', 'message', () =>
+      this.gmail.users.messages.list({
+        userId: this.userId,
+        q: options.q,
+        labelIds: options.labelIds,
+        pageToken: options.pageToken,
+        maxResults: options.maxResults,
+        includeSpamTrash: options.includeSpamTrash,
+      }),
+    );
+    return {
+      messages: (data.messages ?? []).flatMap(messageRef),
+      ...(data.nextPageToken ? { nextPageToken: data.nextPageToken } : {}),
+      resultSizeEstimate: data.resultSizeEstimate ?? 0,
+    };
+  }
+
+  async getMessage(messageId: string, format: MessageFormat = 'full', metadataHeaders?: string[]): Promise<ThreadMessage> {
+    const data = await this.call('messages.get', 'message', () =>
+      this.gmail.users.messages.get({
+        userId: this.userId,
+        id: messageId,
+        format,
+        ...(format === 'metadata' && metadataHeaders ? { metadataHeaders } : {}),
+      }),
+    );
+    return parseGmailMessage(data);
+  }
+
+  /**
+   * One page of history.list. A GmailNotFoundError with resource 'history' means startHistoryId is too old:
+   * the caller must run a full sync for the gap, never skip it.
+   */
+  async listHistory(options: ListHistoryOptions): Promise<HistoryPage> {
+    const data = await this.call('history.list', 'history', () =>
+      this.gmail.users.history.list({
+        userId: this.userId,
+        startHistoryId: options.startHistoryId,
+        historyTypes: options.historyTypes,
+        labelId: options.labelId,
+        pageToken: options.pageToken,
+        maxResults: options.maxResults,
+      }),
+    );
+    return {
+      records: (data.history ?? []).map(historyRecord),
+      ...(data.nextPageToken ? { nextPageToken: data.nextPageToken } : {}),
+      historyId: data.historyId ?? '',
+    };
+  }
+
+  async watch(options: WatchOptions): Promise<WatchResult> {
+    const data = await this.call('users.watch', 'unknown', () =>
+      this.gmail.users.watch({
+        userId: this.userId,
+        requestBody: {
+          topicName: options.topicName,
+          labelIds: options.labelIds,
+          labelFilterBehavior: options.labelFilterBehavior,
+        },
+      }),
+    );
+    return { historyId: data.historyId ?? '', expiration: Number(data.expiration ?? 0) };
+  }
+
+  async stop(): Promise<void> {
+    await this.call('users.stop', 'unknown', () => this.gmail.users.stop({ userId: this.userId }));
+  }
+
+  private async call<T>(operation: string, resource: GmailResource, request: () => Promise<{ data: T }>): Promise<T> {
+    try {
+      const response = await request();
+      return response.data;
+    } catch (err) {
+      throw mapGmailError(err, { operation, resource });
+    }
+  }
+}
+
+function findLabel(labels: GmailLabel[], name: string): GmailLabel | undefined {
+  return labels.find((l) => l.name === name) ?? labels.find((l) => l.name.toLowerCase() === name.toLowerCase());
+}
+
+function isEmptyChange(change: LabelChange): boolean {
+  return (change.add ?? []).length === 0 && (change.remove ?? []).length === 0;
+}
+
+function draftRef(data: gmail_v1.Schema$Draft, threadId: string): DraftRef {
+  return { draftId: data.id ?? '', messageId: data.message?.id ?? '', threadId: data.message?.threadId ?? threadId };
+}
+
+function messageRef(message: gmail_v1.Schema$Message | null | undefined): MessageRef[] {
+  return message?.id ? [{ id: message.id, threadId: message.threadId ?? '' }] : [];
+}
+
+function messageRefWithLabels(message: gmail_v1.Schema$Message | null | undefined): Array<MessageRef & { labelIds: string[] }> {
+  return message?.id ? [{ id: message.id, threadId: message.threadId ?? '', labelIds: message.labelIds ?? [] }] : [];
+}
+
+function labelChanges(entries: Array<{ message?: gmail_v1.Schema$Message; labelIds?: string[] | null }> | undefined): LabelHistoryChange[] {
+  return (entries ?? []).flatMap((entry) =>
+    messageRefWithLabels(entry.message).map((message) => ({ message, labelIds: entry.labelIds ?? [] })),
+  );
+}
+
+function historyRecord(record: gmail_v1.Schema$History): HistoryRecord {
+  return {
+    id: record.id ?? '',
+    messages: (record.messages ?? []).flatMap(messageRef),
+    messagesAdded: (record.messagesAdded ?? []).flatMap((a) => messageRefWithLabels(a.message)),
+    messagesDeleted: (record.messagesDeleted ?? []).flatMap((d) => messageRef(d.message)),
+    labelsAdded: labelChanges(record.labelsAdded),
+    labelsRemoved: labelChanges(record.labelsRemoved),
+  };
+}

@@ -1,0 +1,450 @@
+// Building outgoing replies as RFC 2822 text (Gmail's `raw`), and reading incoming messages from the
+// parsed `payload` tree that users.messages.get / threads.get return with format=full.
+
+import type { gmail_v1 } from 'googleapis';
+import { formatAddress, formatAddressList, parseAddress, parseAddressList, sameAddress, stripHeaderBreaks } from './addresses.js';
+import { htmlToText } from './html-text.js';
+import {
+  decodeBase64Url,
+  decodeCharset,
+  decodeHeaderText,
+  decodeQuotedPrintable,
+  encodeBase64Url,
+  encodeHeaderText,
+  encodeQuotedPrintable,
+} from './mime-encoding.js';
+import type { AttachmentInfo, BodySource, EmailAddress, ThreadMessage } from './types.js';
+
+// ---------------------------------------------------------------------------------------------------------
+// Building
+// ---------------------------------------------------------------------------------------------------------
+
+export type TransferEncoding = 'quoted-printable' | 'base64';
+
+export interface PlainTextMessageInput {
+  from: EmailAddress;
+  to: EmailAddress[];
+  cc?: EmailAddress[];
+  subject: string;
+  body: string;
+  /** Message-ID (with angle brackets) of the message this replies to. */
+  inReplyTo?: string;
+  /** Full References chain, oldest first. */
+  references?: string[];
+  /** Omitted by default: Gmail stamps Date and Message-ID itself when the draft is sent. */
+  date?: Date;
+  messageId?: string;
+  transferEncoding?: TransferEncoding;
+}
+
+/** RFC 2822 text with CRLF line endings: plain-text UTF-8 body, non-ASCII header text RFC 2047-encoded. */
+export function buildPlainTextMessage(input: PlainTextMessageInput): string {
+  const encoding = input.transferEncoding ?? 'quoted-printable';
+  const headers: Array<[string, string]> = [['From', formatAddress(input.from)]];
+  if (input.to.length > 0) headers.push(['To', formatAddressList(input.to)]);
+  if (input.cc && input.cc.length > 0) headers.push(['Cc', formatAddressList(input.cc)]);
+  headers.push(['Subject', encodeHeaderText(stripHeaderBreaks(input.subject))]);
+  if (input.date) headers.push(['Date', formatRfc2822Date(input.date)]);
+  if (input.messageId) headers.push(['Message-ID', stripHeaderBreaks(input.messageId)]);
+  if (input.inReplyTo) headers.push(['In-Reply-To', stripHeaderBreaks(input.inReplyTo)]);
+  if (input.references && input.references.length > 0) {
+    headers.push(['References', input.references.map(stripHeaderBreaks).join(' ')]);
+  }
+  headers.push(['MIME-Version', '1.0']);
+  headers.push(['Content-Type', 'text/plain; charset=UTF-8']);
+  headers.push(['Content-Transfer-Encoding', encoding]);
+
+  const head = headers.map(([name, value]) => foldHeader(name, value)).join('\r\n');
+  return `${head}\r\n\r\n${encodeBody(input.body, encoding)}\r\n`;
+}
+
+function encodeBody(body: string, encoding: TransferEncoding): string {
+  const normalized = body.replace(/\r\n?/g, '\n');
+  if (encoding === 'quoted-printable') return encodeQuotedPrintable(normalized);
+  const base64 = Buffer.from(normalized.replace(/\n/g, '\r\n'), 'utf8').toString('base64');
+  return base64.replace(/.{1,76}/g, '$&\r\n').replace(/\r\n$/, '');
+}
+
+/** Fold at existing spaces so header lines stay under 78 characters where possible (RFC 5322 §2.2.3). */
+export function foldHeader(name: string, value: string): string {
+  const words = value.split(' ');
+  const lines: string[] = [];
+  let current = `${name}:`;
+  for (const word of words) {
+    if (current.length + 1 + word.length > 78 && current.trim() !== `${name}:`) {
+      lines.push(current);
+      current = ` ${word}`;
+    } else {
+      current += ` ${word}`;
+    }
+  }
+  lines.push(current);
+  return lines.join('\r\n');
+}
+
+export function formatRfc2822Date(date: Date): string {
+  return date.toUTCString().replace(/GMT$/, '+0000');
+}
+
+/** Gmail's `raw`: base64url of the RFC 2822 text. */
+export function toRaw(rfc2822: string): string {
+  return encodeBase64Url(rfc2822);
+}
+
+/** `Re: ` prefixed exactly once; existing `Re:`/`RE:`/`re :` prefixes are kept as they are. */
+export function replySubject(subject: string): string {
+  const trimmed = subject.trim();
+  if (/^re\s*:/i.test(trimmed)) return trimmed;
+  return trimmed === '' ? 'Re:' : `Re: ${trimmed}`;
+}
+
+/** The parent fields a reply's threading headers are derived from. */
+export type ReplyParent = Pick<ThreadMessage, 'messageId' | 'references' | 'inReplyTo' | 'subject'>;
+
+/** Long chains keep the root and the most recent ids, as mail clients do, to bound header size. */
+export const MAX_REFERENCES = 20;
+
+/**
+ * References for a reply (RFC 5322 §3.6.4): the parent's References plus its Message-ID; when the parent
+ * has no References but a single In-Reply-To, that id stands in for them.
+ */
+export function replyReferences(parent: ReplyParent): string[] {
+  const chain = parent.references.length > 0 ? [...parent.references] : extractMessageIds(parent.inReplyTo).slice(0, 1);
+  if (parent.messageId) chain.push(parent.messageId);
+  const unique = chain.filter((id, index) => chain.indexOf(id) === index);
+  if (unique.length <= MAX_REFERENCES) return unique;
+  return [unique[0]!, ...unique.slice(unique.length - (MAX_REFERENCES - 1))];
+}
+
+export interface ReplyInput {
+  /** The message being answered (normally the thread's latest inbound message). */
+  parent: ReplyParent;
+  from: EmailAddress;
+  to: EmailAddress[];
+  cc?: EmailAddress[];
+  body: string;
+  transferEncoding?: TransferEncoding;
+  date?: Date;
+}
+
+export interface BuiltReply {
+  raw: string;
+  subject: string;
+  inReplyTo: string | undefined;
+  references: string[];
+}
+
+/** A plain-text reply with threading headers, ready for drafts.create `{message: {raw, threadId}}`. */
+export function buildReply(input: ReplyInput): BuiltReply {
+  const subject = replySubject(input.parent.subject);
+  const inReplyTo = input.parent.messageId || undefined;
+  const references = replyReferences(input.parent);
+  const rfc2822 = buildPlainTextMessage({
+    from: input.from,
+    to: input.to,
+    cc: input.cc,
+    subject,
+    body: input.body,
+    inReplyTo,
+    references,
+    date: input.date,
+    transferEncoding: input.transferEncoding,
+  });
+  return { raw: toRaw(rfc2822), subject, inReplyTo, references };
+}
+
+/**
+ * Who a plain "Reply" goes to: Reply-To if set, else From. When answering the user's own message, the reply
+ * goes to that message's original recipients instead.
+ */
+export function replyRecipients(parent: Pick<ThreadMessage, 'from' | 'to' | 'replyTo'>, userEmail: string): EmailAddress[] {
+  if (parent.from && sameAddress(parent.from.address, userEmail)) return parent.to;
+  if (parent.replyTo.length > 0) return parent.replyTo;
+  return parent.from ? [parent.from] : [];
+}
+
+export function extractMessageIds(value: string | undefined): string[] {
+  if (!value) return [];
+  return value.match(/<[^<>\s]+>/g) ?? [];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Parsing
+// ---------------------------------------------------------------------------------------------------------
+
+type Part = gmail_v1.Schema$MessagePart;
+
+interface PartHeaders {
+  get(name: string): string | undefined;
+}
+
+function partHeaders(part: Part): PartHeaders {
+  const list = Array.isArray(part.headers) ? part.headers : [];
+  return {
+    get(name: string) {
+      const wanted = name.toLowerCase();
+      const found = list.find((h) => typeof h?.name === 'string' && h.name.toLowerCase() === wanted);
+      return typeof found?.value === 'string' ? found.value : undefined;
+    },
+  };
+}
+
+/** Top-level headers, lower-cased names, RFC 2047-decoded values; the first occurrence of a name wins. */
+export function decodeHeaders(headers: gmail_v1.Schema$MessagePartHeader[] | null | undefined, warnings?: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const header of headers ?? []) {
+    if (typeof header?.name !== 'string' || typeof header.value !== 'string') continue;
+    const key = header.name.toLowerCase();
+    if (!(key in out)) out[key] = decodeHeaderText(header.value, warnings);
+  }
+  return out;
+}
+
+/** Case-insensitive header lookup on a `headers` record. */
+export function getHeader(headers: Record<string, string>, name: string): string | undefined {
+  return headers[name.toLowerCase()];
+}
+
+export interface ContentType {
+  type: string;
+  params: Record<string, string>;
+}
+
+export function parseContentType(value: string | undefined): ContentType {
+  if (!value) return { type: '', params: {} };
+  const [type = '', ...rest] = splitParams(value);
+  const params: Record<string, string> = {};
+  for (const param of rest) {
+    const eq = param.indexOf('=');
+    if (eq <= 0) continue;
+    const key = param.slice(0, eq).trim().toLowerCase();
+    let val = param.slice(eq + 1).trim();
+    if (val.startsWith('"') && val.endsWith('"') && val.length >= 2) val = val.slice(1, -1).replace(/\\(.)/g, '$1');
+    params[key] = val;
+  }
+  return { type: type.trim().toLowerCase(), params };
+}
+
+function splitParams(value: string): string[] {
+  const parts: string[] = [];
+  let current = '';
+  let inQuotes = false;
+  for (const char of value) {
+    if (char === '"') inQuotes = !inQuotes;
+    if (char === ';' && !inQuotes) {
+      parts.push(current);
+      current = '';
+    } else {
+      current += char;
+    }
+  }
+  parts.push(current);
+  return parts;
+}
+
+export interface ExtractedBody {
+  body: string;
+  bodySource: BodySource;
+  attachments: AttachmentInfo[];
+  parseWarnings: string[];
+}
+
+const MAX_DEPTH = 32;
+const MAX_PARTS = 2000;
+
+interface WalkState {
+  warnings: string[];
+  attachments: AttachmentInfo[];
+  partsSeen: number;
+}
+
+interface BodyCandidate {
+  source: 'text/plain' | 'text/html';
+  text: string;
+}
+
+/**
+ * The readable body and the attachment list of a format=full payload. Never throws: whatever is odd about
+ * the tree is reported in parseWarnings and skipped.
+ */
+export function extractBody(payload: Part | null | undefined): ExtractedBody {
+  const state: WalkState = { warnings: [], attachments: [], partsSeen: 0 };
+  if (!payload || typeof payload !== 'object') {
+    return { body: '', bodySource: 'none', attachments: [], parseWarnings: ['message has no payload'] };
+  }
+  let candidate: BodyCandidate | null = null;
+  try {
+    candidate = walk(payload, 0, state);
+  } catch (err) {
+    // Defensive: a bug in the walker must not fail an activity that could otherwise use headers.
+    state.warnings.push(`MIME walk aborted: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (!candidate) return { body: '', bodySource: 'none', attachments: state.attachments, parseWarnings: state.warnings };
+  const text = candidate.source === 'text/html' ? htmlToText(candidate.text) : candidate.text.replace(/\r\n?/g, '\n');
+  return { body: text, bodySource: candidate.source, attachments: state.attachments, parseWarnings: state.warnings };
+}
+
+function walk(part: Part, depth: number, state: WalkState): BodyCandidate | null {
+  state.partsSeen++;
+  if (depth > MAX_DEPTH || state.partsSeen > MAX_PARTS) {
+    state.warnings.push(depth > MAX_DEPTH ? `MIME tree deeper than ${MAX_DEPTH}, rest ignored` : `more than ${MAX_PARTS} parts, rest ignored`);
+    return null;
+  }
+  const headers = partHeaders(part);
+  const contentType = parseContentType(headers.get('content-type'));
+  const mimeType = (typeof part.mimeType === 'string' && part.mimeType ? part.mimeType : contentType.type).toLowerCase();
+  const children = Array.isArray(part.parts) ? part.parts.filter((p): p is Part => typeof p === 'object' && p !== null) : [];
+
+  if (isAttachment(part, headers)) {
+    state.attachments.push(attachmentInfo(part, mimeType));
+    return null;
+  }
+
+  if (mimeType.startsWith('multipart/') || (children.length > 0 && !mimeType.startsWith('text/'))) {
+    if (children.length === 0) {
+      state.warnings.push(`${mimeType || 'multipart'} part ${part.partId ?? '?'} has no children`);
+      return null;
+    }
+    const found = children.map((child) => walk(child, depth + 1, state)).filter((c): c is BodyCandidate => c !== null);
+    if (mimeType === 'multipart/alternative') {
+      // Prefer plain text among the alternatives, whatever their order.
+      return found.find((c) => c.source === 'text/plain') ?? found.find((c) => c.source === 'text/html') ?? null;
+    }
+    // mixed/related/signed/unknown: inline text parts are shown in order, so join them.
+    const plain = found.filter((c) => c.source === 'text/plain');
+    if (plain.length > 0) return { source: 'text/plain', text: plain.map((c) => c.text).join('\n\n') };
+    const html = found.filter((c) => c.source === 'text/html');
+    if (html.length > 0) return { source: 'text/html', text: html.map((c) => c.text).join('<br>') };
+    return null;
+  }
+
+  if (mimeType === 'message/rfc822') {
+    // A forwarded message without a filename: list it; its own body is not ours to answer.
+    state.attachments.push(attachmentInfo(part, mimeType));
+    return null;
+  }
+
+  const isPlain = mimeType === 'text/plain' || mimeType === '';
+  if (!isPlain && mimeType !== 'text/html') {
+    if (mimeType.startsWith('text/')) return null; // text/calendar, text/csv inline: not a body
+    state.warnings.push(`inline ${mimeType} part ${part.partId ?? '?'} ignored`);
+    return null;
+  }
+  if (mimeType === '') state.warnings.push(`part ${part.partId ?? '?'} has no mime type, assumed text/plain`);
+
+  const text = decodePartText(part, headers, contentType, state.warnings);
+  if (text === null) return null;
+  return { source: isPlain ? 'text/plain' : 'text/html', text };
+}
+
+function isAttachment(part: Part, headers: PartHeaders): boolean {
+  const disposition = (headers.get('content-disposition') ?? '').trim().toLowerCase();
+  if (disposition.startsWith('attachment')) return true;
+  return typeof part.filename === 'string' && part.filename !== '';
+}
+
+function attachmentInfo(part: Part, mimeType: string): AttachmentInfo {
+  const info: AttachmentInfo = {
+    filename: typeof part.filename === 'string' ? part.filename : '',
+    mimeType: mimeType || 'application/octet-stream',
+    size: typeof part.body?.size === 'number' ? part.body.size : 0,
+  };
+  if (typeof part.body?.attachmentId === 'string') info.attachmentId = part.body.attachmentId;
+  if (typeof part.partId === 'string') info.partId = part.partId;
+  return info;
+}
+
+function decodePartText(part: Part, headers: PartHeaders, contentType: ContentType, warnings: string[]): string | null {
+  const data = part.body?.data;
+  if (typeof data !== 'string') {
+    if (part.body?.attachmentId) warnings.push(`text part ${part.partId ?? '?'} stored as attachment, not downloaded`);
+    return null;
+  }
+  let bytes = decodeBase64Url(data);
+  const transferEncoding = (headers.get('content-transfer-encoding') ?? '').trim().toLowerCase();
+  bytes = undoLeftoverTransferEncoding(bytes, transferEncoding, contentType.params.charset, warnings);
+  return decodeCharset(bytes, contentType.params.charset, warnings);
+}
+
+/**
+ * Gmail's format=full already removes the Content-Transfer-Encoding: body.data is the decoded content. Some
+ * producers (and nested message/rfc822 parts) still hand over encoded text, so decode again only when the
+ * bytes are demonstrably still quoted-printable or base64 — never on a guess that could corrupt real text.
+ */
+function undoLeftoverTransferEncoding(bytes: Uint8Array, transferEncoding: string, charset: string | undefined, warnings: string[]): Uint8Array {
+  if (transferEncoding !== 'quoted-printable' && transferEncoding !== 'base64') return bytes;
+  if (bytes.some((b) => b > 0x7e || (b < 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09))) return bytes; // encoded text is 7-bit
+  const text = Buffer.from(bytes).toString('latin1');
+  const lines = text.split(/\r?\n/);
+  if (lines.some((line) => line.length > 76)) return bytes; // encoders wrap at 76
+
+  if (transferEncoding === 'quoted-printable') {
+    if (!/=[0-9A-F]{2}|=\r?\n|=$/.test(text)) return bytes;
+    warnings.push('body still quoted-printable encoded, decoded');
+    return decodeQuotedPrintable(bytes);
+  }
+  const compact = text.replace(/\r?\n/g, '');
+  if (compact.length < 4 || compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) return bytes;
+  const decoded = new Uint8Array(Buffer.from(compact, 'base64'));
+  if (!isPlausibleText(decoded, charset)) return bytes;
+  warnings.push('body still base64 encoded, decoded');
+  return decoded;
+}
+
+function isPlausibleText(bytes: Uint8Array, charset: string | undefined): boolean {
+  if (bytes.some((b) => b < 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09)) return false;
+  const label = (charset ?? 'utf-8').toLowerCase();
+  if (label !== 'utf-8' && label !== 'utf8') return true;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A users.messages.get / threads.get (format full, metadata or minimal) message as our ThreadMessage. */
+export function parseGmailMessage(message: gmail_v1.Schema$Message): ThreadMessage {
+  const warnings: string[] = [];
+  const payload = message.payload ?? undefined;
+  const rawHeaders = payload ? partHeaders(payload) : { get: () => undefined };
+  const headers = decodeHeaders(payload?.headers, warnings);
+  const labelIds = Array.isArray(message.labelIds) ? message.labelIds.filter((l): l is string => typeof l === 'string') : [];
+
+  const internalDate = Number(message.internalDate);
+  if (!Number.isFinite(internalDate)) warnings.push('missing or invalid internalDate');
+
+  // Only format=full carries body parts; metadata/minimal messages have headers (or nothing) only.
+  const hasBody = payload && (payload.body?.data != null || Array.isArray(payload.parts) || payload.body?.attachmentId != null);
+  const extracted = hasBody ? extractBody(payload) : { body: '', bodySource: 'none' as const, attachments: [], parseWarnings: [] };
+
+  return {
+    id: message.id ?? '',
+    threadId: message.threadId ?? '',
+    labelIds,
+    internalDate: Number.isFinite(internalDate) ? internalDate : 0,
+    historyId: message.historyId ?? '',
+    snippet: decodeSnippet(message.snippet),
+    messageId: extractMessageIds(rawHeaders.get('message-id'))[0] ?? (rawHeaders.get('message-id') ?? '').trim(),
+    references: extractMessageIds(rawHeaders.get('references')),
+    inReplyTo: extractMessageIds(rawHeaders.get('in-reply-to'))[0] ?? '',
+    from: parseAddress(rawHeaders.get('from'), warnings),
+    to: parseAddressList(rawHeaders.get('to'), warnings),
+    cc: parseAddressList(rawHeaders.get('cc'), warnings),
+    replyTo: parseAddressList(rawHeaders.get('reply-to'), warnings),
+    subject: headers['subject'] ?? '',
+    date: headers['date'] ?? '',
+    body: extracted.body,
+    bodySource: extracted.bodySource,
+    attachments: extracted.attachments,
+    headers,
+    isFromUser: labelIds.includes('SENT') || labelIds.includes('DRAFT'),
+    isDraft: labelIds.includes('DRAFT'),
+    parseWarnings: [...warnings, ...extracted.parseWarnings],
+  };
+}
+
+// Gmail's snippet is HTML-escaped ("&#39;").
+function decodeSnippet(snippet: string | null | undefined): string {
+  return snippet ? htmlToText(snippet) : '';
+}
