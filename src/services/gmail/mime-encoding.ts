@@ -20,12 +20,29 @@ export function decodeBase64Url(data: string): Uint8Array {
  */
 export function decodeCharset(bytes: Uint8Array, charset: string | undefined, warnings?: string[]): string {
   const label = (charset ?? 'utf-8').trim().toLowerCase() || 'utf-8';
+  let decoder: TextDecoder;
   try {
-    return new TextDecoder(label).decode(bytes);
+    decoder = new TextDecoder(label);
   } catch {
     warnings?.push(`unknown charset "${label}", decoded as UTF-8`);
-    return new TextDecoder('utf-8').decode(bytes);
+    decoder = new TextDecoder('utf-8');
   }
+  // WHATWG maps us-ascii, iso-8859-1 and windows-1252 to windows-1252, but Node 20 decodes that as plain
+  // latin1, turning Outlook's curly quotes (0x93/0x94) into C1 controls.
+  if (decoder.encoding === 'windows-1252') return decodeWindows1252(bytes);
+  return decoder.decode(bytes);
+}
+
+// windows-1252 0x80–0x9F; the five undefined positions keep their latin1 code point, as WHATWG does.
+const WINDOWS_1252_HIGH = [
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
+  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+];
+
+function decodeWindows1252(bytes: Uint8Array): string {
+  let out = '';
+  for (const byte of bytes) out += String.fromCharCode(byte >= 0x80 && byte <= 0x9f ? WINDOWS_1252_HIGH[byte - 0x80]! : byte);
+  return out;
 }
 
 const HEX = '0123456789ABCDEF';

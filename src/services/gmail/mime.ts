@@ -293,7 +293,9 @@ function walk(part: Part, depth: number, state: WalkState): BodyCandidate | null
   const headers = partHeaders(part);
   const contentType = parseContentType(headers.get('content-type'));
   const mimeType = (typeof part.mimeType === 'string' && part.mimeType ? part.mimeType : contentType.type).toLowerCase();
-  const children = Array.isArray(part.parts) ? part.parts.filter((p): p is Part => typeof p === 'object' && p !== null) : [];
+  const listed: unknown[] = Array.isArray(part.parts) ? part.parts : [];
+  const children = listed.filter((p): p is Part => typeof p === 'object' && p !== null);
+  if (children.length < listed.length) state.warnings.push(`part ${part.partId ?? '?'} has ${listed.length - children.length} empty child entries`);
 
   if (isAttachment(part, headers)) {
     state.attachments.push(attachmentInfo(part, mimeType));
@@ -408,7 +410,8 @@ export function parseGmailMessage(message: gmail_v1.Schema$Message): ThreadMessa
   const warnings: string[] = [];
   const payload = message.payload ?? undefined;
   const rawHeaders = payload ? partHeaders(payload) : { get: () => undefined };
-  const headers = decodeHeaders(payload?.headers, warnings);
+  if (payload && payload.headers != null && !Array.isArray(payload.headers)) warnings.push('payload headers are not a list');
+  const headers = decodeHeaders(Array.isArray(payload?.headers) ? payload.headers : [], warnings);
   const labelIds = Array.isArray(message.labelIds) ? message.labelIds.filter((l): l is string => typeof l === 'string') : [];
 
   const internalDate = Number(message.internalDate);
