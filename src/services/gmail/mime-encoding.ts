@@ -20,7 +20,7 @@ export function decodeBase64Url(data: string): Uint8Array {
  */
 export function decodeCharset(bytes: Uint8Array, charset: string | undefined, warnings?: string[]): string {
   const label = (charset ?? 'utf-8').trim().toLowerCase() || 'utf-8';
-  let decoder: TextDecoder;
+  let decoder: InstanceType<typeof TextDecoder>;
   try {
     decoder = new TextDecoder(label);
   } catch {
