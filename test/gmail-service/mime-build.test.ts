@@ -120,7 +120,7 @@ describe('buildReply', () => {
 
   it('round-trips the body through quoted-printable', () => {
     const decoded = Buffer.from(decodeQuotedPrintable(encodedBody)).toString('utf8');
-    expect(decoded).toBe(body.replace(/\n/g, '\r\n') + '\r\n');
+    expect(decoded).toBe(body.replace(/\n/g, '\r\n'));
   });
 
   it('can use base64 instead', () => {

@@ -219,7 +219,7 @@ export function mapGmailError(err: unknown, context: GmailErrorContext = {}): Gm
 
   const response = err.response;
   if (!response || typeof response.status !== 'number') {
-    const code = typeof err.code === 'string' ? err.code : err.code !== undefined ? String(err.code) : undefined;
+    const code = transportErrorCode(err);
     return new GmailNetworkError(
       `Gmail ${operation} failed without a response${code ? ` (${code})` : ''}`,
       { operation, reasons: [], reason: code },
@@ -262,9 +262,20 @@ export function mapGmailError(err: unknown, context: GmailErrorContext = {}): Gm
 }
 
 interface GaxiosLike {
-  config?: { url?: unknown };
+  config?: { url?: unknown; signal?: unknown };
   response?: { status?: unknown; data?: unknown; headers?: unknown };
   code?: unknown;
+  cause?: unknown;
+}
+
+// Our timeout is an AbortSignal.timeout(): fetch only reports a generic AbortError, the signal knows why.
+function transportErrorCode(err: GaxiosLike): string | undefined {
+  const reason = (err.config?.signal as { aborted?: boolean; reason?: { name?: unknown } } | undefined)?.reason;
+  if (reason && reason.name === 'TimeoutError') return 'TimeoutError';
+  if (typeof err.code === 'string' || typeof err.code === 'number') return String(err.code);
+  const cause = err.cause as { code?: unknown; name?: unknown } | undefined;
+  if (typeof cause?.code === 'string') return cause.code;
+  return typeof cause?.name === 'string' ? cause.name : undefined;
 }
 
 // Duck-typed: googleapis and google-auth-library each bring their own gaxios copy, so instanceof is unreliable.

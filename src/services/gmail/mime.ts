@@ -55,7 +55,8 @@ export function buildPlainTextMessage(input: PlainTextMessageInput): string {
   headers.push(['Content-Transfer-Encoding', encoding]);
 
   const head = headers.map(([name, value]) => foldHeader(name, value)).join('\r\n');
-  return `${head}\r\n\r\n${encodeBody(input.body, encoding)}\r\n`;
+  // No CRLF appended after the body: the text the user sees must round-trip exactly.
+  return `${head}\r\n\r\n${encodeBody(input.body, encoding)}`;
 }
 
 function encodeBody(body: string, encoding: TransferEncoding): string {
