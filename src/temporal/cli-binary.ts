@@ -125,9 +125,7 @@ function runGoInstall(go: string, gobin: string, env: NodeJS.ProcessEnv, log: (m
       if (code === 0) resolve();
       else
         reject(
-          new TemporalCliError(
-            `go install ${CLI_MODULE} failed (${signal ?? `exit ${code}`}):\n${tail.join('\n')}`,
-          ),
+          new TemporalCliError(`go install ${CLI_MODULE} failed (${signal ?? `exit ${code}`}):\n${tail.join('\n')}`),
         );
     });
   });

@@ -85,7 +85,10 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     decipher.setAuthTag(data.subarray(data.length - TAG_LENGTH));
     let plaintext: Buffer;
     try {
-      plaintext = Buffer.concat([decipher.update(data.subarray(IV_LENGTH, data.length - TAG_LENGTH)), decipher.final()]);
+      plaintext = Buffer.concat([
+        decipher.update(data.subarray(IV_LENGTH, data.length - TAG_LENGTH)),
+        decipher.final(),
+      ]);
     } catch {
       throw new PayloadCodecError(
         `encrypted payload (key "${keyId}") failed authentication: it was altered, or the key with this id is not the one that wrote it`,

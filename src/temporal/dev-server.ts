@@ -52,16 +52,21 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   const uiUrl = uiPort === null ? null : `http://${HOST}:${uiPort}`;
 
   if (await isListening(port)) {
-    const connection = await Connection.connect({ address, connectTimeout: 3_000 }).catch((err: unknown) => {
-      throw new Error(`port ${port} is in use, but not by a Temporal server: ${String(err)}`);
-    });
+    // Lazy + close in finally: a failed Connection.connect leaves its channel redialling.
+    const connection = Connection.lazy({ address, connectTimeout: 3_000 });
     try {
-      await ensureSearchAttributes(connection, namespace);
+      await connection
+        .withDeadline(Date.now() + 3_000, () => connection.workflowService.getSystemInfo({}))
+        .catch((err: unknown) => {
+          throw new Error(`port ${port} is in use, but not by a Temporal server: ${String(err)}`);
+        });
+      await connection.withDeadline(Date.now() + 10_000, () => ensureSearchAttributes(connection, namespace));
     } finally {
       await connection.close();
     }
     log(`reusing the Temporal server already listening on ${address}`);
-    return { address, uiUrl: uiPort !== null && (await isListening(uiPort)) ? uiUrl : null, reused: true, stop: async () => {} };
+    const reusedUi = uiPort !== null && (await isListening(uiPort)) ? uiUrl : null;
+    return { address, uiUrl: reusedUi, reused: true, stop: async () => {} };
   }
 
   if (opts.dbFile) await mkdir(dirname(opts.dbFile), { recursive: true });
@@ -158,9 +163,13 @@ interface BoundChild {
  * by the kernel (setpriv --pdeathsig) if we are SIGKILLed.
  */
 function spawnBoundToUs(command: string, args: string[], log: (m: string) => void): BoundChild {
-  const setpriv = process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) : undefined;
+  const setpriv =
+    process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) : undefined;
   const child = setpriv
-    ? spawn(setpriv, ['--pdeathsig', 'SIGTERM', '--', command, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    ? spawn(setpriv, ['--pdeathsig', 'SIGTERM', '--', command, ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      })
     : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 
   const tail: string[] = [];
@@ -236,20 +245,18 @@ async function waitUntilServing(address: string, namespace: string, server: Boun
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (exited) throw new Error(`Temporal dev server exited during start-up:\n${server.outputTail()}`);
+    const connection = Connection.lazy({ address, connectTimeout: 1_000 });
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      try {
-        await connection.withDeadline(Date.now() + 2_000, () =>
-          connection.workflowService.describeNamespace({ namespace }),
-        );
-        return;
-      } finally {
-        await connection.close();
-      }
+      await connection.withDeadline(Date.now() + 2_000, () =>
+        connection.workflowService.describeNamespace({ namespace }),
+      );
+      return;
     } catch (err) {
       lastError = err;
-      await sleep(200);
+    } finally {
+      await connection.close();
     }
+    await sleep(200);
   }
   throw new Error(
     `Temporal dev server did not answer on ${address} within ${START_TIMEOUT_MS / 1000}s (${String(lastError)}):\n${server.outputTail()}`,
@@ -264,7 +271,9 @@ async function startWithSdkDownload(opts: {
   codecEndpoint?: string;
   log: (m: string) => void;
 }): Promise<DevServer> {
-  opts.log('no Temporal CLI binary and no Go toolchain: falling back to the SDK download of the dev server (needs internet)');
+  opts.log(
+    'no Temporal CLI binary and no Go toolchain: falling back to the SDK download of the dev server (needs internet)',
+  );
   // Loaded lazily: @temporalio/testing is a dev dependency, only this fallback needs it.
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   const env = await TestWorkflowEnvironment.createLocal({

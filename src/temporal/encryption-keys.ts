@@ -45,7 +45,10 @@ async function loadOrCreateDevKey(dataDir: string): Promise<PayloadKey> {
 
   // Write the complete file under a private name, then hard-link it into place: two processes
   // starting together (worker and codec server) cannot both create a key, and the loser reads the winner's.
-  const candidate: DevKeyFile = { id: `dev-${new Date().toISOString().slice(0, 10)}`, key: randomBytes(32).toString('base64') };
+  const candidate: DevKeyFile = {
+    id: `dev-${new Date().toISOString().slice(0, 10)}`,
+    key: randomBytes(32).toString('base64'),
+  };
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
   await writeFile(temp, `${JSON.stringify(candidate, null, 2)}\n`, { mode: 0o600 });
   try {
