@@ -1,0 +1,80 @@
+// Google's JSON error format, as the Gmail API returns it:
+// {error: {code, message, errors: [{message, domain, reason, ...}], status}}.
+
+export interface GoogleErrorItem {
+  message: string;
+  domain: string;
+  reason: string;
+  location?: string;
+  locationType?: string;
+}
+
+export interface GoogleErrorBody {
+  error: {
+    code: number;
+    message: string;
+    errors: GoogleErrorItem[];
+    status: string;
+  };
+}
+
+const statusByCode: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ALREADY_EXISTS',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+};
+
+/** An error that the HTTP layer turns into Google's error body (and optional headers such as Retry-After). */
+export class GmailApiError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly reason: string,
+    readonly domain = 'global',
+    readonly headers: Record<string, string> = {},
+    readonly extra: Partial<GoogleErrorItem> = {},
+  ) {
+    super(message);
+    this.name = 'GmailApiError';
+  }
+
+  toBody(): GoogleErrorBody {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        errors: [{ message: this.message, domain: this.domain, reason: this.reason, ...this.extra }],
+        status: statusByCode[this.code] ?? 'UNKNOWN',
+      },
+    };
+  }
+}
+
+export const badRequest = (message: string, reason = 'invalidArgument'): GmailApiError =>
+  new GmailApiError(400, message, reason);
+
+export const notFound = (message = 'Requested entity was not found.'): GmailApiError =>
+  new GmailApiError(404, message, 'notFound');
+
+export const unauthenticated = (): GmailApiError =>
+  new GmailApiError(
+    401,
+    'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
+    'authError',
+    'global',
+    { 'WWW-Authenticate': 'Bearer realm="https://accounts.google.com/", error="invalid_token"' },
+    { location: 'Authorization', locationType: 'header' },
+  );
+
+export const forbidden = (message: string, reason = 'forbidden'): GmailApiError =>
+  new GmailApiError(403, message, reason);
+
+export const backendError = (): GmailApiError => new GmailApiError(500, 'Backend Error', 'backendError');
+
+export const serviceUnavailable = (): GmailApiError =>
+  new GmailApiError(503, 'The service is currently unavailable.', 'backendError');

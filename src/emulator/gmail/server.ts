@@ -1,0 +1,168 @@
+// The HTTP server: one node:http listener serving the Gmail API (/gmail/v1/...), Google's
+// OAuth endpoints (/o/oauth2/v2/auth, /token, /revoke, certs, userinfo) and the control API
+// (/__emulator/...). For Gmail calls it runs, in order: bearer auth, userId check, scope
+// check, quota admission, injected latency and errors, the handler, and metrics.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { handleControl } from './control-api.js';
+import { badRequest, forbidden, GmailApiError, notFound, unauthenticated } from './errors.js';
+import { matchGmailRoute } from './gmail-api.js';
+import { scopesAllow } from './oauth.js';
+import type { GmailWorld } from './world.js';
+
+const MAX_BODY_BYTES = 50 * 1024 * 1024;
+const GMAIL_PREFIX = '/gmail/v1/users/';
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (body === undefined) {
+    res.writeHead(status === 200 ? 204 : status, headers);
+    res.end();
+    return;
+  }
+  const payload = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(payload), ...headers });
+  res.end(payload);
+}
+
+function sendError(res: ServerResponse, err: unknown): number {
+  if (err instanceof GmailApiError) {
+    send(res, err.code, err.toBody(), err.headers);
+    return err.code;
+  }
+  const internal = new GmailApiError(500, err instanceof Error ? `Internal error: ${err.message}` : 'Internal error', 'backendError');
+  send(res, 500, internal.toBody());
+  return 500;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new GmailApiError(413, 'Request payload size exceeds the limit', 'uploadTooLarge');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  if (req.method === 'GET' || req.method === 'DELETE' || req.method === 'HEAD') return {};
+  const raw = await readBody(req);
+  if (raw.length === 0) return {};
+  try {
+    const parsed: unknown = JSON.parse(raw.toString('utf8'));
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    throw badRequest(`Invalid JSON payload received. Unexpected token.`);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function handleGmail(world: GmailWorld, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
+  const rest = path.slice(GMAIL_PREFIX.length).split('/').map(decodeURIComponent);
+  const userId = rest.shift() ?? '';
+  const match = matchGmailRoute(req.method ?? 'GET', rest);
+  const method = match?.route.name ?? 'unknown';
+  let status = 200;
+  let units = 0;
+  let release: (() => void) | undefined;
+  try {
+    const auth = world.oauth.authenticate(req.headers.authorization);
+    if (!auth) throw unauthenticated();
+    if (userId !== 'me' && userId.toLowerCase() !== auth.email) throw forbidden(`Delegation denied for ${auth.email}`);
+    if (!match) throw notFound(`Method not found: ${req.method} ${path}`);
+    if (!scopesAllow(auth.scopes, match.route.scope)) throw new GmailApiError(403, 'Request had insufficient authentication scopes.', 'insufficientPermissions');
+    const account = world.getAccount(auth.email);
+    release = world.quota.admit(account.email, auth.clientId, method);
+    if (world.quota.config.enabled) units = world.quota.cost(method);
+    const fault = world.faults.decide(method);
+    if (fault.delayMs > 0) await sleep(fault.delayMs);
+    if (fault.error) throw fault.error;
+    const body = await readJson(req);
+    const result = await match.route.handle({ world, account, mailbox: account.mailbox, params: match.params, query, body });
+    status = result === undefined ? 204 : 200;
+    send(res, status, result);
+  } catch (err) {
+    status = sendError(res, err);
+  } finally {
+    release?.();
+    world.metrics.record(method, units, status);
+  }
+}
+
+async function handleOAuth(world: GmailWorld, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<boolean> {
+  switch (`${req.method} ${path}`) {
+    case 'GET /o/oauth2/v2/auth':
+    case 'GET /o/oauth2/auth': {
+      const result = world.oauth.authorize(query, (hint) => world.consentAccount(hint));
+      if ('redirect' in result) {
+        res.writeHead(302, { location: result.redirect });
+        res.end();
+      } else {
+        res.writeHead(result.status, { 'content-type': 'text/plain; charset=UTF-8' });
+        res.end(result.error);
+      }
+      return true;
+    }
+    case 'POST /token':
+    case 'POST /oauth2/v4/token': {
+      const form = new URLSearchParams((await readBody(req)).toString('utf8'));
+      const result = world.oauth.token(form, req.headers.authorization);
+      send(res, result.status, result.body, { 'cache-control': 'no-cache, no-store, max-age=0, must-revalidate' });
+      return true;
+    }
+    case 'POST /revoke':
+    case 'GET /revoke': {
+      const form = new URLSearchParams((await readBody(req)).toString('utf8'));
+      const token = query.get('token') ?? form.get('token') ?? '';
+      const revoked = world.oauth.revoke(token);
+      if (revoked === 0) send(res, 400, { error: 'invalid_token', error_description: 'Token expired or revoked' });
+      else send(res, 200, {});
+      return true;
+    }
+    case 'GET /oauth2/v1/certs':
+      send(res, 200, world.keys.pemCerts(), { 'cache-control': 'public, max-age=60' });
+      return true;
+    case 'GET /oauth2/v3/certs':
+      send(res, 200, world.keys.jwks(), { 'cache-control': 'public, max-age=60' });
+      return true;
+    case 'GET /oauth2/v3/userinfo':
+    case 'GET /oauth2/v2/userinfo': {
+      const auth = world.oauth.authenticate(req.headers.authorization);
+      if (!auth) sendError(res, unauthenticated());
+      else send(res, 200, { sub: auth.email, email: auth.email, email_verified: true, verified_email: true });
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+export function createEmulatorServer(world: GmailWorld, baseUrl: () => string): Server {
+  return createServer((req, res) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    const work = async () => {
+      if (path.startsWith(GMAIL_PREFIX)) return handleGmail(world, req, res, path, query);
+      if (path.startsWith('/__emulator/')) {
+        try {
+          const body = await readJson(req);
+          const segments = path.slice('/__emulator/'.length).split('/').map(decodeURIComponent);
+          send(res, 200, await handleControl(req.method ?? 'GET', segments, { world, query, body, baseUrl: baseUrl() }));
+        } catch (err) {
+          sendError(res, err);
+        }
+        return;
+      }
+      if (await handleOAuth(world, req, res, path, query)) return;
+      if (path === '/' || path === '/healthz') return send(res, 200, { status: 'ok', service: 'gmail-emulator' });
+      sendError(res, notFound(`Not found: ${path}`));
+    };
+    work().catch((err: unknown) => {
+      if (!res.headersSent) sendError(res, err);
+      else res.destroy();
+    });
+  });
+}
