@@ -1,0 +1,51 @@
+// A local Anthropic Messages API for tests, the benchmark and demo mode: the real @anthropic-ai/sdk
+// reaches it through `new Anthropic({ apiKey, baseURL: emulator.url })`.
+//
+// Deterministic from the email in the prompt (see responder.ts): classification by keywords of the newest
+// message, drafts that quote the subject and echo rework instructions ("Revised as asked: ..."). Test
+// markers in the newest email: [emulator:invalid-output], [emulator:overloaded] (529),
+// [emulator:rate-limit] (429 with retry-after), [emulator:server-error] (500), each optionally with a
+// count, e.g. [emulator:rate-limit:2] fails only the first two calls. [emulator:category=X] anywhere in
+// the prompt forces category X. Control API: GET /__emulator/metrics, GET|POST /__emulator/config,
+// POST /__emulator/reset.
+import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPatch } from './config.js';
+import { AnthropicEmulatorServer, type CapturedRequest, type EmulatorMetrics } from './server.js';
+
+export type { CapturedRequest, EmulatorConfig, EmulatorConfigPatch, EmulatorMetrics };
+export type { ErrorRates } from './config.js';
+
+export interface AnthropicEmulatorOptions extends EmulatorConfigPatch {
+  /** 0 or omitted: a free port. */
+  port?: number;
+}
+
+export interface AnthropicEmulator {
+  /** The baseURL for the SDK, e.g. http://127.0.0.1:8236 (no /v1). */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  metrics(): EmulatorMetrics;
+  /** The last valid /v1/messages body received and its counted input tokens. */
+  lastRequest(): CapturedRequest | null;
+  config(): EmulatorConfig;
+  /** Changes switches at run time; throws on an invalid value. */
+  configure(patch: EmulatorConfigPatch): EmulatorConfig;
+  /** Zeroes metrics, marker counters and request numbering; keeps the configuration. */
+  reset(): void;
+}
+
+export async function startAnthropicEmulator(opts: AnthropicEmulatorOptions = {}): Promise<AnthropicEmulator> {
+  const { port = 0, ...patch } = opts;
+  const server = new AnthropicEmulatorServer(applyPatch(DEFAULT_CONFIG, patch));
+  const boundPort = await server.listen(port);
+  return {
+    url: `http://127.0.0.1:${boundPort}`,
+    port: boundPort,
+    close: () => server.close(),
+    metrics: () => server.metrics(),
+    lastRequest: () => server.metrics().lastRequest,
+    config: () => server.getConfig(),
+    configure: (p) => server.configure(p),
+    reset: () => server.reset(),
+  };
+}

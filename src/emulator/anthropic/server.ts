@@ -1,0 +1,351 @@
+// The HTTP side of the emulator: POST /v1/messages (and /v1/messages/count_tokens) as the real SDK calls
+// them, plus a small control API under /__emulator/ for tests and the benchmark.
+import { setMaxListeners } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPatch } from './config.js';
+import { FaultPlan, type Fault } from './faults.js';
+import { draw, makeId } from './random.js';
+import { classify, draft, invalidDecision, newestEmail, toolInput } from './responder.js';
+import { contentText, systemText, validateMessagesRequest, type Endpoint, type MessagesRequest } from './validation.js';
+
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+export interface CapturedRequest {
+  /** The parsed JSON body as received. */
+  body: MessagesRequest;
+  /** What the emulator counted as input tokens (≈ characters / 4). */
+  inputTokens: number;
+  receivedAt: string;
+}
+
+export interface EmulatorMetrics {
+  /** POST /v1/messages calls received, valid or not. */
+  requests: number;
+  /** Responses to those calls by HTTP status. */
+  byStatus: Record<string, number>;
+  /** Successful calls answered with a tool_use block / with text. */
+  toolUseResponses: number;
+  textResponses: number;
+  /** Successful calls whose output was made to fail the client's schema on purpose. */
+  invalidOutputs: number;
+  /** Token usage summed over successful calls, as reported in `usage`. */
+  inputTokens: number;
+  outputTokens: number;
+  /** Calls being answered right now, and the most at once. */
+  inFlight: number;
+  maxInFlight: number;
+  lastRequest: CapturedRequest | null;
+}
+
+function emptyMetrics(): EmulatorMetrics {
+  return {
+    requests: 0,
+    byStatus: {},
+    toolUseResponses: 0,
+    textResponses: 0,
+    invalidOutputs: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    inFlight: 0,
+    maxInFlight: 0,
+    lastRequest: null,
+  };
+}
+
+const countTokens = (text: string) => Math.ceil(text.length / 4);
+
+/** Input tokens the way the emulator bills them: system, every message and the tool definitions. */
+function inputTokensOf(request: MessagesRequest): number {
+  const text =
+    systemText(request) +
+    request.messages.map((m) => contentText(m.content)).join('') +
+    (request.tools ? JSON.stringify(request.tools) : '');
+  return countTokens(text);
+}
+
+const FAULT_RESPONSES: Record<Exclude<Fault, 'invalid-output'>, { status: number; type: string; message: string }> = {
+  'rate-limit': {
+    status: 429,
+    type: 'rate_limit_error',
+    message: 'Number of request tokens has exceeded your per-minute rate limit (emulated).',
+  },
+  overloaded: { status: 529, type: 'overloaded_error', message: 'Overloaded' },
+  'server-error': { status: 500, type: 'api_error', message: 'Internal server error' },
+};
+
+export class AnthropicEmulatorServer {
+  private config: EmulatorConfig;
+  private metricsState = emptyMetrics();
+  private readonly faults = new FaultPlan();
+  /** Numbers the valid /v1/messages calls: the key of their seeded draws and ids. */
+  private requestCounter = 0;
+  /** Numbers every response, for request-id headers. */
+  private responseCounter = 0;
+  private readonly server: Server;
+  /** Aborts pending latency waits when the server closes. */
+  private readonly closing = new AbortController();
+
+  constructor(config: EmulatorConfig = DEFAULT_CONFIG) {
+    this.config = config;
+    // Every call waiting out its latency listens on this signal; hundreds at once are normal here.
+    setMaxListeners(0, this.closing.signal);
+    this.server = createServer((req, res) => {
+      this.route(req, res).catch((err: unknown) => {
+        if (!res.headersSent && !res.destroyed) {
+          this.sendError(res, 500, 'api_error', `emulator failure: ${(err as Error).message}`);
+        }
+      });
+    });
+  }
+
+  async listen(port: number): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async close(): Promise<void> {
+    this.closing.abort();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  getConfig(): EmulatorConfig {
+    return structuredClone(this.config);
+  }
+
+  configure(patch: EmulatorConfigPatch | unknown): EmulatorConfig {
+    this.config = applyPatch(this.config, patch);
+    return this.getConfig();
+  }
+
+  metrics(): EmulatorMetrics {
+    return structuredClone(this.metricsState);
+  }
+
+  /** Zeroes the metrics, the marker counters and the request numbering; the configuration stays. */
+  reset(): void {
+    const inFlight = this.metricsState.inFlight;
+    this.metricsState = { ...emptyMetrics(), inFlight };
+    this.faults.reset();
+    this.requestCounter = 0;
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://emulator').pathname;
+    if (path.startsWith('/__emulator/')) return this.control(path, req, res);
+    if (req.method === 'POST' && path === '/v1/messages') return this.messages(req, res);
+    if (req.method === 'POST' && path === '/v1/messages/count_tokens') return this.countTokens(req, res);
+    this.sendError(res, 404, 'not_found_error', 'Not Found');
+  }
+
+  private async control(path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'GET' && path === '/__emulator/metrics') return this.sendJson(res, 200, this.metrics());
+    if (req.method === 'GET' && path === '/__emulator/config') return this.sendJson(res, 200, this.getConfig());
+    if (req.method === 'POST' && path === '/__emulator/config') {
+      const body = await this.readJson(req, res);
+      if (body === undefined) return;
+      try {
+        return this.sendJson(res, 200, this.configure(body));
+      } catch (err) {
+        return this.sendError(res, 400, 'invalid_request_error', (err as Error).message);
+      }
+    }
+    if (req.method === 'POST' && path === '/__emulator/reset') {
+      this.reset();
+      return this.sendJson(res, 200, { ok: true });
+    }
+    this.sendError(res, 404, 'not_found_error', 'Not Found');
+  }
+
+  /** The checks every /v1 call passes first: authentication, API version, a valid body. */
+  private async acceptedRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    endpoint: Endpoint,
+  ): Promise<MessagesRequest | undefined> {
+    const apiKey = req.headers['x-api-key'];
+    const bearer = req.headers.authorization?.startsWith('Bearer ');
+    if (!apiKey && !bearer) {
+      this.sendError(res, 401, 'authentication_error', 'x-api-key header is required');
+      return undefined;
+    }
+    if (this.config.apiKey !== null && apiKey !== this.config.apiKey) {
+      this.sendError(res, 401, 'authentication_error', 'invalid x-api-key');
+      return undefined;
+    }
+    if (!req.headers['anthropic-version']) {
+      this.sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
+      return undefined;
+    }
+    const body = await this.readJson(req, res);
+    if (body === undefined) return undefined;
+    const validation = validateMessagesRequest(body, endpoint);
+    if (!validation.ok) {
+      this.sendError(res, validation.status, validation.type, validation.message);
+      return undefined;
+    }
+    return validation.request;
+  }
+
+  private async countTokens(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const request = await this.acceptedRequest(req, res, 'count_tokens');
+    if (request) this.sendJson(res, 200, { input_tokens: inputTokensOf(request) });
+  }
+
+  private async messages(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const m = this.metricsState;
+    m.requests++;
+    m.inFlight++;
+    m.maxInFlight = Math.max(m.maxInFlight, m.inFlight);
+    try {
+      await this.answerMessages(req, res);
+    } finally {
+      // reset() may have replaced the metrics object meanwhile; count down on the current one.
+      this.metricsState.inFlight--;
+      const status = String(res.statusCode);
+      this.metricsState.byStatus[status] = (this.metricsState.byStatus[status] ?? 0) + 1;
+    }
+  }
+
+  private async answerMessages(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const request = await this.acceptedRequest(req, res, 'create');
+    if (!request) return;
+    const n = ++this.requestCounter;
+    const { seed } = this.config;
+    const inputTokens = inputTokensOf(request);
+    this.metricsState.lastRequest = { body: request, inputTokens, receivedAt: new Date().toISOString() };
+
+    const latency = this.config.latencyMs + Math.floor(draw(seed, 'jitter', n) * this.config.latencyJitterMs);
+    if (latency > 0) {
+      try {
+        await sleep(latency, undefined, { signal: this.closing.signal });
+      } catch {
+        return; // closing: the connection is being torn down anyway
+      }
+    }
+
+    const lastUser = [...request.messages].reverse().find((msg) => msg.role === 'user');
+    const email = newestEmail(lastUser ? contentText(lastUser.content) : '');
+    const fault =
+      this.faults.fromMarkers(`${email.subject}\n${email.body}`) ??
+      FaultPlan.fromRates(this.config.errorRates, seed, n);
+    if (fault && fault !== 'invalid-output') {
+      const { status, type, message } = FAULT_RESPONSES[fault];
+      const retryAfter: Record<string, string> =
+        status === 500 ? {} : { 'retry-after': String(this.config.retryAfterSeconds) };
+      return this.sendError(res, status, type, message, retryAfter);
+    }
+
+    const promptText = `${systemText(request)}\n${request.messages.map((msg) => contentText(msg.content)).join('\n')}`;
+    const choice = request.tool_choice;
+    const forcedTool =
+      choice?.type === 'tool'
+        ? request.tools?.find((t) => t.name === choice.name)
+        : choice?.type === 'any'
+          ? request.tools?.[0]
+          : undefined;
+
+    let content: unknown[];
+    let outputText: string;
+    let stopReason: 'tool_use' | 'end_turn' | 'max_tokens';
+    if (forcedTool) {
+      const input = fault === 'invalid-output' ? invalidDecision() : toolInput(forcedTool, classify(promptText, email));
+      content = [{ type: 'tool_use', id: makeId('toolu', seed, n), name: forcedTool.name, input }];
+      outputText = JSON.stringify(input);
+      stopReason = 'tool_use';
+      this.metricsState.toolUseResponses++;
+    } else {
+      outputText = fault === 'invalid-output' ? '' : draft(promptText, email);
+      stopReason = 'end_turn';
+      if (countTokens(outputText) > request.max_tokens) {
+        outputText = outputText.slice(0, request.max_tokens * 4);
+        stopReason = 'max_tokens';
+      }
+      content = outputText === '' ? [] : [{ type: 'text', text: outputText }];
+      this.metricsState.textResponses++;
+    }
+    if (fault === 'invalid-output') this.metricsState.invalidOutputs++;
+
+    const outputTokens = Math.max(1, countTokens(outputText));
+    this.metricsState.inputTokens += inputTokens;
+    this.metricsState.outputTokens += outputTokens;
+    this.sendJson(res, 200, {
+      id: makeId('msg', seed, n),
+      type: 'message',
+      role: 'assistant',
+      model: request.model,
+      content,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: {
+        input_tokens: inputTokens,
+        output_tokens: outputTokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        service_tier: 'standard',
+      },
+    });
+  }
+
+  /** The parsed JSON body, or undefined after answering 400/413 for an unreadable one. */
+  private async readJson(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY_BYTES) {
+        this.sendError(res, 413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.');
+        return undefined;
+      }
+      chunks.push(chunk as Buffer);
+    }
+    try {
+      return JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') as unknown;
+    } catch {
+      this.sendError(res, 400, 'invalid_request_error', 'There was an error parsing the body of your request as JSON.');
+      return undefined;
+    }
+  }
+
+  private nextRequestId(): string {
+    return makeId('req', this.config.seed, ++this.responseCounter);
+  }
+
+  private sendError(
+    res: ServerResponse,
+    status: number,
+    type: string,
+    message: string,
+    headers: Record<string, string> = {},
+  ): void {
+    const requestId = this.nextRequestId();
+    this.sendJson(res, status, { type: 'error', error: { type, message }, request_id: requestId }, headers, requestId);
+  }
+
+  private sendJson(
+    res: ServerResponse,
+    status: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+    requestId = this.nextRequestId(),
+  ): void {
+    if (res.headersSent || res.destroyed) return;
+    const payload = JSON.stringify(body);
+    res.writeHead(status, {
+      ...headers,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(payload),
+      'request-id': requestId,
+    });
+    res.end(payload);
+  }
+}

@@ -1,0 +1,220 @@
+// Request validation for POST /v1/messages, with the API's error wording where we know it
+// ("max_tokens: Field required"), so clients see the failures they would see in production.
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  input_schema: JsonSchema;
+}
+
+export interface JsonSchema {
+  type?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  enum?: unknown[];
+  items?: JsonSchema;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+}
+
+export interface MessageParam {
+  role: 'user' | 'assistant';
+  content: string | Array<{ type: string; [key: string]: unknown }>;
+}
+
+export type ToolChoice = { type: 'auto' | 'any' | 'none' } | { type: 'tool'; name: string };
+
+export interface MessagesRequest {
+  model: string;
+  max_tokens: number;
+  messages: MessageParam[];
+  system?: string | TextBlock[];
+  tools?: ToolDefinition[];
+  tool_choice?: ToolChoice;
+  stop_sequences?: string[];
+  stream?: boolean;
+}
+
+export type Validation =
+  | { ok: true; request: MessagesRequest }
+  | { ok: false; status: 400 | 404; type: 'invalid_request_error' | 'not_found_error'; message: string };
+
+/** Output tokens any model accepts at most; the API names the model's own limit. */
+const MAX_OUTPUT_TOKENS = 64_000;
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+const KNOWN_FIELDS = new Set([
+  'model',
+  'max_tokens',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'stream',
+  'metadata',
+  'thinking',
+  'service_tier',
+  'container',
+  'cache_control',
+  'output_config',
+  'inference_geo',
+  'speed',
+  'diagnostics',
+  'user_profile_id',
+  'workspace_id',
+]);
+
+class Invalid extends Error {}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function check(condition: boolean, message: string): asserts condition {
+  if (!condition) throw new Invalid(message);
+}
+
+function checkContent(content: unknown, path: string): void {
+  check(content !== undefined, `${path}: Field required`);
+  if (typeof content === 'string') return;
+  check(Array.isArray(content), `${path}: Input should be a valid string or a valid list`);
+  content.forEach((block: unknown, j) => {
+    check(isObject(block) && typeof block.type === 'string', `${path}.${j}: Input should be a valid dictionary`);
+    if (block.type === 'text') {
+      check(typeof block.text === 'string', `${path}.${j}.text: Field required`);
+      check(block.text !== '', `${path}.${j}: text content blocks must be non-empty`);
+    }
+  });
+}
+
+/** count_tokens takes the same body as create, less max_tokens. */
+export type Endpoint = 'create' | 'count_tokens';
+
+function checkRequest(body: unknown, endpoint: Endpoint): MessagesRequest {
+  check(isObject(body), 'Request body must be a JSON object');
+  for (const key of Object.keys(body)) check(KNOWN_FIELDS.has(key), `${key}: Extra inputs are not permitted`);
+
+  check(body.model !== undefined, 'model: Field required');
+  check(typeof body.model === 'string' && body.model !== '', 'model: Input should be a valid string');
+
+  if (endpoint === 'create') {
+    const maxTokens = body.max_tokens;
+    check(maxTokens !== undefined, 'max_tokens: Field required');
+    check(typeof maxTokens === 'number' && Number.isInteger(maxTokens), 'max_tokens: Input should be a valid integer');
+    check(maxTokens >= 1, 'max_tokens: Input should be greater than or equal to 1');
+    check(
+      maxTokens <= MAX_OUTPUT_TOKENS,
+      `max_tokens: ${maxTokens} > ${MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for ${body.model}`,
+    );
+  }
+
+  const messages = body.messages;
+  check(messages !== undefined, 'messages: Field required');
+  check(Array.isArray(messages), 'messages: Input should be a valid list');
+  check(messages.length > 0, 'messages: at least one message is required');
+  messages.forEach((message: unknown, i) => {
+    check(isObject(message), `messages.${i}: Input should be a valid dictionary`);
+    check(
+      message.role === 'user' || message.role === 'assistant',
+      `messages.${i}.role: Input should be 'user' or 'assistant'`,
+    );
+    checkContent(message.content, `messages.${i}.content`);
+  });
+
+  if (body.system !== undefined && typeof body.system !== 'string') {
+    check(Array.isArray(body.system), 'system: Input should be a valid string or a valid list');
+    body.system.forEach((block: unknown, i) =>
+      check(
+        isObject(block) && block.type === 'text' && typeof block.text === 'string',
+        `system.${i}: Input should be a text block`,
+      ),
+    );
+  }
+
+  if (body.temperature !== undefined) {
+    check(typeof body.temperature === 'number', 'temperature: Input should be a valid number');
+    check(body.temperature >= 0 && body.temperature <= 1, 'temperature: Input should be between 0 and 1');
+  }
+  check(body.stream !== true, 'stream: streaming is not supported by the durable-inbox emulator');
+
+  const toolNames = new Set<string>();
+  if (body.tools !== undefined) {
+    check(Array.isArray(body.tools), 'tools: Input should be a valid list');
+    body.tools.forEach((tool: unknown, i) => {
+      check(isObject(tool), `tools.${i}: Input should be a valid dictionary`);
+      check(
+        typeof tool.name === 'string' && TOOL_NAME.test(tool.name),
+        `tools.${i}.name: String should match pattern '${TOOL_NAME.source}'`,
+      );
+      check(isObject(tool.input_schema), `tools.${i}.input_schema: Field required`);
+      check(tool.input_schema.type === 'object', `tools.${i}.input_schema.type: Input should be 'object'`);
+      check(!toolNames.has(tool.name), 'tools: Tool names must be unique.');
+      toolNames.add(tool.name);
+    });
+  }
+
+  if (body.tool_choice !== undefined) {
+    const choice = body.tool_choice;
+    check(isObject(choice), 'tool_choice: Input should be a valid dictionary');
+    check(
+      choice.type === 'auto' || choice.type === 'any' || choice.type === 'tool' || choice.type === 'none',
+      "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'",
+    );
+    if (choice.type !== 'none' && choice.type !== 'auto') {
+      check(toolNames.size > 0, 'tool_choice: tool_choice may only be specified while providing tools.');
+    }
+    if (choice.type === 'tool') {
+      check(typeof choice.name === 'string', 'tool_choice.tool.name: Field required');
+      check(toolNames.has(choice.name), `tool_choice: Tool '${choice.name}' not found in 'tools'`);
+    }
+  }
+  return body as unknown as MessagesRequest;
+}
+
+export function validateMessagesRequest(body: unknown, endpoint: Endpoint = 'create'): Validation {
+  try {
+    const request = checkRequest(body, endpoint);
+    // The API answers an unknown model with 404, not 400.
+    if (!request.model.startsWith('claude-')) {
+      return { ok: false, status: 404, type: 'not_found_error', message: `model: ${request.model}` };
+    }
+    return { ok: true, request };
+  } catch (err) {
+    if (err instanceof Invalid) return { ok: false, status: 400, type: 'invalid_request_error', message: err.message };
+    throw err;
+  }
+}
+
+/** The system prompt as one string. */
+export function systemText(request: MessagesRequest): string {
+  if (request.system === undefined) return '';
+  return typeof request.system === 'string' ? request.system : request.system.map((b) => b.text).join('\n');
+}
+
+/** The text of a message's content: text blocks, tool inputs and tool results. */
+export function contentText(content: MessageParam['content']): string {
+  if (typeof content === 'string') return content;
+  return content
+    .map((block) => {
+      if (typeof block.text === 'string') return block.text;
+      if (block.type === 'tool_use') return JSON.stringify(block.input ?? {});
+      if (block.type === 'tool_result') {
+        return typeof block.content === 'string'
+          ? block.content
+          : contentText((block.content ?? []) as MessageParam['content']);
+      }
+      return '';
+    })
+    .join('\n');
+}

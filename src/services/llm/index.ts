@@ -1,0 +1,13 @@
+// The LLM service: thin, typed calls over @anthropic-ai/sdk for the LLM activities.
+export { createLlmClient, type LlmClientOptions } from './client.js';
+export { classifyEmail, type ClassifyEmailInput, type ClassifyEmailResult } from './classify.js';
+export { draftReply, type DraftReplyInput, type DraftReplyResult } from './draft.js';
+export {
+  LlmOutputInvalidError,
+  classifyAnthropicError,
+  retryAfterMs,
+  type AnthropicErrorKind,
+  type OutputIssue,
+} from './errors.js';
+export { buildClassificationPrompt, buildDraftPrompt, estimateTokens, type Prompt } from './prompts.js';
+export { CLASSIFY_TOOL, CLASSIFY_TOOL_NAME, ClassificationSchema, type Classification } from './schemas.js';
