@@ -1,5 +1,17 @@
-import { describe, expect, it } from 'vitest';
-import { createGmailClient, GmailNetworkError, GmailUnexpectedError, mapGmailError, parseRetryAfter } from '../../src/services/gmail/index.js';
+// Error mapping for what the emulator cannot produce: no HTTP response at all, a failing token endpoint,
+// non-HTTP errors. Plus the Retry-After parser.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createGmailClient,
+  GmailNetworkError,
+  GmailServerError,
+  GmailService,
+  GmailUnexpectedError,
+  mapGmailError,
+  parseRetryAfter,
+} from '../../src/services/gmail/index.js';
 
 describe('parseRetryAfter', () => {
   const now = Date.parse('2026-11-20T10:00:00Z');
@@ -21,7 +33,6 @@ describe('parseRetryAfter', () => {
   });
 });
 
-// HTTP-shaped failures are tested against the emulator (errors.test.ts); these are the shapes without a response.
 describe('mapGmailError without an HTTP response', () => {
   it('maps a transport failure to a retryable GmailNetworkError with its code', async () => {
     // Port 9 (discard) on loopback: nothing listens, so the connection is refused.
@@ -44,5 +55,34 @@ describe('mapGmailError without an HTTP response', () => {
   it('returns an already mapped error unchanged', () => {
     const error = mapGmailError(new TypeError('boom'));
     expect(mapGmailError(error)).toBe(error);
+  });
+});
+
+describe('token endpoint failures', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  });
+
+  it('a 503 from the token endpoint surfaces after one request: the refresh has no hidden retries either', async () => {
+    // google-auth-library asks gaxios to retry token POSTs 3 times; the client's defaults must switch that off.
+    let tokenRequests = 0;
+    server = createServer((req, res) => {
+      tokenRequests++;
+      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 503, message: 'unavailable', status: 'UNAVAILABLE' } }));
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', () => resolve()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { gmail } = createGmailClient({ rootUrl: `${url}/`, tokenUrl: `${url}/token`, clientId: 'c', clientSecret: 's', credentials: { refresh_token: '1//refresh-secret' } });
+
+    const err = await new GmailService(gmail).getProfile().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(GmailServerError);
+    expect(err).toMatchObject({ status: 503, operation: 'users.getProfile' });
+    expect((err as Error).message).not.toContain('refresh-secret');
+    expect(tokenRequests).toBe(1);
   });
 });

@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 afterEach(async () => {
-  await harness.emulator.control.setFaults({ latency: [] });
+  await harness.emulator.control.setFaults({ latency: [], poison: [] });
 });
 
 async function callsOf(method: string): Promise<{ calls: number; errors: Record<string, number> }> {
@@ -141,6 +141,19 @@ describe('getThread', () => {
     expect(followUp.references).toEqual([quote.messageId]);
     expect(followUp.body).toBe('Oublié : la TVA est incluse.');
     expect(latestInboundMessage(thread, account.email)?.id).toBe(followUp.id);
+  });
+
+  it('a message with broken MIME still parses, with warnings', async () => {
+    const account = await harness.account('poison');
+    const delivered = await harness.emulator.control.deliver(account.email, { from: 'x@example.com', subject: 'Broken', text: 'lost' });
+    await harness.emulator.control.setFaults({ poison: [{ messageId: delivered.id, mode: 'brokenMime' }] });
+
+    const message = await account.service.getMessage(delivered.id);
+    expect(message).toMatchObject({ id: delivered.id, subject: 'Broken', from: { address: 'x@example.com' } });
+    expect(message).toMatchObject({ body: '', bodySource: 'none' });
+    expect(message.parseWarnings.length).toBeGreaterThan(0);
+    const thread = await account.service.getThread(delivered.threadId);
+    expect(thread.messages[0]?.subject).toBe('Broken');
   });
 
   it('falls back to the HTML part when there is no text part', async () => {

@@ -296,7 +296,7 @@ function walk(part: Part, depth: number, state: WalkState): BodyCandidate | null
   const mimeType = (typeof part.mimeType === 'string' && part.mimeType ? part.mimeType : contentType.type).toLowerCase();
   const listed: unknown[] = Array.isArray(part.parts) ? part.parts : [];
   const children = listed.filter((p): p is Part => typeof p === 'object' && p !== null);
-  if (children.length < listed.length) state.warnings.push(`part ${part.partId ?? '?'} has ${listed.length - children.length} empty child entries`);
+  if (children.length < listed.length) state.warnings.push(`${partLabel(part)} has ${listed.length - children.length} empty child entries`);
 
   if (isAttachment(part, headers)) {
     state.attachments.push(attachmentInfo(part, mimeType));
@@ -305,7 +305,7 @@ function walk(part: Part, depth: number, state: WalkState): BodyCandidate | null
 
   if (mimeType.startsWith('multipart/') || (children.length > 0 && !mimeType.startsWith('text/'))) {
     if (children.length === 0) {
-      state.warnings.push(`${mimeType || 'multipart'} part ${part.partId ?? '?'} has no children`);
+      state.warnings.push(`${mimeType || 'multipart'} ${partLabel(part)} has no children`);
       return null;
     }
     const found = children.map((child) => walk(child, depth + 1, state)).filter((c): c is BodyCandidate => c !== null);
@@ -330,14 +330,18 @@ function walk(part: Part, depth: number, state: WalkState): BodyCandidate | null
   const isPlain = mimeType === 'text/plain' || mimeType === '';
   if (!isPlain && mimeType !== 'text/html') {
     if (mimeType.startsWith('text/')) return null; // text/calendar, text/csv inline: not a body
-    state.warnings.push(`inline ${mimeType} part ${part.partId ?? '?'} ignored`);
+    state.warnings.push(`inline ${mimeType} ${partLabel(part)} ignored`);
     return null;
   }
-  if (mimeType === '') state.warnings.push(`part ${part.partId ?? '?'} has no mime type, assumed text/plain`);
+  if (mimeType === '') state.warnings.push(`${partLabel(part)} has no mime type, assumed text/plain`);
 
   const text = decodePartText(part, headers, contentType, state.warnings);
   if (text === null) return null;
   return { source: isPlain ? 'text/plain' : 'text/html', text };
+}
+
+function partLabel(part: Part): string {
+  return part.partId ? `part ${part.partId}` : 'top-level part';
 }
 
 function isAttachment(part: Part, headers: PartHeaders): boolean {
@@ -360,7 +364,7 @@ function attachmentInfo(part: Part, mimeType: string): AttachmentInfo {
 function decodePartText(part: Part, headers: PartHeaders, contentType: ContentType, warnings: string[]): string | null {
   const data = part.body?.data;
   if (typeof data !== 'string') {
-    if (part.body?.attachmentId) warnings.push(`text part ${part.partId ?? '?'} stored as attachment, not downloaded`);
+    if (part.body?.attachmentId) warnings.push(`text ${partLabel(part)} stored as attachment, not downloaded`);
     return null;
   }
   let bytes = decodeBase64Url(data);
