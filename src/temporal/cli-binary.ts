@@ -152,7 +152,9 @@ async function acquireBuildLock(lockFile: string, target: string, log: (m: strin
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const holder = Number.parseInt(await readFile(lockFile, 'utf8').catch(() => ''), 10);
-      if (!Number.isInteger(holder) || !isAlive(holder)) {
+      // An old lock is stale even if its pid is alive: pids get reused (containers restart at 1).
+      const age = Date.now() - ((await stat(lockFile).catch(() => null))?.mtimeMs ?? 0);
+      if (!Number.isInteger(holder) || !isAlive(holder) || age > BUILD_WAIT_LIMIT_MS) {
         await unlink(lockFile).catch(() => {});
         continue;
       }

@@ -64,7 +64,10 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     } finally {
       await connection.close();
     }
-    log(`reusing the Temporal server already listening on ${address}`);
+    log(
+      `reusing the Temporal server already listening on ${address}` +
+        (opts.codecEndpoint ? ' (its Web UI keeps the codec endpoint it was started with)' : ''),
+    );
     const reusedUi = uiPort !== null && (await isListening(uiPort)) ? uiUrl : null;
     return { address, uiUrl: reusedUi, reused: true, stop: async () => {} };
   }

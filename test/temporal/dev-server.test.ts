@@ -1,10 +1,13 @@
 // startDevServer against real servers: reusing the run's shared one, and a private SQLite-backed one.
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { resolveTemporalCli } from '../../src/temporal/cli-binary.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { searchAttributeDefinitions } from '../../src/temporal/search-attributes.js';
 
@@ -52,6 +55,41 @@ describe('startDevServer', () => {
       );
     } finally {
       await connection.close();
+    }
+  });
+
+  it('registers our search attributes on a reused server that lacks them', async (ctx) => {
+    const cli = await resolveTemporalCli({ build: false });
+    if (!cli) return ctx.skip('only the SDK-downloaded server is available here');
+    const port = await freePort();
+    const address = `127.0.0.1:${port}`;
+    const bare = spawn(cli.path, ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless'], {
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => bare.once('exit', resolve));
+    try {
+      while (!(await answers(address))) await sleep(200);
+      const before = await Connection.connect({ address });
+      const initial = await before.operatorService.listSearchAttributes({ namespace: 'default' });
+      await before.close();
+      expect(Object.keys(initial.customAttributes ?? {})).not.toContain('InboxState');
+
+      const server = await startDevServer({ port, headless: true });
+      expect(server.reused).toBe(true);
+      const connection = await Connection.connect({ address });
+      try {
+        const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+        expect(Object.keys(customAttributes ?? {})).toEqual(
+          expect.arrayContaining(Object.keys(searchAttributeDefinitions)),
+        );
+        // A second reuse finds them all present and changes nothing.
+        await startDevServer({ port, headless: true });
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      bare.kill('SIGTERM');
+      await exited;
     }
   });
 
