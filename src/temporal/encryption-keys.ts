@@ -9,6 +9,7 @@ import type { PayloadKey } from './codec.js';
 import { projectRoot } from './project-root.js';
 
 export const DEV_PAYLOAD_KEY_FILE = 'dev-payload-key.json';
+export const DEV_TOKEN_KEY_FILE = 'dev-token-key.json';
 
 export interface ResolvePayloadKeysOptions {
   /** Where the dev key lives (default `<project>/.data`). */
@@ -24,7 +25,19 @@ export async function resolvePayloadKeys(
     // loadConfig already refuses this; kept for configs built by other means.
     throw new ConfigError('PAYLOAD_ENCRYPTION_KEYS: required when DURABLE_INBOX_MODE=production');
   }
-  return [await loadOrCreateDevKey(opts.dataDir ?? join(projectRoot(), '.data'))];
+  return [await loadOrCreateDevKey(opts.dataDir ?? join(projectRoot(), '.data'), DEV_PAYLOAD_KEY_FILE)];
+}
+
+/** The AES key for OAuth tokens at rest: TOKEN_ENCRYPTION_KEY, or in dev mode a generated one kept in .data/. */
+export async function resolveTokenKey(
+  cfg: Pick<Env, 'TOKEN_ENCRYPTION_KEY' | 'DURABLE_INBOX_MODE'>,
+  opts: ResolvePayloadKeysOptions = {},
+): Promise<Buffer> {
+  if (cfg.TOKEN_ENCRYPTION_KEY) return Buffer.from(cfg.TOKEN_ENCRYPTION_KEY, 'base64');
+  if (cfg.DURABLE_INBOX_MODE !== 'dev') {
+    throw new ConfigError('TOKEN_ENCRYPTION_KEY: required when DURABLE_INBOX_MODE=production');
+  }
+  return (await loadOrCreateDevKey(opts.dataDir ?? join(projectRoot(), '.data'), DEV_TOKEN_KEY_FILE)).key;
 }
 
 /** A fixed key for tests, so fixtures encrypted once stay readable. Never use it for real data. */
@@ -37,8 +50,8 @@ interface DevKeyFile {
   key: string;
 }
 
-async function loadOrCreateDevKey(dataDir: string): Promise<PayloadKey> {
-  const file = join(dataDir, DEV_PAYLOAD_KEY_FILE);
+async function loadOrCreateDevKey(dataDir: string, fileName: string): Promise<PayloadKey> {
+  const file = join(dataDir, fileName);
   await mkdir(dataDir, { recursive: true });
   const existing = await readDevKey(file);
   if (existing) return existing;
@@ -60,7 +73,7 @@ async function loadOrCreateDevKey(dataDir: string): Promise<PayloadKey> {
     await unlink(temp).catch(() => {});
   }
   const stored = await readDevKey(file);
-  if (!stored) throw new Error(`could not create the dev payload key ${file}`);
+  if (!stored) throw new Error(`could not create the dev key ${file}`);
   return stored;
 }
 

@@ -1,2 +1,11 @@
 // The workflow bundle's entry: every workflow type the workers register.
 export { retentionWorkflow } from './retention.js';
+export {
+  threadWorkflow,
+  newMessageSignal,
+  labelsChangedSignal,
+  draftGoneSignal,
+  sentSeenSignal,
+  accountReconnectedSignal,
+  threadStatusQuery,
+} from './thread/thread-workflow.js';

@@ -1,0 +1,34 @@
+// OAuth tokens at rest: AES-256-GCM with TOKEN_ENCRYPTION_KEY. Layout: version(1) | iv(12) | tag(16) | ciphertext.
+// Tokens never leave this module in clear except to the Gmail client that uses them.
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+export interface StoredTokens {
+  refresh_token: string;
+  access_token?: string;
+  expiry_date?: number;
+  scope?: string;
+}
+
+const VERSION = 1;
+
+export class TokenVault {
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new Error('TokenVault needs a 32-byte key');
+  }
+
+  seal(tokens: StoredTokens): Uint8Array<ArrayBuffer> {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const ciphertext = Buffer.concat([cipher.update(JSON.stringify(tokens), 'utf8'), cipher.final()]);
+    return new Uint8Array(Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), ciphertext]));
+  }
+
+  open(sealed: Uint8Array): StoredTokens {
+    const buf = Buffer.from(sealed);
+    if (buf[0] !== VERSION || buf.length < 29) throw new Error('sealed tokens: unknown format');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, buf.subarray(1, 13));
+    decipher.setAuthTag(buf.subarray(13, 29));
+    const json = Buffer.concat([decipher.update(buf.subarray(29)), decipher.final()]).toString('utf8');
+    return JSON.parse(json) as StoredTokens;
+  }
+}

@@ -1,0 +1,184 @@
+// Gmail activities of the thread workflow (task queue durable-inbox-gmail). Each wraps one
+// Gmail side effect through GmailService; errors become Temporal failures that say whether a
+// retry can help (429 → retry after Retry-After; revoked grant → non-retryable).
+import type { GmailAccounts } from '../accounts/gmail-accounts.js';
+import { buildReply, replyRecipients } from '../services/gmail/mime.js';
+import { findSentReplyAfter, latestInboundMessage } from '../services/gmail/thread-queries.js';
+import { GmailNotFoundError } from '../services/gmail/errors.js';
+import type { GmailService } from '../services/gmail/gmail-service.js';
+import type { ThreadMessage } from '../services/gmail/types.js';
+import type { LabelNames, LabelRole } from '../workflows/thread/types.js';
+import type { GmailActivities, PromptMessage } from './thread-contracts.js';
+import { toActivityFailure } from './gmail-failures.js';
+
+/** Bodies are cut to this many characters before they enter workflow history. */
+const BODY_CAP = 6000;
+/** The newest messages of a long thread that the classifier and the drafter see. */
+const MESSAGES_CAP = 10;
+const TONE_EXAMPLES = 3;
+
+function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
+  const address = (a: { name?: string; address: string }) => (a.name ? `${a.name} <${a.address}>` : a.address);
+  const headers: Record<string, string> = {};
+  for (const name of ['list-unsubscribe', 'precedence', 'auto-submitted', 'reply-to', 'message-id', 'references']) {
+    const value = m.headers[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  return {
+    messageId: m.id,
+    from: m.from ? address(m.from) : '',
+    to: m.to.map(address).join(', '),
+    subject: m.subject,
+    date: m.date,
+    body: m.body.length > BODY_CAP ? `${m.body.slice(0, BODY_CAP)}\n[… truncated]` : m.body,
+    headers,
+    fromUser: m.isFromUser || m.from?.address.toLowerCase() === userEmail.toLowerCase(),
+  };
+}
+
+function sameText(a: string, b: string): boolean {
+  const norm = (s: string) => s.replace(/\r\n?/g, '\n').trim();
+  return norm(a) === norm(b);
+}
+
+/** Label ids by name, per account; created in Gmail when missing. */
+class LabelDirectory {
+  private readonly byAccount = new Map<string, Promise<Map<string, string>>>();
+
+  async ids(accountId: string, gmail: GmailService, names: string[]): Promise<Map<string, string>> {
+    let known = this.byAccount.get(accountId);
+    const cached = known ? await known.catch(() => undefined) : undefined;
+    if (cached && names.every((n) => cached.has(n))) return cached;
+    known = gmail.ensureLabels([...new Set([...(cached?.keys() ?? []), ...names])]);
+    this.byAccount.set(accountId, known);
+    known.catch(() => this.byAccount.delete(accountId));
+    return known;
+  }
+}
+
+export function createGmailActivities(accounts: GmailAccounts): GmailActivities {
+  const labels = new LabelDirectory();
+
+  const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
+    try {
+      return await accounts.call(accountId, fn);
+    } catch (err) {
+      throw toActivityFailure(err);
+    }
+  };
+
+  const roleNames = (names: LabelNames, roles: LabelRole[]) => roles.map((role) => names[role]);
+
+  return {
+    async readThread({ accountId, threadId }) {
+      return withGmail(accountId, async (gmail, userEmail) => {
+        let snapshot;
+        try {
+          snapshot = await gmail.getThread(threadId);
+        } catch (err) {
+          if (err instanceof GmailNotFoundError) return null; // the thread was deleted: finish quietly
+          throw err;
+        }
+        const visible = snapshot.messages.filter((m) => !m.isDraft);
+        const latest = latestInboundMessage(snapshot, userEmail);
+        return {
+          threadId,
+          subject: visible[0]?.subject ?? '',
+          userEmail,
+          messages: visible.slice(-MESSAGES_CAP).map((m) => toPromptMessage(m, userEmail)),
+          latestInbound: latest ? toPromptMessage(latest, userEmail) : null,
+        };
+      });
+    },
+
+    async gatherReplyContext({ accountId, sender }) {
+      return withGmail(accountId, async (gmail) => {
+        const address = /<([^>]+)>/.exec(sender)?.[1] ?? sender;
+        const sent = await gmail.listMessages({ q: `in:sent to:${address}`, maxResults: TONE_EXAMPLES });
+        const examples: string[] = [];
+        for (const ref of sent.messages) {
+          const message = await gmail.getMessage(ref.id, 'full');
+          if (message.body.trim()) examples.push(message.body.slice(0, 1500));
+        }
+        return { toneExamples: examples };
+      });
+    },
+
+    async upsertDraft({ accountId, threadId, draftId, body, replyTo }) {
+      return withGmail(accountId, async (gmail, userEmail) => {
+        const parent = await gmail.getMessage(replyTo.messageId, 'metadata', [
+          'Message-ID',
+          'References',
+          'In-Reply-To',
+          'Subject',
+          'From',
+          'To',
+          'Reply-To',
+        ]);
+        const reply = buildReply({
+          parent,
+          from: { address: userEmail },
+          to: replyRecipients(parent, userEmail),
+          body,
+        });
+        const content = { threadId, raw: reply.raw };
+
+        // Look before creating: our recorded draft, or a draft with exactly this body left by an
+        // earlier attempt of this activity whose result was lost (the worker died after creating it).
+        let target = draftId ? await gmail.getDraft(draftId) : null;
+        if (!target) {
+          for (const ref of await gmail.listDraftsForThread(threadId)) {
+            const candidate = await gmail.getDraft(ref.draftId);
+            if (candidate && sameText(candidate.body, body)) {
+              target = candidate;
+              break;
+            }
+          }
+        }
+        if (target && sameText(target.body, body)) {
+          return { draftId: target.draftId, messageId: target.messageId, internalDate: target.message.internalDate };
+        }
+        const ref = target ? await gmail.updateDraft(target.draftId, content) : await gmail.createDraft(content);
+        const created = await gmail.getDraft(ref.draftId);
+        return { draftId: ref.draftId, messageId: ref.messageId, internalDate: created?.message.internalDate ?? Date.now() };
+      });
+    },
+
+    async readDraft({ accountId, draftId }) {
+      return withGmail(accountId, async (gmail) => {
+        const draft = await gmail.getDraft(draftId);
+        return draft
+          ? { draftId: draft.draftId, messageId: draft.messageId, internalDate: draft.message.internalDate, body: draft.body }
+          : null;
+      });
+    },
+
+    async changeLabels({ accountId, threadId, labels: names, add, remove, archive }) {
+      await withGmail(accountId, async (gmail) => {
+        const wanted = [...roleNames(names, add), ...roleNames(names, remove)];
+        const ids = await labels.ids(accountId, gmail, wanted);
+        const idOf = (name: string) => ids.get(name)!;
+        try {
+          await gmail.modifyThread(threadId, {
+            add: roleNames(names, add).map(idOf),
+            remove: [...roleNames(names, remove).map(idOf), ...(archive ? ['INBOX'] : [])],
+          });
+        } catch (err) {
+          if (!(err instanceof GmailNotFoundError)) throw err; // a deleted thread has no labels to change
+        }
+      });
+    },
+
+    async findSentReply({ accountId, threadId, afterMs }) {
+      return withGmail(accountId, async (gmail, userEmail) => {
+        try {
+          const sent = findSentReplyAfter(await gmail.getThread(threadId), afterMs, userEmail);
+          return sent ? { messageId: sent.id } : null;
+        } catch (err) {
+          if (err instanceof GmailNotFoundError) return null;
+          throw err;
+        }
+      });
+    },
+  };
+}

@@ -1,0 +1,141 @@
+// LLM activities (task queue durable-inbox-llm): classification and drafting through
+// @anthropic-ai/sdk, a per-account daily token budget, tokens recorded per call.
+import type Anthropic from '@anthropic-ai/sdk';
+import { activityInfo, ApplicationFailure, cancellationSignal } from '@temporalio/activity';
+import type { PrismaClient } from '../db/client.js';
+import {
+  classifyAnthropicError,
+  classifyEmail,
+  draftReply,
+  LlmOutputInvalidError,
+} from '../services/llm/index.js';
+import type { LlmActivities } from './thread-contracts.js';
+
+export interface LlmSettings {
+  model: string;
+  /** Tokens (in + out) one account may spend per UTC day; over it, threads go to Action Required. */
+  dailyTokenBudget: number;
+  /** Long threads are cut to this many prompt tokens. */
+  maxInputTokens: number;
+}
+
+export class TokenBudgetExceededError extends Error {
+  constructor(accountId: string, spent: number, budget: number) {
+    super(`account ${accountId} spent ${spent} of its ${budget} LLM tokens today`);
+    this.name = 'TokenBudgetExceededError';
+  }
+}
+
+function utcDay(now = new Date()): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+}
+
+/**
+ * SDK and schema errors → Temporal failures: retry (honouring Retry-After) or give up. Output that
+ * fails its schema is retried until `outputAttempts`; throttling and outages are retried without limit.
+ */
+function toActivityFailure(err: unknown, outputAttempts: number): unknown {
+  if (err instanceof LlmOutputInvalidError) {
+    return ApplicationFailure.create({
+      type: err.name,
+      message: err.message,
+      details: [{ field: err.field }],
+      nonRetryable: activityInfo().attempt >= outputAttempts,
+    });
+  }
+  if (err instanceof TokenBudgetExceededError) {
+    return ApplicationFailure.create({ type: err.name, message: err.message, nonRetryable: true });
+  }
+  const kind = classifyAnthropicError(err);
+  if (!kind) return err;
+  switch (kind.kind) {
+    case 'rate_limited':
+    case 'overloaded':
+      return ApplicationFailure.create({
+        type: kind.kind === 'rate_limited' ? 'LlmRateLimitedError' : 'LlmOverloadedError',
+        message: kind.message,
+        nextRetryDelay: kind.retryAfterMs,
+      });
+    case 'auth':
+      return ApplicationFailure.create({ type: 'LlmAuthError', message: kind.message, nonRetryable: true });
+    case 'bad_request':
+      return ApplicationFailure.create({ type: 'LlmRequestRejectedError', message: kind.message, nonRetryable: true });
+    case 'server':
+      return ApplicationFailure.create({ type: 'LlmServerError', message: kind.message });
+  }
+}
+
+export function createLlmActivities(deps: { prisma: PrismaClient; anthropic: Anthropic; settings: LlmSettings }): LlmActivities {
+  const { prisma, anthropic, settings } = deps;
+
+  async function ensureBudget(accountId: string): Promise<void> {
+    const usage = await prisma.tokenUsage.findUnique({ where: { accountId_day: { accountId, day: utcDay() } } });
+    const spent = (usage?.tokensIn ?? 0) + (usage?.tokensOut ?? 0);
+    if (spent >= settings.dailyTokenBudget) throw new TokenBudgetExceededError(accountId, spent, settings.dailyTokenBudget);
+  }
+
+  async function record(accountId: string, tokensIn: number, tokensOut: number): Promise<void> {
+    const day = utcDay();
+    await prisma.tokenUsage.upsert({
+      where: { accountId_day: { accountId, day } },
+      create: { accountId, day, tokensIn, tokensOut },
+      update: { tokensIn: { increment: tokensIn }, tokensOut: { increment: tokensOut } },
+    });
+  }
+
+  async function guarded<T extends { tokensIn: number; tokensOut: number }>(
+    accountId: string,
+    outputAttempts: number,
+    call: () => Promise<T>,
+  ) {
+    try {
+      await ensureBudget(accountId);
+      const result = await call();
+      await record(accountId, result.tokensIn, result.tokensOut);
+      return result;
+    } catch (err) {
+      throw toActivityFailure(err, outputAttempts);
+    }
+  }
+
+  return {
+    async classifyWithLlm({ accountId, email, instructions, outputAttempts }) {
+      const out = await guarded(accountId, outputAttempts, () =>
+        classifyEmail(anthropic, {
+          model: settings.model,
+          email,
+          instructions,
+          maxInputTokens: settings.maxInputTokens,
+          signal: cancellationSignal(),
+        }),
+      );
+      return { ...out.result, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
+    },
+
+    async writeDraft({
+      accountId,
+      thread,
+      toneExamples,
+      signature,
+      instructions,
+      reworkInstructions,
+      previousDraft,
+      outputAttempts,
+    }) {
+      const out = await guarded(accountId, outputAttempts, () =>
+        draftReply(anthropic, {
+          model: settings.model,
+          thread,
+          toneExamples,
+          signature,
+          instructions,
+          reworkInstructions,
+          previousDraft,
+          maxInputTokens: settings.maxInputTokens,
+          signal: cancellationSignal(),
+        }),
+      );
+      return { body: out.body, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
+    },
+  };
+}

@@ -1,0 +1,121 @@
+// The activities the thread workflow calls, as types: the workflow imports only these types,
+// the implementations (gmail-activities.ts, llm-activities.ts, store-activities.ts) satisfy them.
+import type {
+  Category,
+  DecisionRecord,
+  LabelNames,
+  LabelRole,
+  ThreadMemory,
+} from '../workflows/thread/types.js';
+
+/** One message as the classifier and the drafter see it (bodies already cut to a cap). */
+export interface PromptMessage {
+  messageId: string;
+  from: string;
+  to: string;
+  subject: string;
+  date: string;
+  body: string;
+  headers: Record<string, string>;
+  fromUser: boolean;
+}
+
+export interface ThreadContent {
+  threadId: string;
+  subject: string;
+  userEmail: string;
+  messages: PromptMessage[];
+  /** The newest message not sent by the user, or null when the user wrote last. */
+  latestInbound: PromptMessage | null;
+}
+
+export interface DraftRef {
+  draftId: string;
+  messageId: string;
+  /** internalDate of the draft's message (epoch ms, Gmail's clock). */
+  internalDate: number;
+}
+
+export interface GmailActivities {
+  /** The thread with bodies cut to a cap; null when the thread no longer exists. */
+  readThread(input: { accountId: string; threadId: string }): Promise<ThreadContent | null>;
+  /** The user's recent replies to this sender (tone) and signature. */
+  gatherReplyContext(input: {
+    accountId: string;
+    sender: string;
+  }): Promise<{ toneExamples: string[]; signature?: string }>;
+  /**
+   * Creates the thread's draft, or replaces the one we made before. Looks before it creates,
+   * so a retry or a restarted worker never leaves two drafts in the thread.
+   */
+  upsertDraft(input: {
+    accountId: string;
+    threadId: string;
+    draftId?: string;
+    body: string;
+    replyTo: PromptMessage;
+  }): Promise<DraftRef>;
+  /** The draft's current message and body; null when the draft no longer exists. */
+  readDraft(input: { accountId: string; draftId: string }): Promise<(DraftRef & { body: string }) | null>;
+  /** Adds and removes our labels on the thread; `archive` also removes INBOX. Missing labels are created. */
+  changeLabels(input: {
+    accountId: string;
+    threadId: string;
+    labels: LabelNames;
+    add: LabelRole[];
+    remove: LabelRole[];
+    archive?: boolean;
+  }): Promise<void>;
+  /** A message the user sent in the thread after `afterMs` (epoch ms), if any. */
+  findSentReply(input: { accountId: string; threadId: string; afterMs: number }): Promise<{ messageId: string } | null>;
+}
+
+export interface LlmUsage {
+  model: string;
+  tokensIn: number;
+  tokensOut: number;
+}
+
+export interface LlmActivities {
+  /** LLM classification with a zod-validated tool output. Throws LlmOutputInvalidError (retried) and TokenBudgetExceededError. */
+  classifyWithLlm(input: {
+    accountId: string;
+    email: PromptMessage;
+    thread: PromptMessage[];
+    instructions: string[];
+    /** Attempts at output that fails its schema before the failure is final. */
+    outputAttempts: number;
+  }): Promise<LlmUsage & { category: Category; confidence: number; reason: string }>;
+  /** A reply draft for the thread; with rework instructions, a revision of the previous draft. */
+  writeDraft(input: {
+    accountId: string;
+    thread: PromptMessage[];
+    toneExamples: string[];
+    signature?: string;
+    instructions: string[];
+    reworkInstructions?: string;
+    previousDraft?: string;
+    outputAttempts: number;
+  }): Promise<LlmUsage & { body: string }>;
+}
+
+export type RulesVerdict =
+  | { decided: true; category: Category; ruleId: string; reason: string; instructions: string[] }
+  | { decided: false; instructions: string[] };
+
+export interface StoreActivities {
+  /** Deterministic rules from Postgres (global, account, domain, sender scopes). */
+  classifyByRules(input: { accountId: string; email: PromptMessage }): Promise<RulesVerdict>;
+  /** What earlier runs of this thread left in Postgres; null for a thread never seen. */
+  loadThread(input: { accountId: string; threadId: string }): Promise<ThreadMemory | null>;
+  /** Upserts the thread row and appends new decisions (idempotent by run id and sequence). */
+  saveThread(input: {
+    accountId: string;
+    threadId: string;
+    workflowRunId: string;
+    memory: ThreadMemory;
+    closed: boolean;
+    /** Decisions not saved yet, with their index in the run's decision list (the idempotency key). */
+    decisions: { seq: number; decision: DecisionRecord }[];
+  }): Promise<void>;
+}

@@ -1,0 +1,83 @@
+// The one way mailbox changes reach thread workflows. The sync worker (and the demo, tests and
+// backfill hand-off) call it; it starts the thread's workflow or signals the running one.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { SignalDefinition } from '@temporalio/common';
+import type { Env } from '../config.js';
+import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
+import { InboxAccountId, InboxState } from '../temporal/search-attributes.js';
+import {
+  draftGoneSignal,
+  labelsChangedSignal,
+  newMessageSignal,
+  sentSeenSignal,
+  threadWorkflow,
+} from '../workflows/thread/thread-workflow.js';
+import { threadWorkflowId, type ThreadEvent, type ThreadSettings } from '../workflows/thread/types.js';
+
+export type IngestOutcome = 'started_or_signalled' | 'signalled' | 'ignored_closed';
+
+export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
+  return {
+    labels: {
+      outbox: cfg.LABEL_OUTBOX,
+      rework: cfg.LABEL_REWORK,
+      done: cfg.LABEL_DONE,
+      needsResponse: cfg.LABEL_NEEDS_RESPONSE,
+      actionRequired: cfg.LABEL_ACTION_REQUIRED,
+    },
+    maxReworks: cfg.MAX_REWORKS,
+    idleTimeoutMs: 30 * 24 * 3600 * 1000,
+    skippedIdleTimeoutMs: 3 * 24 * 3600 * 1000,
+    llmAttempts: 3,
+    reauthRecheckMs: 6 * 3600 * 1000,
+  };
+}
+
+/** Events that justify (re)starting a closed thread's workflow; the rest only matter to a running one. */
+function startsWorkflow(event: ThreadEvent): boolean {
+  if (event.type === 'message_added') return !event.labelIds.includes('DRAFT');
+  if (event.type === 'labels_changed') return event.added.includes('needsResponse') || event.added.includes('done');
+  return false;
+}
+
+const signals = {
+  message_added: newMessageSignal,
+  labels_changed: labelsChangedSignal,
+  draft_gone: draftGoneSignal,
+  sent_seen: sentSeenSignal,
+} as const;
+
+/** Each event type has its own signal (readable in the Web UI); all take the event itself. */
+function signalFor(event: ThreadEvent): SignalDefinition<[ThreadEvent]> {
+  return signals[event.type] as SignalDefinition<[ThreadEvent]>;
+}
+
+export async function ingestThreadEvent(
+  client: Client,
+  params: { accountId: string; threadId: string; event: ThreadEvent; settings: ThreadSettings },
+): Promise<IngestOutcome> {
+  const { accountId, threadId, event, settings } = params;
+  const workflowId = threadWorkflowId(accountId, threadId);
+  const signal = signalFor(event);
+  if (startsWorkflow(event)) {
+    await client.workflow.signalWithStart(threadWorkflow, {
+      workflowId,
+      taskQueue: WORKFLOW_TASK_QUEUE,
+      args: [{ accountId, threadId, settings }],
+      signal,
+      signalArgs: [event],
+      typedSearchAttributes: [
+        { key: InboxAccountId, value: accountId },
+        { key: InboxState, value: 'pending' },
+      ],
+    });
+    return 'started_or_signalled';
+  }
+  try {
+    await client.workflow.getHandle(workflowId).signal(signal, event);
+    return 'signalled';
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return 'ignored_closed';
+    throw err;
+  }
+}
