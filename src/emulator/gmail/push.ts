@@ -72,6 +72,7 @@ export interface PushStats {
 
 export interface PushDeliveryLog {
   at: string;
+  messageId: string;
   emailAddress: string;
   historyId: number;
   endpoint: string;
@@ -83,6 +84,9 @@ interface Notification {
   emailAddress: string;
   historyId: number;
   topicName: string;
+  /** Pub/Sub message id and publish time: fixed at publish, kept by redeliveries and duplicates. */
+  messageId: string;
+  publishTime: string;
 }
 
 interface UserPushState {
@@ -179,7 +183,9 @@ export class PushService {
       // Re-read the watch: a stop() or a new topic since scheduling wins.
       const current = this.getWatch(email);
       const historyId = this.currentHistoryId(email);
-      if (current && historyId !== undefined) this.emit({ emailAddress: email, historyId, topicName: current.topicName });
+      if (current && historyId !== undefined) {
+        this.emit({ emailAddress: email, historyId, topicName: current.topicName, messageId: String(this.nextMessageId++), publishTime: new Date().toISOString() });
+      }
       this.pending--;
     }, wait);
   }
@@ -249,8 +255,7 @@ export class PushService {
       return;
     }
     const [, project = 'emulator', topic = 'gmail'] = TOPIC_PATTERN.exec(notification.topicName) ?? [];
-    const messageId = String(this.nextMessageId++);
-    const publishTime = new Date().toISOString();
+    const { messageId, publishTime } = notification;
     const data = { emailAddress: notification.emailAddress, historyId: this.config.historyIdFormat === 'string' ? String(notification.historyId) : notification.historyId };
     const envelope = {
       message: {
@@ -288,7 +293,7 @@ export class PushService {
     } catch {
       status = 'error';
     }
-    this.log.push({ at: publishTime, emailAddress: notification.emailAddress, historyId: notification.historyId, endpoint: target.endpoint, status, attempt });
+    this.log.push({ at: new Date().toISOString(), messageId, emailAddress: notification.emailAddress, historyId: notification.historyId, endpoint: target.endpoint, status, attempt });
     if (this.log.length > 200) this.log.splice(0, this.log.length - 200);
     if (typeof status === 'number' && status >= 200 && status < 300) {
       this.stats.delivered++;

@@ -244,7 +244,9 @@ export class QuotaLedger {
     };
   }
 
-  reset(): void {
+  /** Forgets all accounting; with `config`, also replaces the configuration wholesale. */
+  reset(config?: Partial<QuotaConfig>): void {
+    if (config) this.config = { ...DEFAULT_QUOTA, ...config };
     this.users.clear();
     this.projectMinute.clear();
     this.projectDay.clear();

@@ -12,7 +12,7 @@ import { Metrics } from './metrics.js';
 import { buildMessage, completeOutgoing, extractEmails, fromBase64Url, headerValue, parseTopHeaders, type Address, type Attachment } from './mime.js';
 import { DEFAULT_CLIENT, FULL_SCOPE, OAuthServer, type OAuthClientRegistration } from './oauth.js';
 import { DEFAULT_PUSH, PushService, type PushConfig } from './push.js';
-import { DEFAULT_QUOTA, QuotaLedger, type QuotaConfig } from './quota.js';
+import { QuotaLedger, type QuotaConfig } from './quota.js';
 import { Random } from './random.js';
 import { generateMailbox, type SeedOptions } from './seed.js';
 import { Clock } from './clock.js';
@@ -304,8 +304,7 @@ export class GmailWorld {
     this.ids = new IdSource(this.options.seed);
     this.random = new Random(this.options.seed);
     this.oauth.reset();
-    this.quota.configure({ ...DEFAULT_QUOTA, ...this.options.quota });
-    this.quota.reset();
+    this.quota.reset(this.options.quota);
     this.faults.reset();
     this.faults.configure({ ...NO_FAULTS, seed: this.options.seed, ...this.options.faults });
     this.push.reset();
