@@ -92,6 +92,8 @@ export const envSchema = z.object({
 
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),
   DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
+  /** Long threads are cut to this many prompt tokens before an LLM call. */
+  LLM_MAX_INPUT_TOKENS: z.coerce.number().int().min(500).default(8_000),
   DEMO_MAILBOX_MESSAGES: z.coerce.number().int().min(0).default(40),
   EMULATORS: z.enum(['auto', 'always', 'never']).default('auto'),
 });

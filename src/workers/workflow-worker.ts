@@ -3,6 +3,7 @@
 import { Worker } from '@temporalio/worker';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { createRetentionActivities } from '../activities/retention.js';
+import { createStoreActivities } from '../activities/store-activities.js';
 import type { WorkerContext } from './context.js';
 import { getWorkflowBundle } from './workflow-bundle.js';
 import { runWorkerMain } from './main.js';
@@ -16,6 +17,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = WORKF
     workflowBundle: await getWorkflowBundle(),
     activities: {
       ...createRetentionActivities(ctx.prisma),
+      ...createStoreActivities(ctx.prisma),
     },
     dataConverter: ctx.dataConverter,
     // In-flight activities get this long to finish after SIGINT/SIGTERM before they are cancelled.

@@ -1,0 +1,46 @@
+// Worker for the Gmail task queue: every Gmail side effect. Its own queue lets operators cap
+// Gmail calls (GMAIL_ACTIVITIES_PER_SECOND, all workers of the queue together).
+import { Worker } from '@temporalio/worker';
+import { GmailAccounts } from '../accounts/gmail-accounts.js';
+import { TokenVault } from '../accounts/token-vault.js';
+import { createGmailActivities } from '../activities/gmail-activities.js';
+import type { Env } from '../config.js';
+import { GMAIL_TASK_QUEUE } from '../shared/task-queues.js';
+import { isMainModule } from '../shared/main-module.js';
+import { resolveTokenKey } from '../temporal/encryption-keys.js';
+import type { WorkerContext } from './context.js';
+import { runWorkerMain } from './main.js';
+
+export async function createGmailAccounts(ctx: WorkerContext): Promise<GmailAccounts> {
+  return new GmailAccounts(ctx.prisma, new TokenVault(await resolveTokenKey(ctx.cfg)), gmailOAuthSettings(ctx.cfg));
+}
+
+export function gmailOAuthSettings(cfg: Env) {
+  if (!cfg.GOOGLE_CLIENT_ID || !cfg.GOOGLE_CLIENT_SECRET) {
+    throw new Error('GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET are needed for Gmail (npm run dev uses the emulator)');
+  }
+  return {
+    clientId: cfg.GOOGLE_CLIENT_ID,
+    clientSecret: cfg.GOOGLE_CLIENT_SECRET,
+    tokenUrl: cfg.GOOGLE_OAUTH_TOKEN_URL,
+    rootUrl: cfg.GMAIL_API_ROOT_URL,
+  };
+}
+
+export async function createGmailWorker(ctx: WorkerContext, taskQueue = GMAIL_TASK_QUEUE): Promise<Worker> {
+  const accounts = await createGmailAccounts(ctx);
+  return Worker.create({
+    connection: ctx.connection,
+    namespace: ctx.cfg.TEMPORAL_NAMESPACE,
+    taskQueue,
+    activities: createGmailActivities(accounts),
+    dataConverter: ctx.dataConverter,
+    maxTaskQueueActivitiesPerSecond: ctx.cfg.GMAIL_ACTIVITIES_PER_SECOND,
+    maxConcurrentActivityTaskExecutions: 50,
+    shutdownGraceTime: '10 seconds',
+  });
+}
+
+if (isMainModule(import.meta.url)) {
+  await runWorkerMain('gmail-worker', createGmailWorker);
+}

@@ -1,0 +1,33 @@
+// Worker for the LLM task queue: classification and drafting through @anthropic-ai/sdk.
+// Its own queue lets operators cap LLM calls (LLM_ACTIVITIES_PER_SECOND) apart from Gmail's.
+import { Worker } from '@temporalio/worker';
+import { createLlmActivities } from '../activities/llm-activities.js';
+import { createLlmClient } from '../services/llm/index.js';
+import { LLM_TASK_QUEUE } from '../shared/task-queues.js';
+import { isMainModule } from '../shared/main-module.js';
+import type { WorkerContext } from './context.js';
+import { runWorkerMain } from './main.js';
+
+export async function createLlmWorker(ctx: WorkerContext, taskQueue = LLM_TASK_QUEUE): Promise<Worker> {
+  const { cfg } = ctx;
+  if (!cfg.ANTHROPIC_API_KEY) throw new Error('ANTHROPIC_API_KEY is needed (npm run dev uses the Anthropic emulator)');
+  const anthropic = createLlmClient({ apiKey: cfg.ANTHROPIC_API_KEY, baseURL: cfg.ANTHROPIC_BASE_URL });
+  return Worker.create({
+    connection: ctx.connection,
+    namespace: cfg.TEMPORAL_NAMESPACE,
+    taskQueue,
+    activities: createLlmActivities({
+      prisma: ctx.prisma,
+      anthropic,
+      settings: { model: cfg.ANTHROPIC_MODEL, dailyTokenBudget: cfg.DAILY_TOKEN_BUDGET, maxInputTokens: cfg.LLM_MAX_INPUT_TOKENS },
+    }),
+    dataConverter: ctx.dataConverter,
+    maxTaskQueueActivitiesPerSecond: cfg.LLM_ACTIVITIES_PER_SECOND,
+    maxConcurrentActivityTaskExecutions: 100,
+    shutdownGraceTime: '10 seconds',
+  });
+}
+
+if (isMainModule(import.meta.url)) {
+  await runWorkerMain('llm-worker', createLlmWorker);
+}
