@@ -53,7 +53,7 @@ describe('quotas', () => {
     expect(err.status).toBe(429);
     expect(err.data.error).toMatchObject({ code: 429, status: 'RESOURCE_EXHAUSTED' });
     expect(err.data.error.errors[0]).toMatchObject({ reason: 'userRateLimitExceeded', domain: 'usageLimits' });
-    expect(err.data.error.message).toMatch(/^User-rate limit exceeded\.  Retry after \d{4}-/);
+    expect(err.data.error.message).toMatch(/^User-rate limit exceeded\. {2}Retry after \d{4}-/);
     expect(Number(err.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const metrics = await emu.control.metrics();
     expect(metrics.quota.rejected429).toBe(1);
