@@ -56,13 +56,14 @@ function emptyMetrics(): EmulatorMetrics {
 
 const countTokens = (text: string) => Math.ceil(text.length / 4);
 
-/** Input tokens the way the emulator bills them: system, every message and the tool definitions. */
-function inputTokensOf(request: MessagesRequest): number {
-  const text =
-    systemText(request) +
-    request.messages.map((m) => contentText(m.content)).join('') +
-    (request.tools ? JSON.stringify(request.tools) : '');
-  return countTokens(text);
+/** Everything the model reads: the system prompt and every message, as one text. */
+function promptTextOf(request: MessagesRequest): string {
+  return [systemText(request), ...request.messages.map((m) => contentText(m.content))].filter(Boolean).join('\n');
+}
+
+/** Input tokens the way the emulator bills them: the prompt text plus the tool definitions. */
+function inputTokensOf(request: MessagesRequest, promptText = promptTextOf(request)): number {
+  return countTokens(promptText) + (request.tools ? countTokens(JSON.stringify(request.tools)) : 0);
 }
 
 const FAULT_RESPONSES: Record<Exclude<Fault, 'invalid-output'>, { status: number; type: string; message: string }> = {
@@ -221,7 +222,8 @@ export class AnthropicEmulatorServer {
     if (!request) return;
     const n = ++this.requestCounter;
     const { seed } = this.config;
-    const inputTokens = inputTokensOf(request);
+    const promptText = promptTextOf(request);
+    const inputTokens = inputTokensOf(request, promptText);
     this.metricsState.lastRequest = { body: request, inputTokens, receivedAt: new Date().toISOString() };
 
     const latency = this.config.latencyMs + Math.floor(draw(seed, 'jitter', n) * this.config.latencyJitterMs);
@@ -245,7 +247,6 @@ export class AnthropicEmulatorServer {
       return this.sendError(res, status, type, message, retryAfter);
     }
 
-    const promptText = `${systemText(request)}\n${request.messages.map((msg) => contentText(msg.content)).join('\n')}`;
     const choice = request.tool_choice;
     const forcedTool =
       choice?.type === 'tool'
@@ -300,13 +301,14 @@ export class AnthropicEmulatorServer {
   private async readJson(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
     const chunks: Buffer[] = [];
     let size = 0;
+    // Read to the end even when too large: leaving the loop early would destroy the socket before the 413.
     for await (const chunk of req) {
       size += (chunk as Buffer).length;
-      if (size > MAX_BODY_BYTES) {
-        this.sendError(res, 413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.');
-        return undefined;
-      }
-      chunks.push(chunk as Buffer);
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk as Buffer);
+    }
+    if (size > MAX_BODY_BYTES) {
+      this.sendError(res, 413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.');
+      return undefined;
     }
     try {
       return JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') as unknown;
