@@ -1,0 +1,76 @@
+// Gmail history records → thread events, per thread, in history order. Pure: the sync activity
+// lists, this decides, the ingest function delivers.
+//   - a message added with INBOX (not a draft)     → message_added (starts or signals the thread)
+//   - a message added with SENT                     → sent_seen (signals a running thread only)
+//   - a message deleted                             → draft_gone (the thread checks it was its draft)
+//   - one of our labels added/removed on a message  → labels_changed (keyed by history id)
+// Drafts being created or updated (ours, mostly) produce nothing.
+import type { HistoryRecord } from '../services/gmail/types.js';
+import type { LabelRole, ThreadEvent } from '../workflows/thread/types.js';
+
+export interface ThreadEvents {
+  threadId: string;
+  events: ThreadEvent[];
+}
+
+/** Gmail label id → our role, for the account's labels. */
+export type LabelRoles = ReadonlyMap<string, LabelRole>;
+
+export function historyToThreadEvents(records: readonly HistoryRecord[], roles: LabelRoles): ThreadEvents[] {
+  const byThread = new Map<string, ThreadEvent[]>();
+  const push = (threadId: string, event: ThreadEvent) => {
+    let list = byThread.get(threadId);
+    if (!list) byThread.set(threadId, (list = []));
+    list.push(event);
+  };
+  const rolesOf = (labelIds: readonly string[]) => {
+    const out: LabelRole[] = [];
+    for (const id of labelIds) {
+      const role = roles.get(id);
+      if (role && !out.includes(role)) out.push(role);
+    }
+    return out;
+  };
+
+  for (const record of records) {
+    for (const m of record.messagesAdded) {
+      if (m.labelIds.includes('DRAFT')) continue;
+      if (m.labelIds.includes('INBOX')) push(m.threadId, { type: 'message_added', messageId: m.id, labelIds: [...m.labelIds] });
+      if (m.labelIds.includes('SENT')) push(m.threadId, { type: 'sent_seen', messageId: m.id });
+    }
+    for (const m of record.messagesDeleted) {
+      push(m.threadId, { type: 'draft_gone', messageId: m.id });
+    }
+    // Added and removed labels of one message in one record form one change.
+    const changes = new Map<string, { threadId: string; added: LabelRole[]; removed: LabelRole[] }>();
+    const change = (messageId: string, threadId: string) => {
+      let c = changes.get(messageId);
+      if (!c) changes.set(messageId, (c = { threadId, added: [], removed: [] }));
+      return c;
+    };
+    for (const l of record.labelsAdded) {
+      const added = rolesOf(l.labelIds);
+      if (added.length > 0) change(l.message.id, l.message.threadId).added.push(...added);
+    }
+    for (const l of record.labelsRemoved) {
+      const removed = rolesOf(l.labelIds);
+      if (removed.length > 0) change(l.message.id, l.message.threadId).removed.push(...removed);
+    }
+    for (const [messageId, c] of changes) {
+      push(c.threadId, { type: 'labels_changed', messageId, changeId: `h${record.id}:${messageId}`, added: c.added, removed: c.removed });
+    }
+  }
+  return [...byThread].map(([threadId, events]) => ({ threadId, events }));
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+export async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  });
+  await Promise.all(runners);
+}

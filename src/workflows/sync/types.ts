@@ -1,0 +1,110 @@
+// The sync workflow's boundary: its input, the notifications it takes as signals, the
+// activities it calls and what its query returns. Shared by workflow, activities and callers.
+
+export interface SyncSettings {
+  /** history.list page size (≤ 500). Each page is delivered, then the cursor advances. */
+  pageSize: number;
+  /** Continue-as-new once the run's history has this many events (Temporal suggests it anyway near its limits). */
+  maxHistoryEvents: number;
+  /** While the account's grant is revoked, look again this often (ms) even without a reconnect signal. */
+  reauthRecheckMs: number;
+  /** Gap repair when the last successful sync time is unknown: list the inbox this far back (days). */
+  gapRepairFallbackDays: number;
+  /** Slack subtracted from the last successful sync time when listing the inbox for a gap (ms). */
+  gapRepairSlackMs: number;
+}
+
+export const DEFAULT_SYNC_SETTINGS: SyncSettings = {
+  pageSize: 500,
+  maxHistoryEvents: 5_000,
+  reauthRecheckMs: 6 * 3600_000,
+  gapRepairFallbackDays: 10,
+  gapRepairSlackMs: 3600_000,
+};
+
+/** Why a sync pass was asked for. `push` carries the mailbox's history id at the time of the change. */
+export interface SyncNotification {
+  source: 'push' | 'poll' | 'manual' | 'connect';
+  historyId?: string;
+}
+
+export interface FullScanRequest {
+  days: number;
+}
+
+/** What one run hands to the next (continue-as-new). */
+export interface SyncCarried {
+  cursor?: string;
+  /** Epoch ms (workflow time) at which the last complete pass started. */
+  lastSyncedAt?: number;
+  notifiedHistoryId?: string;
+  pollRequested: boolean;
+  fullScanDays?: number;
+  stats: SyncStats;
+}
+
+export interface SyncStats {
+  passes: number;
+  pages: number;
+  events: number;
+  gapRepairs: number;
+  fullScans: number;
+  ignoredNotifications: number;
+}
+
+export interface SyncWorkflowInput {
+  accountId: string;
+  settings?: Partial<SyncSettings>;
+  carried?: SyncCarried;
+}
+
+export interface SyncStatus {
+  accountId: string;
+  cursor?: string;
+  lastSyncedAt?: number;
+  paused: boolean;
+  pausedReason?: string;
+  stats: SyncStats;
+}
+
+// ---- activities ----------------------------------------------------------------------------
+
+export type HistoryPageResult =
+  | { kind: 'page'; cursor: string; more: boolean; records: number; events: number }
+  /** startHistoryId is older than Gmail keeps: a gap repair is needed. */
+  | { kind: 'expired' };
+
+export interface InboxScanResult {
+  /** The mailbox's history id read before listing: history after it covers everything the scan may have missed. */
+  historyId: string;
+  listed: number;
+  threads: number;
+  ingested: number;
+}
+
+export interface SyncActivities {
+  /** The persisted cursor (Account.historyId); starts one at the mailbox's current id when there is none. */
+  loadCursor(input: { accountId: string }): Promise<string>;
+  /** One page of history.list after `startHistoryId`, delivered to the thread workflows, then persisted. */
+  syncHistoryPage(input: { accountId: string; startHistoryId: string; pageSize: number }): Promise<HistoryPageResult>;
+  /** Lists the inbox since `sinceMs` and hands every message not yet known to the thread workflows. */
+  scanInbox(input: { accountId: string; sinceMs: number; resetCursor: boolean }): Promise<InboxScanResult>;
+}
+
+export interface SyncFanoutActivities {
+  /** Signals (with start) the sync workflow of every active account. */
+  notifyActiveAccounts(input: { kind: 'poll' | 'full_scan'; days?: number }): Promise<{ accounts: number }>;
+  /** users.watch for every active account whose watch expires within `renewWithinMs` (or has none). */
+  renewWatches(input: { renewWithinMs: number }): Promise<{ renewed: number; failed: number; skipped: number }>;
+}
+
+export function syncWorkflowId(accountId: string): string {
+  return `sync/${accountId}`;
+}
+
+/** Compares Gmail history ids (decimal strings of up to 64 bits). */
+export function historyIdGreater(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || a === '') return false;
+  if (b === undefined || b === '') return true;
+  return BigInt(a) > BigInt(b);
+}
