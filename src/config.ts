@@ -79,6 +79,22 @@ export const envSchema = z.object({
   GMAIL_EMULATOR_PORT: port.default(8235),
   GMAIL_QUOTA_PROFILE: z.enum(['legacy', '2026']).default('legacy'),
 
+  /** Sync (docs/sync.md). The Pub/Sub topic users.watch publishes to; unset: no watch, polling only. */
+  GMAIL_PUSH_TOPIC: z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'expected projects/<p>/topics/<t>').optional(),
+  /** The `aud` of the push subscription's OIDC token (usually the public URL of POST /gmail/push). Unset: no push endpoint. */
+  PUSH_AUDIENCE: z.string().min(1).optional(),
+  /** The push subscription's service account (the token's `email`). */
+  PUSH_SERVICE_ACCOUNT_EMAIL: z.email().optional(),
+  /** Certs (`{kid: PEM}`) that sign push tokens; default Google's. The emulator serves its own. */
+  GOOGLE_CERTS_URL: url.optional(),
+  /** Schedules: fallback sync of every active account, full inbox scan (and how far back), watch renewal. */
+  SYNC_POLL_EVERY: z.string().min(1).default('15 minutes'),
+  SYNC_FULL_SCAN_EVERY: z.string().min(1).default('1 hour'),
+  SYNC_FULL_SCAN_DAYS: z.coerce.number().int().positive().default(10),
+  WATCH_RENEWAL_EVERY: z.string().min(1).default('1 day'),
+  /** A watch expiring within this many hours is renewed (Gmail watches last 7 days). */
+  WATCH_RENEW_WITHIN_HOURS: z.coerce.number().positive().default(156),
+
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url.optional(),
   ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-5'),

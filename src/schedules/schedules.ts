@@ -4,11 +4,57 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import type { retentionWorkflow } from '../workflows/retention.js';
+import type { syncAllAccountsWorkflow, watchRenewalWorkflow } from '../workflows/sync/scheduled.js';
 
 export interface ScheduleSettings {
   retentionDays: number;
   /** Every how long retention runs (default one day). */
   retentionEvery?: string;
+  /** Gmail sync schedules (fallback poll, full inbox scan, watch renewal); none without it. */
+  sync?: SyncScheduleSettings;
+}
+
+export interface SyncScheduleSettings {
+  pollEvery: string;
+  fullScanEvery: string;
+  fullScanDays: number;
+  watchRenewalEvery: string;
+  watchRenewWithinMs: number;
+  /** Tests: their own queue and ids. */
+  taskQueue?: string;
+  idPrefix?: string;
+}
+
+export const SYNC_POLL_SCHEDULE_ID = 'gmail-sync-fallback';
+export const SYNC_FULL_SCAN_SCHEDULE_ID = 'gmail-full-scan';
+export const WATCH_RENEWAL_SCHEDULE_ID = 'gmail-watch-renewal';
+
+function syncSchedules(s: SyncScheduleSettings): ScheduleOptions[] {
+  const prefix = s.idPrefix ?? '';
+  const taskQueue = s.taskQueue ?? WORKFLOW_TASK_QUEUE;
+  const pollType: (typeof syncAllAccountsWorkflow)['name'] = 'syncAllAccountsWorkflow';
+  const watchType: (typeof watchRenewalWorkflow)['name'] = 'watchRenewalWorkflow';
+  const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '10 minutes' };
+  return [
+    {
+      scheduleId: prefix + SYNC_POLL_SCHEDULE_ID,
+      spec: { intervals: [{ every: s.pollEvery }] },
+      action: { type: 'startWorkflow', workflowType: pollType, workflowId: prefix + SYNC_POLL_SCHEDULE_ID, taskQueue, args: [{ kind: 'poll' }] },
+      policies,
+    },
+    {
+      scheduleId: prefix + SYNC_FULL_SCAN_SCHEDULE_ID,
+      spec: { intervals: [{ every: s.fullScanEvery }] },
+      action: { type: 'startWorkflow', workflowType: pollType, workflowId: prefix + SYNC_FULL_SCAN_SCHEDULE_ID, taskQueue, args: [{ kind: 'full_scan', days: s.fullScanDays }] },
+      policies,
+    },
+    {
+      scheduleId: prefix + WATCH_RENEWAL_SCHEDULE_ID,
+      spec: { intervals: [{ every: s.watchRenewalEvery }] },
+      action: { type: 'startWorkflow', workflowType: watchType, workflowId: prefix + WATCH_RENEWAL_SCHEDULE_ID, taskQueue, args: [{ renewWithinMs: s.watchRenewWithinMs }] },
+      policies: { ...policies, catchupWindow: '1 day' },
+    },
+  ];
 }
 
 export const RETENTION_SCHEDULE_ID = 'retention';
@@ -26,7 +72,7 @@ export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
   };
-  return [retention];
+  return settings.sync ? [retention, ...syncSchedules(settings.sync)] : [retention];
 }
 
 export async function ensureSchedules(client: Client, settings: ScheduleSettings): Promise<string[]> {

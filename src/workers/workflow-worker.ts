@@ -4,6 +4,7 @@ import { Worker } from '@temporalio/worker';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { createRetentionActivities } from '../activities/retention.js';
 import { createStoreActivities } from '../activities/store-activities.js';
+import { createSyncWorkerActivities } from '../sync/worker-activities.js';
 import type { WorkerContext } from './context.js';
 import { getWorkflowBundle } from './workflow-bundle.js';
 import { runWorkerMain } from './main.js';
@@ -18,6 +19,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = WORKF
     activities: {
       ...createRetentionActivities(ctx.prisma),
       ...createStoreActivities(ctx.prisma),
+      ...createSyncWorkerActivities(ctx, { taskQueue }),
     },
     dataConverter: ctx.dataConverter,
     // In-flight activities get this long to finish after SIGINT/SIGTERM before they are cancelled.

@@ -1,5 +1,7 @@
 // The workflow bundle's entry: every workflow type the workers register.
 export { retentionWorkflow } from './retention.js';
+export { syncWorkflow } from './sync/sync-workflow.js';
+export { syncAllAccountsWorkflow, watchRenewalWorkflow } from './sync/scheduled.js';
 export {
   threadWorkflow,
   newMessageSignal,

@@ -12,6 +12,21 @@ const SAFETY_MARGIN_TOKENS = 32;
 const MIN_EMAIL_TOKENS = 32;
 const TRUNCATION_MARK = '\n[truncated to fit the token cap]';
 
+/**
+ * The most of the cap each optional part may take; the email or thread gets the rest (about a third at least).
+ * User-written parts are bounded so that a long signature or instruction list cannot crowd out the mail.
+ */
+const SHARE_OF_CAP = {
+  classificationInstructions: 0.25,
+  signature: 0.05,
+  toneExamples: 0.15,
+  draftInstructions: 0.15,
+  previousDraft: 0.2,
+  reworkInstructions: 0.1,
+} as const;
+
+const share = (cap: number, part: keyof typeof SHARE_OF_CAP) => Math.floor(cap * SHARE_OF_CAP[part]);
+
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / CHARS_PER_TOKEN);
 }
@@ -55,7 +70,7 @@ function fitEmail(email: EmailForPrompt, tag: string, attributes: string, maxTok
   const full = formatEmail(email, tag, attributes);
   if (estimateTokens(full) <= maxTokens) return full;
   const frameTokens = estimateTokens(formatEmail({ ...email, body: '' }, tag, attributes));
-  const bodyTokens = maxTokens - frameTokens - 1;
+  const bodyTokens = maxTokens - frameTokens;
   if (bodyTokens < MIN_EMAIL_TOKENS) return null;
   return formatEmail({ ...email, body: truncateToTokens(email.body.trim(), bodyTokens) }, tag, attributes);
 }
@@ -84,7 +99,7 @@ export interface ClassificationPromptInput {
 export function buildClassificationPrompt(input: ClassificationPromptInput): Prompt {
   const cap = input.maxInputTokens - (input.reservedTokens ?? 0) - SAFETY_MARGIN_TOKENS;
   const categories = CATEGORIES.map((c) => `- ${c}: ${CATEGORY_DESCRIPTIONS[c]}`).join('\n');
-  const instructions = instructionsBlock(input.instructions, Math.floor(cap / 4));
+  const instructions = instructionsBlock(input.instructions, share(cap, 'classificationInstructions'));
   const system =
     "You classify email for the user's inbox assistant. Decide the category of the email below from the user's " +
     `point of view.\n\nCategories:\n${categories}\n\n` +
@@ -149,23 +164,23 @@ export function buildDraftPrompt(input: DraftPromptInput): Prompt {
   if (input.thread.length === 0) throw new RangeError('draft prompt needs at least one message in the thread');
   const cap = input.maxInputTokens - SAFETY_MARGIN_TOKENS;
   const signature = input.signature?.trim()
-    ? `\n\nEnd the reply with this signature, exactly:\n<signature>\n${truncateToTokens(input.signature.trim(), Math.floor(cap / 20))}\n</signature>`
+    ? `\n\nEnd the reply with this signature, exactly:\n<signature>\n${truncateToTokens(input.signature.trim(), share(cap, 'signature'))}\n</signature>`
     : '';
   const system =
     "You write email replies on the user's behalf, in the user's voice. Write only the body of a reply to the " +
     'newest message in the thread: plain text, no subject line, no quoted text. Do not invent facts, dates or ' +
     'commitments; where the reply needs something only the user knows, say so briefly in the reply.' +
     signature +
-    toneBlock(input.toneExamples, Math.floor(cap * 0.15)) +
-    instructionsBlock(input.instructions ?? [], Math.floor(cap * 0.15));
+    toneBlock(input.toneExamples, share(cap, 'toneExamples')) +
+    instructionsBlock(input.instructions ?? [], share(cap, 'draftInstructions'));
 
   const rework = input.reworkInstructions?.trim();
   const task = rework
     ? '\n\n' +
       (input.previousDraft?.trim()
-        ? `<previous_draft>\n${truncateToTokens(input.previousDraft.trim(), Math.floor(cap * 0.2))}\n</previous_draft>\n`
+        ? `<previous_draft>\n${truncateToTokens(input.previousDraft.trim(), share(cap, 'previousDraft'))}\n</previous_draft>\n`
         : '') +
-      `<rework_instructions>\n${truncateToTokens(rework, Math.floor(cap * 0.1))}\n</rework_instructions>\n` +
+      `<rework_instructions>\n${truncateToTokens(rework, share(cap, 'reworkInstructions'))}\n</rework_instructions>\n` +
       'Rewrite the previous draft of the reply to the newest message, applying the rework instructions.'
     : '\n\nWrite the reply to the newest message.';
 
