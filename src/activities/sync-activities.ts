@@ -23,6 +23,8 @@ export interface SyncActivityDeps {
   threadSettings: ThreadSettings;
   /** Where the sync workflows run (the main queue outside tests). */
   syncTaskQueue?: string;
+  /** Where the thread workflows run (the main queue outside tests). */
+  threadTaskQueue?: string;
   /** Pub/Sub topic for users.watch; without it there is no push and the schedules poll. */
   pushTopic?: string;
   /** Threads delivered in parallel within one page (events of one thread stay in order). */
@@ -73,7 +75,13 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
     let delivered = 0;
     await forEachLimited(threads, concurrency, async ({ threadId, events }) => {
       for (const event of events) {
-        await ingestThreadEvent(client, { accountId, threadId, event, settings: threadSettings });
+        await ingestThreadEvent(client, {
+          accountId,
+          threadId,
+          event,
+          settings: threadSettings,
+          ...(deps.threadTaskQueue ? { taskQueue: deps.threadTaskQueue } : {}),
+        });
         delivered++;
       }
       heartbeat({ delivered });
