@@ -1,0 +1,153 @@
+// Inputs, signals and queries of the backfill and archiver workflows (workflow-safe: no Node).
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { FetchFormat } from '../../backfill/contracts.js';
+import type { FrontierState } from '../../backfill/frontier.js';
+import type { Granularity } from '../../backfill/slicing.js';
+
+export interface BackfillTaskQueues {
+  /** Workflows and Postgres-only activities (default durable-inbox). */
+  workflows?: string;
+  /** Gmail activities (default durable-inbox-gmail). */
+  gmail?: string;
+}
+
+export interface BackfillOptions {
+  accountId: string;
+  /** 'auto' (default): from the mailbox's size. */
+  granularity?: Granularity | 'auto';
+  /** Epoch ms; default: the oldest message. */
+  rangeStart?: number;
+  /** Epoch ms; default: when the backfill starts. */
+  rangeEnd?: number;
+  /** Ids per batch activity (default 300). */
+  batchSize?: number;
+  /** Slice children running at once (default 8, at most 200). */
+  window?: number;
+  /** Batch activities of one slice running at once (default 2). */
+  batchParallelism?: number;
+  /** Slice queries are widened by this much on each side; duplicates are dropped (default 60 s). */
+  overlapMs?: number;
+  /** A slice listing more pages of 500 than this splits in two (default 20). */
+  maxListPages?: number;
+  /** Target messages per slice when choosing the granularity (default 2000). */
+  targetPerSlice?: number;
+  format?: FetchFormat;
+  /** Continue-as-new after this many slices in one run (default: when Temporal suggests it). */
+  slicesPerRun?: number;
+  taskQueues?: BackfillTaskQueues;
+}
+
+export interface BackfillCounters {
+  messagesTotal: number;
+  listed: number;
+  stored: number;
+  inserted: number;
+  bad: number;
+  gone: number;
+  splits: number;
+}
+
+export type BadRateAlert = 'ok' | 'warn' | 'critical';
+
+/** What a run carries into the next through continue-as-new. */
+export interface BackfillCarried {
+  frontier: FrontierState;
+  counters: BackfillCounters;
+  startedAt: number;
+  /** Slice results that arrived but were not processed yet. */
+  inbox: SliceReport[];
+  /** (processed, bad) per finished slice, newest last, covering the last ≥ 10,000 messages. */
+  badWindow: Array<[number, number]>;
+  alert: BadRateAlert;
+  /** (time, stored) samples for the current rate. */
+  rateSamples: Array<[number, number]>;
+  runs: number;
+}
+
+export interface BackfillInput extends BackfillOptions {
+  carried?: BackfillCarried;
+}
+
+export interface SliceInput {
+  accountId: string;
+  start: number;
+  end: number;
+  parentWorkflowId: string;
+  batchSize: number;
+  batchParallelism: number;
+  overlapMs: number;
+  /** 0: never give up listing (the slice is too short to split). */
+  maxListPages: number;
+  format: FetchFormat;
+  taskQueues: Required<BackfillTaskQueues>;
+}
+
+export interface SliceReport {
+  start: number;
+  end: number;
+  outcome: 'done' | 'split' | 'failed';
+  listed: number;
+  stored: number;
+  inserted: number;
+  bad: number;
+  gone: number;
+  error?: string;
+}
+
+export interface BackfillProgress {
+  accountId: string;
+  state: 'planning' | 'running' | 'done' | 'cancelled';
+  rangeStart: number | null;
+  rangeEnd: number | null;
+  granularity: Granularity | null;
+  watermark: number | null;
+  slicesDone: number;
+  slicesTotal: number;
+  slicesRunning: number;
+  counters: BackfillCounters;
+  /** Messages stored per second, recently. */
+  rate: number;
+  badRate: number;
+  alert: BadRateAlert;
+  startedAt: number;
+  runs: number;
+}
+
+export const sliceDoneSignal = defineSignal<[SliceReport]>('backfillSliceDone');
+export const backfillProgressQuery = defineQuery<BackfillProgress>('backfillProgress');
+
+export interface ArchiverInput {
+  /** Default: every active account with a watermark. */
+  accountIds?: string[];
+  dryRun?: boolean;
+  /** Move to Trash instead of only removing INBOX (default false). */
+  trash?: boolean;
+  /** Ids per batchModify (≤ 1000, default 1000). */
+  batchSize?: number;
+  /** A dry run lists at most this many ids in its result (default 1000). */
+  listLimit?: number;
+  taskQueues?: BackfillTaskQueues;
+  carried?: { accountIndex: number; afterId: string; results: ArchiverAccountResult[] };
+}
+
+export interface ArchiverAccountResult {
+  accountId: string;
+  archived: number;
+  watermark: number | null;
+  /** Dry run: the ids it would take out of the inbox (up to listLimit). */
+  wouldArchive?: string[];
+}
+
+export interface ArchiverResult {
+  dryRun: boolean;
+  trash: boolean;
+  accounts: ArchiverAccountResult[];
+}
+
+export function backfillWorkflowId(accountId: string): string {
+  return `backfill-${accountId}`;
+}
+
+export function sliceWorkflowId(accountId: string, start: number, end: number): string {
+  return `backfill-${accountId}-slice-${start}-${end}`;
+}
