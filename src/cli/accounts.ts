@@ -1,0 +1,117 @@
+// `npm run cli -- accounts <connect|list>`.
+//   connect [--login-hint you@example.com]  OAuth2 loopback consent in the browser; tokens sealed in
+//                                           Postgres, labels created, cursor set, watch, sync started.
+//   list                                    every account with its status (needs_reauth says what to do).
+import { parseArgs } from 'node:util';
+import { TokenVault } from '../accounts/token-vault.js';
+import type { Env } from '../config.js';
+import { createPrismaClient, type PrismaClient } from '../db/client.js';
+import { resolveDatabase } from '../db/resolve-database.js';
+import { threadSettingsFromConfig } from '../ingest/thread-ingest.js';
+import { createLogger } from '../shared/log.js';
+import { registerAccount, runLoopbackConsent, type RegisteredAccount } from '../sync/accounts.js';
+import type { SyncTarget } from '../sync/notify.js';
+import { connectClient } from '../temporal/client.js';
+import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys.js';
+import { gmailOAuthSettings } from '../workers/gmail-worker.js';
+
+const log = createLogger('cli');
+
+export interface AccountsCliIo {
+  out: (line: string) => void;
+  /** Shows the consent URL; default: print it for the user to open. */
+  openUrl?: (url: string) => Promise<void> | void;
+}
+
+export interface AccountsCliDeps {
+  cfg: Env;
+  prisma: PrismaClient;
+  /** For starting/resuming the account's sync; when absent, the fallback poll picks the account up. */
+  sync?: SyncTarget;
+}
+
+export async function connectCommand(deps: AccountsCliDeps, io: AccountsCliIo, loginHint?: string): Promise<RegisteredAccount> {
+  const oauth = gmailOAuthSettings(deps.cfg);
+  const tokens = await runLoopbackConsent({
+    clientId: oauth.clientId,
+    clientSecret: oauth.clientSecret,
+    ...(deps.cfg.GOOGLE_OAUTH_AUTH_URL ? { authUrl: deps.cfg.GOOGLE_OAUTH_AUTH_URL } : {}),
+    ...(deps.cfg.GOOGLE_OAUTH_TOKEN_URL ? { tokenUrl: deps.cfg.GOOGLE_OAUTH_TOKEN_URL } : {}),
+    ...(loginHint ? { loginHint } : {}),
+    openUrl: io.openUrl ?? ((url) => io.out(`Open this URL in your browser to connect Gmail:\n\n  ${url}\n`)),
+  });
+  const account = await registerAccount(
+    {
+      prisma: deps.prisma,
+      vault: new TokenVault(await resolveTokenKey(deps.cfg)),
+      oauth,
+      labels: threadSettingsFromConfig(deps.cfg).labels,
+      ...(deps.sync ? { sync: deps.sync } : {}),
+      ...(deps.cfg.GMAIL_PUSH_TOPIC ? { pushTopic: deps.cfg.GMAIL_PUSH_TOPIC } : {}),
+    },
+    tokens,
+  );
+  io.out(
+    `${account.reconnected ? 'Reconnected' : 'Connected'} ${account.email} (account ${account.id}); sync cursor ${account.historyId}` +
+      (account.watchExpiration ? `, Gmail watch until ${account.watchExpiration.toISOString()}` : ', no Gmail watch (GMAIL_PUSH_TOPIC unset)'),
+  );
+  return account;
+}
+
+export async function listCommand(deps: Pick<AccountsCliDeps, 'prisma'>, io: AccountsCliIo): Promise<void> {
+  const rows = await deps.prisma.account.findMany({ orderBy: { createdAt: 'asc' } });
+  if (rows.length === 0) {
+    io.out('No accounts. Connect one with: npm run cli -- accounts connect');
+    return;
+  }
+  const table = rows.map((a) => [
+    a.email,
+    a.status,
+    a.historyId ?? '-',
+    a.watchExpiration ? a.watchExpiration.toISOString() : '-',
+    a.id,
+  ]);
+  const header = ['EMAIL', 'STATUS', 'CURSOR', 'WATCH UNTIL', 'ID'];
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
+  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  io.out(fmt(header));
+  for (const r of table) io.out(fmt(r));
+  const stale = rows.filter((a) => a.status === 'needs_reauth');
+  for (const a of stale) {
+    io.out(`\n${a.email} needs_reauth: Google revoked the grant; its sync is paused. Reconnect: npm run cli -- accounts connect --login-hint ${a.email}`);
+  }
+}
+
+/** Entry for src/cli/main.ts. Returns the exit code. */
+export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo = { out: (l) => console.log(l) }): Promise<number> {
+  const [sub, ...rest] = argv;
+  const { values } = parseArgs({ args: rest, options: { 'login-hint': { type: 'string' } }, allowPositionals: true });
+  if (sub !== 'connect' && sub !== 'list') {
+    io.out('usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list');
+    return 2;
+  }
+  const database = await resolveDatabase(cfg, log);
+  const prisma = createPrismaClient(database.url);
+  try {
+    if (sub === 'list') {
+      await listCommand({ prisma }, io);
+      return 0;
+    }
+    let client;
+    try {
+      client = await connectClient(cfg, await resolvePayloadKeys(cfg));
+    } catch (err) {
+      log.warn(`Temporal unreachable (${err instanceof Error ? err.message : String(err)}): the fallback poll will start this account's sync`);
+    }
+    try {
+      await connectCommand({ cfg, prisma, ...(client ? { sync: { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE } } : {}) }, io, values['login-hint']);
+    } finally {
+      await client?.connection.close();
+    }
+    return 0;
+  } finally {
+    await prisma.$disconnect();
+    await database.stop();
+  }
+}
+

@@ -1,0 +1,20 @@
+// `npm run cli -- <command> ...`: a tiny dispatcher; each command lives in its own module.
+import { loadConfigOrExit } from '../config.js';
+import { runAccountsCli } from './accounts.js';
+
+const commands: Record<string, (argv: string[]) => Promise<number>> = {
+  accounts: (argv) => runAccountsCli(loadConfigOrExit(), argv),
+};
+
+const [name, ...rest] = process.argv.slice(2);
+const command = name ? commands[name] : undefined;
+if (!command) {
+  console.log(`usage: npm run cli -- <${Object.keys(commands).join('|')}> ...`);
+  process.exit(2);
+}
+try {
+  process.exit(await command(rest));
+} catch (err) {
+  console.error(`durable-inbox ${name}: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+}

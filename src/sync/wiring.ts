@@ -1,0 +1,44 @@
+// Configuration → sync wiring, for the entrypoints (dev orchestrator, HTTP server, CLI).
+import type { Client } from '@temporalio/client';
+import type { Env } from '../config.js';
+import type { PrismaClient } from '../db/client.js';
+import type { RouteHandler } from '../http/server.js';
+import { PUSH_PATH, pushRoute } from '../push/push-route.js';
+import type { SyncScheduleSettings } from '../schedules/schedules.js';
+import { createLogger } from '../shared/log.js';
+
+const log = createLogger('sync');
+
+export function syncScheduleSettingsFromConfig(cfg: Env): SyncScheduleSettings {
+  return {
+    pollEvery: cfg.SYNC_POLL_EVERY,
+    fullScanEvery: cfg.SYNC_FULL_SCAN_EVERY,
+    fullScanDays: cfg.SYNC_FULL_SCAN_DAYS,
+    watchRenewalEvery: cfg.WATCH_RENEWAL_EVERY,
+    watchRenewWithinMs: cfg.WATCH_RENEW_WITHIN_HOURS * 3600_000,
+  };
+}
+
+/** `{'POST /gmail/push': handler}` when PUSH_AUDIENCE and PUSH_SERVICE_ACCOUNT_EMAIL are set, else `{}`. */
+export function pushRoutesFromConfig(
+  cfg: Env,
+  deps: { prisma: PrismaClient; client: Client; taskQueue?: string },
+  overrides: { audience?: string; serviceAccountEmail?: string; certsUrl?: string } = {},
+): Record<string, RouteHandler> {
+  const audience = overrides.audience ?? cfg.PUSH_AUDIENCE;
+  const serviceAccountEmail = overrides.serviceAccountEmail ?? cfg.PUSH_SERVICE_ACCOUNT_EMAIL;
+  const certsUrl = overrides.certsUrl ?? cfg.GOOGLE_CERTS_URL;
+  if (!audience || !serviceAccountEmail) {
+    log.warn('PUSH_AUDIENCE or PUSH_SERVICE_ACCOUNT_EMAIL unset: no push endpoint, mail arrives through the fallback poll');
+    return {};
+  }
+  return {
+    [`POST ${PUSH_PATH}`]: pushRoute({
+      prisma: deps.prisma,
+      sync: { client: deps.client, ...(deps.taskQueue ? { taskQueue: deps.taskQueue } : {}) },
+      audience,
+      serviceAccountEmail,
+      ...(certsUrl ? { certsUrl } : {}),
+    }),
+  };
+}
