@@ -4,6 +4,8 @@ import { Worker } from '@temporalio/worker';
 import { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { TokenVault } from '../accounts/token-vault.js';
 import { createGmailActivities } from '../activities/gmail-activities.js';
+import { createBackfillGmailActivities } from '../activities/backfill-gmail.js';
+import { prismaExecutor, processQuotaLimiter } from '../quota/index.js';
 import type { Env } from '../config.js';
 import { GMAIL_TASK_QUEUE } from '../shared/task-queues.js';
 import { isMainModule } from '../shared/main-module.js';
@@ -33,7 +35,10 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = GMAIL_TA
     connection: ctx.connection,
     namespace: ctx.cfg.TEMPORAL_NAMESPACE,
     taskQueue,
-    activities: createGmailActivities(accounts),
+    activities: {
+      ...createGmailActivities(accounts),
+      ...createBackfillGmailActivities({ accounts, limiter: processQuotaLimiter(ctx.prisma), db: prismaExecutor(ctx.prisma) }),
+    },
     dataConverter: ctx.dataConverter,
     maxTaskQueueActivitiesPerSecond: ctx.cfg.GMAIL_ACTIVITIES_PER_SECOND,
     maxConcurrentActivityTaskExecutions: 50,

@@ -4,6 +4,8 @@ import { Worker } from '@temporalio/worker';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { createRetentionActivities } from '../activities/retention.js';
 import { createStoreActivities } from '../activities/store-activities.js';
+import { createBackfillStoreActivities } from '../activities/backfill-store.js';
+import { prismaExecutor } from '../quota/sql.js';
 import { createSyncWorkerActivities } from '../sync/worker-activities.js';
 import type { WorkerContext } from './context.js';
 import { getWorkflowBundle } from './workflow-bundle.js';
@@ -19,6 +21,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = WORKF
     activities: {
       ...createRetentionActivities(ctx.prisma),
       ...createStoreActivities(ctx.prisma),
+      ...createBackfillStoreActivities(prismaExecutor(ctx.prisma)),
       ...createSyncWorkerActivities(ctx, { taskQueue }),
     },
     dataConverter: ctx.dataConverter,
