@@ -29,6 +29,8 @@ export interface SyncActivityDeps {
   pushTopic?: string;
   /** Threads delivered in parallel within one page (events of one thread stay in order). */
   deliverConcurrency?: number;
+  /** Limits the schedule fan-outs (poll, full scan, watch renewal) to these accounts: sharding, tests. */
+  accountIds?: readonly string[];
 }
 
 const HISTORY_TYPES = ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'] as const;
@@ -47,6 +49,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
   const { prisma, accounts, client, threadSettings } = deps;
   const concurrency = deps.deliverConcurrency ?? 32;
   const target: SyncTarget = { client, ...(deps.syncTaskQueue ? { taskQueue: deps.syncTaskQueue } : {}) };
+  const scope = deps.accountIds ? { id: { in: [...deps.accountIds] } } : {};
   const labelCache = new Map<string, { at: number; roles: LabelRoles }>();
 
   async function gmail<T>(accountId: string, fn: (g: GmailService, email: string) => Promise<T>): Promise<T> {
@@ -172,7 +175,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
     },
 
     async notifyActiveAccounts({ kind, days }) {
-      const active = await prisma.account.findMany({ where: { status: 'active' }, select: { id: true } });
+      const active = await prisma.account.findMany({ where: { status: 'active', ...scope }, select: { id: true } });
       for (const { id } of active) {
         if (kind === 'full_scan') await requestFullScan(target, id, { days: days ?? 10 });
         else await notifySync(target, id, { source: 'poll' });
@@ -183,7 +186,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
 
     async renewWatches({ renewWithinMs }) {
       const active = await prisma.account.findMany({
-        where: { status: 'active' },
+        where: { status: 'active', ...scope },
         select: { id: true, watchExpiration: true },
       });
       const topic = deps.pushTopic;

@@ -1,0 +1,306 @@
+// The Gmail sync end to end, all real: dev server, Postgres, the Gmail emulator (push with OIDC
+// tokens signed by its key, history 404s, revocation) over googleapis/google-auth-library, the
+// Anthropic emulator, the thread workflow's three workers (test/helpers/inbox-harness.ts), and a
+// sync worker + the push endpoint of this file.
+import { randomUUID } from 'node:crypto';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
+import { TokenVault } from '../../src/accounts/token-vault.js';
+import { createSyncActivities } from '../../src/activities/sync-activities.js';
+import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { pushRoute, PUSH_PATH } from '../../src/push/push-route.js';
+import { scheduleDefinitions, SYNC_POLL_SCHEDULE_ID } from '../../src/schedules/schedules.js';
+import { registerAccount, type AccountDeps } from '../../src/sync/accounts.js';
+import { notifySync, type SyncTarget } from '../../src/sync/notify.js';
+import { createDataConverter } from '../../src/temporal/data-converter.js';
+import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { gmailOAuthSettings } from '../../src/workers/gmail-worker.js';
+import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
+import { syncStatusQuery } from '../../src/workflows/sync/sync-workflow.js';
+import { syncWorkflowId, type SyncStatus } from '../../src/workflows/sync/types.js';
+import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+
+const TOPIC = 'projects/durable-inbox-test/topics/gmail';
+const PUSH_EMAIL = 'gmail-push@durable-inbox-emulator.iam.gserviceaccount.com';
+
+let h: InboxHarness;
+let http: HttpServer;
+let syncWorker: Worker;
+let syncRunning: Promise<void>;
+let nativeConnection: NativeConnection;
+let sync: SyncTarget;
+let accountDeps: AccountDeps;
+let audience: string;
+/** Accounts of this file: the schedule fan-outs only see these (the test database is shared). */
+const accountIds: string[] = [];
+const syncQueue = `sync-test-${randomUUID().slice(0, 8)}`;
+
+const question = (subject: string) => ({
+  from: 'Alice Example <alice@partner.example>',
+  subject,
+  text: 'Hi,\n\nCould you send me the signed contract by Friday?\n\nThanks, Alice',
+});
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function syncStatus(accountId: string): Promise<SyncStatus> {
+  return h.client.workflow.getHandle(syncWorkflowId(accountId)).query(syncStatusQuery);
+}
+
+async function connectEmulatorAccount(email: string): Promise<string> {
+  const created = await h.gmail.control.createAccount({ email });
+  const account = await registerAccount(accountDeps, { refresh_token: created.refreshToken });
+  if (!accountIds.includes(account.id)) accountIds.push(account.id);
+  return account.id;
+}
+
+function signedPushToken(claims: Record<string, unknown> = {}): string {
+  const iat = Math.floor(Date.now() / 1000);
+  return h.gmail.world.keys.signJwt({
+    iss: 'https://accounts.google.com',
+    aud: audience,
+    email: PUSH_EMAIL,
+    email_verified: true,
+    sub: '1234567890',
+    iat,
+    exp: iat + 3600,
+    ...claims,
+  });
+}
+
+function envelope(data: unknown): string {
+  return JSON.stringify({
+    message: { data: Buffer.from(JSON.stringify(data)).toString('base64'), messageId: '1', publishTime: new Date().toISOString() },
+    subscription: 'projects/durable-inbox-test/subscriptions/gmail-push',
+  });
+}
+
+function post(body: string, token?: string): Promise<Response> {
+  return fetch(`${http.url}${PUSH_PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body,
+  });
+}
+
+beforeAll(async () => {
+  h = await startInboxHarness();
+  await h.startWorkers();
+  sync = { client: h.client, taskQueue: syncQueue };
+  const vault = new TokenVault(Buffer.from(h.cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
+  const oauth = gmailOAuthSettings(h.cfg);
+
+  nativeConnection = await NativeConnection.connect({ address: h.cfg.TEMPORAL_ADDRESS });
+  syncWorker = await Worker.create({
+    connection: nativeConnection,
+    taskQueue: syncQueue,
+    workflowBundle: await getWorkflowBundle(),
+    activities: createSyncActivities({
+      prisma: h.prisma,
+      accounts: new GmailAccounts(h.prisma, vault, oauth),
+      client: h.client,
+      threadSettings: h.settings,
+      syncTaskQueue: syncQueue,
+      threadTaskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
+      pushTopic: TOPIC,
+      accountIds,
+    }),
+    dataConverter: createDataConverter(fixedTestPayloadKeys()),
+  });
+  syncRunning = syncWorker.run();
+
+  // The push endpoint, and the emulator's Pub/Sub subscription pointing at it.
+  let routes: Record<string, ReturnType<typeof pushRoute>> = {};
+  http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: { [`POST ${PUSH_PATH}`]: (req, res) => routes[`POST ${PUSH_PATH}`]!(req, res) } });
+  audience = `${http.url}${PUSH_PATH}`;
+  routes = {
+    [`POST ${PUSH_PATH}`]: pushRoute({
+      prisma: h.prisma,
+      sync,
+      audience,
+      serviceAccountEmail: PUSH_EMAIL,
+      certsUrl: `${h.gmail.url}/oauth2/v1/certs`,
+    }),
+  };
+  await h.gmail.control.setPush({ topics: { [TOPIC]: { endpoint: audience } }, coalesceMs: 200 });
+
+  accountDeps = { prisma: h.prisma, vault, oauth, sync, labels: h.settings.labels, pushTopic: TOPIC };
+  // The harness's account, connected as the CLI would: labels, cursor, watch, sync workflow.
+  await connectEmulatorAccount(h.email);
+});
+
+afterAll(async () => {
+  await http?.close();
+  if (syncWorker?.getState() === 'RUNNING') syncWorker.shutdown();
+  await syncRunning;
+  await nativeConnection?.close();
+  await h?.close();
+});
+
+describe('push → sync → thread workflow', () => {
+  it('turns delivered mail into a draft through the push endpoint, and moves the cursor', async () => {
+    const before = await h.prisma.account.findUniqueOrThrow({ where: { id: h.accountId } });
+    expect(before.watchExpiration?.getTime()).toBeGreaterThan(Date.now());
+    const { threadId } = await deliver(h, question('Signed contract'));
+    const status = await h.waitFor(threadId, (s) => s.state === 'drafted', 45_000);
+    expect(status.draftId).toBeTruthy();
+    expect((await h.gmail.control.getState(h.email)).drafts.filter((d) => d.threadId === threadId)).toHaveLength(1);
+
+    const pushes = (await h.gmail.control.metrics()).push;
+    expect(pushes.delivered).toBeGreaterThan(0);
+    const after = await h.prisma.account.findUniqueOrThrow({ where: { id: h.accountId } });
+    expect(BigInt(after.historyId!)).toBeGreaterThan(BigInt(before.historyId!));
+    const s = await syncStatus(h.accountId);
+    expect(s.cursor).toBe(after.historyId);
+    expect(s.stats.events).toBeGreaterThan(0);
+  });
+
+  it('ignores a duplicate or stale notification', async () => {
+    const s0 = await syncStatus(h.accountId);
+    await notifySync(sync, h.accountId, { source: 'push', historyId: '1' });
+    await notifySync(sync, h.accountId, { source: 'push', historyId: s0.cursor! });
+    const s1 = await until('ignored', async () => {
+      const s = await syncStatus(h.accountId);
+      return s.stats.ignoredNotifications >= s0.stats.ignoredNotifications + 2 ? s : undefined;
+    });
+    expect(s1.stats.passes).toBe(s0.stats.passes);
+    expect(s1.cursor).toBe(s0.cursor);
+  });
+
+  it('signals the thread when the user labels it Done in Gmail', async () => {
+    const { threadId } = await deliver(h, question('Board minutes'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted', 45_000);
+    await h.gmail.control.modifyLabels(h.email, { threadId, add: [h.settings.labels.done] });
+    const status = await h.waitFor(threadId, (s) => s.state === 'archived', 45_000);
+    expect(status.decisions.some((d) => d.kind === 'archive' && d.source === 'user')).toBe(true);
+  });
+});
+
+describe('the fallback schedule', () => {
+  it('picks up mail whose push notification was dropped', async () => {
+    await h.gmail.control.setPush({ dropRate: 1 });
+    const prefix = `test-${randomUUID().slice(0, 8)}-`;
+    const definitions = scheduleDefinitions({
+      retentionDays: 90,
+      sync: {
+        pollEvery: '365 days',
+        fullScanEvery: '365 days',
+        fullScanDays: 10,
+        watchRenewalEvery: '365 days',
+        watchRenewWithinMs: 3600_000,
+        taskQueue: syncQueue,
+        idPrefix: prefix,
+      },
+    }).filter((d) => d.scheduleId.startsWith(prefix));
+    try {
+      for (const d of definitions) await h.client.schedule.create(d);
+      const { threadId } = await deliver(h, question('Dropped notification'));
+      await h.gmail.control.flushPush();
+      expect((await h.gmail.control.metrics()).push.dropped).toBeGreaterThan(0);
+      const passes = (await syncStatus(h.accountId)).stats.passes;
+      expect(await h.handle(threadId).describe().then(() => 'exists', () => 'absent')).toBe('absent');
+
+      await h.client.schedule.getHandle(prefix + SYNC_POLL_SCHEDULE_ID).trigger();
+      const status = await h.waitFor(threadId, (s) => s.state === 'drafted', 45_000);
+      expect(status.draftId).toBeTruthy();
+      expect((await syncStatus(h.accountId)).stats.passes).toBeGreaterThan(passes);
+      const runs = (await h.client.schedule.getHandle(prefix + SYNC_POLL_SCHEDULE_ID).describe()).info.recentActions;
+      expect(runs.length).toBeGreaterThan(0);
+    } finally {
+      await h.gmail.control.setPush({ dropRate: 0 });
+      for (const d of definitions) await h.client.schedule.getHandle(d.scheduleId).delete().catch(() => undefined);
+    }
+  });
+});
+
+describe('gap repair', () => {
+  it('processes every message of the gap after history.list answers 404', async () => {
+    await h.gmail.control.setPush({ dropRate: 1 });
+    try {
+      const gap = [];
+      for (const subject of ['Gap one', 'Gap two', 'Gap three']) gap.push(await deliver(h, question(subject)));
+      await h.gmail.control.flushPush();
+      await h.gmail.control.expireHistory(h.email);
+      const repairs = (await syncStatus(h.accountId)).stats.gapRepairs;
+
+      await notifySync(sync, h.accountId, { source: 'poll' });
+      for (const { threadId } of gap) {
+        await h.waitFor(threadId, (s) => s.state === 'drafted', 60_000);
+      }
+      const s = await syncStatus(h.accountId);
+      expect(s.stats.gapRepairs).toBe(repairs + 1);
+      const state = await h.gmail.control.getState(h.email);
+      expect(BigInt(s.cursor!)).toBeGreaterThanOrEqual(BigInt(state.historyFloor));
+    } finally {
+      await h.gmail.control.setPush({ dropRate: 0 });
+    }
+  });
+});
+
+describe('push endpoint', () => {
+  it('refuses unauthenticated pushes and tokens for another audience', async () => {
+    const body = envelope({ emailAddress: h.email, historyId: 1 });
+    expect((await post(body)).status).toBe(401);
+    expect((await post(body, 'not-a-jwt')).status).toBe(401);
+    expect((await post(body, signedPushToken({ aud: 'https://someone-else.example/push' }))).status).toBe(403);
+    expect((await post(body, signedPushToken({ email: 'intruder@example.iam.gserviceaccount.com' }))).status).toBe(403);
+    expect((await post(body, signedPushToken({ iss: 'https://evil.example' }))).status).toBe(401);
+  });
+
+  it('acknowledges malformed pushes and unknown addresses, and records why', async () => {
+    const marker = randomUUID();
+    const since = new Date();
+    const bad = await post('{"message": ', signedPushToken());
+    expect(bad.status).toBe(200);
+    const noHistory = await post(envelope({ emailAddress: h.email, note: marker }), signedPushToken());
+    expect(noHistory.status).toBe(200);
+    const unknown = await post(envelope({ emailAddress: `${marker}@nowhere.example`, historyId: '42' }), signedPushToken());
+    expect(unknown.status).toBe(200);
+    const asString = await post(envelope({ emailAddress: h.email, historyId: '99999999' }), signedPushToken());
+    expect(asString.status).toBe(204);
+
+    const rows = await h.prisma.pushRejection.findMany({ where: { receivedAt: { gte: since } } });
+    const reasons = rows.map((r) => r.reason);
+    expect(reasons).toContain('malformed_json');
+    expect(reasons).toContain('malformed_notification');
+    expect(rows.some((r) => r.reason === 'unknown_account' && JSON.stringify(r.detail).includes(marker))).toBe(true);
+  });
+});
+
+describe('revoked grant', () => {
+  it('marks the account needs_reauth, pauses its sync without crashing, and resumes after a reconnect', async () => {
+    const email = `revoked-${randomUUID().slice(0, 8)}@example.com`;
+    const accountId = await connectEmulatorAccount(email);
+    await until('sync started', async () => ((await syncStatus(accountId)).stats.passes > 0 ? true : undefined));
+
+    await h.gmail.control.revoke(email);
+    const { threadId } = (await h.gmail.control.deliver(email, { to: [email], ...question('While revoked') }));
+    const paused = await until('paused', async () => {
+      const s = await syncStatus(accountId);
+      return s.paused ? s : undefined;
+    }, 45_000);
+    expect(paused.pausedReason).toMatch(/GmailAuthError|AccountNotConnectedError/);
+    expect((await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } })).status).toBe('needs_reauth');
+    const description = await h.client.workflow.getHandle(syncWorkflowId(accountId)).describe();
+    expect(description.status.name).toBe('RUNNING');
+
+    // The user reconnects: same cursor, the sync resumes and the mail that came meanwhile is handled.
+    const cursor = (await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } })).historyId;
+    const again = await connectEmulatorAccount(email);
+    expect(again).toBe(accountId);
+    const row = await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
+    expect(row.status).toBe('active');
+    expect(row.historyId).toBe(cursor);
+    await until('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), 45_000);
+    expect((await syncStatus(accountId)).paused).toBe(false);
+  });
+});
