@@ -1,6 +1,7 @@
 // One Gmail mailbox in memory: messages by id, threads, labels, drafts, the history log, and a
 // date-ordered index for list/search and after:/before: slices. Every change goes through
 // `record()`, which assigns the next history id and tells the push layer.
+import { ByteArena, ownString } from './arena.js';
 import { badRequest, notFound } from './errors.js';
 import { HistoryLog, type HistoryRecord, type HistoryType } from './history.js';
 import type { IdSource } from './ids.js';
@@ -86,6 +87,8 @@ export class Mailbox {
   private readonly threadByRfc822Id = new Map<string, string>();
   private readonly drafts = new Map<string, Draft>();
   private readonly draftByMessageId = new Map<string, string>();
+  /** Raw bytes of this mailbox's messages (space of deleted messages is not reclaimed). */
+  private readonly arena = new ByteArena();
 
   constructor(
     readonly email: string,
@@ -309,12 +312,12 @@ export class Mailbox {
       labelIds: [...new Set(opts.labelIds)],
       internalDate,
       historyId: this.historyId,
-      raw,
-      from: described.from,
-      to: described.to,
-      subject: described.subject,
-      snippet: described.snippet,
-      rfc822MessageId: described.rfc822MessageId,
+      raw: this.arena.keep(raw),
+      from: ownString(described.from),
+      to: ownString(described.to),
+      subject: ownString(described.subject),
+      snippet: ownString(described.snippet),
+      rfc822MessageId: ownString(described.rfc822MessageId),
       hasAttachment: described.hasAttachment,
     };
     this.messages.set(id, msg);
