@@ -18,8 +18,8 @@ export interface MessageRow {
 }
 
 // PostgreSQL text cannot hold NUL; a stray one must not make a message unstorable.
-const NUL = /\u0000/g;
-const clean = (s: string) => s.replace(NUL, '\uFFFD');
+const NUL = String.fromCharCode(0);
+const clean = (s: string) => (s.includes(NUL) ? s.split(NUL).join('\uFFFD') : s);
 
 /**
  * The row for a message fetched with format full (or metadata). Gmail's sizeEstimate is not part
