@@ -91,7 +91,8 @@ describe('quotas', () => {
 
   it('limits concurrent requests per user', async () => {
     await emu.control.setQuota({ maxConcurrentPerUser: 2 });
-    await emu.control.setFaults({ latency: [{ method: 'messages.get', distribution: { type: 'fixed', ms: 200 } }] });
+    // Long enough that all five calls are in flight together even on a loaded machine.
+    await emu.control.setFaults({ latency: [{ method: 'messages.get', distribution: { type: 'fixed', ms: 1000 } }] });
     const results = await Promise.allSettled(Array.from({ length: 5 }, () => gmail.users.messages.get({ userId: 'me', id: messageId })));
     const rejected = results.filter((r) => r.status === 'rejected').map((r) => (r.reason as { response: { status: number; data: { error: { message: string; errors: Array<{ reason: string }> } } } }).response);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
