@@ -25,8 +25,8 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-/** Sockets the server accepts at once: several processes (dev services, psql) may attach. */
-export const EMBEDDED_MAX_CONNECTIONS = 32;
+/** Sockets the server accepts at once, like PostgreSQL's default: several processes' pools may attach. */
+export const EMBEDDED_MAX_CONNECTIONS = 100;
 /** Pool size for a client of the embedded server: its queries are serialised anyway. */
 export const EMBEDDED_POOL_SIZE = 2;
 
