@@ -41,6 +41,8 @@ export function backfillBundle(): Promise<WorkflowBundle> {
 
 export interface WorkerProcess {
   limiter: QuotaLimiter;
+  /** Gmail activities this process ran. */
+  calls(): number;
   worker: Worker;
   /** Stops polling; in-flight activities are cancelled after a short grace time. */
   stop(): Promise<void>;
@@ -96,11 +98,22 @@ export async function createBackfillHarness(opts: {
       const db = prismaExecutor(processPrisma);
       const limiter = new QuotaLimiter(db, { profile: 'legacy', ...opts.limiter, ...limiterOptions });
       const accounts = new GmailAccounts(processPrisma, vault, oauth);
+      let calls = 0;
+      const gmailActivities = createBackfillGmailActivities({ accounts, limiter, db });
+      const counted = Object.fromEntries(
+        Object.entries(gmailActivities).map(([name, fn]) => [
+          name,
+          (...args: unknown[]) => {
+            calls++;
+            return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+          },
+        ]),
+      );
       const worker = await Worker.create({
         connection: nativeConnection,
         taskQueue,
         workflowBundle: await backfillBundle(),
-        activities: { ...createBackfillStoreActivities(db), ...createBackfillGmailActivities({ accounts, limiter, db }) },
+        activities: { ...createBackfillStoreActivities(db), ...counted },
         dataConverter,
         shutdownGraceTime: options.shutdownGraceMs ?? 1000,
       });
@@ -115,7 +128,7 @@ export async function createBackfillHarness(opts: {
         await processPrisma.$disconnect();
       };
       processes.push({ stop });
-      return { limiter, worker, stop };
+      return { limiter, worker, stop, calls: () => calls };
     },
     async storedIds() {
       const rows = await prisma.$queryRawUnsafe<Array<{ gmail_id: string }>>(`SELECT gmail_id FROM messages WHERE account_id = $1`, account.id);
