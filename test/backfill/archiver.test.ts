@@ -1,0 +1,66 @@
+// The archiver takes out of the inbox only messages that are stored in Postgres and strictly
+// before the account's watermark; messages past it, or never stored (bad ones), keep INBOX.
+// A dry run changes nothing and lists exactly what the real run then archives.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { archiverWorkflow } from '../../src/workflows/backfill/archiver-workflow.js';
+import { backfillWorkflow } from '../../src/workflows/backfill/backfill-workflow.js';
+import { backfillWorkflowId } from '../../src/workflows/backfill/types.js';
+import { createBackfillHarness, listableMessages, type BackfillHarness } from './harness.js';
+
+describe('archiver', () => {
+  let h: BackfillHarness;
+  beforeAll(async () => {
+    h = await createBackfillHarness({
+      messages: 240,
+      spanDays: 10,
+      emulator: { quota: false },
+      limiter: { startRate: 50_000, maxRate: 50_000 },
+    });
+    await h.startProcess();
+  });
+  afterAll(async () => h?.close());
+
+  it('archives only stored messages before the watermark, and a dry run says exactly that', async () => {
+    const all = listableMessages(h.emulator, h.email).sort((a, b) => a.internalDate - b.internalDate);
+    // Backfill only the older half: the newer half is past the watermark (some of it stored
+    // anyway, fetched through the slice overlap).
+    const cut = all[Math.floor(all.length / 2)]!.internalDate;
+    const poison = all.slice(0, 40).filter((m) => m.labelIds.includes('INBOX')).slice(0, 2).map((m) => m.id);
+    expect(poison).toHaveLength(2);
+    await h.emulator.control.setFaults({ poison: poison.map((messageId) => ({ messageId, mode: 'error' as const })) });
+    const backfill = await h.client.workflow.execute(backfillWorkflow, {
+      workflowId: backfillWorkflowId(h.accountId),
+      taskQueue: h.taskQueue,
+      args: [{ accountId: h.accountId, granularity: 'day', rangeEnd: cut, overlapMs: 6 * 3600_000, taskQueues: { workflows: h.taskQueue, gmail: h.taskQueue } }],
+    });
+    expect(backfill.watermark).toBe(cut);
+    await h.emulator.control.setFaults({ poison: [] });
+
+    const stored = new Set(await h.storedIds());
+    const storedPastWatermark = all.filter((m) => m.internalDate >= cut && stored.has(m.id));
+    expect(storedPastWatermark.length).toBeGreaterThan(0); // the overlap fetched some: they must stay
+    const eligible = all.filter((m) => stored.has(m.id) && m.internalDate < cut && m.labelIds.includes('INBOX')).map((m) => m.id);
+    expect(eligible.length).toBeGreaterThan(10);
+
+    const args = { accountIds: [h.accountId], batchSize: 7, taskQueues: { workflows: h.taskQueue, gmail: h.taskQueue } };
+    const dry = await h.client.workflow.execute(archiverWorkflow, { workflowId: `archiver-dry-${h.accountId}`, taskQueue: h.taskQueue, args: [{ ...args, dryRun: true }] });
+    expect(dry.accounts[0]!.wouldArchive!.sort()).toEqual([...eligible].sort());
+    const untouched = listableMessages(h.emulator, h.email);
+    expect(untouched.filter((m) => m.labelIds.includes('INBOX')).length).toBe(all.filter((m) => m.labelIds.includes('INBOX')).length);
+
+    const real = await h.client.workflow.execute(archiverWorkflow, { workflowId: `archiver-${h.accountId}`, taskQueue: h.taskQueue, args: [args] });
+    expect(real.accounts[0]!.archived).toBe(eligible.length);
+
+    const now = new Map(listableMessages(h.emulator, h.email).map((m) => [m.id, m]));
+    for (const m of all) {
+      const inInbox = now.get(m.id)!.labelIds.includes('INBOX');
+      if (eligible.includes(m.id)) expect(inInbox, `${m.id} should be archived`).toBe(false);
+      else expect(inInbox, `${m.id} must keep its labels`).toBe(m.labelIds.includes('INBOX'));
+    }
+    for (const id of poison) expect(now.get(id)!.labelIds).toContain('INBOX');
+
+    // Running it again finds nothing left to do.
+    const again = await h.client.workflow.execute(archiverWorkflow, { workflowId: `archiver-again-${h.accountId}`, taskQueue: h.taskQueue, args: [args] });
+    expect(again.accounts[0]!.archived).toBe(0);
+  });
+});
