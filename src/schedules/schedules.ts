@@ -3,6 +3,7 @@
 // Operators manage them with `temporal schedule list|describe|trigger|toggle`.
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
+import { archiverSchedule, type ArchiverScheduleSettings } from '../backfill/archiver-schedule.js';
 import type { retentionWorkflow } from '../workflows/retention.js';
 import type { syncAllAccountsWorkflow, watchRenewalWorkflow } from '../workflows/sync/scheduled.js';
 
@@ -10,6 +11,8 @@ export interface ScheduleSettings {
   retentionDays: number;
   /** Every how long retention runs (default one day). */
   retentionEvery?: string;
+  /** The archiver (created paused unless ARCHIVER_ENABLED=true); default: from the environment. */
+  archiver?: ArchiverScheduleSettings;
   /** Gmail sync schedules (fallback poll, full inbox scan, watch renewal); none without it. */
   sync?: SyncScheduleSettings;
 }
@@ -72,7 +75,8 @@ export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
   };
-  return settings.sync ? [retention, ...syncSchedules(settings.sync)] : [retention];
+  const base = settings.sync ? [retention, ...syncSchedules(settings.sync)] : [retention];
+  return [...base, archiverSchedule(settings.archiver)];
 }
 
 export async function ensureSchedules(client: Client, settings: ScheduleSettings): Promise<string[]> {
