@@ -1,9 +1,11 @@
 // `npm run cli -- <command> ...`: a tiny dispatcher; each command lives in its own module.
 import { loadConfigOrExit } from '../config.js';
 import { runAccountsCli } from './accounts.js';
+import { runBackfillCli } from './backfill.js';
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   accounts: (argv) => runAccountsCli(loadConfigOrExit(), argv),
+  backfill: (argv) => runBackfillCli(loadConfigOrExit(), argv),
 };
 
 const [name, ...rest] = process.argv.slice(2);
