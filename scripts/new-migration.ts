@@ -191,7 +191,7 @@ export default defineConfig({
 
     const sql = withoutPublicSchemaCreation(diff.stdout);
     if (!sql.trim() || /^-- This is an empty migration\.\s*$/.test(sql.trim())) {
-      console.log('prisma/schema.prisma has no changes since the last migration: nothing to create.');
+      console.log(`${relative(process.cwd(), schemaPath)} has no changes since the last migration: nothing to create.`);
       return;
     }
 
