@@ -18,6 +18,7 @@ import { startHttpServer } from '../http/server.js';
 import { healthRoute } from '../http/health.js';
 import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../schedules/schedules.js';
 import { createLogger } from '../shared/log.js';
+import { pushRoutesFromConfig, syncScheduleSettingsFromConfig } from '../sync/wiring.js';
 
 const log = createLogger('dev');
 const dataDir = fileURLToPath(new URL('../../.data/', import.meta.url));
@@ -90,11 +91,14 @@ async function main(): Promise<void> {
   const http = await startHttpServer({
     host: cfg.HTTP_HOST,
     port: cfg.HTTP_PORT,
-    routes: { 'GET /healthz': healthRoute({ temporal: client, prisma: ctx.prisma }) },
+    routes: {
+      'GET /healthz': healthRoute({ temporal: client, prisma: ctx.prisma }),
+      ...pushRoutesFromConfig(cfg, { prisma: ctx.prisma, client, taskQueue: workers[0]!.options.taskQueue }),
+    },
   });
   stack.push({ name: 'http server', stop: () => http.close() });
 
-  const schedules = await ensureSchedules(client, { retentionDays: cfg.RETENTION_DAYS });
+  const schedules = await ensureSchedules(client, { retentionDays: cfg.RETENTION_DAYS, sync: syncScheduleSettingsFromConfig(cfg) });
   // Run retention once now, so a fresh install shows a workflow in the Web UI right away.
   await client.schedule.getHandle(RETENTION_SCHEDULE_ID).trigger();
 

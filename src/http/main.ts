@@ -7,6 +7,8 @@ import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { createLogger } from '../shared/log.js';
 import { startHttpServer } from './server.js';
 import { healthRoute } from './health.js';
+import { pushRoutesFromConfig } from '../sync/wiring.js';
+import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 
 const cfg = loadConfigOrExit();
 const log = createLogger('http');
@@ -16,7 +18,10 @@ const temporal = await connectClient(cfg, await resolvePayloadKeys(cfg));
 const server = await startHttpServer({
   host: cfg.HTTP_HOST,
   port: cfg.HTTP_PORT,
-  routes: { 'GET /healthz': healthRoute({ temporal, prisma }) },
+  routes: {
+    'GET /healthz': healthRoute({ temporal, prisma }),
+    ...pushRoutesFromConfig(cfg, { prisma, client: temporal, taskQueue: WORKFLOW_TASK_QUEUE }),
+  },
 });
 log.info(`listening on ${server.url}`);
 
