@@ -115,6 +115,19 @@ describe('users.messages.list', () => {
   });
 });
 
+describe('resultSizeEstimate', () => {
+  it('follows changes to the mailbox between pages of the same query', async () => {
+    const count = async () => (await gmail.users.messages.list({ userId: 'me', q: 'subject:estimate' })).data.resultSizeEstimate;
+    expect(await count()).toBe(0);
+    const first = await emu.control.deliver(OWNER, { from: 'e@example.com', subject: 'estimate one', text: 'x' });
+    expect(await count()).toBe(1);
+    await emu.control.importMail(OWNER, { format: 'eml', data: 'From: e@example.com\r\nSubject: estimate two\r\n\r\nx\r\n' });
+    expect(await count()).toBe(2);
+    await gmail.users.messages.delete({ userId: 'me', id: first.id });
+    expect(await count()).toBe(1);
+  });
+});
+
 describe('users.messages.get formats', () => {
   let newsletterId: string;
   let notificationId: string;

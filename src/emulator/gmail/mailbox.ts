@@ -87,6 +87,10 @@ export class Mailbox {
   private readonly threadByRfc822Id = new Map<string, string>();
   private readonly drafts = new Map<string, Draft>();
   private readonly draftByMessageId = new Map<string, string>();
+  private readonly estimateCache = new Map<string, number>();
+  private estimateCacheVersion = -1;
+  /** Bumped by every change to messages or labels (seeding included, which writes no history). */
+  private version = 0;
   /** Raw bytes of this mailbox's messages (space of deleted messages is not reclaimed). */
   private readonly arena = new ByteArena();
 
@@ -179,43 +183,62 @@ export class Mailbox {
   }
 
   /**
-   * Walks matching messages newest first, starting after the page cursor, calling `visit` for each;
-   * returns the count of all matches in the query's date range (resultSizeEstimate).
+   * Walks matching messages newest first, starting after the page cursor, until `visit`
+   * returns false. `filter` narrows matches further (threads.list: newest match per thread).
    */
-  private scan(opts: ListOptions, visit: (msg: StoredMessage) => void, filter?: (msg: StoredMessage) => boolean): number {
+  private scan(opts: ListOptions, visit: (msg: StoredMessage) => boolean, filter?: (msg: StoredMessage) => boolean): void {
     const { matches, query } = this.compileFilter(opts);
     const lo = this.lowerBound({ internalDate: query.afterMs, id: '' });
-    const hi = this.lowerBound({ internalDate: query.beforeMs, id: '' });
-    let start = hi - 1;
-    let counted = 0;
+    let start = this.lowerBound({ internalDate: query.beforeMs, id: '' }) - 1;
     if (opts.pageToken) {
       const cursor = decodeCursor(opts.pageToken);
-      const cut = this.lowerBound({ internalDate: cursor.d, id: cursor.i }) - 1;
-      // Matches newer than the cursor were on earlier pages: count them, don't visit them.
-      for (let i = start; i > cut && i >= lo; i--) {
-        const msg = this.byDate[i] as StoredMessage;
-        if (matches(msg) && (!filter || filter(msg))) counted++;
-      }
-      start = Math.min(start, cut);
+      start = Math.min(start, this.lowerBound({ internalDate: cursor.d, id: cursor.i }) - 1);
     }
     for (let i = start; i >= lo; i--) {
       const msg = this.byDate[i] as StoredMessage;
-      if (!matches(msg) || (filter && !filter(msg))) continue;
-      counted++;
-      visit(msg);
+      if (matches(msg) && (!filter || filter(msg)) && !visit(msg)) return;
     }
-    return counted;
+  }
+
+  /**
+   * resultSizeEstimate: the exact number of matches, cached per query while the mailbox is
+   * unchanged, so paging through a large mailbox does not recount it for every page.
+   */
+  private estimate(kind: string, opts: ListOptions, filter?: (msg: StoredMessage) => boolean): number {
+    const key = `${kind}\u0000${opts.q ?? ''}\u0000${(opts.labelIds ?? []).join(',')}\u0000${opts.includeSpamTrash ? 1 : 0}`;
+    if (this.estimateCacheVersion !== this.version) {
+      this.estimateCache.clear();
+      this.estimateCacheVersion = this.version;
+    }
+    const cached = this.estimateCache.get(key);
+    if (cached !== undefined) return cached;
+    let count = 0;
+    this.scan(
+      { ...opts, pageToken: undefined },
+      () => {
+        count++;
+        return true;
+      },
+      filter,
+    );
+    if (this.estimateCache.size >= 64) this.estimateCache.clear();
+    this.estimateCache.set(key, count);
+    return count;
   }
 
   listMessages(opts: ListOptions): { messages: StoredMessage[]; nextPageToken?: string; resultSizeEstimate: number } {
     const page: StoredMessage[] = [];
     let more = false;
-    const resultSizeEstimate = this.scan(opts, (msg) => {
-      if (page.length < opts.maxResults) page.push(msg);
-      else more = true;
+    this.scan(opts, (msg) => {
+      if (page.length === opts.maxResults) {
+        more = true;
+        return false;
+      }
+      page.push(msg);
+      return true;
     });
     const last = page[page.length - 1];
-    return { messages: page, resultSizeEstimate, ...(more && last ? { nextPageToken: encodeCursor(last) } : {}) };
+    return { messages: page, resultSizeEstimate: this.estimate('messages', opts), ...(more && last ? { nextPageToken: encodeCursor(last) } : {}) };
   }
 
   /** Threads ordered by their newest matching message; a thread appears once, at that message. */
@@ -233,22 +256,30 @@ export class Mailbox {
     const page: StoredMessage[][] = [];
     let lastAnchor: StoredMessage | undefined;
     let more = false;
-    const resultSizeEstimate = this.scan(
+    this.scan(
       opts,
       (msg) => {
-        if (page.length < opts.maxResults) {
-          page.push(this.threads.get(msg.threadId) ?? [msg]);
-          lastAnchor = msg;
-        } else more = true;
+        if (page.length === opts.maxResults) {
+          more = true;
+          return false;
+        }
+        page.push(this.threads.get(msg.threadId) ?? [msg]);
+        lastAnchor = msg;
+        return true;
       },
       isNewestMatchInThread,
     );
-    return { threads: page, resultSizeEstimate, ...(more && lastAnchor ? { nextPageToken: encodeCursor(lastAnchor) } : {}) };
+    return {
+      threads: page,
+      resultSizeEstimate: this.estimate('threads', opts, isNewestMatchInThread),
+      ...(more && lastAnchor ? { nextPageToken: encodeCursor(lastAnchor) } : {}),
+    };
   }
 
   // ------------------------------------------------------------ changes
 
   private record(type: HistoryType, msg: StoredMessage, changedLabelIds?: string[]): HistoryRecord {
+    this.version++;
     this.historyId += this.ctx.ids.historyGap();
     msg.historyId = this.historyId;
     const record: HistoryRecord = {
@@ -331,7 +362,10 @@ export class Mailbox {
     else this.byDate.splice(at, 0, msg);
     if (msg.rfc822MessageId && !this.threadByRfc822Id.has(msg.rfc822MessageId)) this.threadByRfc822Id.set(msg.rfc822MessageId, threadId);
     if (opts.recordHistory !== false) this.record('messageAdded', msg);
-    else msg.historyId = this.historyId;
+    else {
+      msg.historyId = this.historyId;
+      this.version++;
+    }
     return msg;
   }
 
