@@ -1,0 +1,69 @@
+// History records → thread events (pure), and the push envelope parser.
+import { describe, expect, it } from 'vitest';
+import { historyToThreadEvents } from '../../src/sync/history-events.js';
+import { parsePushBody } from '../../src/push/push-route.js';
+import type { HistoryRecord } from '../../src/services/gmail/types.js';
+import type { LabelRole } from '../../src/workflows/thread/types.js';
+
+const roles = new Map<string, LabelRole>([
+  ['Label_1', 'outbox'],
+  ['Label_2', 'done'],
+  ['Label_3', 'rework'],
+]);
+
+function record(id: string, patch: Partial<HistoryRecord>): HistoryRecord {
+  return { id, messages: [], messagesAdded: [], messagesDeleted: [], labelsAdded: [], labelsRemoved: [], ...patch };
+}
+
+describe('historyToThreadEvents', () => {
+  it('maps inbox mail, sent mail, deletions and our label changes; skips drafts and foreign labels', () => {
+    const out = historyToThreadEvents(
+      [
+        record('10', { messagesAdded: [{ id: 'm1', threadId: 't1', labelIds: ['INBOX', 'UNREAD'] }] }),
+        record('11', { messagesAdded: [{ id: 'd1', threadId: 't1', labelIds: ['DRAFT'] }] }),
+        record('12', {
+          labelsAdded: [
+            { message: { id: 'm1', threadId: 't1', labelIds: ['INBOX', 'Label_2'] }, labelIds: ['Label_2', 'STARRED'] },
+            { message: { id: 'm9', threadId: 't9', labelIds: ['STARRED'] }, labelIds: ['STARRED'] },
+          ],
+          labelsRemoved: [{ message: { id: 'm1', threadId: 't1', labelIds: ['INBOX'] }, labelIds: ['Label_1'] }],
+        }),
+        record('13', { messagesDeleted: [{ id: 'd1', threadId: 't1' }] }),
+        record('14', { messagesAdded: [{ id: 's1', threadId: 't2', labelIds: ['SENT'] }] }),
+      ],
+      roles,
+    );
+    expect(out).toEqual([
+      {
+        threadId: 't1',
+        events: [
+          { type: 'message_added', messageId: 'm1', labelIds: ['INBOX', 'UNREAD'] },
+          { type: 'labels_changed', messageId: 'm1', changeId: 'h12:m1', added: ['done'], removed: ['outbox'] },
+          { type: 'draft_gone', messageId: 'd1' },
+        ],
+      },
+      { threadId: 't2', events: [{ type: 'sent_seen', messageId: 's1' }] },
+    ]);
+  });
+});
+
+describe('parsePushBody', () => {
+  const body = (data: unknown) =>
+    Buffer.from(JSON.stringify({ message: { data: Buffer.from(JSON.stringify(data)).toString('base64'), messageId: '7' }, subscription: 's' }));
+
+  it('accepts historyId as a number or a string', () => {
+    expect(parsePushBody(body({ emailAddress: 'u@example.com', historyId: 9876543210 }))).toEqual({
+      ok: true,
+      notification: { emailAddress: 'u@example.com', historyId: '9876543210' },
+      messageId: '7',
+    });
+    expect(parsePushBody(body({ emailAddress: 'u@example.com', historyId: '123' }))).toMatchObject({ ok: true, notification: { historyId: '123' } });
+  });
+
+  it('names what is wrong with a malformed push', () => {
+    expect(parsePushBody(Buffer.from('nope'))).toMatchObject({ ok: false, reason: 'malformed_json' });
+    expect(parsePushBody(Buffer.from('{"message":{}}'))).toMatchObject({ ok: false, reason: 'malformed_envelope' });
+    expect(parsePushBody(Buffer.from('{"message":{"data":"!!!"}}'))).toMatchObject({ ok: false, reason: 'malformed_data' });
+    expect(parsePushBody(body({ emailAddress: 'u@example.com', historyId: 'abc' }))).toMatchObject({ ok: false, reason: 'malformed_notification' });
+  });
+});
