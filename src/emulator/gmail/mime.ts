@@ -211,24 +211,73 @@ export function headerValue(headers: readonly Header[], name: string): string | 
   return undefined;
 }
 
+/** RFC 2231 %XX escapes → bytes (the charset is applied afterwards). */
+function percentDecode(text: string): Buffer {
+  const bytes: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const hex = text.slice(i + 1, i + 3);
+    if (text[i] === '%' && /^[0-9a-fA-F]{2}$/.test(hex)) {
+      bytes.push(parseInt(hex, 16));
+      i += 2;
+    } else bytes.push(text.charCodeAt(i) & 0xff);
+  }
+  return Buffer.from(bytes);
+}
+
 /** `type/subtype; a=b; c="d"` → {value, params}; RFC 2231 `name*=utf-8''...` is decoded. */
 export function parseStructuredHeader(value: string): { value: string; params: Record<string, string> } {
-  const [first = '', ...rest] = value.split(/;(?=(?:[^"]*"[^"]*")*[^"]*$)/);
+  // Split on semicolons outside quoted strings.
+  const pieces: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i] as string;
+    if (c === '"' && value[i - 1] !== '\\') quoted = !quoted;
+    if (c === ';' && !quoted) {
+      pieces.push(current);
+      current = '';
+    } else current += c;
+  }
+  pieces.push(current);
+  const [first = '', ...rest] = pieces;
   const params: Record<string, string> = {};
+  // RFC 2231 continuations: name*0*=utf-8''a%C3, name*1*=%A9 ... joined before charset decoding.
+  const continued = new Map<string, Array<{ index: number; text: string; encoded: boolean }>>();
   for (const piece of rest) {
     const eq = piece.indexOf('=');
     if (eq < 0) continue;
-    let key = piece.slice(0, eq).trim().toLowerCase();
+    const key = piece.slice(0, eq).trim().toLowerCase();
     let val = piece.slice(eq + 1).trim();
     if (val.startsWith('"') && val.endsWith('"')) val = val.slice(1, -1).replace(/\\(.)/g, '$1');
-    if (key.endsWith('*')) {
-      key = key.slice(0, -1);
+    const continuation = /^(.+?)\*(\d+)(\*?)$/.exec(key);
+    if (continuation) {
+      const list = continued.get(continuation[1] as string) ?? [];
+      list.push({ index: Number(continuation[2]), text: val, encoded: continuation[3] === '*' });
+      continued.set(continuation[1] as string, list);
+    } else if (key.endsWith('*')) {
       const m = /^([^']*)'[^']*'(.*)$/.exec(val);
-      if (m) val = decodeCharset(Buffer.from(decodeURIComponent(m[2] ?? '').split('').map((c) => c.charCodeAt(0) & 0xff)), m[1] || 'utf-8');
+      params[key.slice(0, -1)] = m ? decodeCharset(percentDecode(m[2] ?? ''), m[1] || 'utf-8') : val;
+    } else {
+      params[key] = decodeEncodedWords(val);
     }
-    params[key] = decodeEncodedWords(val);
   }
-  return { value: first.trim().toLowerCase(), params };
+  for (const [name, segments] of continued) {
+    segments.sort((a, b) => a.index - b.index);
+    let charset = 'utf-8';
+    const bytes = segments.map((seg, i) => {
+      let text = seg.text;
+      if (i === 0 && seg.encoded) {
+        const m = /^([^']*)'[^']*'(.*)$/.exec(text);
+        if (m) {
+          charset = m[1] || 'utf-8';
+          text = m[2] ?? '';
+        }
+      }
+      return seg.encoded ? percentDecode(text) : Buffer.from(text, 'utf8');
+    });
+    params[name] = decodeCharset(Buffer.concat(bytes), charset);
+  }
+  return { value: (first ?? '').trim().toLowerCase(), params };
 }
 
 function parsePart(raw: Buffer, start: number, end: number, depth: number): MimePart {
