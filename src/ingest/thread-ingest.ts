@@ -30,6 +30,7 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
     skippedIdleTimeoutMs: 3 * 24 * 3600 * 1000,
     llmAttempts: 3,
     reauthRecheckMs: 6 * 3600 * 1000,
+    taskQueues: { gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE },
   };
 }
 
@@ -54,15 +55,22 @@ function signalFor(event: ThreadEvent): SignalDefinition<[ThreadEvent]> {
 
 export async function ingestThreadEvent(
   client: Client,
-  params: { accountId: string; threadId: string; event: ThreadEvent; settings: ThreadSettings },
+  params: {
+    accountId: string;
+    threadId: string;
+    event: ThreadEvent;
+    settings: ThreadSettings;
+    /** The workflow task queue (cfg.TEMPORAL_TASK_QUEUE). */
+    taskQueue?: string;
+  },
 ): Promise<IngestOutcome> {
-  const { accountId, threadId, event, settings } = params;
+  const { accountId, threadId, event, settings, taskQueue = WORKFLOW_TASK_QUEUE } = params;
   const workflowId = threadWorkflowId(accountId, threadId);
   const signal = signalFor(event);
   if (startsWorkflow(event)) {
     await client.workflow.signalWithStart(threadWorkflow, {
       workflowId,
-      taskQueue: WORKFLOW_TASK_QUEUE,
+      taskQueue,
       args: [{ accountId, threadId, settings }],
       signal,
       signalArgs: [event],

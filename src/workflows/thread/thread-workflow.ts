@@ -45,32 +45,35 @@ export const accountReconnectedSignal = defineSignal('accountReconnected');
 export const threadStatusQuery = defineQuery<ThreadStatus>('status');
 
 const SEEN_EVENTS_KEPT = 500;
+const HANDLED_KEPT = 200;
 const AUTH_FAILURE_TYPES = ['GmailAuthError', 'AccountNotConnectedError'];
 
 function failureType(err: unknown): string | undefined {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
 }
 
-/** Wraps each activity: on an auth failure, waits (`pause`) and tries the same call again. */
+/**
+ * Wraps an activity proxy: on an auth failure, waits (`pause`) and tries the same call again.
+ * proxyActivities returns a Proxy without own keys, so this is a Proxy too.
+ */
 function pauseOnAuthFailure<T extends object>(activities: T, pause: (reason: string) => Promise<void>): T {
-  const wrapped = {} as Record<string, unknown>;
-  for (const name of Object.keys(activities) as (keyof T & string)[]) {
-    const fn = activities[name] as unknown as (...args: unknown[]) => Promise<unknown>;
-    wrapped[name] = async (...args: unknown[]) => {
-      for (;;) {
-        try {
-          return await fn(...args);
-        } catch (err) {
-          const type = failureType(err);
-          if (!type || !AUTH_FAILURE_TYPES.includes(type)) throw err;
-          await pause(`${name}: ${type}`);
+  return new Proxy(activities, {
+    get(target, name) {
+      const fn = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
+      return async (...args: unknown[]) => {
+        for (;;) {
+          try {
+            return await fn(...args);
+          } catch (err) {
+            const type = failureType(err);
+            if (!type || !AUTH_FAILURE_TYPES.includes(type)) throw err;
+            await pause(`${String(name)}: ${type}`);
+          }
         }
-      }
-    };
-  }
-  return wrapped as T;
+      };
+    },
+  });
 }
-const HANDLED_KEPT = 200;
 
 /** Errors after which retrying the step cannot help; the thread goes to Action Required. */
 const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'];
@@ -80,8 +83,8 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
   const carried = input.carried;
 
   const gmailActivities = proxyActivities<GmailActivities>({
-    taskQueue: GMAIL_TASK_QUEUE,
-    startToCloseTimeout: '2 minutes',
+    taskQueue: settings.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
+    startToCloseTimeout: settings.activityTimeouts?.gmailMs ?? '2 minutes',
     retry: {
       initialInterval: '1 second',
       maximumInterval: '5 minutes',
@@ -99,8 +102,8 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     await condition(() => reconnected, settings.reauthRecheckMs);
   });
   const llm = proxyActivities<LlmActivities>({
-    taskQueue: LLM_TASK_QUEUE,
-    startToCloseTimeout: '3 minutes',
+    taskQueue: settings.taskQueues?.llm ?? LLM_TASK_QUEUE,
+    startToCloseTimeout: settings.activityTimeouts?.llmMs ?? '3 minutes',
     retry: {
       initialInterval: '2 seconds',
       maximumInterval: '2 minutes',
@@ -130,6 +133,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
   const decisions: DecisionRecord[] = carried?.decisions ?? [];
   let savedDecisions = decisions.length;
   const queue: ThreadEvent[] = carried?.pending ?? [];
+  let handling = false;
   const seen = new Set<string>(carried?.seenEvents ?? []);
 
   function memory(): ThreadMemory {
@@ -158,7 +162,8 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
   setHandler(threadStatusQuery, () => status());
 
   function status(): ThreadStatus {
-    return { accountId, threadId, state, category, confidence, draftId, reworkCount, decisions };
+    const pendingEvents = queue.length + (handling ? 1 : 0);
+    return { accountId, threadId, state, category, confidence, draftId, reworkCount, pendingEvents, decisions };
   }
 
   function decide(decision: Omit<DecisionRecord, 'at'>): void {
@@ -420,20 +425,27 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     }
     const event = queue.shift();
     if (event) {
+      handling = true;
       await handle(event);
+      handling = false;
       continue;
     }
     // History is getting long: carry the state into a fresh run.
     await condition(allHandlersFinished);
-    const next: CarriedThreadState = {
+    await continueAsNew<typeof threadWorkflow>({ ...input, carried: carry() });
+  }
+  await condition(allHandlersFinished);
+  // Mail that arrived while this run was closing must not be dropped: hand it to a fresh run.
+  if (queue.length > 0) await continueAsNew<typeof threadWorkflow>({ ...input, carried: carry() });
+  return status();
+
+  function carry(): CarriedThreadState {
+    return {
       ...memory(),
       lastDraftBody: lastGeneratedDraft,
       seenEvents: [...seen].slice(-SEEN_EVENTS_KEPT),
-      decisions: decisions.slice(-50),
+      decisions: CLOSED_STATES.includes(state) ? [] : decisions.slice(-50),
       pending: queue.splice(0),
     };
-    await continueAsNew<typeof threadWorkflow>({ ...input, carried: next });
   }
-  await condition(allHandlersFinished);
-  return status();
 }

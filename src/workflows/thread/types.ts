@@ -31,6 +31,10 @@ export interface LabelNames {
 
 export interface ThreadSettings {
   labels: LabelNames;
+  /** Task queues of the Gmail and LLM activities (defaults: durable-inbox-gmail, durable-inbox-llm). */
+  taskQueues?: { gmail: string; llm: string };
+  /** startToCloseTimeout of one Gmail / LLM activity attempt (ms). */
+  activityTimeouts?: { gmailMs: number; llmMs: number };
   /** Rework requests allowed before the thread goes to Action Required. */
   maxReworks: number;
   /** A thread waiting on the user closes after this long without any event (ms). */
@@ -126,6 +130,8 @@ export interface ThreadStatus {
   confidence?: number;
   draftId?: string;
   reworkCount: number;
+  /** Events received and not yet fully handled (0 when the thread is waiting on the user). */
+  pendingEvents: number;
   decisions: DecisionRecord[];
 }
 

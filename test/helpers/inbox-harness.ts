@@ -1,0 +1,187 @@
+// Everything a thread-workflow test needs, all real: the dev server (global setup), the test
+// database, the Gmail and Anthropic emulators over HTTP, the three workers on task queues of
+// this test file, and an account whose sealed tokens are in Postgres.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { loadConfig, type Env } from '../../src/config.js';
+import { TokenVault } from '../../src/accounts/token-vault.js';
+import { GmailAccounts, type AccountGmail } from '../../src/accounts/gmail-accounts.js';
+import { gmailOAuthSettings } from '../../src/workers/gmail-worker.js';
+import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
+import { startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { startAnthropicEmulator, type AnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { ingestThreadEvent, threadSettingsFromConfig } from '../../src/ingest/thread-ingest.js';
+import { createDataConverter } from '../../src/temporal/data-converter.js';
+import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { createWorkerContext, type WorkerContext } from '../../src/workers/context.js';
+import { createGmailWorker } from '../../src/workers/gmail-worker.js';
+import { createLlmWorker } from '../../src/workers/llm-worker.js';
+import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
+import { threadStatusQuery } from '../../src/workflows/thread/thread-workflow.js';
+import {
+  threadWorkflowId,
+  type ThreadEvent,
+  type ThreadSettings,
+  type ThreadStatus,
+} from '../../src/workflows/thread/types.js';
+
+export interface InboxHarness {
+  cfg: Env;
+  env: Record<string, string>;
+  prisma: PrismaClient;
+  client: Client;
+  gmail: RunningGmailEmulator;
+  anthropic: AnthropicEmulator;
+  accountId: string;
+  email: string;
+  settings: ThreadSettings;
+  /** The account's Gmail service, as the activities see it (to read drafts in assertions). */
+  accountGmail(): Promise<AccountGmail>;
+  /** Starts the three workers of this harness (again, after stopWorkers). */
+  startWorkers(which?: { gmail?: boolean; llm?: boolean; workflow?: boolean }): Promise<void>;
+  stopWorkers(): Promise<void>;
+  ingest(threadId: string, event: ThreadEvent): Promise<void>;
+  handle(threadId: string): WorkflowHandle;
+  waitFor(threadId: string, done: (s: ThreadStatus) => boolean, timeoutMs?: number): Promise<ThreadStatus>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  settings?: Partial<ThreadSettings>;
+  anthropicLatencyMs?: number;
+  /** Extra environment for the workers' configuration. */
+  env?: Record<string, string>;
+}
+
+export async function startInboxHarness(opts: HarnessOptions = {}): Promise<InboxHarness> {
+  const tag = randomUUID().slice(0, 8);
+  const gmail = await startGmailEmulator({ quota: false });
+  const anthropic = await startAnthropicEmulator({ latencyMs: opts.anthropicLatencyMs ?? 0 });
+  const email = `user-${tag}@example.com`;
+  const created = await gmail.control.createAccount({ email, name: 'Test User' });
+
+  const keys = fixedTestPayloadKeys();
+  const env: Record<string, string> = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    DATABASE_URL: inject('databaseUrl'),
+    PAYLOAD_ENCRYPTION_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    TEMPORAL_TASK_QUEUE: `test-${tag}`,
+    GMAIL_TASK_QUEUE: `test-${tag}-gmail`,
+    LLM_TASK_QUEUE: `test-${tag}-llm`,
+    GMAIL_API_ROOT_URL: `${gmail.url}/`,
+    GOOGLE_CLIENT_ID: created.clientId,
+    GOOGLE_CLIENT_SECRET: created.clientSecret,
+    GOOGLE_OAUTH_TOKEN_URL: `${gmail.url}/token`,
+    ANTHROPIC_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: anthropic.url,
+    LOG_LEVEL: 'warn',
+    ...opts.env,
+  };
+  const cfg = loadConfig(env);
+  const prisma = createPrismaClient(cfg.DATABASE_URL!);
+  const vault = new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
+  const account = await prisma.account.create({
+    data: { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) },
+  });
+
+  const connection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS });
+  const client = new Client({ connection, dataConverter: createDataConverter(keys) });
+  const settings: ThreadSettings = {
+    ...threadSettingsFromConfig(cfg),
+    activityTimeouts: { gmailMs: 10_000, llmMs: 10_000 },
+    ...opts.settings,
+  };
+
+  let ctx: WorkerContext | undefined;
+  let workers: { worker: Worker; running: Promise<void> }[] = [];
+
+  const harness: InboxHarness = {
+    cfg,
+    env,
+    prisma,
+    client,
+    gmail,
+    anthropic,
+    accountId: account.id,
+    email,
+    settings,
+    accountGmail: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)).forAccount(account.id),
+    async startWorkers(which = {}) {
+      ctx ??= await createWorkerContext(cfg, cfg.DATABASE_URL!);
+      const made: Worker[] = [];
+      if (which.workflow !== false) made.push(await createWorkflowWorker(ctx));
+      if (which.gmail !== false) made.push(await createGmailWorker(ctx));
+      if (which.llm !== false) made.push(await createLlmWorker(ctx));
+      workers.push(...made.map((worker) => ({ worker, running: worker.run() })));
+    },
+    async stopWorkers() {
+      for (const { worker } of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+      await Promise.allSettled(workers.map((w) => w.running));
+      workers = [];
+    },
+    async ingest(threadId, event) {
+      await ingestThreadEvent(client, {
+        accountId: account.id,
+        threadId,
+        event,
+        settings,
+        taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+      });
+    },
+    handle(threadId) {
+      return client.workflow.getHandle(threadWorkflowId(account.id, threadId));
+    },
+    async waitFor(threadId, done, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: ThreadStatus | undefined;
+      for (;;) {
+        try {
+          last = await harness.handle(threadId).query(threadStatusQuery);
+          if (done(last)) return last;
+        } catch (err) {
+          // The workflow may not have run its first task yet; or it completed (then ask the result).
+          const description = await harness.handle(threadId).describe().catch(() => undefined);
+          if (description && description.status.name === 'COMPLETED') {
+            last = (await harness.handle(threadId).result()) as ThreadStatus;
+            if (done(last)) return last;
+          } else if (Date.now() > deadline) throw err;
+        }
+        if (Date.now() > deadline) {
+          throw new Error(`thread ${threadId}: condition not met within ${timeoutMs} ms; last status ${JSON.stringify(last)}`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async close() {
+      await harness.stopWorkers();
+      await ctx?.close();
+      await connection.close();
+      await prisma.$disconnect();
+      await gmail.close();
+      await anthropic.close();
+    },
+  };
+  return harness;
+}
+
+/** Delivers an inbound message into the harness account's mailbox; returns its ids. */
+export async function deliver(
+  h: InboxHarness,
+  message: { from: string; subject: string; text: string; headers?: Record<string, string>; threadId?: string },
+): Promise<{ messageId: string; threadId: string }> {
+  const delivered = await h.gmail.control.deliver(h.email, { to: [h.email], ...message });
+  return { messageId: delivered.id, threadId: delivered.threadId };
+}
+
+/** Delivers and hands the new message to the ingest function, as the sync worker would. */
+export async function deliverAndIngest(
+  h: InboxHarness,
+  message: Parameters<typeof deliver>[1],
+): Promise<{ messageId: string; threadId: string }> {
+  const ids = await deliver(h, message);
+  await h.ingest(ids.threadId, { type: 'message_added', messageId: ids.messageId, labelIds: ['INBOX'] });
+  return ids;
+}

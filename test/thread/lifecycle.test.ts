@@ -1,0 +1,215 @@
+// The thread lifecycle end to end: real dev server, Postgres, Gmail and Anthropic emulators.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { recordHistory } from '../helpers/histories.js';
+
+let h: InboxHarness;
+
+beforeAll(async () => {
+  h = await startInboxHarness();
+  await h.startWorkers();
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+async function mailbox() {
+  return h.gmail.control.getState(h.email);
+}
+
+async function labelNamesOfThread(threadId: string): Promise<string[]> {
+  const state = await mailbox();
+  const names = new Map(state.labels.map((l) => [l.id, l.name]));
+  const ids = new Set(state.messages.filter((m) => m.threadId === threadId).flatMap((m) => m.labelIds));
+  return [...ids].map((id) => names.get(id) ?? id);
+}
+
+async function draftsOf(threadId: string) {
+  return (await mailbox()).drafts.filter((d) => d.threadId === threadId);
+}
+
+async function draftText(draftId: string): Promise<string> {
+  const { gmail } = await h.accountGmail();
+  return (await gmail.getDraft(draftId))?.body ?? '';
+}
+
+const question = (subject: string) => ({
+  from: 'Alice Example <alice@partner.example>',
+  subject,
+  text: 'Hi,\n\nCould you send me the quarterly numbers by Friday?\n\nThanks, Alice',
+});
+
+describe('thread workflow lifecycle', () => {
+  it('drafts a reply in the thread for mail that needs one, labels it Outbox and records why', async () => {
+    const { threadId, messageId } = await deliverAndIngest(h, question('Quarterly numbers'));
+    const status = await h.waitFor(threadId, (s) => s.state === 'drafted');
+
+    expect(status.category).toBe('needs_response');
+    const drafts = await draftsOf(threadId);
+    expect(drafts).toHaveLength(1);
+    expect(drafts[0]!.id).toBe(status.draftId);
+    expect(await labelNamesOfThread(threadId)).toContain('Outbox');
+
+    const body = await draftText(status.draftId!);
+    expect(body).toMatch(/Quarterly numbers/);
+
+    const row = await h.prisma.thread.findUniqueOrThrow({
+      where: { accountId_gmailThreadId: { accountId: h.accountId, gmailThreadId: threadId } },
+      include: { decisions: { orderBy: { seq: 'asc' } } },
+    });
+    expect(row.state).toBe('drafted');
+    expect(row.draftId).toBe(status.draftId);
+    expect(row.handledMessageIds).toContain(messageId);
+    const llmDecisions = row.decisions.filter((d) => d.source === 'llm');
+    expect(llmDecisions.map((d) => d.kind)).toEqual(['classify', 'draft']);
+    expect(llmDecisions.every((d) => (d.tokensIn ?? 0) > 0 && (d.tokensOut ?? 0) > 0)).toBe(true);
+    await recordHistory(h, threadId, 'thread-drafted');
+  });
+
+  it('decides newsletters by rule, with no LLM call and no draft', async () => {
+    const before = h.anthropic.metrics().requests;
+    const { threadId } = await deliverAndIngest(h, {
+      from: 'Weekly Digest <news@letters.example>',
+      subject: 'This week in widgets',
+      text: 'Top stories of the week.',
+      headers: { 'List-Unsubscribe': '<mailto:unsubscribe@letters.example>' },
+    });
+    const status = await h.waitFor(threadId, (s) => s.state === 'skipped');
+    expect(status.category).toBe('newsletter');
+    expect(status.confidence).toBe(1);
+    expect(status.decisions[0]).toMatchObject({ kind: 'classify', source: 'rules' });
+    expect(h.anthropic.metrics().requests).toBe(before);
+    expect(await draftsOf(threadId)).toHaveLength(0);
+  });
+
+  it('drafts when the user adds Needs Response to a skipped thread', async () => {
+    const { threadId, messageId } = await deliverAndIngest(h, {
+      from: 'Bob <bob@friends.example>',
+      subject: 'Photos from the trip',
+      text: 'Here are the photos from the trip. [emulator:category=fyi]',
+    });
+    await h.waitFor(threadId, (s) => s.state === 'skipped');
+    await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Needs Response'] });
+    await h.ingest(threadId, { type: 'labels_changed', messageId, changeId: 'nr-1', added: ['needsResponse'], removed: [] });
+    const status = await h.waitFor(threadId, (s) => s.state === 'drafted');
+    expect(await draftsOf(threadId)).toHaveLength(1);
+    expect(await labelNamesOfThread(threadId)).not.toContain('Needs Response');
+    expect(status.decisions.some((d) => d.source === 'user' && d.kind === 'classify')).toBe(true);
+    await recordHistory(h, threadId, 'thread-needs-response-label');
+  });
+
+  it('reworks the draft with the instructions typed into it, then gives up after the limit', async () => {
+    const { threadId, messageId } = await deliverAndIngest(h, question('Contract renewal'));
+    let status = await h.waitFor(threadId, (s) => s.state === 'drafted');
+    const draftId = status.draftId!;
+
+    for (let round = 1; round <= h.settings.maxReworks; round++) {
+      const current = await draftText(draftId);
+      await h.gmail.control.editDraft(h.email, draftId, { text: `Mention the Friday deadline (round ${round})\n\n${current}` });
+      await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Rework'] });
+      await h.ingest(threadId, { type: 'labels_changed', messageId, changeId: `rw-${round}`, added: ['rework'], removed: [] });
+      status = await h.waitFor(threadId, (s) => s.reworkCount === round && s.state === 'drafted');
+      const body = await draftText(draftId);
+      expect(body).toContain(`Revised as asked: Mention the Friday deadline (round ${round})`);
+      expect(await draftsOf(threadId)).toHaveLength(1);
+      expect(await labelNamesOfThread(threadId)).not.toContain('Rework');
+    }
+
+    const llmCalls = h.anthropic.metrics().requests;
+    await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Rework'] });
+    await h.ingest(threadId, { type: 'labels_changed', messageId, changeId: 'rw-over', added: ['rework'], removed: [] });
+    status = await h.waitFor(threadId, (s) => s.state === 'action_required');
+    expect(h.anthropic.metrics().requests).toBe(llmCalls);
+    expect(await labelNamesOfThread(threadId)).toContain('Action Required');
+    expect(status.decisions.at(-1)?.detail).toMatch(/rework limit reached \(3\)/);
+    await recordHistory(h, threadId, 'thread-rework-limit');
+  });
+
+  it('archives the thread and closes the workflow on Done', async () => {
+    const { threadId, messageId } = await deliverAndIngest(h, question('Lunch next week'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted');
+    await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Done'] });
+    await h.ingest(threadId, { type: 'labels_changed', messageId, changeId: 'done-1', added: ['done'], removed: [] });
+    const status = await h.waitFor(threadId, (s) => s.state === 'archived');
+    await h.handle(threadId).result();
+    const labels = await labelNamesOfThread(threadId);
+    expect(labels).not.toContain('INBOX');
+    expect(labels).not.toContain('Outbox');
+    expect(labels).not.toContain('Done');
+    expect((await h.handle(threadId).describe()).status.name).toBe('COMPLETED');
+    expect(status.state).toBe('archived');
+    await recordHistory(h, threadId, 'thread-done');
+  });
+
+  it('notices the user sent the draft', async () => {
+    const { threadId } = await deliverAndIngest(h, question('Meeting agenda'));
+    const status = await h.waitFor(threadId, (s) => s.state === 'drafted');
+    const draft = (await draftsOf(threadId))[0]!;
+    const sent = await h.gmail.control.sendDraft(h.email, draft.id);
+    expect(sent.labelIds).toContain('SENT');
+    // What the sync worker sees: the draft's message deleted, a SENT message added.
+    await h.ingest(threadId, { type: 'draft_gone', messageId: draft.messageId });
+    await h.ingest(threadId, { type: 'message_added', messageId: sent.id, labelIds: sent.labelIds });
+    const done = await h.waitFor(threadId, (s) => s.state === 'sent');
+    expect(done.decisions.at(-1)?.detail).toContain(sent.id);
+    expect(done.draftId).toBe(status.draftId);
+    expect(await labelNamesOfThread(threadId)).not.toContain('Outbox');
+    await recordHistory(h, threadId, 'thread-sent');
+  });
+
+  it('marks the thread discarded when the user deletes the draft without sending', async () => {
+    const { threadId } = await deliverAndIngest(h, question('Old question'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted');
+    const draft = (await draftsOf(threadId))[0]!;
+    await h.gmail.control.deleteDraft(h.email, draft.id);
+    await h.ingest(threadId, { type: 'draft_gone', messageId: draft.messageId });
+    await h.waitFor(threadId, (s) => s.state === 'discarded');
+  });
+
+  it('keeps one draft when signals are duplicated and reordered', async () => {
+    const first = await deliver(h, question('Budget review'));
+    const second = await deliver(h, { ...question('Budget review'), threadId: first.threadId, text: 'Also, can you add Q3?' });
+    const events = [
+      { type: 'message_added' as const, messageId: second.messageId, labelIds: ['INBOX'] },
+      { type: 'message_added' as const, messageId: first.messageId, labelIds: ['INBOX'] },
+      { type: 'message_added' as const, messageId: second.messageId, labelIds: ['INBOX'] },
+      { type: 'message_added' as const, messageId: first.messageId, labelIds: ['INBOX'] },
+    ];
+    await Promise.all(events.map((e) => h.ingest(first.threadId, e)));
+    const status = await h.waitFor(first.threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0);
+    expect(await draftsOf(first.threadId)).toHaveLength(1);
+    expect(status.decisions.filter((d) => d.kind === 'draft')).toHaveLength(1);
+    await recordHistory(h, first.threadId, 'thread-duplicate-signals');
+  });
+
+  it('labels Action Required with the reason when LLM output keeps failing its schema', async () => {
+    const { threadId } = await deliverAndIngest(h, { ...question('Broken model [emulator:invalid-output]') });
+    const status = await h.waitFor(threadId, (s) => s.state === 'action_required');
+    expect(status.decisions.at(-1)?.detail).toMatch(/classification failed: LlmOutputInvalidError/);
+    expect(await labelNamesOfThread(threadId)).toContain('Action Required');
+    expect(await draftsOf(threadId)).toHaveLength(0);
+    const metrics = h.anthropic.metrics();
+    expect(metrics.invalidOutputs).toBeGreaterThanOrEqual(h.settings.llmAttempts);
+    await recordHistory(h, threadId, 'thread-llm-invalid-output');
+  });
+
+  it('does not process a redelivered message again after the thread closed', async () => {
+    const { threadId, messageId } = await deliverAndIngest(h, question('Closed question'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted');
+    await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Done'] });
+    await h.ingest(threadId, { type: 'labels_changed', messageId, changeId: 'done-x', added: ['done'], removed: [] });
+    await h.waitFor(threadId, (s) => s.state === 'archived');
+    const closedRun = await h.handle(threadId).result();
+    expect(closedRun).toMatchObject({ state: 'archived' });
+    const calls = h.anthropic.metrics().requests;
+    // The same message again (a gap repair, a fallback scan): a new run starts, sees it was handled, and waits.
+    await h.ingest(threadId, { type: 'message_added', messageId, labelIds: ['INBOX'] });
+    const status = await h.waitFor(threadId, (s) => s.state === 'pending');
+    expect(status.decisions, JSON.stringify(status.decisions)).toHaveLength(0);
+    expect(h.anthropic.metrics().requests).toBe(calls);
+    // Done archives but leaves the user's draft alone; no second draft is written.
+    expect(await draftsOf(threadId)).toHaveLength(1);
+    await h.handle(threadId).terminate('test cleanup');
+  });
+});
