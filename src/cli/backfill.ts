@@ -11,7 +11,6 @@ import type { Env } from '../config.js';
 import { createPrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';
-import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { InboxAccountId } from '../temporal/search-attributes.js';
@@ -43,7 +42,7 @@ function duration(ms: number): string {
 /** The status lines for a progress snapshot: bar, counts, rate, ETA, watermark, alerts. */
 export function renderProgress(p: BackfillProgress, now: number, width = 30): string[] {
   const c = p.counters;
-  const finished = c.stored + c.bad + c.gone;
+  const finished = c.inserted + c.bad + c.gone;
   const total = Math.max(c.messagesTotal, finished);
   const fraction = p.state === 'done' ? 1 : total > 0 ? finished / total : p.slicesTotal > 0 ? p.slicesDone / p.slicesTotal : 0;
   const filled = Math.round(Math.min(1, fraction) * width);
@@ -51,7 +50,7 @@ export function renderProgress(p: BackfillProgress, now: number, width = 30): st
   const eta = p.state === 'done' ? 0 : p.rate > 0 ? (remaining / p.rate) * 1000 : NaN;
   const lines = [
     `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(fraction * 100).toFixed(1)}%  ${p.state}`,
-    `messages: ${c.stored} stored (${c.inserted} new), ${c.bad} bad, ${c.gone} gone, of ~${c.messagesTotal}`,
+    `messages: ${c.inserted} stored, ${c.bad} bad, ${c.gone} gone, of ~${c.messagesTotal} (${c.stored - c.inserted} rewritten: slice overlap or replays)`,
     `slices:   ${p.slicesDone}/${p.slicesTotal} done, ${p.slicesRunning} running (${p.granularity ?? '?'})`,
     `rate:     ${p.rate.toFixed(1)} messages/s   elapsed ${duration(now - p.startedAt)}   ETA ${p.state === 'done' ? 'done' : duration(eta)}`,
     `watermark: ${p.watermark === null ? '-' : new Date(p.watermark).toISOString()} (range ${p.rangeStart === null ? '?' : new Date(p.rangeStart).toISOString().slice(0, 10)} → ${p.rangeEnd === null ? '?' : new Date(p.rangeEnd).toISOString().slice(0, 10)})`,
@@ -141,13 +140,15 @@ export async function runBackfillCli(cfg: Env, argv: string[], io: BackfillCliIo
     return 2;
   }
   const client = await connectClient(cfg, await resolvePayloadKeys(cfg));
+  const taskQueue = cfg.TEMPORAL_TASK_QUEUE;
+  const taskQueues = { workflows: cfg.TEMPORAL_TASK_QUEUE, gmail: cfg.GMAIL_TASK_QUEUE };
   try {
     if (sub === 'archive') {
       const accountIds = values.account ? [await resolveAccountId(cfg, values.account)] : undefined;
       const result = await client.workflow.execute(archiverWorkflow, {
         workflowId: `archiver-manual-${Date.now()}`,
-        taskQueue: WORKFLOW_TASK_QUEUE,
-        args: [{ ...(accountIds ? { accountIds } : {}), dryRun: values['dry-run'], trash: values.trash }],
+        taskQueue,
+        args: [{ ...(accountIds ? { accountIds } : {}), dryRun: values['dry-run'], trash: values.trash, taskQueues }],
       });
       for (const a of result.accounts) {
         io.out(`${a.accountId}: ${result.dryRun ? 'would archive' : 'archived'} ${a.archived} (watermark ${a.watermark === null ? '-' : new Date(a.watermark).toISOString()})`);
@@ -172,11 +173,12 @@ export async function runBackfillCli(cfg: Env, argv: string[], io: BackfillCliIo
         ...(values.to ? { rangeEnd: parseDate(values.to, 'to') } : {}),
         ...(values['batch-size'] ? { batchSize: Number(values['batch-size']) } : {}),
         ...(values.window ? { window: Number(values.window) } : {}),
+        taskQueues,
       };
       try {
         await client.workflow.start(backfillWorkflow, {
           workflowId,
-          taskQueue: WORKFLOW_TASK_QUEUE,
+          taskQueue,
           args: [options],
           typedSearchAttributes: [{ key: InboxAccountId, value: accountId }],
         });

@@ -141,7 +141,7 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     upsertSearchAttributes([
       { key: BackfillSlicesDone, value: p.slicesDone },
       { key: BackfillSlicesTotal, value: p.slicesTotal },
-      { key: BackfillMessagesStored, value: state.counters.stored },
+      { key: BackfillMessagesStored, value: state.counters.inserted },
       { key: BackfillBadCount, value: state.counters.bad },
       { key: BackfillRate, value: Math.round(p.rate * 100) / 100 },
     ]);
@@ -222,7 +222,7 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
         slicesThisRun++;
       }
       const now = Date.now();
-      state.rateSamples.push([now, state.counters.stored]);
+      state.rateSamples.push([now, state.counters.inserted]);
       while (state.rateSamples.length > 2 && now - state.rateSamples[1]![0] > 60_000) state.rateSamples.shift();
       await startSlices();
       publish();

@@ -38,9 +38,12 @@ export interface BackfillOptions {
 }
 
 export interface BackfillCounters {
+  /** From getProfile when the backfill was planned. */
   messagesTotal: number;
   listed: number;
+  /** Upserts (a message fetched twice through slice overlap, or replayed after a crash, counts twice). */
   stored: number;
+  /** New rows: messages stored by this backfill. */
   inserted: number;
   bad: number;
   gone: number;
