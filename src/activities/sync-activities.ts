@@ -49,7 +49,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
   const { prisma, accounts, client, threadSettings } = deps;
   const concurrency = deps.deliverConcurrency ?? 32;
   const target: SyncTarget = { client, ...(deps.syncTaskQueue ? { taskQueue: deps.syncTaskQueue } : {}) };
-  const scope = deps.accountIds ? { id: { in: [...deps.accountIds] } } : {};
+  const scoped = () => (deps.accountIds ? { id: { in: [...deps.accountIds] } } : {});
   const labelCache = new Map<string, { at: number; roles: LabelRoles }>();
 
   async function gmail<T>(accountId: string, fn: (g: GmailService, email: string) => Promise<T>): Promise<T> {
@@ -175,7 +175,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
     },
 
     async notifyActiveAccounts({ kind, days }) {
-      const active = await prisma.account.findMany({ where: { status: 'active', ...scope }, select: { id: true } });
+      const active = await prisma.account.findMany({ where: { status: 'active', ...scoped() }, select: { id: true } });
       for (const { id } of active) {
         if (kind === 'full_scan') await requestFullScan(target, id, { days: days ?? 10 });
         else await notifySync(target, id, { source: 'poll' });
@@ -186,7 +186,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
 
     async renewWatches({ renewWithinMs }) {
       const active = await prisma.account.findMany({
-        where: { status: 'active', ...scope },
+        where: { status: 'active', ...scoped() },
         select: { id: true, watchExpiration: true },
       });
       const topic = deps.pushTopic;

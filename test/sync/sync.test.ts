@@ -165,7 +165,13 @@ describe('push → sync → thread workflow', () => {
   });
 
   it('ignores a duplicate or stale notification', async () => {
-    const s0 = await syncStatus(h.accountId);
+    // Quiet the mailbox's own pushes (drafts, labels) so that only ours arrive.
+    await h.gmail.control.setPush({ dropRate: 1 });
+    await h.gmail.control.flushPush();
+    const s0 = await until('sync idle', async () => {
+      const s = await syncStatus(h.accountId);
+      return s.idle ? s : undefined;
+    });
     await notifySync(sync, h.accountId, { source: 'push', historyId: '1' });
     await notifySync(sync, h.accountId, { source: 'push', historyId: s0.cursor! });
     const s1 = await until('ignored', async () => {
@@ -174,6 +180,8 @@ describe('push → sync → thread workflow', () => {
     });
     expect(s1.stats.passes).toBe(s0.stats.passes);
     expect(s1.cursor).toBe(s0.cursor);
+    expect(s1.idle).toBe(true);
+    await h.gmail.control.setPush({ dropRate: 0 });
   });
 
   it('signals the thread when the user labels it Done in Gmail', async () => {
@@ -203,7 +211,7 @@ describe('the fallback schedule', () => {
     }).filter((d) => d.scheduleId.startsWith(prefix));
     try {
       for (const d of definitions) await h.client.schedule.create(d);
-      const { threadId } = await deliver(h, question('Dropped notification'));
+      const { threadId } = await deliver(h, question('Contract signature (missed)'));
       await h.gmail.control.flushPush();
       expect((await h.gmail.control.metrics()).push.dropped).toBeGreaterThan(0);
       const passes = (await syncStatus(h.accountId)).stats.passes;

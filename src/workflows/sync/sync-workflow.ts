@@ -60,6 +60,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
   let paused = false;
   let pausedReason: string | undefined;
   let reconnected = false;
+  let working = false;
 
   const acts = proxyActivities<SyncActivities>({
     startToCloseTimeout: '5 minutes',
@@ -93,6 +94,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
     ...(lastSyncedAt !== undefined ? { lastSyncedAt } : {}),
     paused,
     ...(pausedReason !== undefined ? { pausedReason } : {}),
+    idle: !working && !wantsWork(),
     stats: { ...stats },
   }));
 
@@ -158,13 +160,18 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
 
   for (;;) {
     await condition(wantsWork);
+    working = true;
     if (wantsHistory()) {
-      if (!(await guarded(historyPass))) continue;
+      if (!(await guarded(historyPass))) {
+        working = false;
+        continue;
+      }
     }
     if (fullScanDays !== undefined) {
       const days = fullScanDays;
       if (await guarded(() => fullScan(days))) fullScanDays = undefined;
     }
+    working = false;
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > settings.maxHistoryEvents) {
       await condition(allHandlersFinished);
       const next: SyncCarried = {

@@ -64,6 +64,8 @@ export interface SyncStatus {
   lastSyncedAt?: number;
   paused: boolean;
   pausedReason?: string;
+  /** No pass running and none asked for. */
+  idle: boolean;
   stats: SyncStats;
 }
 
