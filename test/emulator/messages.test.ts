@@ -233,6 +233,19 @@ describe('message changes', () => {
     expect(unrelated.data.threadId).not.toBe(thread?.id);
   });
 
+  it('import takes internalDate from the Date header, insert from the time of receipt', async () => {
+    const message = raw('From: old@example.com\nTo: owner@example.com\nSubject: imported\nDate: Mon, 01 Jan 2024 10:00:00 +0000\n\nfrom the archive');
+    const imported = await gmail.users.messages.import({ userId: 'me', requestBody: { raw: message, labelIds: ['INBOX', 'UNREAD'] } });
+    expect(imported.data.labelIds).toEqual(['INBOX', 'UNREAD']);
+    const got = await gmail.users.messages.get({ userId: 'me', id: imported.data.id ?? '', format: 'minimal' });
+    expect(got.data.internalDate).toBe(String(Date.parse('2024-01-01T10:00:00Z')));
+    const inserted = await gmail.users.messages.insert({ userId: 'me', requestBody: { raw: message } });
+    const insertedDate = Number((await gmail.users.messages.get({ userId: 'me', id: inserted.data.id ?? '', format: 'minimal' })).data.internalDate);
+    expect(Math.abs(insertedDate - Date.now())).toBeLessThan(60_000);
+    const bad = await failure(gmail.users.messages.insert({ userId: 'me', requestBody: { raw: message, labelIds: ['NO_SUCH_LABEL'] } }));
+    expect(bad.status).toBe(400);
+  });
+
   it('trash moves a message to TRASH (hidden from lists unless includeSpamTrash), delete removes it', async () => {
     const sent = await gmail.users.messages.send({ userId: 'me', requestBody: { raw: raw('To: x@example.net\nSubject: to be trashed\n\nbye') } });
     const id = sent.data.id ?? '';

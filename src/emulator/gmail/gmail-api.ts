@@ -6,7 +6,7 @@ import { HISTORY_TYPES, type HistoryRecord, type HistoryType } from './history.j
 import type { LabelRecord } from './labels.js';
 import type { Mailbox } from './mailbox.js';
 import { parseFormat, readAttachment, renderMessage, type GmailMessage, type StoredMessage } from './message.js';
-import { fromBase64Url } from './mime.js';
+import { fromBase64Url, headerValue, parseTopHeaders } from './mime.js';
 import type { ScopeNeed } from './oauth.js';
 import type { Account, GmailWorld } from './world.js';
 
@@ -114,6 +114,16 @@ function historyEntry(record: HistoryRecord) {
   return entry;
 }
 
+/** messages.insert / messages.import: internalDate from the Date header or the time of receipt. */
+function insertMessage({ world, mailbox, body, query }: GmailCall, defaultDateSource: 'receivedTime' | 'dateHeader') {
+  const { raw, threadId } = rawFrom(body, 'message');
+  const labelIds = world.resolveLabels(mailbox, stringList(body.labelIds, 'label_ids'), false);
+  const source = query.get('internalDateSource') ?? defaultDateSource;
+  const dateHeader = source === 'dateHeader' ? Date.parse(headerValue(parseTopHeaders(raw), 'date') ?? '') : NaN;
+  const internalDate = Number.isFinite(dateHeader) ? dateHeader : world.clock.now();
+  return summary(mailbox.insert(raw, { labelIds, internalDate, threading: threadId ? 'api' : 'incoming', ...(threadId ? { threadId } : {}) }));
+}
+
 // ------------------------------------------------------------ handlers
 
 const route = (httpMethod: string, path: string, name: string, scope: ScopeNeed, handle: GmailRoute['handle']): GmailRoute => ({
@@ -189,16 +199,8 @@ export const GMAIL_ROUTES: GmailRoute[] = [
     }
     return undefined;
   }),
-  route('POST', 'messages', 'messages.insert', 'modify', ({ world, mailbox, body }) => {
-    const { raw, threadId } = rawFrom(body, 'message');
-    const labelIds = world.resolveLabels(mailbox, stringList(body.labelIds, 'label_ids'), false);
-    return summary(mailbox.insert(raw, { labelIds, threading: threadId ? 'api' : 'incoming', ...(threadId ? { threadId } : {}) }));
-  }),
-  route('POST', 'messages/import', 'messages.import', 'modify', ({ world, mailbox, body }) => {
-    const { raw, threadId } = rawFrom(body, 'message');
-    const labelIds = world.resolveLabels(mailbox, stringList(body.labelIds, 'label_ids'), false);
-    return summary(mailbox.insert(raw, { labelIds, threading: threadId ? 'api' : 'incoming', ...(threadId ? { threadId } : {}) }));
-  }),
+  route('POST', 'messages', 'messages.insert', 'modify', (call) => insertMessage(call, 'receivedTime')),
+  route('POST', 'messages/import', 'messages.import', 'modify', (call) => insertMessage(call, 'dateHeader')),
   route('GET', 'messages/:id', 'messages.get', 'read', (call) => renderGet(call, call.mailbox.getMessage(call.params.id ?? ''))),
   route('GET', 'messages/:messageId/attachments/:id', 'messages.attachments.get', 'read', ({ mailbox, params }) =>
     readAttachment(mailbox.getMessage(params.messageId ?? ''), params.id ?? ''),

@@ -106,7 +106,11 @@ export class PushService {
   private random: Random;
   private held?: Notification;
   private heldTimer?: NodeJS.Timeout;
+  /** Scheduled, held or in-flight notifications of the current generation (flush waits for 0). */
   private pending = 0;
+  /** Bumped by reset(): work scheduled before it neither counts nor delivers. */
+  private generation = 0;
+  private heldDone?: () => void;
   private nextMessageId = 1_000_000_000_000 + 1;
   private closed = false;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -176,7 +180,7 @@ export class PushService {
     }
     this.stats.scheduled++;
     const wait = Math.max(0, state.lastSentAt + this.config.coalesceMs - Date.now());
-    this.pending++;
+    const done = this.track();
     state.timer = this.setTimer(() => {
       state.timer = undefined;
       state.lastSentAt = Date.now();
@@ -186,8 +190,19 @@ export class PushService {
       if (current && historyId !== undefined) {
         this.emit({ emailAddress: email, historyId, topicName: current.topicName, messageId: String(this.nextMessageId++), publishTime: new Date().toISOString() });
       }
-      this.pending--;
+      done();
     }, wait);
+  }
+
+  /** Counts one piece of pending work; the returned function ends it (once, and only in its generation). */
+  private track(): () => void {
+    const generation = this.generation;
+    this.pending++;
+    let ended = false;
+    return () => {
+      if (!ended && generation === this.generation) this.pending--;
+      ended = true;
+    };
   }
 
   private setTimer(fn: () => void, ms: number): NodeJS.Timeout {
@@ -217,27 +232,28 @@ export class PushService {
       const older = this.held;
       this.held = undefined;
       if (this.heldTimer) clearTimeout(this.heldTimer);
-      this.pending--;
+      this.heldDone?.();
       this.stats.reordered++;
       release(notification);
       this.deliverLater(older, delayMs);
       return;
     }
     this.held = notification;
-    this.pending++;
+    this.heldDone = this.track();
     // Nothing newer within 5 s: let it go in order.
     this.heldTimer = this.setTimer(() => {
       const held = this.held;
       this.held = undefined;
-      this.pending--;
+      this.heldDone?.();
       if (held) release(held);
     }, 5000);
   }
 
   private deliverLater(notification: Notification, delayMs: number): void {
-    this.pending++;
+    const done = this.track();
+    const generation = this.generation;
     this.setTimer(() => {
-      void this.deliver(notification, 1).finally(() => this.pending--);
+      void this.deliver(notification, 1, generation).finally(done);
     }, delayMs);
   }
 
@@ -247,8 +263,8 @@ export class PushService {
     return this.config.endpoint ? { endpoint: this.config.endpoint, ...(this.config.audience ? { audience: this.config.audience } : {}) } : undefined;
   }
 
-  private async deliver(notification: Notification, attempt: number): Promise<void> {
-    if (this.closed) return;
+  private async deliver(notification: Notification, attempt: number, generation: number): Promise<void> {
+    if (this.closed || generation !== this.generation) return;
     const target = this.target(notification.topicName);
     if (!target) {
       this.stats.undeliverable++;
@@ -301,14 +317,14 @@ export class PushService {
     }
     this.stats.failedAttempts++;
     const { minBackoffMs, maxBackoffMs, maxAttempts } = this.config.retry;
-    if (attempt >= maxAttempts || this.closed) {
+    if (attempt >= maxAttempts || this.closed || generation !== this.generation) {
       this.stats.abandoned++;
       return;
     }
     const backoff = Math.min(maxBackoffMs, minBackoffMs * 2 ** (attempt - 1));
-    this.pending++;
+    const done = this.track();
     this.setTimer(() => {
-      void this.deliver(notification, attempt + 1).finally(() => this.pending--);
+      void this.deliver(notification, attempt + 1, generation).finally(done);
     }, backoff);
   }
 
@@ -324,6 +340,8 @@ export class PushService {
     this.timers.clear();
     this.users.clear();
     this.held = undefined;
+    this.heldDone = undefined;
+    this.generation++;
     this.pending = 0;
     this.log.length = 0;
     Object.assign(this.stats, PushService.emptyStats());

@@ -59,7 +59,13 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function handleGmail(world: GmailWorld, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
-  const rest = path.slice(GMAIL_PREFIX.length).split('/').map(decodeURIComponent);
+  let rest: string[];
+  try {
+    rest = path.slice(GMAIL_PREFIX.length).split('/').map(decodeURIComponent);
+  } catch {
+    sendError(res, badRequest('Malformed URL path'));
+    return;
+  }
   const userId = rest.shift() ?? '';
   const match = matchGmailRoute(req.method ?? 'GET', rest);
   const method = match?.route.name ?? 'unknown';
