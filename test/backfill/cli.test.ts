@@ -38,7 +38,7 @@ describe('backfill cli', () => {
     const io = { out: (l: string) => out.push(l), tty: false };
     expect(await runBackfillCli(cfg, ['start', h.accountId, '--granularity', 'day', '--watch'], io)).toBe(0);
     expect(out[0], out.join('\n')).toMatch(/backfill of .* started/);
-    expect(out.some((l) => /^\[#+\] 100\.0%  done$/.test(l)), out.join('\n')).toBe(true);
+    expect(out.some((l) => /^\[#+\] 100\.0% {2}done$/.test(l)), out.join('\n')).toBe(true);
     expect(out.some((l) => /^messages: 150 stored, 0 bad, 0 gone/.test(l)), out.join('\n')).toBe(true);
 
     const status: string[] = [];
