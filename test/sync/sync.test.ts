@@ -11,7 +11,8 @@ import { createSyncActivities } from '../../src/activities/sync-activities.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { pushRoute, PUSH_PATH } from '../../src/push/push-route.js';
 import { scheduleDefinitions, SYNC_POLL_SCHEDULE_ID } from '../../src/schedules/schedules.js';
-import { registerAccount, type AccountDeps } from '../../src/sync/accounts.js';
+import { ensureDemoAccount, registerAccount, runLoopbackConsent, type AccountDeps } from '../../src/sync/accounts.js';
+import { listCommand } from '../../src/cli/accounts.js';
 import { notifySync, type SyncTarget } from '../../src/sync/notify.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
@@ -310,5 +311,54 @@ describe('revoked grant', () => {
     expect(row.historyId).toBe(cursor);
     await until('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), 45_000);
     expect((await syncStatus(accountId)).paused).toBe(false);
+  });
+});
+
+describe('accounts', () => {
+  it('connects through the OAuth2 loopback flow, seals the tokens and starts the sync', async () => {
+    const email = `loopback-${randomUUID().slice(0, 8)}@example.com`;
+    const oauth = gmailOAuthSettings(h.cfg);
+    const tokens = await runLoopbackConsent({
+      clientId: oauth.clientId,
+      clientSecret: oauth.clientSecret,
+      authUrl: `${h.gmail.url}/o/oauth2/v2/auth`,
+      tokenUrl: `${h.gmail.url}/token`,
+      loginHint: email,
+      // The emulator's consent screen agrees at once and redirects to our loopback server.
+      openUrl: async (url) => {
+        await fetch(url);
+      },
+    });
+    expect(tokens.refresh_token).toBeTruthy();
+    const account = await registerAccount(accountDeps, tokens);
+    accountIds.push(account.id);
+    expect(account.email).toBe(email);
+    const row = await h.prisma.account.findUniqueOrThrow({ where: { id: account.id } });
+    expect(row.status).toBe('active');
+    expect(Buffer.from(row.encryptedTokens!).includes(tokens.refresh_token)).toBe(false);
+    expect(accountDeps.vault.open(row.encryptedTokens!).refresh_token).toBe(tokens.refresh_token);
+    const labels = (await h.gmail.control.getState(email)).labels.map((l) => l.name);
+    expect(labels).toEqual(expect.arrayContaining(Object.values(h.settings.labels)));
+    await until('sync started', async () => ((await syncStatus(account.id)).stats.passes > 0 ? true : undefined));
+  });
+
+  it('creates demo accounts in the emulator idempotently', async () => {
+    const email = `demo-${randomUUID().slice(0, 8)}@example.com`;
+    const first = await ensureDemoAccount(accountDeps, { url: h.gmail.url }, email);
+    accountIds.push(first.id);
+    const second = await ensureDemoAccount(accountDeps, { url: h.gmail.url }, email);
+    expect(second.id).toBe(first.id);
+    expect((await h.gmail.control.getState(email)).watch?.topicName).toBe(TOPIC);
+  });
+
+  it('lists accounts and says which need to be reconnected', async () => {
+    const email = `list-${randomUUID().slice(0, 8)}@example.com`;
+    const id = await connectEmulatorAccount(email);
+    await h.prisma.account.update({ where: { id }, data: { status: 'needs_reauth' } });
+    const lines: string[] = [];
+    await listCommand({ prisma: h.prisma }, { out: (l) => lines.push(l) });
+    const text = lines.join('\n');
+    expect(text).toMatch(new RegExp(`${email}\\s+needs_reauth`));
+    expect(text).toContain(`accounts connect --login-hint ${email}`);
   });
 });
