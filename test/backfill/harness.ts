@@ -1,6 +1,7 @@
 // Everything a backfill test needs, all real: the dev server (global setup), the test database,
 // the Gmail emulator over HTTP (googleapis), and "worker processes": each its own Temporal
 // connection, Prisma pool, GmailAccounts and quota limiter, as separate processes would have.
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
@@ -56,6 +57,11 @@ export interface BackfillHarness {
   email: string;
   taskQueue: string;
   startProcess(limiter?: Partial<QuotaLimiterOptions>, options?: { shutdownGraceMs?: number }): Promise<WorkerProcess>;
+  /**
+   * A Gmail worker as a separate OS process (test/backfill/gmail-worker-process.ts) on the
+   * `${taskQueue}-gmail` queue; stop() returns how many activities it ran.
+   */
+  spawnGmailProcess(limiter: QuotaLimiterOptions): Promise<{ stop(): Promise<number> }>;
   storedIds(): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -76,7 +82,8 @@ export async function createBackfillHarness(opts: {
   const created = emulator.accounts[0]!;
   const databaseUrl = inject('databaseUrl');
   const prisma = createPrismaClient(databaseUrl);
-  const vault = new TokenVault(randomBytes(32));
+  const tokenKey = randomBytes(32);
+  const vault = new TokenVault(tokenKey);
   const account = await prisma.account.create({ data: { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) } });
   const connection = await Connection.connect({ address: inject('temporalAddress') });
   const dataConverter = createDataConverter(fixedTestPayloadKeys());
@@ -129,6 +136,39 @@ export async function createBackfillHarness(opts: {
       };
       processes.push({ stop });
       return { limiter, worker, stop, calls: () => calls };
+    },
+    async spawnGmailProcess(limiterOptions) {
+      const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./gmail-worker-process.ts', import.meta.url))], {
+        cwd: fileURLToPath(new URL('../../', import.meta.url)),
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          DATABASE_URL: databaseUrl,
+          BACKFILL_GMAIL_QUEUE: `${taskQueue}-gmail`,
+          BACKFILL_LIMITER: JSON.stringify(limiterOptions),
+          BACKFILL_TOKEN_KEY: tokenKey.toString('base64'),
+          BACKFILL_OAUTH: JSON.stringify(oauth),
+        },
+      });
+      let output = '';
+      child.stdout!.setEncoding('utf8');
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on('data', (chunk: string) => {
+          output += chunk;
+          if (output.includes('ready')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`gmail worker process exited with ${code}`)));
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const stop = async () => {
+        child.kill('SIGTERM');
+        await exited;
+        const last = output.trim().split('\n').at(-1) ?? '{}';
+        return (JSON.parse(last) as { calls?: number }).calls ?? 0;
+      };
+      processes.push({ stop: async () => void (await stop().catch(() => 0)) });
+      return { stop };
     },
     async storedIds() {
       const rows = await prisma.$queryRawUnsafe<Array<{ gmail_id: string }>>(`SELECT gmail_id FROM messages WHERE account_id = $1`, account.id);
