@@ -3,7 +3,7 @@
 // The server runs in a child process (the standalone CLI), so it has a core of its own and the
 // client's CPU is not counted against it. Flags: --seconds N (default 5), --concurrency N
 // (default 16), --mailbox N (default 100000).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
@@ -12,33 +12,16 @@ import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { OAuth2Client } from 'google-auth-library';
 import { google, type gmail_v1 } from 'googleapis';
+import { spawnGmailEmulator } from '../../src/emulator/gmail/child.js';
 import { isMainModule } from '../../src/shared/main-module.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-interface CliDetails {
-  url: string;
-  gmailRootUrl: string;
-  tokenUrl: string;
-  clientId: string;
-  clientSecret: string;
-  refreshToken: string;
-}
 
 function flag(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(`--${name}`);
   const value = i >= 0 ? Number(args[i + 1]) : fallback;
   if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} expects a positive number`);
   return value;
-}
-
-async function startChildEmulator(messages: number): Promise<{ child: ChildProcess; details: CliDetails }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/emulator/gmail/main.ts', '--port', '0', '--no-quota', '--json', '--messages', String(messages)], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const [line] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
-  return { child, details: JSON.parse(line.toString()) as CliDetails };
 }
 
 /** Runs `worker` on `concurrency` loops for `seconds`; returns completed calls per second. */
@@ -125,7 +108,8 @@ async function pipelined(url: string, token: string, ids: string[], seconds: num
 }
 
 async function throughput(seconds: number, concurrency: number): Promise<void> {
-  const { child, details } = await startChildEmulator(2000);
+  const emulator = await spawnGmailEmulator(['--no-quota', '--messages', '2000']);
+  const { details } = emulator;
   try {
     const auth = new OAuth2Client({ clientId: details.clientId, clientSecret: details.clientSecret, endpoints: { oauth2TokenUrl: details.tokenUrl } });
     auth.setCredentials({ refresh_token: details.refreshToken });
@@ -156,8 +140,7 @@ async function throughput(seconds: number, concurrency: number): Promise<void> {
     const capacity = await pipelined(details.url, token, ids, seconds);
     console.log(`emulator messages.get format=full (server capacity, one core: pipelined raw sockets, 4x8 in flight): ${Math.round(capacity)} gets/s`);
   } finally {
-    child.kill('SIGTERM');
-    await once(child, 'exit');
+    await emulator.close();
   }
 }
 

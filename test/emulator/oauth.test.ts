@@ -43,6 +43,18 @@ describe('token endpoint', () => {
     }
   });
 
+  it('answers 401 once an access token has expired', async () => {
+    const { auth, gmail } = await connect(emu, 'expiring@example.com');
+    await gmail.users.getProfile({ userId: 'me' });
+    const stale = oauthClientFor(emu, (await emu.control.info()).defaultClient);
+    // The client believes the token is still good; the server's clock says otherwise.
+    stale.setCredentials({ access_token: auth.credentials.access_token ?? '', expiry_date: Date.now() + 3_600_000 });
+    await emu.control.advanceClock(3600 * 1000);
+    const err = await failure(gmailClient(emu, stale).users.getProfile({ userId: 'me' }));
+    expect(err.status).toBe(401);
+    expect(err.headers.get('www-authenticate')).toContain('invalid_token');
+  });
+
   it('answers invalid_grant for a revoked grant and 401 for its old access token', async () => {
     const { auth, gmail } = await connect(emu, 'revoked@example.com');
     await gmail.users.getProfile({ userId: 'me' });

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { spawnGmailEmulator, startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
 import { connect, gmailClient, oauthClientFor, startEmulator } from './helpers.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -144,20 +144,19 @@ describe('standalone CLI', () => {
     expect(stderr).toContain('--messages expects an integer');
   });
 
-  it('starts seeded on a free port and prints connection details that work with googleapis', async () => {
-    const child = cli(['--port', '0', '--messages', '50', '--seed', '3', '--no-quota', '--json', '--account', 'cli@example.com']);
+  it('starts seeded on a free port (spawnGmailEmulator) with connection details that work with googleapis', async () => {
+    const child = await spawnGmailEmulator(['--messages', '50', '--seed', '3', '--no-quota', '--account', 'cli@example.com']);
     try {
-      const [line] = (await Promise.race([once(child.stdout, 'data'), once(child, 'exit').then(() => ['exit'])])) as [Buffer];
-      const details = JSON.parse(line.toString()) as { url: string; gmailRootUrl: string; tokenUrl: string; clientId: string; clientSecret: string; refreshToken: string; email: string };
-      expect(details.email).toBe('cli@example.com');
+      const { details } = child;
+      expect(details).toMatchObject({ email: 'cli@example.com', messages: 50, quota: 'off' });
       const emuLike = { url: details.url } as RunningGmailEmulator;
       const auth = oauthClientFor(emuLike, details);
       auth.setCredentials({ refresh_token: details.refreshToken });
       const profile = await gmailClient(emuLike, auth).users.getProfile({ userId: 'me' });
       expect(profile.data).toMatchObject({ emailAddress: 'cli@example.com', messagesTotal: 50 });
+      expect((await child.control.metrics()).methods.getProfile?.calls).toBe(1);
     } finally {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
+      await child.close();
     }
   });
 });

@@ -1,7 +1,7 @@
 // The control API under /__emulator/: plays the user (Gmail UI actions) and the world (incoming
 // mail, revoked grants, expired history, quota/fault/push switches, the clock), and reads state
 // and metrics. JSON in, JSON out; errors use Google's error body.
-import { badRequest, GmailApiError, notFound } from './errors.js';
+import { badRequest, notFound } from './errors.js';
 import type { FaultConfig } from './faults.js';
 import { replaceBody } from './mime.js';
 import type { OAuthClientRegistration } from './oauth.js';
@@ -174,5 +174,3 @@ export async function handleControl(httpMethod: string, segments: string[], call
   }
   throw notFound(`No control route ${httpMethod} /__emulator/${segments.join('/')}`);
 }
-
-export { GmailApiError };

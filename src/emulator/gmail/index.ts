@@ -90,6 +90,7 @@ export async function startGmailEmulator(opts: GmailEmulatorOptions = {}): Promi
 }
 
 export { EmulatorControlClient, EmulatorControlError } from './control-client.js';
+export { spawnGmailEmulator, type ChildGmailEmulator, type ChildEmulatorDetails } from './child.js';
 export type { EmulatorInfo, EmulatorMetrics, MailboxState, DeliveredMessage } from './control-client.js';
 export type { CreatedAccount, IncomingMessage } from './world.js';
 export type { QuotaConfig, QuotaProfile } from './quota.js';
