@@ -8,6 +8,7 @@ import type { PrismaClient } from '../db/client.js';
 import { ingestThreadEvent } from '../ingest/thread-ingest.js';
 import { GmailAuthError, GmailNotFoundError } from '../services/gmail/errors.js';
 import type { GmailService } from '../services/gmail/gmail-service.js';
+import type { QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
 import { forEachLimited, historyToThreadEvents, type LabelRoles, type ThreadEvents } from '../sync/history-events.js';
 import { notifySync, requestFullScan, type SyncTarget } from '../sync/notify.js';
@@ -29,6 +30,8 @@ export interface SyncActivityDeps {
   pushTopic?: string;
   /** Threads delivered in parallel within one page (events of one thread stay in order). */
   deliverConcurrency?: number;
+  /** The shared per-account Gmail budget (src/quota); every sync call draws from it when given. */
+  limiter?: QuotaLimiter;
   /** Limits the schedule fan-outs (poll, full scan, watch renewal) to these accounts: sharding, tests. */
   accountIds?: readonly string[];
 }
@@ -52,10 +55,15 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
   const scoped = () => (deps.accountIds ? { id: { in: [...deps.accountIds] } } : {});
   const labelCache = new Map<string, { at: number; roles: LabelRoles }>();
 
-  async function gmail<T>(accountId: string, fn: (g: GmailService, email: string) => Promise<T>): Promise<T> {
-    // TODO(quota): draw from the shared per-account limiter (src/quota) once it lands.
+  /** One Gmail call of the account, through the shared quota budget; errors as they come. */
+  function rawGmail<T>(accountId: string, method: string, fn: (g: GmailService) => Promise<T>): Promise<T> {
+    const limiter = deps.limiter;
+    return accounts.call(accountId, (g) => (limiter ? limiter.run(accountId, method, () => fn(g)) : fn(g)));
+  }
+
+  async function gmail<T>(accountId: string, method: string, fn: (g: GmailService) => Promise<T>): Promise<T> {
     try {
-      return await accounts.call(accountId, fn);
+      return await rawGmail(accountId, method, fn);
     } catch (err) {
       throw toActivityFailure(err);
     }
@@ -64,7 +72,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
   async function labelRoles(accountId: string): Promise<LabelRoles> {
     const cached = labelCache.get(accountId);
     if (cached && Date.now() - cached.at < LABEL_CACHE_MS) return cached.roles;
-    const labels = await gmail(accountId, (g) => g.listLabels());
+    const labels = await gmail(accountId, 'labels.list', (g) => g.listLabels());
     const roles = new Map<string, LabelRole>();
     for (const [role, name] of Object.entries(threadSettings.labels) as [LabelRole, string][]) {
       const label = labels.find((l) => l.name === name) ?? labels.find((l) => l.name.toLowerCase() === name.toLowerCase());
@@ -104,7 +112,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
     async loadCursor({ accountId }) {
       const account = await prisma.account.findUniqueOrThrow({ where: { id: accountId }, select: { historyId: true } });
       if (account.historyId) return account.historyId;
-      const profile = await gmail(accountId, (g) => g.getProfile());
+      const profile = await gmail(accountId, 'getProfile', (g) => g.getProfile());
       await saveCursor(accountId, profile.historyId);
       return profile.historyId;
     },
@@ -112,7 +120,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
     async syncHistoryPage({ accountId, startHistoryId, pageSize }) {
       let page;
       try {
-        page = await accounts.call(accountId, (g) =>
+        page = await rawGmail(accountId, 'history.list', (g) =>
           g.listHistory({ startHistoryId, historyTypes: [...HISTORY_TYPES], maxResults: pageSize }),
         );
       } catch (err) {
@@ -135,14 +143,14 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
 
     async scanInbox({ accountId, sinceMs, resetCursor }) {
       // The fresh id comes first: anything that changes while we list shows up in history after it.
-      const profile = await gmail(accountId, (g) => g.getProfile());
+      const profile = await gmail(accountId, 'getProfile', (g) => g.getProfile());
       const newestByThread = new Map<string, string>();
       let listed = 0;
       let pageToken: string | undefined;
       const q = `in:inbox after:${Math.floor(Math.max(0, sinceMs) / 1000)}`;
       do {
         const token = pageToken;
-        const page = await gmail(accountId, (g) => g.listMessages({ q, maxResults: 500, ...(token ? { pageToken: token } : {}) }));
+        const page = await gmail(accountId, 'messages.list', (g) => g.listMessages({ q, maxResults: 500, ...(token ? { pageToken: token } : {}) }));
         for (const m of page.messages) {
           listed++;
           // messages.list answers newest first: the first message seen is the thread's newest.
@@ -204,7 +212,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
           continue;
         }
         try {
-          await renewWatch(deps, account.id, topic);
+          await renewWatch({ prisma, accounts, ...(deps.limiter ? { limiter: deps.limiter } : {}) }, account.id, topic);
           renewed++;
         } catch (err) {
           // A revoked grant already marked the account needs_reauth; other failures are retried.
@@ -229,11 +237,13 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
 
 /** users.watch for one account and the new expiration saved. Throws the Gmail error as is. */
 export async function renewWatch(
-  deps: Pick<SyncActivityDeps, 'prisma' | 'accounts'>,
+  deps: Pick<SyncActivityDeps, 'prisma' | 'accounts' | 'limiter'>,
   accountId: string,
   topicName: string,
 ): Promise<{ historyId: string; expiration: number }> {
-  const result = await deps.accounts.call(accountId, (g) => g.watch({ topicName }));
+  const limiter = deps.limiter;
+  const watch = (g: GmailService) => g.watch({ topicName });
+  const result = await deps.accounts.call(accountId, (g) => (limiter ? limiter.run(accountId, 'watch', () => watch(g)) : watch(g)));
   await deps.prisma.account.update({ where: { id: accountId }, data: { watchExpiration: new Date(result.expiration) } });
   return result;
 }

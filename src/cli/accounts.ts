@@ -11,6 +11,7 @@ import { threadSettingsFromConfig } from '../ingest/thread-ingest.js';
 import { createLogger } from '../shared/log.js';
 import { registerAccount, runLoopbackConsent, type RegisteredAccount } from '../sync/accounts.js';
 import type { SyncTarget } from '../sync/notify.js';
+import { workflowTaskQueue } from '../sync/wiring.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys.js';
 import { gmailOAuthSettings } from '../workers/gmail-worker.js';
@@ -104,7 +105,7 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
       log.warn(`Temporal unreachable (${err instanceof Error ? err.message : String(err)}): the fallback poll will start this account's sync`);
     }
     try {
-      await connectCommand({ cfg, prisma, ...(client ? { sync: { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE } } : {}) }, io, values['login-hint']);
+      await connectCommand({ cfg, prisma, ...(client ? { sync: { client, taskQueue: workflowTaskQueue(cfg) } } : {}) }, io, values['login-hint']);
     } finally {
       await client?.connection.close();
     }

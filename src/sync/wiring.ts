@@ -6,6 +6,7 @@ import type { RouteHandler } from '../http/server.js';
 import { PUSH_PATH, pushRoute } from '../push/push-route.js';
 import type { SyncScheduleSettings } from '../schedules/schedules.js';
 import { createLogger } from '../shared/log.js';
+import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 
 const log = createLogger('sync');
 
@@ -41,4 +42,9 @@ export function pushRoutesFromConfig(
       ...(certsUrl ? { certsUrl } : {}),
     }),
   };
+}
+
+/** The main (workflow) task queue: TEMPORAL_TASK_QUEUE when the configuration has it, else the default. */
+export function workflowTaskQueue(cfg: Env): string {
+  return (cfg as Env & { TEMPORAL_TASK_QUEUE?: string }).TEMPORAL_TASK_QUEUE ?? WORKFLOW_TASK_QUEUE;
 }

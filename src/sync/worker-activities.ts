@@ -6,6 +6,7 @@ import type { Env } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
 import { createSyncActivities, type SyncActivityDeps } from '../activities/sync-activities.js';
 import { threadSettingsFromConfig } from '../ingest/thread-ingest.js';
+import { processQuotaLimiter } from '../quota/index.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { createGmailAccounts } from '../workers/gmail-worker.js';
@@ -42,7 +43,10 @@ export function createSyncWorkerActivities(ctx: WorkerContext, opts: SyncWorkerO
     ready ??= (async () => {
       const client = opts.client ?? (await connectClient(ctx.cfg, await resolvePayloadKeys(ctx.cfg)));
       const accounts = await createGmailAccounts(ctx);
-      return createSyncActivities(syncActivityDepsFromConfig(ctx.cfg, { prisma: ctx.prisma, client, accounts, taskQueue: opts.taskQueue }));
+      return createSyncActivities({
+        ...syncActivityDepsFromConfig(ctx.cfg, { prisma: ctx.prisma, client, accounts, taskQueue: opts.taskQueue }),
+        limiter: processQuotaLimiter(ctx.prisma),
+      });
     })();
     ready.catch(() => (ready = undefined));
     return ready;

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createSyncActivities } from '../../src/activities/sync-activities.js';
+import { processQuotaLimiter } from '../../src/quota/index.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { pushRoute, PUSH_PATH } from '../../src/push/push-route.js';
 import { scheduleDefinitions, SYNC_POLL_SCHEDULE_ID } from '../../src/schedules/schedules.js';
@@ -114,6 +115,7 @@ beforeAll(async () => {
       threadTaskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
       pushTopic: TOPIC,
       accountIds,
+      limiter: processQuotaLimiter(h.prisma),
     }),
     dataConverter: createDataConverter(fixedTestPayloadKeys()),
   });

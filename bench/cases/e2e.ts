@@ -1,0 +1,239 @@
+// End-to-end benchmark: from delivery in the Gmail emulator to the draft in Gmail, through users.watch,
+// the OIDC-authenticated push endpoint, the sync workflow (history.list → ingest), the thread workflow,
+// the Gmail and LLM workers, with the Anthropic emulator answering after a fixed latency.
+// Everything real: its own Temporal dev server, Postgres (BENCH_DATABASE_URL, default the local
+// server's durable_inbox_bench), the Gmail emulator in a child process with the legacy quota on.
+//   --burst N            emails delivered at once (default 1000)
+//   --rate R             steady stream, emails per second (default 2)
+//   --steady-seconds S   how long the steady stream lasts (default 60)
+//   --accounts A         mailboxes the mail is spread over (default 10: Gmail's quota is per user)
+//   --llm-latency MS     Anthropic emulator latency (default 300)
+//   --only burst|steady  one scenario
+// Latency: delivery call → the thread's draft seen in the emulator (polled every 100 ms).
+// Units: Gmail quota units the emulator charged during the scenario, divided by its emails.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { TokenVault } from '../../src/accounts/token-vault.js';
+import { loadConfig } from '../../src/config.js';
+import { createPrismaClient } from '../../src/db/client.js';
+import { ensureDatabase } from '../../src/db/ensure-database.js';
+import { applyMigrations } from '../../src/db/migrate.js';
+import { startAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { EmulatorControlClient } from '../../src/emulator/gmail/control-client.js';
+import { startHttpServer } from '../../src/http/server.js';
+import { threadSettingsFromConfig } from '../../src/ingest/thread-ingest.js';
+import { PUSH_PATH, pushRoute } from '../../src/push/push-route.js';
+import { registerAccount, type AccountDeps } from '../../src/sync/accounts.js';
+import { connectClient } from '../../src/temporal/client.js';
+import { startDevServer } from '../../src/temporal/dev-server.js';
+import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { createWorkerContext } from '../../src/workers/context.js';
+import { createGmailWorker, gmailOAuthSettings } from '../../src/workers/gmail-worker.js';
+import { createLlmWorker } from '../../src/workers/llm-worker.js';
+import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const TOPIC = 'projects/durable-inbox-bench/topics/gmail';
+const PUSH_EMAIL = 'gmail-push@durable-inbox-emulator.iam.gserviceaccount.com';
+
+function flag(args: string[], name: string, fallback: number): number {
+  const i = args.indexOf(`--${name}`);
+  const value = i >= 0 ? Number(args[i + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} expects a positive number`);
+  return value;
+}
+
+interface EmulatorDetails {
+  url: string;
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+async function startEmulator(): Promise<{ child: ChildProcess; details: EmulatorDetails }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/emulator/gmail/main.ts', '--port', '0', '--json', '--quota', 'legacy'], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [line] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
+  return { child, details: JSON.parse(line.toString()) as EmulatorDetails };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+const question = (i: number) => ({
+  from: `Client ${i} <client${i}@partner.example>`,
+  subject: `Question ${i} about the contract`,
+  text: `Hi,\n\nCould you send me the signed contract (reference ${i}) by Friday?\n\nThanks`,
+});
+
+export async function run(args: string[]): Promise<void> {
+  const burst = flag(args, 'burst', 1000);
+  const rate = flag(args, 'rate', 2);
+  const steadySeconds = flag(args, 'steady-seconds', 60);
+  const accountsCount = flag(args, 'accounts', 10);
+  const llmLatency = flag(args, 'llm-latency', 300);
+  const onlyAt = args.indexOf('--only');
+  const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
+
+  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+  const server = await startDevServer({ port: 19_000 + Math.floor(Math.random() * 2000), headless: true });
+  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench';
+  await ensureDatabase(databaseUrl);
+  await applyMigrations(databaseUrl);
+  const { child, details } = await startEmulator();
+  const control = new EmulatorControlClient(details.url);
+  const anthropic = await startAnthropicEmulator({ latencyMs: llmLatency });
+
+  const keys = fixedTestPayloadKeys();
+  const cfg = loadConfig({
+    TEMPORAL_ADDRESS: server.address,
+    DATABASE_URL: databaseUrl,
+    PAYLOAD_ENCRYPTION_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    GMAIL_API_ROOT_URL: `${details.url}/`,
+    GOOGLE_CLIENT_ID: details.clientId,
+    GOOGLE_CLIENT_SECRET: details.clientSecret,
+    GOOGLE_OAUTH_TOKEN_URL: details.tokenUrl,
+    GMAIL_PUSH_TOPIC: TOPIC,
+    ANTHROPIC_API_KEY: 'bench-key',
+    ANTHROPIC_BASE_URL: anthropic.url,
+    LOG_LEVEL: 'error',
+  });
+  const prisma = createPrismaClient(databaseUrl);
+  const client = await connectClient(cfg, keys);
+  const ctx = await createWorkerContext(cfg, databaseUrl);
+  const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
+  const running = workers.map((w) => w.run());
+
+  const push = await startHttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    routes: {
+      [`POST ${PUSH_PATH}`]: (req, res) => handler(req, res),
+    },
+  });
+  const audience = `${push.url}${PUSH_PATH}`;
+  const handler = pushRoute({ prisma, sync: { client }, audience, serviceAccountEmail: PUSH_EMAIL, certsUrl: `${details.url}/oauth2/v1/certs` });
+  await control.setPush({ topics: { [TOPIC]: { endpoint: audience } } });
+
+  const deps: AccountDeps = {
+    prisma,
+    vault: new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64')),
+    oauth: gmailOAuthSettings(cfg),
+    sync: { client },
+    labels: threadSettingsFromConfig(cfg).labels,
+    pushTopic: TOPIC,
+  };
+  const tag = randomUUID().slice(0, 6);
+  const emails: string[] = [];
+  for (let i = 0; i < accountsCount; i++) {
+    const email = `bench-${tag}-${i}@example.com`;
+    const created = await control.createAccount({ email, clientId: details.clientId });
+    await registerAccount(deps, { refresh_token: created.refreshToken });
+    emails.push(email);
+  }
+
+  /** Delivered threads → delivery time; the poller records when each thread's draft appears. */
+  const deliveredAt = new Map<string, number>();
+  const draftedAt = new Map<string, number>();
+  let polling = true;
+  const poller = (async () => {
+    while (polling) {
+      await Promise.all(
+        emails.map(async (email) => {
+          const state = await control.getState(email, { messageLimit: 0 });
+          const now = performance.now();
+          for (const d of state.drafts) {
+            const key = `${email}/${d.threadId}`;
+            if (deliveredAt.has(key) && !draftedAt.has(key)) draftedAt.set(key, now);
+          }
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+
+  let seq = 0;
+  async function deliverOne(): Promise<string> {
+    const i = seq++;
+    const email = emails[i % emails.length]!;
+    const started = performance.now();
+    const m = await control.deliver(email, { to: [email], ...question(i) });
+    const key = `${email}/${m.threadId}`;
+    deliveredAt.set(key, started);
+    return key;
+  }
+
+  async function unitsSpent(): Promise<number> {
+    const m = await control.metrics();
+    return Object.values(m.methods).reduce((sum, x) => sum + x.units, 0);
+  }
+
+  async function waitDrafted(keys: string[], timeoutMs: number): Promise<number> {
+    const deadline = performance.now() + timeoutMs;
+    while (keys.some((k) => !draftedAt.has(k)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    return keys.filter((k) => draftedAt.has(k)).length;
+  }
+
+  function report(name: string, keys: string[], units: number, wallMs: number): void {
+    const lat = keys.filter((k) => draftedAt.has(k)).map((k) => draftedAt.get(k)! - deliveredAt.get(k)!).sort((a, b) => a - b);
+    console.log(`e2e ${name}: ${keys.length} emails delivered, ${lat.length} drafted`);
+    console.log(`e2e ${name}: ${((lat.length / wallMs) * 60_000).toFixed(0)} emails/min`);
+    console.log(`e2e ${name} latency p50: ${(percentile(lat, 50) / 1000).toFixed(2)} s`);
+    console.log(`e2e ${name} latency p95: ${(percentile(lat, 95) / 1000).toFixed(2)} s`);
+    console.log(`e2e ${name}: ${(units / Math.max(1, keys.length)).toFixed(1)} Gmail units/email`);
+  }
+
+  try {
+    if (!only || only === 'burst') {
+      const units0 = await unitsSpent();
+      const t0 = performance.now();
+      const keys: string[] = [];
+      const lanes = Array.from({ length: 20 }, async () => {
+        while (keys.length < burst) {
+          const slot = keys.push('') - 1;
+          keys[slot] = await deliverOne();
+        }
+      });
+      await Promise.all(lanes);
+      const done = await waitDrafted(keys, 15 * 60_000);
+      const last = Math.max(...keys.filter((k) => draftedAt.has(k)).map((k) => draftedAt.get(k)!));
+      report('burst', keys, (await unitsSpent()) - units0, (done > 0 ? last : performance.now()) - t0);
+    }
+    if (!only || only === 'steady') {
+      const units0 = await unitsSpent();
+      const total = Math.round(rate * steadySeconds);
+      const t0 = performance.now();
+      const keys: string[] = [];
+      const sends: Promise<void>[] = [];
+      for (let i = 0; i < total; i++) {
+        const due = t0 + (i * 1000) / rate;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        sends.push(deliverOne().then((k) => void keys.push(k)));
+      }
+      await Promise.all(sends);
+      await waitDrafted(keys, 5 * 60_000);
+      report('steady', keys, (await unitsSpent()) - units0, performance.now() - t0);
+    }
+  } finally {
+    polling = false;
+    await poller;
+    await push.close();
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    await Promise.allSettled(running);
+    await ctx.close();
+    await client.connection.close();
+    await prisma.$disconnect();
+    await anthropic.close();
+    child.kill();
+    await server.stop();
+  }
+}
