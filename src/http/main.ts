@@ -7,8 +7,7 @@ import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { createLogger } from '../shared/log.js';
 import { startHttpServer } from './server.js';
 import { healthRoute } from './health.js';
-import { pushRoutesFromConfig } from '../sync/wiring.js';
-import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
+import { pushRoutesFromConfig, workflowTaskQueue } from '../sync/wiring.js';
 
 const cfg = loadConfigOrExit();
 const log = createLogger('http');
@@ -20,7 +19,7 @@ const server = await startHttpServer({
   port: cfg.HTTP_PORT,
   routes: {
     'GET /healthz': healthRoute({ temporal, prisma }),
-    ...pushRoutesFromConfig(cfg, { prisma, client: temporal, taskQueue: WORKFLOW_TASK_QUEUE }),
+    ...pushRoutesFromConfig(cfg, { prisma, client: temporal, taskQueue: workflowTaskQueue(cfg) }),
   },
 });
 log.info(`listening on ${server.url}`);
