@@ -1,0 +1,99 @@
+// The thread workflow under failure: Gmail 500s and 429s, and a Gmail worker killed (SIGKILL)
+// after it created the draft but before the activity reported back. Still exactly one draft.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { recordHistory } from '../helpers/histories.js';
+
+let h: InboxHarness;
+
+beforeAll(async () => {
+  h = await startInboxHarness();
+});
+
+afterEach(async () => {
+  await h.stopWorkers();
+  await h.gmail.control.setFaults({ errors: [], latency: [] });
+  await h.gmail.control.setQuota({ enabled: false });
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+const question = (subject: string) => ({
+  from: 'Carol <carol@client.example>',
+  subject,
+  text: 'Could you confirm the delivery date?',
+});
+
+async function draftsOf(threadId: string) {
+  return (await h.gmail.control.getState(h.email)).drafts.filter((d) => d.threadId === threadId);
+}
+
+/** The Gmail worker as its own process, as in production (`tsx src/workers/gmail-worker.ts`). */
+function spawnGmailWorker(): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/workers/gmail-worker.ts'], {
+    env: { ...process.env, ...h.env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('thread workflow under failure', () => {
+  it('gets through Gmail 500s and 503s with one draft', async () => {
+    await h.gmail.control.setFaults({
+      seed: 7,
+      errors: [
+        { method: 'threads.get', rate: 0.5, status: 500 },
+        { method: 'drafts.create', rate: 0.5, status: 503 },
+        { method: 'threads.modify', rate: 0.5, status: 500 },
+      ],
+    });
+    await h.startWorkers();
+    const { threadId } = await deliverAndIngest(h, question('Delivery date'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted', 60_000);
+    expect(await draftsOf(threadId)).toHaveLength(1);
+    const metrics = await h.gmail.control.metrics();
+    expect(metrics.faults.injectedErrors).toBeGreaterThan(0);
+    await recordHistory(h, threadId, 'thread-gmail-5xx');
+  });
+
+  it('backs off on 429s as Gmail asks (Retry-After) and still drafts once', async () => {
+    await h.gmail.control.setQuota({ enabled: true, profile: 'legacy', userUnitsPerMinute: 1800, burstSeconds: 1 });
+    await h.startWorkers();
+    const { threadId } = await deliverAndIngest(h, question('Pallet count'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted', 90_000);
+    expect(await draftsOf(threadId)).toHaveLength(1);
+    const metrics = await h.gmail.control.metrics();
+    expect(metrics.quota.rejected429).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('keeps one draft when the Gmail worker dies between creating the draft and reporting it', async () => {
+    await h.startWorkers({ gmail: false });
+    // Reading a draft back is slow: the worker is killed after drafts.create and before the activity completes.
+    await h.gmail.control.setFaults({ latency: [{ method: 'drafts.get', distribution: { type: 'fixed', ms: 3000 } }] });
+    let worker = spawnGmailWorker();
+    try {
+      const { threadId } = await deliverAndIngest(h, question('Shipping address'));
+      await until(async () => (await draftsOf(threadId)).length > 0, 60_000, 'the draft to exist');
+      worker.kill('SIGKILL');
+      await new Promise((r) => worker.once('exit', r));
+      worker = spawnGmailWorker();
+      const status = await h.waitFor(threadId, (s) => s.state === 'drafted', 90_000);
+      const drafts = await draftsOf(threadId);
+      expect(drafts).toHaveLength(1);
+      expect(drafts[0]!.id).toBe(status.draftId);
+      await recordHistory(h, threadId, 'thread-worker-killed');
+    } finally {
+      worker.kill('SIGKILL');
+    }
+  }, 120_000);
+});
