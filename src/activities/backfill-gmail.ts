@@ -41,6 +41,8 @@ export interface BackfillGmailDeps {
   fetchRetries?: number;
   /** Throttles of one message tolerated within one attempt before it counts as failed (default 50). */
   maxThrottleWaits?: number;
+  /** Rows are written at least this often, even short of a full chunk (default 5000 ms). */
+  flushEveryMs?: number;
 }
 
 interface BatchProgress {
@@ -74,6 +76,7 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
   const upsertChunk = deps.upsertChunk ?? 100;
   const fetchRetries = deps.fetchRetries ?? 1;
   const maxThrottleWaits = deps.maxThrottleWaits ?? 50;
+  const flushEveryMs = deps.flushEveryMs ?? 5000;
 
   /** One Gmail call under the account's budget; throttles are waited out here. */
   async function gmailCall<T>(accountId: string, method: string, fn: (gmail: GmailService) => Promise<T>, signal: AbortSignal): Promise<T> {
@@ -196,9 +199,14 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
 
       const pending = ids.map((_, i) => i).filter((i) => done[i] !== '1');
       let next = 0;
+      // Liveness: under a slow quota a batch can take minutes between flushes; heartbeat anyway,
+      // so a dead worker is noticed and a cancelled attempt stops instead of spending quota.
+      const beat = setInterval(() => heartbeat(progress), 5000);
+      let lastFlush = Date.now();
       const lanes = Math.max(1, limiter.options.maxConcurrency);
       await Promise.all(
         Array.from({ length: Math.min(lanes, pending.length) }, async () => {
+          // (lanes wait on the limiter's per-account slots; see QuotaLimiter.run)
           while (next < pending.length && fatal === undefined && !s.aborted) {
             const index = pending[next++]!;
             const id = ids[index]!;
@@ -209,7 +217,11 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
                 progress.gone++;
               } else {
                 buffer.push({ index, row: toMessageRow(message) });
-                if (buffer.length >= upsertChunk) await flush();
+                // Every 100 rows, or every few seconds: what is stored survives a retry.
+                if (buffer.length >= upsertChunk || Date.now() - lastFlush > flushEveryMs) {
+                  lastFlush = Date.now();
+                  await flush();
+                }
               }
             } catch (err) {
               if (isAccountFatal(err)) fatal = err;
@@ -218,7 +230,11 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
           }
         }),
       );
-      await flush();
+      try {
+        await flush();
+      } finally {
+        clearInterval(beat);
+      }
       if (fatal !== undefined) throw toActivityFailure(fatal);
       if (s.aborted) throw s.reason;
       const remaining = ids.filter((_, i) => done[i] !== '1');
