@@ -166,7 +166,7 @@ export function* generateMailbox(opts: SeedOptions): Generator<SeededMessage> {
           }),
         });
         at += random.int(10, 36 * 60) * 60_000;
-        if (at > opts.endDate) at = opts.endDate - (length - i);
+        if (at > opts.endDate) break; // replies never land in the future (nor before their parent)
       }
     } else if (kind < 0.7) {
       const sender = random.pick(NEWSLETTERS);
