@@ -93,7 +93,7 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       slicesTotal: f ? f.slicesDone + notDone : 0,
       slicesRunning: f ? runningCount(f) : 0,
       counters,
-      rate: carried ? currentRate(carried.rateSamples) : 0,
+      rate: carried ? averageRate(carried) : 0,
       badRate: processed > 0 ? bad / processed : 0,
       alert: carried?.alert ?? 'ok',
       startedAt: carried?.startedAt ?? Date.now(),
@@ -127,7 +127,7 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       inbox: [],
       badWindow: [],
       alert: 'ok',
-      rateSamples: [[Date.now(), 0]],
+      rateSamples: [],
       runs: 1,
     };
     log.info('backfill planned', { accountId: input.accountId, granularity, rangeStart: plan.rangeStart, rangeEnd: plan.rangeEnd, watermark: frontier.watermark });
@@ -221,9 +221,6 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
         await handle(report);
         slicesThisRun++;
       }
-      const now = Date.now();
-      state.rateSamples.push([now, state.counters.inserted]);
-      while (state.rateSamples.length > 2 && now - state.rateSamples[1]![0] > 60_000) state.rateSamples.shift();
       await startSlices();
       publish();
       const cap = input.slicesPerRun;
@@ -255,11 +252,14 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
   return { accountId: input.accountId, watermark: frontier.watermark, slicesDone: frontier.slicesDone, counters: state.counters, runs: state.runs };
 }
 
-function currentRate(samples: Array<[number, number]>): number {
-  if (samples.length < 2) return 0;
-  const [t0, s0] = samples[0]!;
-  const [t1, s1] = samples[samples.length - 1]!;
-  return t1 > t0 ? ((s1 - s0) * 1000) / (t1 - t0) : 0;
+/**
+ * Messages stored per second since this backfill started. Slices run side by side and report only
+ * when they finish, so windows shorter than a slice would swing wildly; at a steady quota the
+ * average is what the ETA needs.
+ */
+function averageRate(state: BackfillCarried): number {
+  const elapsed = Date.now() - state.startedAt;
+  return elapsed > 0 ? (state.counters.inserted * 1000) / elapsed : 0;
 }
 
 /** Bad-rate alerts over the last ≥ 10,000 processed messages: warn at 0.2 %, critical at 1 %. */

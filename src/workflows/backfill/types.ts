@@ -62,7 +62,7 @@ export interface BackfillCarried {
   /** (processed, bad) per finished slice, newest last, covering the last ≥ 10,000 messages. */
   badWindow: Array<[number, number]>;
   alert: BadRateAlert;
-  /** (time, stored) samples for the current rate. */
+  /** Unused (kept for runs carried from an earlier version). */
   rateSamples: Array<[number, number]>;
   runs: number;
 }
@@ -108,7 +108,7 @@ export interface BackfillProgress {
   slicesTotal: number;
   slicesRunning: number;
   counters: BackfillCounters;
-  /** Messages stored per second, recently. */
+  /** Messages stored per second since the backfill started. */
   rate: number;
   badRate: number;
   alert: BadRateAlert;
