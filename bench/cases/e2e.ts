@@ -133,12 +133,15 @@ export async function run(args: string[]): Promise<void> {
   };
   const tag = randomUUID().slice(0, 6);
   const emails: string[] = [];
+  const accountIdOf = new Map<string, string>();
   for (let i = 0; i < accountsCount; i++) {
     const email = `bench-${tag}-${i}@example.com`;
     const created = await control.createAccount({ email, clientId: details.clientId });
-    await registerAccount(deps, { refresh_token: created.refreshToken });
+    accountIdOf.set(email, (await registerAccount(deps, { refresh_token: created.refreshToken })).id);
     emails.push(email);
   }
+  /** Wall clock (ms) of each delivery, to compare with the thread workflows' start times. */
+  const deliveredWall = new Map<string, number>();
 
   /** Delivered threads → delivery time; the poller records when each thread's draft appears. */
   const deliveredAt = new Map<string, number>();
@@ -165,9 +168,11 @@ export async function run(args: string[]): Promise<void> {
     const i = seq++;
     const email = emails[i % emails.length]!;
     const started = performance.now();
+    const wall = Date.now();
     const m = await control.deliver(email, { to: [email], ...question(i) });
     const key = `${email}/${m.threadId}`;
     deliveredAt.set(key, started);
+    deliveredWall.set(key, wall);
     return key;
   }
 
@@ -176,24 +181,72 @@ export async function run(args: string[]): Promise<void> {
     return Object.values(m.methods).reduce((sum, x) => sum + x.units, 0);
   }
 
+  async function unitsByMethod(): Promise<Record<string, number>> {
+    const m = await control.metrics();
+    return Object.fromEntries(Object.entries(m.methods).map(([k, v]) => [k, v.units]));
+  }
+
+  /** --verbose: where one thread's time went (activity queue wait vs. run time), from its history. */
+  async function explain(key: string): Promise<void> {
+    const [email, threadId] = key.split('/') as [string, string];
+    const history = await client.workflow.getHandle(`thread/${accountIdOf.get(email)}/${threadId}`).fetchHistory();
+    const t = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) =>
+      Number(e.eventTime?.seconds ?? 0) * 1000 + Math.round((e.eventTime?.nanos ?? 0) / 1e6);
+    const events = history.events ?? [];
+    const t0 = t(events[0]!);
+    const scheduled = new Map<number, { type: string; at: number }>();
+    const started = new Map<number, number>();
+    for (const e of events) {
+      const id = Number(e.eventId);
+      if (e.activityTaskScheduledEventAttributes) scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at: t(e) });
+      if (e.activityTaskStartedEventAttributes) started.set(Number(e.activityTaskStartedEventAttributes.scheduledEventId), t(e));
+      if (e.activityTaskCompletedEventAttributes) {
+        const sid = Number(e.activityTaskCompletedEventAttributes.scheduledEventId);
+        const s = scheduled.get(sid)!;
+        console.error(`  ${s.type}: scheduled +${s.at - t0} ms, waited ${started.get(sid)! - s.at} ms, ran ${t(e) - started.get(sid)!} ms`);
+      }
+    }
+    console.error(`  workflow: ${t(events[events.length - 1]!) - t0} ms from start to last event`);
+  }
+
+  async function rejections(): Promise<number> {
+    const q = (await control.metrics()).quota;
+    return q.rejected429 + q.rejected403 + q.rejectedConcurrent;
+  }
+
   async function waitDrafted(keys: string[], timeoutMs: number): Promise<number> {
     const deadline = performance.now() + timeoutMs;
     while (keys.some((k) => !draftedAt.has(k)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     return keys.filter((k) => draftedAt.has(k)).length;
   }
 
-  function report(name: string, keys: string[], units: number, wallMs: number): void {
+  /** Delivery → thread workflow started: the push + sync share of the latency. */
+  async function syncLatencies(keys: string[]): Promise<number[]> {
+    const out: number[] = [];
+    for (const key of keys) {
+      const [email, threadId] = key.split('/') as [string, string];
+      const d = await client.workflow.getHandle(`thread/${accountIdOf.get(email)}/${threadId}`).describe().catch(() => undefined);
+      if (d) out.push(d.startTime.getTime() - deliveredWall.get(key)!);
+    }
+    return out.sort((a, b) => a - b);
+  }
+
+  async function report(name: string, keys: string[], units: number, wallMs: number): Promise<void> {
     const lat = keys.filter((k) => draftedAt.has(k)).map((k) => draftedAt.get(k)! - deliveredAt.get(k)!).sort((a, b) => a - b);
     console.log(`e2e ${name}: ${keys.length} emails delivered, ${lat.length} drafted`);
     console.log(`e2e ${name}: ${((lat.length / wallMs) * 60_000).toFixed(0)} emails/min`);
     console.log(`e2e ${name} latency p50: ${(percentile(lat, 50) / 1000).toFixed(2)} s`);
     console.log(`e2e ${name} latency p95: ${(percentile(lat, 95) / 1000).toFixed(2)} s`);
     console.log(`e2e ${name}: ${(units / Math.max(1, keys.length)).toFixed(1)} Gmail units/email`);
+    const sync = await syncLatencies(keys);
+    console.log(`e2e ${name} delivery→thread workflow p50: ${(percentile(sync, 50) / 1000).toFixed(2)} s`);
+    console.log(`e2e ${name} delivery→thread workflow p95: ${(percentile(sync, 95) / 1000).toFixed(2)} s`);
   }
 
   try {
     if (!only || only === 'burst') {
       const units0 = await unitsSpent();
+      const rejected0 = await rejections();
       const t0 = performance.now();
       const keys: string[] = [];
       const lanes = Array.from({ length: 20 }, async () => {
@@ -205,10 +258,16 @@ export async function run(args: string[]): Promise<void> {
       await Promise.all(lanes);
       const done = await waitDrafted(keys, 15 * 60_000);
       const last = Math.max(...keys.filter((k) => draftedAt.has(k)).map((k) => draftedAt.get(k)!));
-      report('burst', keys, (await unitsSpent()) - units0, (done > 0 ? last : performance.now()) - t0);
+      await report('burst', keys, (await unitsSpent()) - units0, (done > 0 ? last : performance.now()) - t0);
+      console.log(`e2e burst: ${(await rejections()) - rejected0} Gmail calls refused for quota (429/403)`);
+      if (args.includes('--verbose')) {
+        console.error(JSON.stringify(await unitsByMethod()));
+        await explain(keys[Math.floor(keys.length / 2)]!);
+      }
     }
     if (!only || only === 'steady') {
       const units0 = await unitsSpent();
+      const rejected0 = await rejections();
       const total = Math.round(rate * steadySeconds);
       const t0 = performance.now();
       const keys: string[] = [];
@@ -221,7 +280,8 @@ export async function run(args: string[]): Promise<void> {
       }
       await Promise.all(sends);
       await waitDrafted(keys, 5 * 60_000);
-      report('steady', keys, (await unitsSpent()) - units0, performance.now() - t0);
+      await report('steady', keys, (await unitsSpent()) - units0, performance.now() - t0);
+      console.log(`e2e steady: ${(await rejections()) - rejected0} Gmail calls refused for quota (429/403)`);
     }
   } finally {
     polling = false;
