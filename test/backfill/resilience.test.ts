@@ -54,7 +54,7 @@ describe('backfill resilience', () => {
     expect(progress.state).toBe('done');
     expect(progress.slicesDone).toBe(progress.slicesTotal);
     await second.stop();
-  });
+  }, 180_000);
 
   it('two worker processes together stay within the account quota', async () => {
     h = await createBackfillHarness({
@@ -86,5 +86,5 @@ describe('backfill resilience', () => {
     expect(await p2.stop()).toBeGreaterThan(0);
     const [bucket] = await harness.prisma.$queryRawUnsafe<Array<{ throttles: bigint }>>(`SELECT throttles FROM quota_buckets WHERE key = $1`, harness.accountId);
     expect(Number(bucket!.throttles)).toBe(0);
-  });
+  }, 180_000);
 });
