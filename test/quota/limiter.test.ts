@@ -135,6 +135,24 @@ describe('quota limiter', () => {
     expect((await healthy.state(key2))?.rate).toBe(62.5);
   });
 
+  it('halves on a p95 latency breach', async () => {
+    const key = `acct-${randomUUID()}`;
+    const limiter = new QuotaLimiter(prismaExecutor(pool()), {
+      profile: 'legacy',
+      startRate: 200,
+      maxRate: 240,
+      latencyThresholdMs: 1000,
+      latencyWindow: 20,
+      decreaseCooldownMs: 0,
+      increaseIntervalMs: 60_000,
+    });
+    await limiter.acquire(key, 1);
+    for (let i = 0; i < 19; i++) await limiter.report(key, { kind: 'ok', latencyMs: i < 17 ? 50 : 4000 });
+    expect((await limiter.state(key))?.rate).toBe(200); // fewer than 20 samples: no judgement yet
+    for (let i = 0; i < 3; i++) await limiter.report(key, { kind: 'ok', latencyMs: 4000 });
+    expect((await limiter.state(key))?.rate).toBe(100);
+  });
+
   it('halves on real 429s from Gmail when started above the budget', async () => {
     const key = `acct-${randomUUID()}`;
     // The emulator allows 20 units/s; the limiter starts at 200 and must back off.
