@@ -67,7 +67,7 @@ describe('thread workflow under failure', () => {
   });
 
   it('backs off on 429s as Gmail asks (Retry-After) and still drafts once', async () => {
-    await h.gmail.control.setQuota({ enabled: true, profile: 'legacy', userUnitsPerMinute: 1800, burstSeconds: 1 });
+    await h.gmail.control.setQuota({ enabled: true, profile: '2026', userUnitsPerMinute: 3000, burstSeconds: 1 });
     await h.startWorkers();
     const { threadId } = await deliverAndIngest(h, question('Pallet count'));
     await h.waitFor(threadId, (s) => s.state === 'drafted', 90_000);
