@@ -9,6 +9,9 @@ import type { syncAllAccountsWorkflow, watchRenewalWorkflow } from '../workflows
 
 export interface ScheduleSettings {
   retentionDays: number;
+  /** The workflow task queue (cfg.TEMPORAL_TASK_QUEUE); tests use their own, with an id prefix. */
+  taskQueue?: string;
+  idPrefix?: string;
   /** Every how long retention runs (default one day). */
   retentionEvery?: string;
   /** The archiver (created paused unless ARCHIVER_ENABLED=true); default: from the environment. */
@@ -64,13 +67,13 @@ export const RETENTION_SCHEDULE_ID = 'retention';
 
 export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions[] {
   const retention: ScheduleOptions = {
-    scheduleId: RETENTION_SCHEDULE_ID,
+    scheduleId: (settings.idPrefix ?? '') + RETENTION_SCHEDULE_ID,
     spec: { intervals: [{ every: settings.retentionEvery ?? '1 day' }] },
     action: {
       type: 'startWorkflow',
       workflowType: 'retentionWorkflow' satisfies (typeof retentionWorkflow)['name'],
-      workflowId: 'retention',
-      taskQueue: WORKFLOW_TASK_QUEUE,
+      workflowId: (settings.idPrefix ?? '') + RETENTION_SCHEDULE_ID,
+      taskQueue: settings.taskQueue ?? WORKFLOW_TASK_QUEUE,
       args: [{ retentionDays: settings.retentionDays }],
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
