@@ -1,7 +1,10 @@
 // The archiver takes out of the inbox only messages that are stored in Postgres and strictly
 // before the account's watermark; messages past it, or never stored (bad ones), keep INBOX.
 // A dry run changes nothing and lists exactly what the real run then archives.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { archiverSchedule } from '../../src/backfill/archiver-schedule.js';
+import type { ArchiverInput } from '../../src/workflows/backfill/types.js';
 import { archiverWorkflow } from '../../src/workflows/backfill/archiver-workflow.js';
 import { backfillWorkflow } from '../../src/workflows/backfill/backfill-workflow.js';
 import { backfillWorkflowId } from '../../src/workflows/backfill/types.js';
@@ -62,5 +65,32 @@ describe('archiver', () => {
     // Running it again finds nothing left to do.
     const again = await h.client.workflow.execute(archiverWorkflow, { workflowId: `archiver-again-${h.accountId}`, taskQueue: h.taskQueue, args: [args] });
     expect(again.accounts[0]!.archived).toBe(0);
+  });
+
+  it('has a Schedule that is created paused and runs the archiver when triggered', async () => {
+    const prefix = `test-${randomUUID().slice(0, 8)}-`;
+    const options = archiverSchedule({ every: '365 days', trash: false, enabled: false, taskQueue: h.taskQueue, idPrefix: prefix });
+    // This test database holds other tests' accounts: keep the run to this one, as a dry run.
+    if (options.action.type !== 'startWorkflow') throw new Error('unexpected action');
+    const input = options.action.args![0] as ArchiverInput;
+    const scheduled = { ...options, action: { ...options.action, args: [{ ...input, accountIds: [h.accountId], dryRun: true }] } };
+    const handle = await h.client.schedule.create(scheduled);
+    try {
+      const described = await handle.describe();
+      expect(described.state.paused).toBe(true);
+      expect(input.taskQueues).toEqual({ workflows: h.taskQueue, gmail: h.taskQueue });
+      await handle.trigger();
+      let runs: Awaited<ReturnType<typeof handle.describe>>['info']['recentActions'] = [];
+      for (let i = 0; i < 100 && runs.length === 0; i++) {
+        runs = (await handle.describe()).info.recentActions;
+        if (runs.length === 0) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(runs).toHaveLength(1);
+      const result = await h.client.workflow.getHandle(runs[0]!.action.workflow.workflowId).result();
+      expect(result.dryRun).toBe(true);
+      expect(result.accounts[0]!.accountId).toBe(h.accountId);
+    } finally {
+      await handle.delete();
+    }
   });
 });
