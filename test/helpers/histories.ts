@@ -13,10 +13,14 @@ import { resolveTemporalCli } from '../../src/temporal/cli-binary.js';
 export const historiesDir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
 export async function recordHistory(h: { handle(threadId: string): WorkflowHandle }, threadId: string, name: string) {
+  await recordWorkflowHistory(h.handle(threadId), name);
+}
+
+export async function recordWorkflowHistory(handle: WorkflowHandle, name: string) {
   if (!process.env.RECORD_HISTORIES) return;
   const cli = await resolveTemporalCli({ build: false });
   if (!cli) throw new Error('RECORD_HISTORIES needs the temporal CLI (npm run temporal:cli)');
-  const { workflowId } = h.handle(threadId);
+  const { workflowId } = handle;
   const { stdout } = await promisify(execFile)(
     cli.path,
     ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', inject('temporalAddress')],
