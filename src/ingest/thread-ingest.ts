@@ -36,7 +36,8 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
 
 /** Events that justify (re)starting a closed thread's workflow; the rest only matter to a running one. */
 function startsWorkflow(event: ThreadEvent): boolean {
-  if (event.type === 'message_added') return !event.labelIds.includes('DRAFT');
+  // Only inbound mail opens a conversation turn; the user's own drafts and sent mail never do.
+  if (event.type === 'message_added') return !event.labelIds.includes('DRAFT') && !event.labelIds.includes('SENT');
   if (event.type === 'labels_changed') return event.added.includes('needsResponse') || event.added.includes('done');
   return false;
 }
