@@ -87,4 +87,36 @@ describe('backfill resilience', () => {
     const [bucket] = await harness.prisma.$queryRawUnsafe<Array<{ throttles: bigint }>>(`SELECT throttles FROM quota_buckets WHERE key = $1`, harness.accountId);
     expect(Number(bucket!.throttles)).toBe(0);
   }, 180_000);
+
+  it('fails, with its slices stopped and the account flagged, when the grant is revoked mid-way', async () => {
+    h = await createBackfillHarness({
+      messages: 300,
+      spanDays: 6,
+      emulator: { quota: { profile: 'legacy', userUnitsPerMinute: 6000, burstSeconds: 2 } },
+      limiter: { startRate: 95, maxRate: 95, maxConcurrency: 4 },
+    });
+    const harness = h;
+    await harness.startProcess();
+    const handle = await harness.client.workflow.start(backfillWorkflow, {
+      workflowId: backfillWorkflowId(harness.accountId),
+      taskQueue: harness.taskQueue,
+      args: [{ accountId: harness.accountId, granularity: 'day', batchSize: 50, window: 3, taskQueues: { workflows: harness.taskQueue, gmail: harness.taskQueue } }],
+    });
+    await waitUntil(async () => (await harness.storedIds()).length >= 30);
+    await harness.emulator.control.revoke(harness.email);
+    await expect(handle.result()).rejects.toThrow();
+    expect((await handle.describe()).status.name).toBe('FAILED');
+    const running: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      running.length = 0;
+      for await (const w of harness.client.workflow.list({ query: `WorkflowType = 'backfillSliceWorkflow' AND ExecutionStatus = 'Running'` })) {
+        if (w.workflowId.startsWith(`backfill-${harness.accountId}-slice-`)) running.push(w.workflowId);
+      }
+      if (running.length === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(running).toEqual([]);
+    const account = await harness.prisma.account.findUniqueOrThrow({ where: { id: harness.accountId } });
+    expect(account.status).toBe('needs_reauth');
+  }, 180_000);
 });

@@ -5,8 +5,10 @@
 // and the frontier. Cancelling the backfill cancels the running slices explicitly.
 import {
   allHandlersFinished,
+  ApplicationFailure,
   CancellationScope,
   condition,
+  ContinueAsNew,
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
@@ -151,7 +153,7 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     while (runningCount(frontier) < window) {
       const slice = startNext(frontier);
       if (!slice) break;
-      const workflowId = sliceWorkflowId(input.accountId, slice.start, slice.end);
+      const workflowId = sliceWorkflowId(input.accountId, slice.start, slice.end, slice.attempts);
       try {
         await startChild(backfillSliceWorkflow, {
           workflowId,
@@ -198,7 +200,8 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     if (report.outcome === 'failed') {
       log.warn('slice failed', { accountId: input.accountId, start: report.start, error: report.error });
       if (slice.attempts >= MAX_SLICE_ATTEMPTS || /GmailAuthError|AccountNotConnected/.test(report.error ?? '')) {
-        throw new Error(`slice ${new Date(report.start).toISOString()} failed ${slice.attempts} times: ${report.error}`);
+        // An ApplicationFailure fails the backfill (a plain Error would only retry the task forever).
+        throw ApplicationFailure.nonRetryable(`slice ${new Date(report.start).toISOString()} failed ${slice.attempts} times: ${report.error}`, 'BackfillSliceFailed');
       }
       fail(frontier, report.start, report.end);
       return;
@@ -232,18 +235,18 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       }
     }
   } catch (err) {
-    if (isCancellation(err)) {
-      phase = 'cancelled';
-      await CancellationScope.nonCancellable(async () => {
-        for (const s of frontier.open.filter((o) => o.status === 'running')) {
-          try {
-            await getExternalWorkflowHandle(sliceWorkflowId(input.accountId, s.start, s.end)).cancel();
-          } catch {
-            // already closed
-          }
+    if (err instanceof ContinueAsNew) throw err; // the window carries on in the next run
+    // Cancelled or failed: the slices (ABANDON children) must not keep running on their own.
+    if (isCancellation(err)) phase = 'cancelled';
+    await CancellationScope.nonCancellable(async () => {
+      for (const s of frontier.open.filter((o) => o.status === 'running')) {
+        try {
+          await getExternalWorkflowHandle(sliceWorkflowId(input.accountId, s.start, s.end, s.attempts)).cancel();
+        } catch {
+          // already closed
         }
-      });
-    }
+      }
+    });
     throw err;
   }
   phase = 'done';

@@ -151,6 +151,11 @@ export function backfillWorkflowId(accountId: string): string {
   return `backfill-${accountId}`;
 }
 
-export function sliceWorkflowId(accountId: string, start: number, end: number): string {
-  return `backfill-${accountId}-slice-${start}-${end}`;
+/**
+ * A slice's child workflow id: deterministic, so a restarted backfill finds (and adopts) a slice
+ * that is still running. A restart after a failure gets its own id (`-a2`, ...): the failed child
+ * may not have closed yet when the parent starts the next attempt.
+ */
+export function sliceWorkflowId(accountId: string, start: number, end: number, attempt = 1): string {
+  return `backfill-${accountId}-slice-${start}-${end}${attempt > 1 ? `-a${attempt}` : ''}`;
 }
