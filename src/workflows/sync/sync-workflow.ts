@@ -61,6 +61,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
   let pausedReason: string | undefined;
   let reconnected = false;
   let working = false;
+  let lastScan: SyncStatus['lastScan'];
 
   const acts = proxyActivities<SyncActivities>({
     startToCloseTimeout: '5 minutes',
@@ -96,6 +97,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
     ...(pausedReason !== undefined ? { pausedReason } : {}),
     idle: !working && !wantsWork(),
     stats: { ...stats },
+    ...(lastScan ? { lastScan } : {}),
   }));
 
   const wantsHistory = () => pollRequested || historyIdGreater(notifiedHistoryId, cursor);
@@ -129,6 +131,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
         : Date.now() - settings.gapRepairFallbackDays * DAY_MS;
     log.warn('history id expired: repairing the gap from an inbox listing', { accountId, since: new Date(since).toISOString() });
     const result = await acts.scanInbox({ accountId, sinceMs: since, resetCursor: true });
+    lastScan = { kind: 'gap_repair', ...result };
     stats.gapRepairs++;
     cursor = result.historyId;
   }
@@ -154,7 +157,8 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
   }
 
   async function fullScan(days: number): Promise<void> {
-    await acts.scanInbox({ accountId, sinceMs: Date.now() - days * DAY_MS, resetCursor: false });
+    const result = await acts.scanInbox({ accountId, sinceMs: Date.now() - days * DAY_MS, resetCursor: false });
+    lastScan = { kind: 'full_scan', ...result };
     stats.fullScans++;
   }
 

@@ -67,6 +67,8 @@ export interface SyncStatus {
   /** No pass running and none asked for. */
   idle: boolean;
   stats: SyncStats;
+  /** The last inbox scan (full scan or gap repair). */
+  lastScan?: InboxScanResult & { kind: 'full_scan' | 'gap_repair' };
 }
 
 // ---- activities ----------------------------------------------------------------------------
