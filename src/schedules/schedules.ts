@@ -78,7 +78,12 @@ export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
   };
-  const base = settings.sync ? [retention, ...syncSchedules(settings.sync)] : [retention];
+  const sync = settings.sync && {
+    ...settings.sync,
+    taskQueue: settings.sync.taskQueue ?? settings.taskQueue,
+    idPrefix: settings.sync.idPrefix ?? settings.idPrefix,
+  };
+  const base = sync ? [retention, ...syncSchedules(sync)] : [retention];
   return [...base, archiverSchedule(settings.archiver)];
 }
 
