@@ -12,8 +12,8 @@ import { processQuotaLimiter } from '../../src/quota/index.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { pushRoute, PUSH_PATH } from '../../src/push/push-route.js';
 import { scheduleDefinitions, SYNC_FULL_SCAN_SCHEDULE_ID, SYNC_POLL_SCHEDULE_ID } from '../../src/schedules/schedules.js';
-import { ensureDemoAccount, registerAccount, runLoopbackConsent, type AccountDeps } from '../../src/sync/accounts.js';
-import { listCommand } from '../../src/cli/accounts.js';
+import { ensureDemoAccount, registerAccount, type AccountDeps } from '../../src/sync/accounts.js';
+import { connectCommand, listCommand } from '../../src/cli/accounts.js';
 import { notifySync, type SyncTarget } from '../../src/sync/notify.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
@@ -385,28 +385,36 @@ describe('revoked grant', () => {
 });
 
 describe('accounts', () => {
-  it('connects through the OAuth2 loopback flow, seals the tokens and starts the sync', async () => {
+  it('connects through the OAuth2 loopback flow (accounts connect), seals the tokens and starts the sync', async () => {
     const email = `loopback-${randomUUID().slice(0, 8)}@example.com`;
-    const oauth = gmailOAuthSettings(h.cfg);
-    const tokens = await runLoopbackConsent({
-      clientId: oauth.clientId,
-      clientSecret: oauth.clientSecret,
-      authUrl: `${h.gmail.url}/o/oauth2/v2/auth`,
-      tokenUrl: `${h.gmail.url}/token`,
-      loginHint: email,
-      // The emulator's consent screen agrees at once and redirects to our loopback server.
-      openUrl: async (url) => {
-        await fetch(url);
+    const cfg = { ...h.cfg, GOOGLE_OAUTH_AUTH_URL: `${h.gmail.url}/o/oauth2/v2/auth`, GMAIL_PUSH_TOPIC: TOPIC };
+    const lines: string[] = [];
+    let consentUrl = '';
+    const account = await connectCommand(
+      { cfg, prisma: h.prisma, sync },
+      {
+        out: (l) => lines.push(l),
+        // The emulator's consent screen agrees at once and redirects to the CLI's loopback server.
+        openUrl: async (url) => {
+          consentUrl = url;
+          await fetch(url);
+        },
       },
-    });
-    expect(tokens.refresh_token).toBeTruthy();
-    const account = await registerAccount(accountDeps, tokens);
+      email,
+    );
     accountIds.push(account.id);
+    const params = new URL(consentUrl).searchParams;
+    expect(params.get('access_type')).toBe('offline');
+    expect(params.get('code_challenge_method')).toBe('S256');
+    expect(params.get('scope')!.split(' ')).toEqual(expect.arrayContaining(['https://www.googleapis.com/auth/gmail.modify']));
     expect(account.email).toBe(email);
+    expect(lines.join('\n')).toContain(`Connected ${email}`);
     const row = await h.prisma.account.findUniqueOrThrow({ where: { id: account.id } });
     expect(row.status).toBe('active');
+    expect(row.watchExpiration!.getTime()).toBeGreaterThan(Date.now());
+    const tokens = accountDeps.vault.open(row.encryptedTokens!);
+    expect(tokens.refresh_token).toBeTruthy();
     expect(Buffer.from(row.encryptedTokens!).includes(tokens.refresh_token)).toBe(false);
-    expect(accountDeps.vault.open(row.encryptedTokens!).refresh_token).toBe(tokens.refresh_token);
     const labels = (await h.gmail.control.getState(email)).labels.map((l) => l.name);
     expect(labels).toEqual(expect.arrayContaining(Object.values(h.settings.labels)));
     await until('sync started', async () => ((await syncStatus(account.id)).stats.passes > 0 ? true : undefined));
