@@ -44,6 +44,10 @@ export const envSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_CLI: z.string().min(1).optional(),
+  /** Task queues: workflows and Postgres activities, Gmail activities, LLM activities. */
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('durable-inbox'),
+  GMAIL_TASK_QUEUE: z.string().min(1).default('durable-inbox-gmail'),
+  LLM_TASK_QUEUE: z.string().min(1).default('durable-inbox-llm'),
   /** Activities per second a Gmail worker may start (all workers of the queue together). */
   GMAIL_ACTIVITIES_PER_SECOND: z.coerce.number().positive().optional(),
   LLM_ACTIVITIES_PER_SECOND: z.coerce.number().positive().optional(),
@@ -97,7 +101,7 @@ export const envSchema = z.object({
 
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url.optional(),
-  ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
+  ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
   ANTHROPIC_EMULATOR_PORT: port.default(8236),
 
   LABEL_OUTBOX: z.string().min(1).default('Outbox'),

@@ -6,6 +6,15 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from '@temporalio/worker';
 import { loadConfigOrExit } from '../config.js';
+import { TokenVault } from '../accounts/token-vault.js';
+import { threadSettingsFromConfig } from '../ingest/thread-ingest.js';
+import { registerAccount } from '../sync/accounts.js';
+import { requestFullScan } from '../sync/notify.js';
+import { pushRoutesFromConfig, syncScheduleSettingsFromConfig } from '../sync/wiring.js';
+import { resolveTokenKey } from '../temporal/encryption-keys.js';
+import { createGmailWorker, gmailOAuthSettings } from '../workers/gmail-worker.js';
+import { createLlmWorker } from '../workers/llm-worker.js';
+import { DEMO_EMAIL, seedDemoMailbox, startDemoWorld } from './demo.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { startCodecServer } from '../codec-server/server.js';
 import { AesGcmPayloadCodec } from '../temporal/codec.js';
@@ -18,7 +27,6 @@ import { startHttpServer } from '../http/server.js';
 import { healthRoute } from '../http/health.js';
 import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../schedules/schedules.js';
 import { createLogger } from '../shared/log.js';
-import { pushRoutesFromConfig, syncScheduleSettingsFromConfig } from '../sync/wiring.js';
 
 const log = createLogger('dev');
 const dataDir = fileURLToPath(new URL('../../.data/', import.meta.url));
@@ -43,8 +51,13 @@ async function shutdown(code: number): Promise<never> {
 }
 
 async function main(): Promise<void> {
-  const cfg = loadConfigOrExit();
+  const userCfg = loadConfigOrExit();
   mkdirSync(dataDir, { recursive: true });
+
+  // Without Google or Anthropic credentials, the bundled emulators stand in.
+  const demo = await startDemoWorld(userCfg);
+  stack.push({ name: 'emulators', stop: () => demo.close() });
+  const cfg = loadConfigOrExit({ ...process.env, ...demo.env });
 
   const database = await resolveDatabase(cfg, log);
   stack.push({ name: 'database', stop: () => database.stop() });
@@ -77,7 +90,7 @@ async function main(): Promise<void> {
   stack.push({ name: 'temporal client', stop: () => client.connection.close() });
 
   const ctx = await createWorkerContext(cfg, database.url);
-  const workers: Worker[] = [await createWorkflowWorker(ctx)];
+  const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
   const running = workers.map((w) => w.run());
   stack.push({
     name: 'workers',
@@ -93,14 +106,39 @@ async function main(): Promise<void> {
     port: cfg.HTTP_PORT,
     routes: {
       'GET /healthz': healthRoute({ temporal: client, prisma: ctx.prisma }),
-      ...pushRoutesFromConfig(cfg, { prisma: ctx.prisma, client, taskQueue: workers[0]!.options.taskQueue }),
+      ...pushRoutesFromConfig(cfg, { prisma: ctx.prisma, client, taskQueue: cfg.TEMPORAL_TASK_QUEUE }),
     },
   });
   stack.push({ name: 'http server', stop: () => http.close() });
 
-  const schedules = await ensureSchedules(client, { retentionDays: cfg.RETENTION_DAYS, sync: syncScheduleSettingsFromConfig(cfg) });
+  const schedules = await ensureSchedules(client, {
+    retentionDays: cfg.RETENTION_DAYS,
+    taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+    sync: syncScheduleSettingsFromConfig(cfg),
+  });
   // Run retention once now, so a fresh install shows a workflow in the Web UI right away.
   await client.schedule.getHandle(RETENTION_SCHEDULE_ID).trigger();
+
+  if (demo.gmail) {
+    // The emulator starts empty each time: a fresh demo mailbox, and a cursor from this mailbox.
+    const { refreshToken } = await seedDemoMailbox(demo.gmail, cfg.DEMO_MAILBOX_MESSAGES);
+    await ctx.prisma.account.updateMany({ where: { email: DEMO_EMAIL }, data: { historyId: null } });
+    const syncTarget = { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE };
+    const account = await registerAccount(
+      {
+        prisma: ctx.prisma,
+        vault: new TokenVault(await resolveTokenKey(cfg)),
+        oauth: gmailOAuthSettings(cfg),
+        sync: syncTarget,
+        labels: threadSettingsFromConfig(cfg).labels,
+        pushTopic: cfg.GMAIL_PUSH_TOPIC,
+      },
+      { refresh_token: refreshToken },
+    );
+    // The seeded mail predates the cursor: the inbox scan hands it to the thread workflows.
+    await requestFullScan(syncTarget, account.id, { days: cfg.SYNC_FULL_SCAN_DAYS });
+    log.info(`demo account ${DEMO_EMAIL} connected (${account.id}); its inbox is being processed`);
+  }
 
   const ui = temporal.uiUrl ?? `http://localhost:${cfg.TEMPORAL_UI_PORT}`;
   console.log(
@@ -111,6 +149,8 @@ async function main(): Promise<void> {
       `  Temporal          ${temporal.address}${temporal.reused ? ' (already running, reused)' : ''}`,
       `  Codec server      ${codecServer.url}${cfg.CODEC_SERVER_TOKEN ? ' (bearer token required)' : ''}`,
       `  Health            ${http.url}/healthz`,
+      ...(demo.gmail ? [`  Gmail emulator    ${demo.gmail.url}  (demo mailbox ${DEMO_EMAIL})`] : []),
+      ...(demo.anthropic ? [`  Anthropic emul.   ${demo.anthropic.url}`] : []),
       `  Schedules         ${schedules.join(', ')}  (npm run temporal:cli -- schedule list)`,
       '  Ctrl-C stops everything started here.',
       '',

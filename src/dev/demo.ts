@@ -1,0 +1,75 @@
+// Dev mode without Google or Anthropic credentials: the bundled emulators stand in, with a
+// demo mailbox whose mail flows through the real sync → thread workflows → Gmail path.
+import type { Env } from '../config.js';
+import { startGmailEmulator, type RunningGmailEmulator } from '../emulator/gmail/index.js';
+import { startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic/index.js';
+import { createLogger } from '../shared/log.js';
+
+const log = createLogger('demo');
+
+export const DEMO_EMAIL = 'demo@durable-inbox.test';
+const DEMO_TOPIC = 'projects/durable-inbox-demo/topics/gmail';
+const PUSH_SERVICE_ACCOUNT = 'gmail-push@durable-inbox-emulator.iam.gserviceaccount.com';
+
+export interface DemoWorld {
+  /** Environment values that point the app at the emulators (merged over the user's). */
+  env: Record<string, string>;
+  gmail?: RunningGmailEmulator;
+  anthropic?: AnthropicEmulator;
+  close(): Promise<void>;
+}
+
+/** Starts the emulators the configuration lacks credentials for. */
+export async function startDemoWorld(cfg: Env): Promise<DemoWorld> {
+  const env: Record<string, string> = {};
+  const useGmail = cfg.EMULATORS === 'always' || (cfg.EMULATORS === 'auto' && !cfg.GOOGLE_CLIENT_ID);
+  const useAnthropic = cfg.EMULATORS === 'always' || (cfg.EMULATORS === 'auto' && !cfg.ANTHROPIC_API_KEY);
+  let gmail: RunningGmailEmulator | undefined;
+  let anthropic: AnthropicEmulator | undefined;
+
+  if (useGmail) {
+    const pushEndpoint = `http://127.0.0.1:${cfg.HTTP_PORT}/gmail/push`;
+    gmail = await startGmailEmulator({
+      port: cfg.GMAIL_EMULATOR_PORT,
+      quota: { profile: cfg.GMAIL_QUOTA_PROFILE },
+      push: { endpoint: pushEndpoint, audience: pushEndpoint, serviceAccountEmail: PUSH_SERVICE_ACCOUNT },
+    });
+    const info = await gmail.control.info();
+    Object.assign(env, {
+      GMAIL_API_ROOT_URL: `${info.gmailRootUrl.replace(/\/?$/, '/')}`,
+      GOOGLE_CLIENT_ID: info.defaultClient.clientId,
+      GOOGLE_CLIENT_SECRET: info.defaultClient.clientSecret,
+      GOOGLE_OAUTH_TOKEN_URL: info.tokenUrl,
+      GOOGLE_OAUTH_AUTH_URL: info.authUrl,
+      GOOGLE_CERTS_URL: info.pemCertsUrl,
+      PUSH_AUDIENCE: pushEndpoint,
+      PUSH_SERVICE_ACCOUNT_EMAIL: PUSH_SERVICE_ACCOUNT,
+      GMAIL_PUSH_TOPIC: DEMO_TOPIC,
+    });
+    log.info(`no Google credentials: Gmail emulator at ${gmail.url} (quota profile ${cfg.GMAIL_QUOTA_PROFILE})`);
+  }
+  if (useAnthropic) {
+    anthropic = await startAnthropicEmulator({ port: cfg.ANTHROPIC_EMULATOR_PORT, latencyMs: 300 });
+    Object.assign(env, { ANTHROPIC_API_KEY: 'emulator', ANTHROPIC_BASE_URL: anthropic.url });
+    log.info(`no ANTHROPIC_API_KEY: Anthropic emulator at ${anthropic.url}`);
+  }
+  return {
+    env,
+    gmail,
+    anthropic,
+    async close() {
+      await gmail?.close();
+      await anthropic?.close();
+    },
+  };
+}
+
+/** Creates the demo account in the Gmail emulator with a seeded mailbox; returns its refresh token. */
+export async function seedDemoMailbox(gmail: RunningGmailEmulator, messages: number): Promise<{ refreshToken: string }> {
+  const account = await gmail.control.createAccount({ email: DEMO_EMAIL, name: 'Demo User' });
+  if (messages > 0) {
+    const { inserted } = await gmail.control.seed(DEMO_EMAIL, { seed: 1, count: messages, spanDays: 7 });
+    log.info(`demo mailbox ${DEMO_EMAIL}: ${inserted} messages from the last 7 days`);
+  }
+  return { refreshToken: account.refreshToken };
+}
