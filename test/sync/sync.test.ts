@@ -11,7 +11,12 @@ import { createSyncActivities } from '../../src/activities/sync-activities.js';
 import { processQuotaLimiter } from '../../src/quota/index.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { pushRoute, PUSH_PATH } from '../../src/push/push-route.js';
-import { scheduleDefinitions, SYNC_FULL_SCAN_SCHEDULE_ID, SYNC_POLL_SCHEDULE_ID } from '../../src/schedules/schedules.js';
+import {
+  scheduleDefinitions,
+  SYNC_FULL_SCAN_SCHEDULE_ID,
+  SYNC_POLL_SCHEDULE_ID,
+  WATCH_RENEWAL_SCHEDULE_ID,
+} from '../../src/schedules/schedules.js';
 import { ensureDemoAccount, registerAccount, type AccountDeps } from '../../src/sync/accounts.js';
 import { connectCommand, listCommand } from '../../src/cli/accounts.js';
 import { notifySync, type SyncTarget } from '../../src/sync/notify.js';
@@ -273,6 +278,41 @@ describe('the full inbox scan', () => {
     } finally {
       await h.gmail.control.setPush({ dropRate: 0 });
       for (const d of definitions) await h.client.schedule.getHandle(d.scheduleId).delete().catch(() => undefined);
+    }
+  });
+});
+
+describe('watch renewal', () => {
+  it('renews, through its schedule, the watches that are about to expire', async () => {
+    const prefix = `test-${randomUUID().slice(0, 8)}-`;
+    const [definition] = scheduleDefinitions({
+      retentionDays: 90,
+      sync: {
+        pollEvery: '365 days',
+        fullScanEvery: '365 days',
+        fullScanDays: 10,
+        watchRenewalEvery: '365 days',
+        watchRenewWithinMs: 24 * 3600_000,
+        taskQueue: syncQueue,
+        idPrefix: prefix,
+      },
+    }).filter((d) => d.scheduleId === prefix + WATCH_RENEWAL_SCHEDULE_ID);
+    const soon = new Date(Date.now() + 3600_000);
+    await h.prisma.account.update({ where: { id: h.accountId }, data: { watchExpiration: soon } });
+    try {
+      await h.client.schedule.create(definition!);
+      await h.client.schedule.getHandle(definition!.scheduleId).trigger();
+      const renewed = await until('renewed', async () => {
+        const row = await h.prisma.account.findUniqueOrThrow({ where: { id: h.accountId } });
+        return row.watchExpiration && row.watchExpiration.getTime() > soon.getTime() ? row.watchExpiration : undefined;
+      });
+      // Gmail watches last 7 days.
+      expect(renewed.getTime()).toBeGreaterThan(Date.now() + 6 * 24 * 3600_000);
+      const [run] = (await h.client.schedule.getHandle(definition!.scheduleId).describe()).info.recentActions;
+      const result = await h.client.workflow.getHandle(run!.action.workflow.workflowId).result();
+      expect(result).toMatchObject({ renewed: 1, failed: 0 });
+    } finally {
+      await h.client.schedule.getHandle(definition!.scheduleId).delete().catch(() => undefined);
     }
   });
 });
