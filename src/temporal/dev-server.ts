@@ -13,6 +13,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import proto, { type temporal } from '@temporalio/proto';
 import { resolveTemporalCli } from './cli-binary.js';
 import { searchAttributeDefinitions } from './search-attributes.js';
+import { freePort } from '../shared/free-port.js';
 
 const HOST = '127.0.0.1';
 const GRPC_ALREADY_EXISTS = 6;
@@ -44,7 +45,8 @@ export interface DevServer {
 }
 
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
-  const port = opts.port ?? 7233;
+  // Port 0: any free port (start-dev itself needs a concrete one).
+  const port = opts.port === 0 ? await freePort() : (opts.port ?? 7233);
   const uiPort = opts.headless ? null : (opts.uiPort ?? port + 1000);
   const namespace = opts.namespace ?? 'default';
   const log = opts.log ?? (() => {});

@@ -1,8 +1,8 @@
 // The Temporal server for a test run: a fresh in-memory dev server on a free port with our search
 // attributes, or the server named by TEMPORAL_TEST_ADDRESS (e.g. one you keep running while iterating).
-import { createServer } from 'node:net';
 import { Connection } from '@temporalio/client';
 import { ensureSearchAttributes, startDevServer } from '../../src/temporal/dev-server.js';
+import { freePort } from '../../src/shared/free-port.js';
 
 export interface TestTemporal {
   address: string;
@@ -26,18 +26,4 @@ export async function startTestTemporal(): Promise<TestTemporal> {
     log: process.env['TEMPORAL_TEST_LOG'] ? (m) => console.error(`[temporal] ${m}`) : undefined,
   });
   return { address: server.address, stop: () => server.stop() };
-}
-
-/** A port the OS just handed out; the dev server binds it a moment later. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }

@@ -1,0 +1,167 @@
+// Pipeline benchmark (issue 4): N emails delivered into the Gmail emulator and handed to the ingest
+// function, through the thread workflows on a real Temporal dev server, the Gmail and LLM workers
+// and Postgres, with the Anthropic emulator answering after 300 ms. Every email needs a reply, so
+// each one takes the whole path: classify (LLM) → context → draft (LLM) → Gmail draft → labels.
+//   --emails N        emails (default 1000)
+//   --accounts A      mailboxes they are spread over (default 10)
+//   --llm-latency MS  Anthropic emulator latency (default 300)
+// Gmail quotas are off here: this measures our pipeline; bench e2e measures it under Gmail's quota.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { TokenVault } from '../../src/accounts/token-vault.js';
+import { loadConfig } from '../../src/config.js';
+import { createPrismaClient } from '../../src/db/client.js';
+import { ensureDatabase } from '../../src/db/ensure-database.js';
+import { applyMigrations } from '../../src/db/migrate.js';
+import { startAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { spawnGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { ingestThreadEvent, threadSettingsFromConfig } from '../../src/ingest/thread-ingest.js';
+import { createDataConverter } from '../../src/temporal/data-converter.js';
+import { startDevServer } from '../../src/temporal/dev-server.js';
+import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { createWorkerContext } from '../../src/workers/context.js';
+import { createGmailWorker } from '../../src/workers/gmail-worker.js';
+import { createLlmWorker } from '../../src/workers/llm-worker.js';
+import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
+import { threadWorkflowId } from '../../src/workflows/thread/types.js';
+
+function flag(args: string[], name: string, fallback: number): number {
+  const i = args.indexOf(`--${name}`);
+  const value = i >= 0 ? Number(args[i + 1]) : fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} expects a positive whole number`);
+  return value;
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+export async function run(args: string[]): Promise<void> {
+  const emails = flag(args, 'emails', 1000);
+  const accountsCount = flag(args, 'accounts', 10);
+  const llmLatency = flag(args, 'llm-latency', 300);
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+
+  const temporal = await startDevServer({ port: 0, headless: true });
+  const gmail = await spawnGmailEmulator(['--no-quota']);
+  const anthropic = await startAnthropicEmulator({ latencyMs: llmLatency });
+  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_pipeline';
+  await ensureDatabase(databaseUrl);
+  await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
+  const prisma = createPrismaClient(databaseUrl);
+  await prisma.$executeRawUnsafe('TRUNCATE accounts CASCADE');
+
+  const keys = fixedTestPayloadKeys();
+  const tag = randomUUID().slice(0, 8);
+  const cfg = loadConfig({
+    TEMPORAL_ADDRESS: temporal.address,
+    DATABASE_URL: databaseUrl,
+    PAYLOAD_ENCRYPTION_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    GMAIL_API_ROOT_URL: `${gmail.url}/`,
+    GOOGLE_CLIENT_ID: gmail.details.clientId,
+    GOOGLE_CLIENT_SECRET: gmail.details.clientSecret,
+    GOOGLE_OAUTH_TOKEN_URL: gmail.details.tokenUrl,
+    ANTHROPIC_API_KEY: 'bench',
+    ANTHROPIC_BASE_URL: anthropic.url,
+    LOG_LEVEL: 'error',
+  });
+  const vault = new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
+  const accounts: { id: string; email: string }[] = [];
+  for (let a = 0; a < accountsCount; a++) {
+    const email = `bench-${tag}-${a}@example.com`;
+    const created = await gmail.control.createAccount({ email });
+    const row = await prisma.account.create({
+      data: { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) },
+    });
+    accounts.push({ id: row.id, email });
+  }
+
+  const ctx = await createWorkerContext(cfg, databaseUrl);
+  const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
+  const running = workers.map((w) => w.run());
+  const client = new Client({
+    connection: await Connection.connect({ address: temporal.address }),
+    dataConverter: createDataConverter(keys),
+  });
+  const settings = threadSettingsFromConfig(cfg);
+
+  // Deliver first (the mailbox fills), then ingest everything as a sync burst would.
+  const threads: { accountId: string; threadId: string; messageId: string }[] = [];
+  for (let i = 0; i < emails; i++) {
+    const account = accounts[i % accounts.length]!;
+    const m = await gmail.control.deliver(account.email, {
+      from: `Client ${i} <client${i}@partner.example>`,
+      to: [account.email],
+      subject: `Question ${i} about the contract`,
+      text: `Hi,\n\nCould you send me the signed contract (reference ${i}) by Friday?\n\nThanks`,
+    });
+    threads.push({ accountId: account.id, threadId: m.threadId, messageId: m.id });
+  }
+
+  const rssBefore = process.memoryUsage().rss;
+  let peakRss = rssBefore;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 500);
+  const ingestedAt = new Map<string, number>();
+  const start = Date.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < threads.length) {
+        const t = threads[next++]!;
+        ingestedAt.set(t.threadId, Date.now());
+        await ingestThreadEvent(client, {
+          accountId: t.accountId,
+          threadId: t.threadId,
+          event: { type: 'message_added', messageId: t.messageId, labelIds: ['INBOX'] },
+          settings,
+        });
+      }
+    }),
+  );
+
+  // Drafted = the thread row says so (written by the workflow right after the Outbox label).
+  const draftedAt = new Map<string, number>();
+  const deadline = Date.now() + 30 * 60_000;
+  while (draftedAt.size < threads.length && Date.now() < deadline) {
+    const rows = await prisma.thread.findMany({
+      where: { state: 'drafted', gmailThreadId: { notIn: [...draftedAt.keys()] } },
+      select: { gmailThreadId: true, updatedAt: true },
+    });
+    for (const r of rows) draftedAt.set(r.gmailThreadId, r.updatedAt.getTime());
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  clearInterval(sampler);
+  const end = Math.max(...draftedAt.values());
+  const latencies = threads
+    .filter((t) => draftedAt.has(t.threadId))
+    .map((t) => draftedAt.get(t.threadId)! - ingestedAt.get(t.threadId)!)
+    .sort((a, b) => a - b);
+
+  const sample = threads.slice(0, 20);
+  let events = 0;
+  for (const t of sample) {
+    const history = await client.workflow.getHandle(threadWorkflowId(t.accountId, t.threadId)).fetchHistory();
+    events += history.events?.length ?? 0;
+  }
+  const drafts = (
+    await Promise.all(accounts.map(async (a) => (await gmail.control.getState(a.email, { messageLimit: 1 })).drafts.length))
+  ).reduce((x, y) => x + y, 0);
+
+  console.log(`pipeline emails: ${threads.length} (${accountsCount} mailboxes, Anthropic emulator at ${llmLatency} ms)`);
+  console.log(`pipeline drafted: ${draftedAt.size} threads, ${drafts} Gmail drafts`);
+  console.log(`pipeline: ${Math.round((draftedAt.size / (end - start)) * 60_000)} emails/min`);
+  console.log(`pipeline ingest→draft p50: ${percentile(latencies, 50)} ms`);
+  console.log(`pipeline ingest→draft p95: ${percentile(latencies, 95)} ms`);
+  console.log(`pipeline history: ${(events / sample.length).toFixed(1)} events/thread`);
+  console.log(`pipeline worker process peak RSS: ${Math.round(peakRss / 1024 / 1024)} MiB (workers + Anthropic emulator)`);
+  console.log(`pipeline LLM calls: ${anthropic.metrics().requests}`);
+
+  for (const w of workers) w.shutdown();
+  await Promise.allSettled(running);
+  await ctx.close();
+  await client.connection.close();
+  await prisma.$disconnect();
+  await anthropic.close();
+  await gmail.close();
+  await temporal.stop();
+}
