@@ -39,6 +39,8 @@ export const envSchema = z.object({
   /** dev mode: embedded defaults (dev server, dev keys, emulators) are allowed. */
   DURABLE_INBOX_MODE: z.enum(['dev', 'production']).default('dev'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** Where dev mode keeps the Temporal dev server's SQLite file (default <project>/.data). */
+  DATA_DIR: z.string().min(1).optional(),
 
   TEMPORAL_ADDRESS: z.string().regex(/^[^:\s]+:\d+$/, 'expected host:port').default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),

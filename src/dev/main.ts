@@ -3,6 +3,7 @@
 // server, the workers and the HTTP server; prints where to look. Ctrl-C stops everything
 // this process started, in reverse order, and exits 0.
 import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from '@temporalio/worker';
 import { loadConfigOrExit } from '../config.js';
@@ -29,7 +30,7 @@ import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../schedules/schedules.j
 import { createLogger } from '../shared/log.js';
 
 const log = createLogger('dev');
-const dataDir = fileURLToPath(new URL('../../.data/', import.meta.url));
+const defaultDataDir = fileURLToPath(new URL('../../.data/', import.meta.url));
 
 /** Things to stop on exit, last started first. */
 const stack: { name: string; stop: () => Promise<void> }[] = [];
@@ -52,6 +53,7 @@ async function shutdown(code: number): Promise<never> {
 
 async function main(): Promise<void> {
   const userCfg = loadConfigOrExit();
+  const dataDir = userCfg.DATA_DIR ? join(resolve(userCfg.DATA_DIR), '/') : defaultDataDir;
   mkdirSync(dataDir, { recursive: true });
 
   // Without Google or Anthropic credentials, the bundled emulators stand in.

@@ -1,0 +1,83 @@
+// `npm run dev` as a user runs it: it comes up on embedded defaults (its own Temporal dev server,
+// Postgres, the emulators with a demo mailbox), thread workflows appear, and Ctrl-C stops it all.
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { expect, inject, it } from 'vitest';
+import { freePort } from '../../src/shared/free-port.js';
+
+const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+
+it('comes up with the demo mailbox flowing into thread workflows, and Ctrl-C leaves nothing running', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-'));
+  const ports = {
+    temporal: await freePort(),
+    ui: await freePort(),
+    codec: await freePort(),
+    http: await freePort(),
+    gmail: await freePort(),
+    anthropic: await freePort(),
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      DATABASE_URL: inject('databaseUrl'),
+      TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
+      TEMPORAL_UI_PORT: String(ports.ui),
+      CODEC_SERVER_PORT: String(ports.codec),
+      HTTP_PORT: String(ports.http),
+      GMAIL_EMULATOR_PORT: String(ports.gmail),
+      ANTHROPIC_EMULATOR_PORT: String(ports.anthropic),
+      DEMO_MAILBOX_MESSAGES: '10',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    const deadline = Date.now() + 90_000;
+    while (!output.includes('durable-inbox is running')) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`dev did not come up:\n${output.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(output).toContain(`http://127.0.0.1:${ports.ui}`);
+    const health = await fetch(`http://127.0.0.1:${ports.http}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok' });
+
+    const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+    try {
+      let threads = 0;
+      while (threads === 0 && Date.now() < deadline + 60_000) {
+        const { count } = await connection.workflowService.countWorkflowExecutions({
+          namespace: 'default',
+          query: 'WorkflowType = "threadWorkflow"',
+        });
+        threads = Number(count ?? 0);
+        if (threads === 0) await new Promise((r) => setTimeout(r, 500));
+      }
+      expect(threads).toBeGreaterThan(0);
+    } finally {
+      await connection.close();
+    }
+  } finally {
+    child.kill('SIGINT');
+    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 45_000))]);
+    if (code === 'hung') child.kill('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+    expect(code, output.slice(-2000)).toBe(0);
+  }
+  for (const port of Object.values(ports)) expect(await portOpen(port), `port ${port} still open`).toBe(false);
+}, 240_000);
