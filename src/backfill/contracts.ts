@@ -93,3 +93,17 @@ export interface BackfillGmailActivities {
   backfillStoreBatch(input: StoreBatchInput): Promise<StoreBatchResult>;
   archiveBatch(input: ArchiveBatchInput): Promise<ArchiveBatchResult>;
 }
+
+export interface HandoffInput {
+  accountId: string;
+  /** Epoch ms: inbox mail from this time on goes to the thread workflows. */
+  sinceMs: number;
+}
+
+export interface HandoffResult {
+  threads: number;
+}
+
+export interface BackfillHandoffActivities {
+  backfillHandToThreads(input: HandoffInput): Promise<HandoffResult>;
+}

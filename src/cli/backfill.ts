@@ -1,6 +1,6 @@
 // `npm run cli -- backfill <start|status|cancel|archive> ...`
 //   start  <account> [--granularity auto|day|week|month] [--from DATE] [--to DATE]
-//                    [--batch-size N] [--window N] [--watch]
+//                    [--batch-size N] [--window N] [--hand-off-days N] [--watch]
 //   status <account> [--watch]        progress bar, rate and ETA (from the workflow's query)
 //   cancel <account>                  cancels the backfill and its running slices; the watermark stays
 //   archive [--account A] [--dry-run] [--trash]   runs the archiver now (all accounts by default)
@@ -26,7 +26,7 @@ export interface BackfillCliIo {
   tty?: boolean;
 }
 
-const USAGE = `usage: npm run cli -- backfill start <account> [--granularity auto|day|week|month] [--from DATE] [--to DATE] [--batch-size N] [--window N] [--watch]
+const USAGE = `usage: npm run cli -- backfill start <account> [--granularity auto|day|week|month] [--from DATE] [--to DATE] [--batch-size N] [--window N] [--hand-off-days N] [--watch]
        npm run cli -- backfill status <account> [--watch]
        npm run cli -- backfill cancel <account>
        npm run cli -- backfill archive [--account <account>] [--dry-run] [--trash]`;
@@ -128,6 +128,7 @@ export async function runBackfillCli(cfg: Env, argv: string[], io: BackfillCliIo
       to: { type: 'string' },
       'batch-size': { type: 'string' },
       window: { type: 'string' },
+      'hand-off-days': { type: 'string' },
       watch: { type: 'boolean', default: false },
       account: { type: 'string' },
       'dry-run': { type: 'boolean', default: false },
@@ -173,6 +174,7 @@ export async function runBackfillCli(cfg: Env, argv: string[], io: BackfillCliIo
         ...(values.to ? { rangeEnd: parseDate(values.to, 'to') } : {}),
         ...(values['batch-size'] ? { batchSize: Number(values['batch-size']) } : {}),
         ...(values.window ? { window: Number(values.window) } : {}),
+        ...(values['hand-off-days'] ? { handToThreadsDays: Number(values['hand-off-days']) } : {}),
         taskQueues,
       };
       try {

@@ -11,6 +11,9 @@ import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createBackfillGmailActivities } from '../../src/activities/backfill-gmail.js';
 import { createBackfillStoreActivities } from '../../src/activities/backfill-store.js';
+import { createBackfillHandoffActivities } from '../../src/activities/backfill-handoff.js';
+import { loadConfig } from '../../src/config.js';
+import { threadSettingsFromConfig } from '../../src/ingest/thread-ingest.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { startGmailEmulator, type GmailEmulatorOptions, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
 import { QuotaLimiter, type QuotaLimiterOptions } from '../../src/quota/limiter.js';
@@ -19,6 +22,8 @@ import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 
 let bundle: Promise<WorkflowBundle> | undefined;
+
+const threadSettings = () => threadSettingsFromConfig(loadConfig({ LOG_LEVEL: 'warn' }));
 let runtimeInstalled = false;
 
 function installRuntime(): void {
@@ -120,7 +125,11 @@ export async function createBackfillHarness(opts: {
         connection: nativeConnection,
         taskQueue,
         workflowBundle: await backfillBundle(),
-        activities: { ...createBackfillStoreActivities(db), ...counted },
+        activities: {
+          ...createBackfillStoreActivities(db),
+          ...counted,
+          ...createBackfillHandoffActivities({ db, client: async () => client, settings: threadSettings(), taskQueue: `${taskQueue}-threads` }),
+        },
         dataConverter,
         shutdownGraceTime: options.shutdownGraceMs ?? 1000,
       });

@@ -22,9 +22,9 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { BackfillGmailActivities, BackfillStoreActivities } from '../../backfill/contracts.js';
+import type { BackfillGmailActivities, BackfillHandoffActivities, BackfillStoreActivities } from '../../backfill/contracts.js';
 import { complete, fail, isComplete, newFrontier, runningCount, split, startNext, type FrontierState } from '../../backfill/frontier.js';
-import { chooseGranularity, countSlices, type Granularity } from '../../backfill/slicing.js';
+import { chooseGranularity, countSlices, DAY_MS, type Granularity } from '../../backfill/slicing.js';
 import { GMAIL_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../../shared/task-queues.js';
 import {
   BackfillBadCount,
@@ -248,6 +248,18 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       }
     });
     throw err;
+  }
+  if ((input.handToThreadsDays ?? 0) > 0) {
+    const handoff = proxyActivities<BackfillHandoffActivities>({
+      taskQueue: queues.workflows,
+      startToCloseTimeout: '30 minutes',
+      heartbeatTimeout: '1 minute',
+    });
+    const { threads } = await handoff.backfillHandToThreads({
+      accountId: input.accountId,
+      sinceMs: frontier.rangeEnd - input.handToThreadsDays! * DAY_MS,
+    });
+    state.counters.handedOff = threads;
   }
   phase = 'done';
   publish();

@@ -32,12 +32,19 @@ export interface BackfillOptions {
   /** Target messages per slice when choosing the granularity (default 2000). */
   targetPerSlice?: number;
   format?: FetchFormat;
+  /**
+   * When finished, hand each thread with inbox mail from the last N days (before the range end)
+   * to its thread workflow for classification and drafts. Default 0: off.
+   */
+  handToThreadsDays?: number;
   /** Continue-as-new after this many slices in one run (default: when Temporal suggests it). */
   slicesPerRun?: number;
   taskQueues?: BackfillTaskQueues;
 }
 
 export interface BackfillCounters {
+  /** Threads handed to the thread workflows at the end (handToThreadsDays). */
+  handedOff?: number;
   /** From getProfile when the backfill was planned. */
   messagesTotal: number;
   listed: number;
