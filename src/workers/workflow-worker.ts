@@ -5,6 +5,7 @@ import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { createRetentionActivities } from '../activities/retention.js';
 import { createStoreActivities } from '../activities/store-activities.js';
 import { createBackfillStoreActivities } from '../activities/backfill-store.js';
+import { createBackfillHandoffActivitiesForWorker } from '../activities/backfill-handoff.js';
 import { prismaExecutor } from '../quota/sql.js';
 import { createSyncWorkerActivities } from '../sync/worker-activities.js';
 import type { WorkerContext } from './context.js';
@@ -22,6 +23,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = WORKF
       ...createRetentionActivities(ctx.prisma),
       ...createStoreActivities(ctx.prisma),
       ...createBackfillStoreActivities(prismaExecutor(ctx.prisma)),
+      ...createBackfillHandoffActivitiesForWorker(ctx, taskQueue),
       ...createSyncWorkerActivities(ctx, { taskQueue }),
     },
     dataConverter: ctx.dataConverter,
