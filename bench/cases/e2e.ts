@@ -9,7 +9,7 @@
 //   --accounts A         mailboxes the mail is spread over (default 10: Gmail's quota is per user)
 //   --llm-latency MS     Anthropic emulator latency (default 300)
 //   --only burst|steady  one scenario
-// Latency: delivery call → the thread's draft seen in the emulator (polled every 100 ms).
+// Latency: delivery call → the thread's draft seen in the emulator (polled every 250 ms).
 // Units: Gmail quota units the emulator charged during the scenario, divided by its emails.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -149,8 +149,10 @@ export async function run(args: string[]): Promise<void> {
   let polling = true;
   const poller = (async () => {
     while (polling) {
+      // Only mailboxes with threads still waiting for their draft (polling costs the emulator CPU).
+      const waiting = new Set([...deliveredAt.keys()].filter((k) => !draftedAt.has(k)).map((k) => k.split('/')[0]!));
       await Promise.all(
-        emails.map(async (email) => {
+        emails.filter((e) => waiting.has(e)).map(async (email) => {
           const state = await control.getState(email, { messageLimit: 0 });
           const now = performance.now();
           for (const d of state.drafts) {
@@ -159,7 +161,7 @@ export async function run(args: string[]): Promise<void> {
           }
         }),
       );
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 250));
     }
   })();
 
