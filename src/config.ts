@@ -3,9 +3,6 @@
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const url = z.url();
 
 /** AES-256 keys as `id:base64key` pairs separated by commas; the first one encrypts, all decrypt. */

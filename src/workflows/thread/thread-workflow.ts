@@ -16,7 +16,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { GmailActivities, LlmActivities, PromptMessage, StoreActivities, ThreadContent } from '../../activities/thread-contracts.js';
+import type { GmailActivities, LlmActivities, StoreActivities, ThreadContent } from '../../activities/thread-contracts.js';
 import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE } from '../../shared/task-queues.js';
 import { InboxAccountId, InboxCategory, InboxState } from '../../temporal/search-attributes.js';
 import { extractReworkInstructions } from '../../domain/rework.js';
