@@ -1,5 +1,6 @@
 // The activities the thread workflow calls, as types: the workflow imports only these types,
 // the implementations (gmail-activities.ts, llm-activities.ts, store-activities.ts) satisfy them.
+import type { EmailForPrompt } from '../domain/types.js';
 import type {
   Category,
   DecisionRecord,
@@ -9,14 +10,8 @@ import type {
 } from '../workflows/thread/types.js';
 
 /** One message as the classifier and the drafter see it (bodies already cut to a cap). */
-export interface PromptMessage {
+export interface PromptMessage extends EmailForPrompt {
   messageId: string;
-  from: string;
-  to: string;
-  subject: string;
-  date: string;
-  body: string;
-  headers: Record<string, string>;
   fromUser: boolean;
 }
 

@@ -7,6 +7,7 @@ import { access, link, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, unli
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { projectRoot } from './project-root.js';
+import { forEachLine } from '../shared/lines.js';
 
 /** v1.6.0+ carry `replace` directives in go.mod, which `go install pkg@version` refuses. */
 export const TEMPORAL_CLI_VERSION = '1.5.1';
@@ -118,8 +119,8 @@ function runGoInstall(go: string, gobin: string, env: NodeJS.ProcessEnv, log: (m
       if (tail.length > 30) tail.shift();
       log(`go: ${line.replace(/^go: /, '')}`);
     };
-    lines(child.stdout, onLine);
-    lines(child.stderr, onLine);
+    forEachLine(child.stdout, onLine);
+    forEachLine(child.stderr, onLine);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (code === 0) resolve();
@@ -204,18 +205,4 @@ async function findOnPath(name: string, env: NodeJS.ProcessEnv): Promise<string 
     if (await isExecutableFile(candidate)) return candidate;
   }
   return null;
-}
-
-function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void) {
-  let buffered = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    buffered += chunk;
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    parts.forEach(onLine);
-  });
-  stream.on('end', () => {
-    if (buffered) onLine(buffered);
-  });
 }

@@ -14,6 +14,7 @@ import proto, { type temporal } from '@temporalio/proto';
 import { resolveTemporalCli } from './cli-binary.js';
 import { searchAttributeDefinitions } from './search-attributes.js';
 import { freePort } from '../shared/free-port.js';
+import { forEachLine } from '../shared/lines.js';
 
 const HOST = '127.0.0.1';
 const GRPC_ALREADY_EXISTS = 6;
@@ -314,19 +315,5 @@ function isListening(port: number): Promise<boolean> {
       resolve(false);
     });
     socket.once('error', () => resolve(false));
-  });
-}
-
-function forEachLine(stream: NodeJS.ReadableStream, onLine: (line: string) => void) {
-  let buffered = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    buffered += chunk;
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    parts.forEach(onLine);
-  });
-  stream.on('end', () => {
-    if (buffered) onLine(buffered);
   });
 }
