@@ -7,7 +7,6 @@ import { createGmailActivities } from '../activities/gmail-activities.js';
 import { createBackfillGmailActivities } from '../activities/backfill-gmail.js';
 import { prismaExecutor, processQuotaLimiter } from '../quota/index.js';
 import type { Env } from '../config.js';
-import { GMAIL_TASK_QUEUE } from '../shared/task-queues.js';
 import { isMainModule } from '../shared/main-module.js';
 import { resolveTokenKey } from '../temporal/encryption-keys.js';
 import type { WorkerContext } from './context.js';
@@ -29,7 +28,7 @@ export function gmailOAuthSettings(cfg: Env) {
   };
 }
 
-export async function createGmailWorker(ctx: WorkerContext, taskQueue = GMAIL_TASK_QUEUE): Promise<Worker> {
+export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.GMAIL_TASK_QUEUE): Promise<Worker> {
   const accounts = await createGmailAccounts(ctx);
   return Worker.create({
     connection: ctx.connection,

@@ -3,12 +3,11 @@
 import { Worker } from '@temporalio/worker';
 import { createLlmActivities } from '../activities/llm-activities.js';
 import { createLlmClient } from '../services/llm/index.js';
-import { LLM_TASK_QUEUE } from '../shared/task-queues.js';
 import { isMainModule } from '../shared/main-module.js';
 import type { WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';
 
-export async function createLlmWorker(ctx: WorkerContext, taskQueue = LLM_TASK_QUEUE): Promise<Worker> {
+export async function createLlmWorker(ctx: WorkerContext, taskQueue = ctx.cfg.LLM_TASK_QUEUE): Promise<Worker> {
   const { cfg } = ctx;
   if (!cfg.ANTHROPIC_API_KEY) throw new Error('ANTHROPIC_API_KEY is needed (npm run dev uses the Anthropic emulator)');
   const anthropic = createLlmClient({ apiKey: cfg.ANTHROPIC_API_KEY, baseURL: cfg.ANTHROPIC_BASE_URL });

@@ -1,7 +1,6 @@
 // Worker for the main task queue: every workflow, plus the Postgres activities.
 // Run alone with `tsx src/workers/workflow-worker.ts`; `npm run dev` runs it in-process.
 import { Worker } from '@temporalio/worker';
-import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { createRetentionActivities } from '../activities/retention.js';
 import { createStoreActivities } from '../activities/store-activities.js';
 import { createBackfillStoreActivities } from '../activities/backfill-store.js';
@@ -13,7 +12,7 @@ import { getWorkflowBundle } from './workflow-bundle.js';
 import { runWorkerMain } from './main.js';
 import { isMainModule } from '../shared/main-module.js';
 
-export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = WORKFLOW_TASK_QUEUE): Promise<Worker> {
+export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.cfg.TEMPORAL_TASK_QUEUE): Promise<Worker> {
   return Worker.create({
     connection: ctx.connection,
     namespace: ctx.cfg.TEMPORAL_NAMESPACE,
