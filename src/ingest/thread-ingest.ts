@@ -12,7 +12,7 @@ import {
   sentSeenSignal,
   threadWorkflow,
 } from '../workflows/thread/thread-workflow.js';
-import { threadWorkflowId, type ThreadEvent, type ThreadSettings } from '../workflows/thread/types.js';
+import { opensThread, threadWorkflowId, type ThreadEvent, type ThreadSettings } from '../workflows/thread/types.js';
 
 export type IngestOutcome = 'started_or_signalled' | 'signalled' | 'ignored_closed';
 
@@ -32,14 +32,6 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
     reauthRecheckMs: 6 * 3600 * 1000,
     taskQueues: { gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE },
   };
-}
-
-/** Events that justify (re)starting a closed thread's workflow; the rest only matter to a running one. */
-function startsWorkflow(event: ThreadEvent): boolean {
-  // Only inbound mail opens a conversation turn; the user's own drafts and sent mail never do.
-  if (event.type === 'message_added') return !event.labelIds.includes('DRAFT') && !event.labelIds.includes('SENT');
-  if (event.type === 'labels_changed') return event.added.includes('needsResponse') || event.added.includes('done');
-  return false;
 }
 
 const signals = {
@@ -68,7 +60,7 @@ export async function ingestThreadEvent(
   const { accountId, threadId, event, settings, taskQueue = WORKFLOW_TASK_QUEUE } = params;
   const workflowId = threadWorkflowId(accountId, threadId);
   const signal = signalFor(event);
-  if (startsWorkflow(event)) {
+  if (opensThread(event)) {
     await client.workflow.signalWithStart(threadWorkflow, {
       workflowId,
       taskQueue,

@@ -23,6 +23,7 @@ import { extractReworkInstructions } from '../../domain/rework.js';
 import {
   CLOSED_STATES,
   eventKey,
+  opensThread,
   type CarriedThreadState,
   type Category,
   type DecisionRecord,
@@ -436,7 +437,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
   }
   await condition(allHandlersFinished);
   // Mail that arrived while this run was closing must not be dropped: hand it to a fresh run.
-  if (queue.length > 0) await continueAsNew<typeof threadWorkflow>({ ...input, carried: carry() });
+  if (queue.some(opensThread)) await continueAsNew<typeof threadWorkflow>({ ...input, carried: carry() });
   return status();
 
   function carry(): CarriedThreadState {

@@ -139,6 +139,17 @@ export function threadWorkflowId(accountId: string, threadId: string): string {
   return `thread/${accountId}/${threadId}`;
 }
 
+/**
+ * Events that open a new conversation turn on a closed thread: inbound mail (never the user's own
+ * drafts or sent mail), or the user asking for a draft or an archive. The rest only matter to a
+ * running workflow. Used by the ingest function and by a run that closes with events pending.
+ */
+export function opensThread(event: ThreadEvent): boolean {
+  if (event.type === 'message_added') return !event.labelIds.includes('DRAFT') && !event.labelIds.includes('SENT');
+  if (event.type === 'labels_changed') return event.added.includes('needsResponse') || event.added.includes('done');
+  return false;
+}
+
 export function eventKey(event: ThreadEvent): string {
   return event.type === 'labels_changed' ? `${event.type}:${event.changeId}` : `${event.type}:${event.messageId}`;
 }
