@@ -43,7 +43,8 @@ const question = (subject: string) => ({
 describe('thread workflow lifecycle', () => {
   it('drafts a reply in the thread for mail that needs one, labels it Outbox and records why', async () => {
     const { threadId, messageId } = await deliverAndIngest(h, question('Quarterly numbers'));
-    const status = await h.waitFor(threadId, (s) => s.state === 'drafted');
+    // pendingEvents 0: the event is fully handled, the Postgres write included.
+    const status = await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0);
 
     expect(status.category).toBe('needs_response');
     const drafts = await draftsOf(threadId);
