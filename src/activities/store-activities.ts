@@ -4,7 +4,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, type Rule } from '../domain/rules.js';
-import { domainOf, senderOf } from '../domain/email.js';
 import { isCategory } from '../domain/types.js';
 import type { StoreActivities } from './thread-contracts.js';
 import type { ThreadMemory, ThreadState } from '../workflows/thread/types.js';
@@ -28,17 +27,10 @@ function toDomainRule(row: RuleRow): Rule {
 export function createStoreActivities(prisma: PrismaClient): StoreActivities {
   return {
     async classifyByRules({ accountId, email }) {
-      const sender = senderOf(email.from).address;
+      // Which domain and sender rules apply is decided by the domain module (subdomains, `@domain`,
+      // case); here only other accounts' rules are left out.
       const rows = await prisma.rule.findMany({
-        where: {
-          enabled: true,
-          OR: [
-            { scope: 'global' },
-            { scope: 'account', scopeRef: accountId },
-            { scope: 'domain', scopeRef: { in: domainAndParents(domainOf(sender)) } },
-            { scope: 'sender', scopeRef: { equals: sender, mode: 'insensitive' } },
-          ],
-        },
+        where: { enabled: true, OR: [{ scope: { not: 'account' } }, { scope: 'account', scopeRef: accountId }] },
       });
       const rules = [...BUILTIN_RULES, ...rows.map(toDomainRule)];
       try {
@@ -111,12 +103,4 @@ export function createStoreActivities(prisma: PrismaClient): StoreActivities {
       });
     },
   };
-}
-
-/** `mail.example.co.uk` → [`mail.example.co.uk`, `example.co.uk`, `co.uk`]: domain rules cover subdomains. */
-function domainAndParents(domain: string): string[] {
-  const parts = domain.toLowerCase().split('.');
-  const out: string[] = [];
-  for (let i = 0; i < parts.length - 1; i++) out.push(parts.slice(i).join('.'));
-  return out.length > 0 ? out : [domain];
 }
