@@ -1,14 +1,16 @@
 // Gmail activities of the thread workflow (task queue durable-inbox-gmail). Each wraps one
 // Gmail side effect through GmailService; errors become Temporal failures that say whether a
 // retry can help (429 → retry after Retry-After; revoked grant → non-retryable).
+import { Context } from '@temporalio/activity';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
-import { buildReply, replyRecipients } from '../services/gmail/mime.js';
+import { buildReply, replyRecipients, type ReplyParent } from '../services/gmail/mime.js';
 import { findSentReplyAfter, latestInboundMessage } from '../services/gmail/thread-queries.js';
 import { GmailNotFoundError } from '../services/gmail/errors.js';
 import type { GmailService } from '../services/gmail/gmail-service.js';
 import type { ThreadMessage } from '../services/gmail/types.js';
 import type { LabelNames, LabelRole } from '../workflows/thread/types.js';
-import type { GmailActivities, PromptMessage } from './thread-contracts.js';
+import { BUILTIN_RULES, evaluateRules } from '../domain/rules.js';
+import type { GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './thread-contracts.js';
 import { toActivityFailure } from './gmail-failures.js';
 
 /** Bodies are cut to this many characters before they enter workflow history. */
@@ -34,6 +36,37 @@ function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
     headers,
     fromUser: m.isFromUser || m.from?.address.toLowerCase() === userEmail.toLowerCase(),
   };
+}
+
+function replyHeadersOf(m: ThreadMessage, userEmail: string): ReplyHeaders {
+  return {
+    rfcMessageId: m.messageId,
+    references: m.references,
+    inReplyTo: m.inReplyTo,
+    subject: m.subject,
+    recipients: replyRecipients(m, userEmail),
+  };
+}
+
+/** The retry number of the running activity (1 for the first attempt; 1 outside an activity). */
+function currentAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
+}
+
+/** The user's recent replies to this sender (tone). */
+async function replyContextFor(gmail: GmailService, sender: string): Promise<ReplyContext> {
+  const address = /<([^>]+)>/.exec(sender)?.[1] ?? sender;
+  const sent = await gmail.listMessages({ q: `in:sent to:${address}`, maxResults: TONE_EXAMPLES });
+  const examples: string[] = [];
+  for (const ref of sent.messages) {
+    const message = await gmail.getMessage(ref.id, 'full');
+    if (message.body.trim()) examples.push(message.body.slice(0, 1500));
+  }
+  return { toneExamples: examples };
 }
 
 function sameText(a: string, b: string): boolean {
@@ -69,6 +102,27 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
 
   const roleNames = (names: LabelNames, roles: LabelRole[]) => roles.map((role) => names[role]);
 
+  async function applyLabels(
+    gmail: GmailService,
+    accountId: string,
+    threadId: string,
+    names: LabelNames,
+    add: LabelRole[],
+    remove: LabelRole[],
+    archive: boolean,
+  ): Promise<void> {
+    const ids = await labels.ids(accountId, gmail, [...roleNames(names, add), ...roleNames(names, remove)]);
+    const idOf = (name: string) => ids.get(name)!;
+    try {
+      await gmail.modifyThread(threadId, {
+        add: roleNames(names, add).map(idOf),
+        remove: [...roleNames(names, remove).map(idOf), ...(archive ? ['INBOX'] : [])],
+      });
+    } catch (err) {
+      if (!(err instanceof GmailNotFoundError)) throw err; // a deleted thread has no labels to change
+    }
+  }
+
   return {
     async readThread({ accountId, threadId }) {
       return withGmail(accountId, async (gmail, userEmail) => {
@@ -81,52 +135,48 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
         }
         const visible = snapshot.messages.filter((m) => !m.isDraft);
         const latest = latestInboundMessage(snapshot, userEmail);
+        const latestInbound = latest ? { ...toPromptMessage(latest, userEmail), replyHeaders: replyHeadersOf(latest, userEmail) } : null;
+        // Mail the built-in header rules call bulk or automated gets no reply: don't spend quota on tone.
+        const answerable = latestInbound && !evaluateRules(BUILTIN_RULES, latestInbound).decided;
         return {
           threadId,
           subject: visible[0]?.subject ?? '',
           userEmail,
           messages: visible.slice(-MESSAGES_CAP).map((m) => toPromptMessage(m, userEmail)),
-          latestInbound: latest ? toPromptMessage(latest, userEmail) : null,
+          latestInbound,
+          ...(answerable ? { replyContext: await replyContextFor(gmail, latestInbound.from) } : {}),
         };
       });
     },
 
     async gatherReplyContext({ accountId, sender }) {
-      return withGmail(accountId, async (gmail) => {
-        const address = /<([^>]+)>/.exec(sender)?.[1] ?? sender;
-        const sent = await gmail.listMessages({ q: `in:sent to:${address}`, maxResults: TONE_EXAMPLES });
-        const examples: string[] = [];
-        for (const ref of sent.messages) {
-          const message = await gmail.getMessage(ref.id, 'full');
-          if (message.body.trim()) examples.push(message.body.slice(0, 1500));
-        }
-        return { toneExamples: examples };
-      });
+      return withGmail(accountId, (gmail) => replyContextFor(gmail, sender));
     },
 
-    async upsertDraft({ accountId, threadId, draftId, body, replyTo }) {
+    async placeDraft({ accountId, threadId, draftId, body, replyTo, labels: names, add, remove }) {
       return withGmail(accountId, async (gmail, userEmail) => {
-        const parent = await gmail.getMessage(replyTo.messageId, 'metadata', [
-          'Message-ID',
-          'References',
-          'In-Reply-To',
-          'Subject',
-          'From',
-          'To',
-          'Reply-To',
-        ]);
-        const reply = buildReply({
-          parent,
-          from: { address: userEmail },
-          to: replyRecipients(parent, userEmail),
-          body,
-        });
+        // The message we answer, as readThread saw it; histories from before replyHeaders existed
+        // read its headers from Gmail.
+        const parent =
+          replyTo.replyHeaders ??
+          replyHeadersOf(
+            await gmail.getMessage(replyTo.messageId, 'metadata', ['Message-ID', 'References', 'In-Reply-To', 'Subject', 'From', 'To', 'Reply-To']),
+            userEmail,
+          );
+        const replyParent: ReplyParent = {
+          messageId: parent.rfcMessageId,
+          references: parent.references,
+          inReplyTo: parent.inReplyTo,
+          subject: parent.subject,
+        };
+        const reply = buildReply({ parent: replyParent, from: { address: userEmail }, to: parent.recipients, body });
         const content = { threadId, raw: reply.raw };
 
-        // Look before creating: our recorded draft, or a draft with exactly this body left by an
-        // earlier attempt of this activity whose result was lost (the worker died after creating it).
+        // Look before creating: our recorded draft, or (on a retry) a draft with exactly this body
+        // left by an earlier attempt whose result was lost (the worker died after creating it).
+        // A first attempt with no recorded draft has nothing to find.
         let target = draftId ? await gmail.getDraft(draftId) : null;
-        if (!target) {
+        if (!target && currentAttempt() > 1) {
           for (const ref of await gmail.listDraftsForThread(threadId)) {
             const candidate = await gmail.getDraft(ref.draftId);
             if (candidate && sameText(candidate.body, body)) {
@@ -135,12 +185,16 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
             }
           }
         }
+        let placed: { draftId: string; messageId: string; internalDate: number };
         if (target && sameText(target.body, body)) {
-          return { draftId: target.draftId, messageId: target.messageId, internalDate: target.message.internalDate };
+          placed = { draftId: target.draftId, messageId: target.messageId, internalDate: target.message.internalDate };
+        } else {
+          const writtenAfter = Date.now();
+          const ref = target ? await gmail.updateDraft(target.draftId, content) : await gmail.createDraft(content);
+          placed = { draftId: ref.draftId, messageId: ref.messageId, internalDate: writtenAfter };
         }
-        const ref = target ? await gmail.updateDraft(target.draftId, content) : await gmail.createDraft(content);
-        const created = await gmail.getDraft(ref.draftId);
-        return { draftId: ref.draftId, messageId: ref.messageId, internalDate: created?.message.internalDate ?? Date.now() };
+        await applyLabels(gmail, accountId, threadId, names, add, remove, false);
+        return placed;
       });
     },
 
@@ -154,19 +208,7 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
     },
 
     async changeLabels({ accountId, threadId, labels: names, add, remove, archive }) {
-      await withGmail(accountId, async (gmail) => {
-        const wanted = [...roleNames(names, add), ...roleNames(names, remove)];
-        const ids = await labels.ids(accountId, gmail, wanted);
-        const idOf = (name: string) => ids.get(name)!;
-        try {
-          await gmail.modifyThread(threadId, {
-            add: roleNames(names, add).map(idOf),
-            remove: [...roleNames(names, remove).map(idOf), ...(archive ? ['INBOX'] : [])],
-          });
-        } catch (err) {
-          if (!(err instanceof GmailNotFoundError)) throw err; // a deleted thread has no labels to change
-        }
-      });
+      await withGmail(accountId, (gmail) => applyLabels(gmail, accountId, threadId, names, add, remove, archive ?? false));
     },
 
     async findSentReply({ accountId, threadId, afterMs }) {

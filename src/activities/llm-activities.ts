@@ -1,7 +1,7 @@
 // LLM activities (task queue durable-inbox-llm): classification and drafting through
 // @anthropic-ai/sdk, a per-account daily token budget, tokens recorded per call.
 import type Anthropic from '@anthropic-ai/sdk';
-import { activityInfo, ApplicationFailure, cancellationSignal } from '@temporalio/activity';
+import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import {
   classifyAnthropicError,
@@ -9,7 +9,16 @@ import {
   draftReply,
   LlmOutputInvalidError,
 } from '../services/llm/index.js';
-import type { LlmActivities } from './thread-contracts.js';
+import type { LlmActivities, LlmClassification, LlmDraft, PromptMessage, ReplyContext } from './thread-contracts.js';
+
+/** What triageWithLlm heartbeats once the email is classified: a retry starts from here. */
+interface TriageCheckpoint {
+  classification: LlmClassification;
+}
+
+function isTriageCheckpoint(value: unknown): value is TriageCheckpoint {
+  return typeof value === 'object' && value !== null && 'classification' in value;
+}
 
 export interface LlmSettings {
   model: string;
@@ -98,44 +107,66 @@ export function createLlmActivities(deps: { prisma: PrismaClient; anthropic: Ant
     }
   }
 
+  async function classify(accountId: string, email: PromptMessage, instructions: string[], outputAttempts: number): Promise<LlmClassification> {
+    const out = await guarded(accountId, outputAttempts, () =>
+      classifyEmail(anthropic, {
+        model: settings.model,
+        email,
+        instructions,
+        maxInputTokens: settings.maxInputTokens,
+        signal: cancellationSignal(),
+      }),
+    );
+    return { ...out.result, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
+  }
+
+  async function write(
+    accountId: string,
+    outputAttempts: number,
+    input: {
+      thread: PromptMessage[];
+      context: ReplyContext;
+      instructions: string[];
+      reworkInstructions?: string;
+      previousDraft?: string;
+    },
+  ): Promise<LlmDraft> {
+    const out = await guarded(accountId, outputAttempts, () =>
+      draftReply(anthropic, {
+        model: settings.model,
+        thread: input.thread,
+        toneExamples: input.context.toneExamples,
+        signature: input.context.signature,
+        instructions: input.instructions,
+        reworkInstructions: input.reworkInstructions,
+        previousDraft: input.previousDraft,
+        maxInputTokens: settings.maxInputTokens,
+        signal: cancellationSignal(),
+      }),
+    );
+    return { body: out.body, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
+  }
+
   return {
-    async classifyWithLlm({ accountId, email, instructions, outputAttempts }) {
-      const out = await guarded(accountId, outputAttempts, () =>
-        classifyEmail(anthropic, {
-          model: settings.model,
-          email,
-          instructions,
-          maxInputTokens: settings.maxInputTokens,
-          signal: cancellationSignal(),
-        }),
-      );
-      return { ...out.result, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
+    async triageWithLlm({ accountId, email, thread, instructions, replyContext, outputAttempts }) {
+      const checkpoint = activityInfo().heartbeatDetails;
+      const classification = isTriageCheckpoint(checkpoint)
+        ? checkpoint.classification
+        : await classify(accountId, email, instructions, outputAttempts);
+      heartbeat({ classification } satisfies TriageCheckpoint);
+      if (classification.category !== 'needs_response' || !replyContext) return { classification };
+      const draft = await write(accountId, outputAttempts, { thread, context: replyContext, instructions });
+      return { classification, draft };
     },
 
-    async writeDraft({
-      accountId,
-      thread,
-      toneExamples,
-      signature,
-      instructions,
-      reworkInstructions,
-      previousDraft,
-      outputAttempts,
-    }) {
-      const out = await guarded(accountId, outputAttempts, () =>
-        draftReply(anthropic, {
-          model: settings.model,
-          thread,
-          toneExamples,
-          signature,
-          instructions,
-          reworkInstructions,
-          previousDraft,
-          maxInputTokens: settings.maxInputTokens,
-          signal: cancellationSignal(),
-        }),
-      );
-      return { body: out.body, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
+    async writeDraft({ accountId, thread, toneExamples, signature, instructions, reworkInstructions, previousDraft, outputAttempts }) {
+      return write(accountId, outputAttempts, {
+        thread,
+        context: { toneExamples, signature },
+        instructions,
+        reworkInstructions,
+        previousDraft,
+      });
     },
   };
 }

@@ -13,6 +13,20 @@ import type {
 export interface PromptMessage extends EmailForPrompt {
   messageId: string;
   fromUser: boolean;
+  /**
+   * What a reply to this message needs (threading headers, recipients): set on the message we
+   * answer, so writing the draft costs no second read of it.
+   */
+  replyHeaders?: ReplyHeaders;
+}
+
+export interface ReplyHeaders {
+  /** RFC 5322 Message-ID with angle brackets, or ''. */
+  rfcMessageId: string;
+  references: string[];
+  inReplyTo: string;
+  subject: string;
+  recipients: { name?: string; address: string }[];
 }
 
 export interface ThreadContent {
@@ -22,12 +36,27 @@ export interface ThreadContent {
   messages: PromptMessage[];
   /** The newest message not sent by the user, or null when the user wrote last. */
   latestInbound: PromptMessage | null;
+  /**
+   * What a reply to latestInbound is written with, read along with the thread so drafting needs no
+   * second Gmail step. Absent when the user wrote last or the mail is bulk or automated by the
+   * built-in header rules (nobody answers those; gatherReplyContext fetches it if the user asks).
+   */
+  replyContext?: ReplyContext;
+}
+
+export interface ReplyContext {
+  /** The user's recent replies to this sender, for tone. */
+  toneExamples: string[];
+  signature?: string;
 }
 
 export interface DraftRef {
   draftId: string;
   messageId: string;
-  /** internalDate of the draft's message (epoch ms, Gmail's clock). */
+  /**
+   * When the draft was written (epoch ms): the message's internalDate when read back from Gmail,
+   * or our clock just before the write. A SENT message after it is the user's reply.
+   */
   internalDate: number;
 }
 
@@ -35,20 +64,21 @@ export interface GmailActivities {
   /** The thread with bodies cut to a cap; null when the thread no longer exists. */
   readThread(input: { accountId: string; threadId: string }): Promise<ThreadContent | null>;
   /** The user's recent replies to this sender (tone) and signature. */
-  gatherReplyContext(input: {
-    accountId: string;
-    sender: string;
-  }): Promise<{ toneExamples: string[]; signature?: string }>;
+  gatherReplyContext(input: { accountId: string; sender: string }): Promise<ReplyContext>;
   /**
-   * Creates the thread's draft, or replaces the one we made before. Looks before it creates,
-   * so a retry or a restarted worker never leaves two drafts in the thread.
+   * Puts the reply in the thread: creates the thread's draft, or replaces the one we made
+   * before, then applies the label change (Outbox on, Needs Response off). A retry looks before
+   * it creates, so a retry or a restarted worker never leaves two drafts in the thread.
    */
-  upsertDraft(input: {
+  placeDraft(input: {
     accountId: string;
     threadId: string;
     draftId?: string;
     body: string;
     replyTo: PromptMessage;
+    labels: LabelNames;
+    add: LabelRole[];
+    remove: LabelRole[];
   }): Promise<DraftRef>;
   /** The draft's current message and body; null when the draft no longer exists. */
   readDraft(input: { accountId: string; draftId: string }): Promise<(DraftRef & { body: string }) | null>;
@@ -71,16 +101,26 @@ export interface LlmUsage {
   tokensOut: number;
 }
 
+export type LlmClassification = LlmUsage & { category: Category; confidence: number; reason: string };
+export type LlmDraft = LlmUsage & { body: string };
+
 export interface LlmActivities {
-  /** LLM classification with a zod-validated tool output. Throws LlmOutputInvalidError (retried) and TokenBudgetExceededError. */
-  classifyWithLlm(input: {
+  /**
+   * Tier two of classification, and the reply in the same step when the email needs one (given a
+   * replyContext): two model calls, one activity. The classification is checkpointed in the
+   * heartbeat, so a retry of a failed draft does not pay for classifying again. Throws
+   * LlmOutputInvalidError (retried) and TokenBudgetExceededError.
+   */
+  triageWithLlm(input: {
     accountId: string;
     email: PromptMessage;
     thread: PromptMessage[];
     instructions: string[];
+    /** Without it, only classifies. */
+    replyContext?: ReplyContext;
     /** Attempts at output that fails its schema before the failure is final. */
     outputAttempts: number;
-  }): Promise<LlmUsage & { category: Category; confidence: number; reason: string }>;
+  }): Promise<{ classification: LlmClassification; draft?: LlmDraft }>;
   /** A reply draft for the thread; with rework instructions, a revision of the previous draft. */
   writeDraft(input: {
     accountId: string;
@@ -91,7 +131,7 @@ export interface LlmActivities {
     reworkInstructions?: string;
     previousDraft?: string;
     outputAttempts: number;
-  }): Promise<LlmUsage & { body: string }>;
+  }): Promise<LlmDraft>;
 }
 
 export type RulesVerdict =

@@ -11,12 +11,19 @@ import {
   defineSignal,
   log,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { GmailActivities, LlmActivities, StoreActivities, ThreadContent } from '../../activities/thread-contracts.js';
+import type {
+  GmailActivities,
+  LlmActivities,
+  LlmDraft,
+  StoreActivities,
+  ThreadContent,
+} from '../../activities/thread-contracts.js';
 import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE } from '../../shared/task-queues.js';
 import { InboxAccountId, InboxCategory, InboxState } from '../../temporal/search-attributes.js';
 import { extractReworkInstructions } from '../../domain/rework.js';
@@ -111,7 +118,9 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
       nonRetryableErrorTypes: ['TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'],
     },
   });
-  const store = proxyActivities<StoreActivities>({
+  // Postgres reads and writes are short and run on this worker: local activities cost one
+  // marker in history instead of a task round trip through the server.
+  const store = proxyLocalActivities<StoreActivities>({
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
   });
@@ -133,6 +142,9 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
   const handled: string[] = remembered?.handledMessageIds ?? [];
   const decisions: DecisionRecord[] = carried?.decisions ?? [];
   let savedDecisions = decisions.length;
+  // What Postgres holds already: the row is written once per handled event, only when it changed.
+  let savedMemory = carried ? JSON.stringify(memory()) : '';
+  let indexed = { state: carried ? state : 'pending', category: carried ? category : undefined };
   const queue: ThreadEvent[] = carried?.pending ?? [];
   let handling = false;
   const seen = new Set<string>(carried?.seenEvents ?? []);
@@ -171,21 +183,32 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     decisions.push({ at: new Date().toISOString(), ...decision });
   }
 
-  async function transition(next: ThreadState): Promise<void> {
+  /** The new state, visible at once in the Web UI (search attributes); saved by persist(). */
+  function transition(next: ThreadState): void {
     state = next;
+    if (indexed.state === state && indexed.category === category) return;
+    indexed = { state, category };
     upsertSearchAttributes([
       { key: InboxAccountId, value: accountId },
       { key: InboxState, value: state },
       ...(category ? [{ key: InboxCategory, value: category }] : []),
     ]);
+  }
+
+  /** Writes the thread row and the new decisions, when anything changed since the last write. */
+  async function persist(): Promise<void> {
+    const snapshot = memory();
+    const fingerprint = JSON.stringify(snapshot);
+    if (fingerprint === savedMemory && savedDecisions === decisions.length) return;
     await store.saveThread({
       accountId,
       threadId,
       workflowRunId: workflowInfo().runId,
-      memory: memory(),
+      memory: snapshot,
       closed: CLOSED_STATES.includes(state),
       decisions: decisions.slice(savedDecisions).map((decision, i) => ({ seq: savedDecisions + i, decision })),
     });
+    savedMemory = fingerprint;
     savedDecisions = decisions.length;
   }
 
@@ -198,7 +221,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
       add: ['actionRequired'],
       remove: ['rework', 'needsResponse'],
     });
-    await transition('action_required');
+    transition('action_required');
   }
 
   /** Runs an LLM step; when its retries are spent on a give-up error, labels Action Required. */
@@ -226,21 +249,25 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     handled.push(email.messageId);
 
     const rules = await store.classifyByRules({ accountId, email });
+    let written: LlmDraft | undefined; // the reply, when the LLM wrote it along with the classification
     if (rules.decided) {
       category = rules.category;
       confidence = 1;
       decide({ kind: 'classify', source: 'rules', ruleId: rules.ruleId, detail: `${rules.category}: ${rules.reason}` });
     } else {
-      const verdict = await llmStep('classification', () =>
-        llm.classifyWithLlm({
+      const triage = await llmStep('classification', () =>
+        llm.triageWithLlm({
           accountId,
           email,
           thread: thread.messages,
           instructions: rules.instructions,
+          replyContext: thread.replyContext,
           outputAttempts: settings.llmAttempts,
         }),
       );
-      if (!verdict) return;
+      if (!triage) return;
+      const verdict = triage.classification;
+      written = triage.draft;
       category = verdict.category;
       confidence = verdict.confidence;
       decide({
@@ -255,13 +282,13 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     upsertMemo({ summary: `${category}: ${thread.subject}`.slice(0, 200) });
 
     if (category === 'needs_response') {
-      await transition('needs_response');
-      await draftReply(thread, rules.instructions);
+      transition('needs_response');
+      await draftReply(thread, rules.instructions, undefined, written);
     } else if (state !== 'drafted') {
       decide({ kind: 'skip', source: 'system', detail: `no reply needed (${category})` });
-      await transition('skipped');
+      transition('skipped');
     } else {
-      await transition('drafted'); // a new message that needs no answer: the draft stays
+      transition('drafted'); // a new message that needs no answer: the draft stays
     }
   }
 
@@ -269,24 +296,22 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     thread: ThreadContent,
     instructions: string[],
     rework?: { instructions: string; previousDraft: string },
+    written?: LlmDraft,
   ): Promise<void> {
     const replyTo = thread.latestInbound ?? thread.messages[thread.messages.length - 1];
     if (!replyTo) return;
-    const context = await gmail.gatherReplyContext({ accountId, sender: replyTo.from });
-    const draft = await llmStep(rework ? 'rework' : 'draft', () =>
-      llm.writeDraft({
-        accountId,
-        thread: thread.messages,
-        toneExamples: context.toneExamples,
-        signature: context.signature,
-        instructions,
-        reworkInstructions: rework?.instructions,
-        previousDraft: rework?.previousDraft,
-        outputAttempts: settings.llmAttempts,
-      }),
-    );
+    const draft = written ?? (await writeReply(thread, replyTo.from, instructions, rework));
     if (!draft) return;
-    const ref = await gmail.upsertDraft({ accountId, threadId, draftId, body: draft.body, replyTo });
+    const ref = await gmail.placeDraft({
+      accountId,
+      threadId,
+      draftId,
+      body: draft.body,
+      replyTo,
+      labels: settings.labels,
+      add: ['outbox'],
+      remove: ['needsResponse', 'rework', 'actionRequired'],
+    });
     draftId = ref.draftId;
     draftMessageId = ref.messageId;
     draftCreatedAt ??= ref.internalDate;
@@ -299,14 +324,28 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
       tokensIn: draft.tokensIn,
       tokensOut: draft.tokensOut,
     });
-    await gmail.changeLabels({
-      accountId,
-      threadId,
-      labels: settings.labels,
-      add: ['outbox'],
-      remove: ['needsResponse', 'rework', 'actionRequired'],
-    });
-    await transition('drafted');
+    transition('drafted');
+  }
+
+  async function writeReply(
+    thread: ThreadContent,
+    sender: string,
+    instructions: string[],
+    rework?: { instructions: string; previousDraft: string },
+  ): Promise<LlmDraft | undefined> {
+    const context = thread.replyContext ?? (await gmail.gatherReplyContext({ accountId, sender }));
+    return llmStep(rework ? 'rework' : 'draft', () =>
+      llm.writeDraft({
+        accountId,
+        thread: thread.messages,
+        toneExamples: context.toneExamples,
+        signature: context.signature,
+        instructions,
+        reworkInstructions: rework?.instructions,
+        previousDraft: rework?.previousDraft,
+        outputAttempts: settings.llmAttempts,
+      }),
+    );
   }
 
   async function rework(): Promise<void> {
@@ -314,7 +353,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     if (reworkCount >= settings.maxReworks) {
       return giveUp(`rework limit reached (${settings.maxReworks})`);
     }
-    await transition('rework_requested');
+    transition('rework_requested');
     const current = await gmail.readDraft({ accountId, draftId });
     if (!current) return draftDisappeared();
     draftMessageId = current.messageId;
@@ -338,7 +377,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
       archive: true,
     });
     decide({ kind: 'archive', source: 'user', detail: 'Done label: archived' });
-    await transition('archived');
+    transition('archived');
   }
 
   /** Our draft is gone: the user sent it, or threw it away. */
@@ -347,16 +386,16 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     await gmail.changeLabels({ accountId, threadId, labels: settings.labels, add: [], remove: ['outbox', 'rework'] });
     if (sent) {
       decide({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}` });
-      await transition('sent');
+      transition('sent');
     } else {
       decide({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
-      await transition('discarded');
+      transition('discarded');
     }
   }
 
   async function threadGone(): Promise<void> {
     decide({ kind: 'discarded', source: 'system', detail: 'thread no longer exists' });
-    await transition('discarded');
+    transition('discarded');
   }
 
   async function handle(event: ThreadEvent): Promise<void> {
@@ -386,7 +425,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
           if (!thread) return threadGone();
           category = 'needs_response';
           decide({ kind: 'classify', source: 'user', detail: 'Needs Response label added by the user' });
-          await transition('needs_response');
+          transition('needs_response');
           return draftReply(thread, []);
         }
         return;
@@ -408,7 +447,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
         }
         if (state === 'skipped' || state === 'pending' || state === 'action_required') {
           decide({ kind: 'sent', source: 'user', detail: `the user replied (${event.messageId})` });
-          await transition('sent');
+          transition('sent');
         }
         return;
       }
@@ -416,7 +455,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
   }
 
   // ---- the event loop ------------------------------------------------------------------------
-  if (!carried) await transition(state);
+  transition(state); // a run resuming a remembered thread shows its state (ingest indexed 'pending')
   while (!CLOSED_STATES.includes(state)) {
     const timeout = state === 'skipped' ? settings.skippedIdleTimeoutMs : settings.idleTimeoutMs;
     const gotWork = await condition(() => queue.length > 0 || workflowInfo().continueAsNewSuggested, timeout);
@@ -428,6 +467,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     if (event) {
       handling = true;
       await handle(event);
+      await persist();
       handling = false;
       continue;
     }
@@ -435,6 +475,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     await condition(allHandlersFinished);
     await continueAsNew<typeof threadWorkflow>({ ...input, carried: carry() });
   }
+  await persist();
   await condition(allHandlersFinished);
   // Mail that arrived while this run was closing must not be dropped: hand it to a fresh run.
   if (queue.some(opensThread)) await continueAsNew<typeof threadWorkflow>({ ...input, carried: carry() });
