@@ -122,13 +122,19 @@ export async function run(args: string[]): Promise<void> {
   // Drafted = the thread row says so (written by the workflow right after the Outbox label).
   const draftedAt = new Map<string, number>();
   const deadline = Date.now() + 30 * 60_000;
+  // Each poll asks only for rows written lately; the overlap covers transactions that commit out of
+  // order (a row stamped before the newest one seen can still appear).
+  let since = new Date(0);
   while (draftedAt.size < threads.length && Date.now() < deadline) {
     const rows = await prisma.thread.findMany({
-      where: { state: 'drafted', gmailThreadId: { notIn: [...draftedAt.keys()] } },
+      where: { state: 'drafted', updatedAt: { gte: since } },
       select: { gmailThreadId: true, updatedAt: true },
+      orderBy: { updatedAt: 'asc' },
     });
-    for (const r of rows) draftedAt.set(r.gmailThreadId, r.updatedAt.getTime());
-    await new Promise((r) => setTimeout(r, 200));
+    for (const r of rows) if (!draftedAt.has(r.gmailThreadId)) draftedAt.set(r.gmailThreadId, r.updatedAt.getTime());
+    const newest = rows.at(-1)?.updatedAt;
+    if (newest) since = new Date(newest.getTime() - 10_000);
+    await new Promise((r) => setTimeout(r, 250));
   }
   clearInterval(sampler);
   const end = Math.max(...draftedAt.values());

@@ -148,6 +148,12 @@ function extraServerArgs(codecEndpoint: string | undefined): string[] {
     // Needed for update-with-start.
     '--dynamic-config-value',
     'frontend.enableExecuteMultiOperation=true',
+    // One partition per task queue: on a single-process dev server, partitions only make a task
+    // miss the waiting poll more often (it then goes through SQLite). pipeline bench: +20% emails/min.
+    '--dynamic-config-value',
+    'matching.numTaskqueueReadPartitions=1',
+    '--dynamic-config-value',
+    'matching.numTaskqueueWritePartitions=1',
     '--sqlite-pragma',
     'journal_mode=WAL',
     '--sqlite-pragma',
