@@ -3,7 +3,7 @@
 // needs_reauth when Google says the grant is gone.
 import type { PrismaClient } from '../db/client.js';
 import { createGmailClient } from '../services/gmail/client.js';
-import { GmailService } from '../services/gmail/gmail-service.js';
+import { GmailService, type GmailCallGate } from '../services/gmail/gmail-service.js';
 import { GmailAuthError } from '../services/gmail/errors.js';
 import { createLogger } from '../shared/log.js';
 import type { TokenVault } from './token-vault.js';
@@ -37,6 +37,8 @@ export class GmailAccounts {
     private readonly prisma: PrismaClient,
     private readonly vault: TokenVault,
     private readonly oauth: GmailOAuthSettings,
+    /** Meters each call of an account (the shared quota limiter); callers that meter themselves leave it out. */
+    private readonly gateFor?: (accountId: string) => GmailCallGate,
   ) {}
 
   /** The account's Gmail service; throws AccountNotConnectedError for an account that needs reauth. */
@@ -100,6 +102,6 @@ export class GmailAccounts {
           .catch((err: unknown) => log.warn(`saving refreshed tokens of ${accountId} failed: ${String(err)}`));
       },
     });
-    return { email: account.email, gmail: new GmailService(gmail) };
+    return { email: account.email, gmail: new GmailService(gmail, 'me', this.gateFor?.(accountId)) };
   }
 }

@@ -5,15 +5,25 @@ import { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { TokenVault } from '../accounts/token-vault.js';
 import { createGmailActivities } from '../activities/gmail-activities.js';
 import { createBackfillGmailActivities } from '../activities/backfill-gmail.js';
-import { prismaExecutor, processQuotaLimiter } from '../quota/index.js';
+import { prismaExecutor, processQuotaLimiter, type QuotaLimiter } from '../quota/index.js';
+import type { GmailCallGate } from '../services/gmail/gmail-service.js';
 import type { Env } from '../config.js';
 import { isMainModule } from '../shared/main-module.js';
 import { resolveTokenKey } from '../temporal/encryption-keys.js';
 import type { WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';
 
-export async function createGmailAccounts(ctx: WorkerContext): Promise<GmailAccounts> {
-  return new GmailAccounts(ctx.prisma, new TokenVault(await resolveTokenKey(ctx.cfg)), gmailOAuthSettings(ctx.cfg));
+/**
+ * Gmail access for activities. With `limiter`, every call is metered by it; the backfill
+ * activities meter their batches themselves and take an unmetered one.
+ */
+export async function createGmailAccounts(ctx: WorkerContext, limiter?: QuotaLimiter): Promise<GmailAccounts> {
+  const gateFor = limiter
+    ? (accountId: string): GmailCallGate =>
+        (method, call) =>
+          limiter.run(accountId, method, call)
+    : undefined;
+  return new GmailAccounts(ctx.prisma, new TokenVault(await resolveTokenKey(ctx.cfg)), gmailOAuthSettings(ctx.cfg), gateFor);
 }
 
 export function gmailOAuthSettings(cfg: Env) {
@@ -29,14 +39,17 @@ export function gmailOAuthSettings(cfg: Env) {
 }
 
 export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.GMAIL_TASK_QUEUE): Promise<Worker> {
+  const limiter = processQuotaLimiter(ctx.prisma);
   const accounts = await createGmailAccounts(ctx);
+  // The thread activities' calls draw from the account's shared budget (with sync and backfill).
+  const meteredAccounts = await createGmailAccounts(ctx, limiter);
   return Worker.create({
     connection: ctx.connection,
     namespace: ctx.cfg.TEMPORAL_NAMESPACE,
     taskQueue,
     activities: {
-      ...createGmailActivities(accounts),
-      ...createBackfillGmailActivities({ accounts, limiter: processQuotaLimiter(ctx.prisma), db: prismaExecutor(ctx.prisma) }),
+      ...createGmailActivities(meteredAccounts),
+      ...createBackfillGmailActivities({ accounts, limiter, db: prismaExecutor(ctx.prisma) }),
     },
     dataConverter: ctx.dataConverter,
     maxTaskQueueActivitiesPerSecond: ctx.cfg.GMAIL_ACTIVITIES_PER_SECOND,

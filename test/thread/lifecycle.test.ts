@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
+import { processQuotaLimiter } from '../../src/quota/index.js';
 
 let h: InboxHarness;
 
@@ -65,6 +66,10 @@ describe('thread workflow lifecycle', () => {
     const llmDecisions = row.decisions.filter((d) => d.source === 'llm');
     expect(llmDecisions.map((d) => d.kind)).toEqual(['classify', 'draft']);
     expect(llmDecisions.every((d) => (d.tokensIn ?? 0) > 0 && (d.tokensOut ?? 0) > 0)).toBe(true);
+    // Its Gmail calls drew from the account's shared quota bucket (the one sync and backfill use);
+    // nothing else in this harness calls Gmail for the account.
+    const bucket = await processQuotaLimiter(h.prisma).state(h.accountId);
+    expect(bucket?.rate).toBeGreaterThan(0);
     await recordHistory(h, threadId, 'thread-drafted');
   });
 

@@ -57,10 +57,17 @@ export interface DraftContent {
   raw: string;
 }
 
+/**
+ * Runs every API call of a service, given the method name (as in the quota table, e.g.
+ * 'threads.get'): the hook through which the shared quota limiter meters them.
+ */
+export type GmailCallGate = <T>(method: string, call: () => Promise<T>) => Promise<T>;
+
 export class GmailService {
   constructor(
     private readonly gmail: gmail_v1.Gmail,
     private readonly userId: string = 'me',
+    private readonly gate?: GmailCallGate,
   ) {}
 
   async getProfile(): Promise<GmailProfile> {
@@ -316,12 +323,15 @@ export class GmailService {
   }
 
   private async call<T>(operation: string, resource: GmailResource, request: () => Promise<{ data: T }>): Promise<T> {
-    try {
-      const response = await request();
-      return response.data;
-    } catch (err) {
-      throw mapGmailError(err, { operation, resource });
-    }
+    const run = async () => {
+      try {
+        const response = await request();
+        return response.data;
+      } catch (err) {
+        throw mapGmailError(err, { operation, resource });
+      }
+    };
+    return this.gate ? this.gate(operation, run) : run();
   }
 }
 
