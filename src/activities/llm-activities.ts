@@ -35,8 +35,9 @@ export class TokenBudgetExceededError extends Error {
   }
 }
 
-function utcDay(now = new Date()): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+/** Today in UTC as YYYY-MM-DD (a date literal, whatever the session's time zone). */
+function isoDay(now = new Date()): string {
+  return now.toISOString().slice(0, 10);
 }
 
 /**
@@ -77,19 +78,28 @@ function toActivityFailure(err: unknown, outputAttempts: number): unknown {
 export function createLlmActivities(deps: { prisma: PrismaClient; anthropic: Anthropic; settings: LlmSettings }): LlmActivities {
   const { prisma, anthropic, settings } = deps;
 
+  // Raw statements: these run around every model call, and Prisma's query building costs more CPU
+  // than the round trip.
   async function ensureBudget(accountId: string): Promise<void> {
-    const usage = await prisma.tokenUsage.findUnique({ where: { accountId_day: { accountId, day: utcDay() } } });
-    const spent = (usage?.tokensIn ?? 0) + (usage?.tokensOut ?? 0);
+    const rows = await prisma.$queryRawUnsafe<{ spent: number }[]>(
+      'SELECT tokens_in + tokens_out AS spent FROM token_usage WHERE account_id = $1 AND day = $2::date',
+      accountId,
+      isoDay(),
+    );
+    const spent = Number(rows[0]?.spent ?? 0);
     if (spent >= settings.dailyTokenBudget) throw new TokenBudgetExceededError(accountId, spent, settings.dailyTokenBudget);
   }
 
   async function record(accountId: string, tokensIn: number, tokensOut: number): Promise<void> {
-    const day = utcDay();
-    await prisma.tokenUsage.upsert({
-      where: { accountId_day: { accountId, day } },
-      create: { accountId, day, tokensIn, tokensOut },
-      update: { tokensIn: { increment: tokensIn }, tokensOut: { increment: tokensOut } },
-    });
+    await prisma.$executeRawUnsafe(
+      `INSERT INTO token_usage (account_id, day, tokens_in, tokens_out) VALUES ($1, $2::date, $3, $4)
+       ON CONFLICT (account_id, day) DO UPDATE
+       SET tokens_in = token_usage.tokens_in + EXCLUDED.tokens_in, tokens_out = token_usage.tokens_out + EXCLUDED.tokens_out`,
+      accountId,
+      isoDay(),
+      tokensIn,
+      tokensOut,
+    );
   }
 
   async function guarded<T extends { tokensIn: number; tokensOut: number }>(

@@ -5,8 +5,30 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, type Rule } from '../domain/rules.js';
 import { isCategory } from '../domain/types.js';
+import { uuid7 } from '../db/uuid7.js';
 import type { StoreActivities } from './thread-contracts.js';
 import type { ThreadMemory, ThreadState } from '../workflows/thread/types.js';
+
+const SAVE_THREAD_SQL = `
+WITH thread AS (
+  INSERT INTO threads AS t (id, account_id, gmail_thread_id, state, category, confidence, draft_id,
+    draft_message_id, draft_created_at, rework_count, handled_message_ids, last_message_id, last_run_id,
+    closed_at, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text[], $12, $13,
+    CASE WHEN $14::boolean THEN clock_timestamp() END, clock_timestamp())
+  ON CONFLICT (account_id, gmail_thread_id) DO UPDATE SET
+    state = EXCLUDED.state, category = EXCLUDED.category, confidence = EXCLUDED.confidence,
+    draft_id = EXCLUDED.draft_id, draft_message_id = EXCLUDED.draft_message_id,
+    draft_created_at = EXCLUDED.draft_created_at, rework_count = EXCLUDED.rework_count,
+    handled_message_ids = EXCLUDED.handled_message_ids, last_message_id = EXCLUDED.last_message_id,
+    last_run_id = EXCLUDED.last_run_id, closed_at = EXCLUDED.closed_at, updated_at = EXCLUDED.updated_at
+  RETURNING t.id
+)
+INSERT INTO decisions (account_id, thread_id, run_id, seq, kind, source, model, tokens_in, tokens_out, detail)
+SELECT $2, thread.id, $13, d.seq, d.kind, d.source::decision_source, d.model, d.tokens_in, d.tokens_out, d.detail
+FROM thread, jsonb_to_recordset($15::jsonb)
+  AS d(seq int, kind text, source text, model text, tokens_in int, tokens_out int, detail jsonb)
+ON CONFLICT (run_id, seq) DO NOTHING`;
 
 type RuleRow = Awaited<ReturnType<PrismaClient['rule']['findMany']>>[number];
 
@@ -65,42 +87,36 @@ export function createStoreActivities(prisma: PrismaClient): StoreActivities {
     },
 
     async saveThread({ accountId, threadId, workflowRunId, memory, closed, decisions }) {
-      const fields = {
-        state: memory.state,
-        category: memory.category ?? null,
-        confidence: memory.confidence ?? null,
-        draftId: memory.draftId ?? null,
-        draftMessageId: memory.draftMessageId ?? null,
-        draftCreatedAt: memory.draftCreatedAt === undefined ? null : new Date(memory.draftCreatedAt),
-        reworkCount: memory.reworkCount,
-        handledMessageIds: memory.handledMessageIds,
-        lastMessageId: memory.handledMessageIds.at(-1) ?? null,
-        lastRunId: workflowRunId,
-        closedAt: closed ? new Date() : null,
-      };
-      await prisma.$transaction(async (tx) => {
-        const thread = await tx.thread.upsert({
-          where: { accountId_gmailThreadId: { accountId, gmailThreadId: threadId } },
-          create: { accountId, gmailThreadId: threadId, ...fields },
-          update: fields,
-        });
-        if (decisions.length === 0) return;
-        await tx.decision.createMany({
-          data: decisions.map(({ seq, decision }) => ({
-            accountId,
-            threadId: thread.id,
-            runId: workflowRunId,
+      // One statement (the thread's hot path: once per handled event): upsert the row, append the
+      // new decisions; a retried activity finds them by (run_id, seq) and adds nothing.
+      await prisma.$executeRawUnsafe(
+        SAVE_THREAD_SQL,
+        uuid7(),
+        accountId,
+        threadId,
+        memory.state,
+        memory.category ?? null,
+        memory.confidence ?? null,
+        memory.draftId ?? null,
+        memory.draftMessageId ?? null,
+        memory.draftCreatedAt === undefined ? null : new Date(memory.draftCreatedAt),
+        memory.reworkCount,
+        memory.handledMessageIds,
+        memory.handledMessageIds.at(-1) ?? null,
+        workflowRunId,
+        closed,
+        JSON.stringify(
+          decisions.map(({ seq, decision }) => ({
             seq,
             kind: decision.kind,
             source: decision.source,
             model: decision.model ?? null,
-            tokensIn: decision.tokensIn ?? null,
-            tokensOut: decision.tokensOut ?? null,
+            tokens_in: decision.tokensIn ?? null,
+            tokens_out: decision.tokensOut ?? null,
             detail: { text: decision.detail, ...(decision.ruleId ? { ruleId: decision.ruleId } : {}), at: decision.at },
           })),
-          skipDuplicates: true, // a retried activity: the unique (run_id, seq) keeps one row each
-        });
-      });
+        ),
+      );
     },
   };
 }
