@@ -21,7 +21,7 @@ import { loadConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
-import { startAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { spawnAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
 import { EmulatorControlClient } from '../../src/emulator/gmail/control-client.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { threadSettingsFromConfig } from '../../src/ingest/thread-ingest.js';
@@ -89,7 +89,7 @@ export async function run(args: string[]): Promise<void> {
   await applyMigrations(databaseUrl);
   const { child, details } = await startEmulator();
   const control = new EmulatorControlClient(details.url);
-  const anthropic = await startAnthropicEmulator({ latencyMs: llmLatency });
+  const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]); // its own process, like Gmail's
 
   const keys = fixedTestPayloadKeys();
   const cfg = loadConfig({

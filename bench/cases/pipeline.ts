@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
-import { startAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { spawnAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
 import { spawnGmailEmulator } from '../../src/emulator/gmail/index.js';
 import { ingestThreadEvent, threadSettingsFromConfig } from '../../src/ingest/thread-ingest.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
@@ -43,7 +43,8 @@ export async function run(args: string[]): Promise<void> {
 
   const temporal = await startDevServer({ port: 0, headless: true });
   const gmail = await spawnGmailEmulator(['--no-quota']);
-  const anthropic = await startAnthropicEmulator({ latencyMs: llmLatency });
+  // Both emulators in their own processes: the workers' thread is what this measures.
+  const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]);
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_pipeline';
   await ensureDatabase(databaseUrl);
   await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
@@ -159,8 +160,8 @@ export async function run(args: string[]): Promise<void> {
   console.log(`pipeline ingest→draft p50: ${percentile(latencies, 50)} ms`);
   console.log(`pipeline ingest→draft p95: ${percentile(latencies, 95)} ms`);
   console.log(`pipeline history: ${(events / sample.length).toFixed(1)} events/thread`);
-  console.log(`pipeline worker process peak RSS: ${Math.round(peakRss / 1024 / 1024)} MiB (workers + Anthropic emulator)`);
-  console.log(`pipeline LLM calls: ${anthropic.metrics().requests}`);
+  console.log(`pipeline worker process peak RSS: ${Math.round(peakRss / 1024 / 1024)} MiB (the three workers)`);
+  console.log(`pipeline LLM calls: ${(await anthropic.metrics()).requests}`);
 
   for (const w of workers) w.shutdown();
   await Promise.allSettled(running);

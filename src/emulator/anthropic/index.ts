@@ -49,3 +49,4 @@ export async function startAnthropicEmulator(opts: AnthropicEmulatorOptions = {}
     reset: () => server.reset(),
   };
 }
+export { spawnAnthropicEmulator, type ChildAnthropicEmulator } from './child.js';

@@ -1,0 +1,46 @@
+// Run the standalone Anthropic emulator as a child process (its own event loop and core), e.g. for
+// benchmarks, where it must not share the workers' thread. Flags are main.ts's.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import type { EmulatorMetrics } from './index.js';
+
+export interface ChildAnthropicEmulator {
+  url: string;
+  metrics(): Promise<EmulatorMetrics>;
+  close(): Promise<void>;
+}
+
+const mainScript = fileURLToPath(new URL('./main.ts', import.meta.url));
+const LISTENING = /listening on (http:\/\/\S+)/;
+
+/** Spawns `main.ts --port 0 ...flags` under tsx and waits until it listens. */
+export async function spawnAnthropicEmulator(flags: string[] = []): Promise<ChildAnthropicEmulator> {
+  const child = spawn(process.execPath, ['--import', 'tsx', mainScript, ...(flags.includes('--port') ? [] : ['--port', '0']), ...flags], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let stdout = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const found = LISTENING.exec(stdout)?.[1];
+      if (found) resolve(found);
+    });
+    child.once('exit', (code) => reject(new Error(`anthropic emulator exited with ${String(code)}: ${stderr.trim()}`)));
+  });
+  return {
+    url,
+    async metrics() {
+      const response = await fetch(`${url}/__emulator/metrics`);
+      if (!response.ok) throw new Error(`anthropic emulator metrics: HTTP ${response.status}`);
+      return (await response.json()) as EmulatorMetrics;
+    },
+    close: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
