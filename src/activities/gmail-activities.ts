@@ -10,7 +10,8 @@ import type { GmailService } from '../services/gmail/gmail-service.js';
 import type { ThreadMessage } from '../services/gmail/types.js';
 import type { LabelNames, LabelRole } from '../workflows/thread/types.js';
 import { BUILTIN_RULES, evaluateRules } from '../domain/rules.js';
-import type { GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './thread-contracts.js';
+import type { LegacyGmailActivities } from './legacy-contracts.js';
+import type { DraftRef, GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './thread-contracts.js';
 import { toActivityFailure } from './gmail-failures.js';
 
 /** Bodies are cut to this many characters before they enter workflow history. */
@@ -69,6 +70,53 @@ async function replyContextFor(gmail: GmailService, sender: string): Promise<Rep
   return { toneExamples: examples };
 }
 
+/**
+ * Creates the thread's draft, or replaces the one we made before. Looks before it creates on a
+ * retry, so a retry or a restarted worker never leaves two drafts in the thread.
+ */
+async function writeDraft(
+  gmail: GmailService,
+  userEmail: string,
+  { threadId, draftId, body, replyTo }: { threadId: string; draftId?: string; body: string; replyTo: PromptMessage },
+): Promise<DraftRef> {
+  // The message we answer, as readThread saw it; histories from before replyHeaders existed
+  // read its headers from Gmail.
+  const parent =
+    replyTo.replyHeaders ??
+    replyHeadersOf(
+      await gmail.getMessage(replyTo.messageId, 'metadata', ['Message-ID', 'References', 'In-Reply-To', 'Subject', 'From', 'To', 'Reply-To']),
+      userEmail,
+    );
+  const replyParent: ReplyParent = {
+    messageId: parent.rfcMessageId,
+    references: parent.references,
+    inReplyTo: parent.inReplyTo,
+    subject: parent.subject,
+  };
+  const reply = buildReply({ parent: replyParent, from: { address: userEmail }, to: parent.recipients, body });
+  const content = { threadId, raw: reply.raw };
+
+  // Look before creating: our recorded draft, or (on a retry) a draft with exactly this body
+  // left by an earlier attempt whose result was lost (the worker died after creating it).
+  // A first attempt with no recorded draft has nothing to find.
+  let target = draftId ? await gmail.getDraft(draftId) : null;
+  if (!target && currentAttempt() > 1) {
+    for (const ref of await gmail.listDraftsForThread(threadId)) {
+      const candidate = await gmail.getDraft(ref.draftId);
+      if (candidate && sameText(candidate.body, body)) {
+        target = candidate;
+        break;
+      }
+    }
+  }
+  if (target && sameText(target.body, body)) {
+    return { draftId: target.draftId, messageId: target.messageId, internalDate: target.message.internalDate };
+  }
+  const writtenAfter = Date.now();
+  const ref = target ? await gmail.updateDraft(target.draftId, content) : await gmail.createDraft(content);
+  return { draftId: ref.draftId, messageId: ref.messageId, internalDate: writtenAfter };
+}
+
 function sameText(a: string, b: string): boolean {
   const norm = (s: string) => s.replace(/\r\n?/g, '\n').trim();
   return norm(a) === norm(b);
@@ -89,7 +137,7 @@ class LabelDirectory {
   }
 }
 
-export function createGmailActivities(accounts: GmailAccounts): GmailActivities {
+export function createGmailActivities(accounts: GmailAccounts): GmailActivities & Pick<LegacyGmailActivities, 'upsertDraft'> {
   const labels = new LabelDirectory();
 
   const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
@@ -155,48 +203,16 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
 
     async placeDraft({ accountId, threadId, draftId, body, replyTo, labels: names, add, remove }) {
       return withGmail(accountId, async (gmail, userEmail) => {
-        // The message we answer, as readThread saw it; histories from before replyHeaders existed
-        // read its headers from Gmail.
-        const parent =
-          replyTo.replyHeaders ??
-          replyHeadersOf(
-            await gmail.getMessage(replyTo.messageId, 'metadata', ['Message-ID', 'References', 'In-Reply-To', 'Subject', 'From', 'To', 'Reply-To']),
-            userEmail,
-          );
-        const replyParent: ReplyParent = {
-          messageId: parent.rfcMessageId,
-          references: parent.references,
-          inReplyTo: parent.inReplyTo,
-          subject: parent.subject,
-        };
-        const reply = buildReply({ parent: replyParent, from: { address: userEmail }, to: parent.recipients, body });
-        const content = { threadId, raw: reply.raw };
-
-        // Look before creating: our recorded draft, or (on a retry) a draft with exactly this body
-        // left by an earlier attempt whose result was lost (the worker died after creating it).
-        // A first attempt with no recorded draft has nothing to find.
-        let target = draftId ? await gmail.getDraft(draftId) : null;
-        if (!target && currentAttempt() > 1) {
-          for (const ref of await gmail.listDraftsForThread(threadId)) {
-            const candidate = await gmail.getDraft(ref.draftId);
-            if (candidate && sameText(candidate.body, body)) {
-              target = candidate;
-              break;
-            }
-          }
-        }
-        let placed: { draftId: string; messageId: string; internalDate: number };
-        if (target && sameText(target.body, body)) {
-          placed = { draftId: target.draftId, messageId: target.messageId, internalDate: target.message.internalDate };
-        } else {
-          const writtenAfter = Date.now();
-          const ref = target ? await gmail.updateDraft(target.draftId, content) : await gmail.createDraft(content);
-          placed = { draftId: ref.draftId, messageId: ref.messageId, internalDate: writtenAfter };
-        }
+        const placed = await writeDraft(gmail, userEmail, { threadId, draftId, body, replyTo });
         await applyLabels(gmail, accountId, threadId, names, add, remove, false);
         return placed;
       });
     },
+
+    async upsertDraft({ accountId, threadId, draftId, body, replyTo }) {
+      return withGmail(accountId, (gmail, userEmail) => writeDraft(gmail, userEmail, { threadId, draftId, body, replyTo }));
+    },
+
 
     async readDraft({ accountId, draftId }) {
       return withGmail(accountId, async (gmail) => {

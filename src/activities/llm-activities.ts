@@ -9,6 +9,7 @@ import {
   draftReply,
   LlmOutputInvalidError,
 } from '../services/llm/index.js';
+import type { LegacyLlmActivities } from './legacy-contracts.js';
 import type { LlmActivities, LlmClassification, LlmDraft, PromptMessage, ReplyContext } from './thread-contracts.js';
 
 /** What triageWithLlm heartbeats once the email is classified: a retry starts from here. */
@@ -75,7 +76,11 @@ function toActivityFailure(err: unknown, outputAttempts: number): unknown {
   }
 }
 
-export function createLlmActivities(deps: { prisma: PrismaClient; anthropic: Anthropic; settings: LlmSettings }): LlmActivities {
+export function createLlmActivities(deps: {
+  prisma: PrismaClient;
+  anthropic: Anthropic;
+  settings: LlmSettings;
+}): LlmActivities & Pick<LegacyLlmActivities, 'classifyWithLlm'> {
   const { prisma, anthropic, settings } = deps;
 
   // Raw statements: these run around every model call, and Prisma's query building costs more CPU
@@ -158,6 +163,10 @@ export function createLlmActivities(deps: { prisma: PrismaClient; anthropic: Ant
   }
 
   return {
+    async classifyWithLlm({ accountId, email, instructions, outputAttempts }) {
+      return classify(accountId, email, instructions, outputAttempts);
+    },
+
     async triageWithLlm({ accountId, email, thread, instructions, replyContext, outputAttempts }) {
       const checkpoint = activityInfo().heartbeatDetails;
       const classification = isTriageCheckpoint(checkpoint)

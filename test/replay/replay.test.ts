@@ -10,7 +10,9 @@ import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
 import { historiesDir } from '../helpers/histories.js';
 
-const files = (await readdir(historiesDir)).filter((f) => f.endsWith('.json')).sort();
+// Subfolders hold histories of older workflow code that running workflows may still be on
+// (legacy-v1: the thread workflow before THREAD_V2_PATCH).
+const files = (await readdir(historiesDir, { recursive: true })).filter((f) => f.endsWith('.json')).sort();
 
 describe('replay of recorded workflow histories', () => {
   it('has recorded histories to replay', () => {
@@ -22,7 +24,7 @@ describe('replay of recorded workflow histories', () => {
     await Worker.runReplayHistory(
       { workflowBundle: await getWorkflowBundle(), dataConverter: createDataConverter(fixedTestPayloadKeys()) },
       history,
-      file.replace(/\.json$/, ''),
+      file.replace(/\.json$/, '').replace(/\//g, '-'),
     );
   });
 });

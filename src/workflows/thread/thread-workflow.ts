@@ -7,9 +7,8 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -27,6 +26,15 @@ import type {
 import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE } from '../../shared/task-queues.js';
 import { InboxAccountId, InboxCategory, InboxState } from '../../temporal/search-attributes.js';
 import { extractReworkInstructions } from '../../domain/rework.js';
+import { legacyThreadWorkflowV1 } from './legacy-v1.js';
+import {
+  accountReconnectedSignal,
+  draftGoneSignal,
+  labelsChangedSignal,
+  newMessageSignal,
+  sentSeenSignal,
+  threadStatusQuery,
+} from './signals.js';
 import {
   CLOSED_STATES,
   eventKey,
@@ -34,10 +42,6 @@ import {
   type CarriedThreadState,
   type Category,
   type DecisionRecord,
-  type DraftGoneEvent,
-  type LabelsChangedEvent,
-  type MessageAddedEvent,
-  type SentSeenEvent,
   type ThreadEvent,
   type ThreadMemory,
   type ThreadState,
@@ -45,12 +49,20 @@ import {
   type ThreadWorkflowInput,
 } from './types.js';
 
-export const newMessageSignal = defineSignal<[MessageAddedEvent]>('newMessage');
-export const labelsChangedSignal = defineSignal<[LabelsChangedEvent]>('labelsChanged');
-export const draftGoneSignal = defineSignal<[DraftGoneEvent]>('draftGone');
-export const sentSeenSignal = defineSignal<[SentSeenEvent]>('sentSeen');
-export const accountReconnectedSignal = defineSignal('accountReconnected');
-export const threadStatusQuery = defineQuery<ThreadStatus>('status');
+export {
+  accountReconnectedSignal,
+  draftGoneSignal,
+  labelsChangedSignal,
+  newMessageSignal,
+  sentSeenSignal,
+  threadStatusQuery,
+} from './signals.js';
+
+/**
+ * Runs started before the thread workflow moved its Postgres steps to local activities and drafted
+ * in three task round trips (v2) replay and finish on the code they started with (legacy-v1.ts).
+ */
+export const THREAD_V2_PATCH = 'thread-v2-local-store-triage';
 
 const SEEN_EVENTS_KEPT = 500;
 const HANDLED_KEPT = 200;
@@ -87,6 +99,7 @@ function pauseOnAuthFailure<T extends object>(activities: T, pause: (reason: str
 const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'];
 
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<ThreadStatus> {
+  if (!patched(THREAD_V2_PATCH)) return legacyThreadWorkflowV1(input);
   const { accountId, threadId, settings } = input;
   const carried = input.carried;
 

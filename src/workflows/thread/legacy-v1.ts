@@ -1,0 +1,451 @@
+// The thread workflow as it was before v2 (every Postgres step an activity, a task round trip per
+// step), kept verbatim so runs started on it replay and finish on it. New runs never come here:
+// threadWorkflow dispatches by the THREAD_V2_PATCH marker. Delete once no such run is open
+// (`temporal workflow count --query "WorkflowType='threadWorkflow' AND ExecutionStatus='Running'
+// AND StartTime < '<deploy time of v2>'"` is 0).
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { LegacyGmailActivities, LegacyLlmActivities } from '../../activities/legacy-contracts.js';
+import type { StoreActivities, ThreadContent } from '../../activities/thread-contracts.js';
+import {
+  accountReconnectedSignal,
+  draftGoneSignal,
+  labelsChangedSignal,
+  newMessageSignal,
+  sentSeenSignal,
+  threadStatusQuery,
+} from './signals.js';
+import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE } from '../../shared/task-queues.js';
+import { InboxAccountId, InboxCategory, InboxState } from '../../temporal/search-attributes.js';
+import { extractReworkInstructions } from '../../domain/rework.js';
+import {
+  CLOSED_STATES,
+  eventKey,
+  opensThread,
+  type CarriedThreadState,
+  type Category,
+  type DecisionRecord,
+  type ThreadEvent,
+  type ThreadMemory,
+  type ThreadState,
+  type ThreadStatus,
+  type ThreadWorkflowInput,
+} from './types.js';
+
+
+const SEEN_EVENTS_KEPT = 500;
+const HANDLED_KEPT = 200;
+const AUTH_FAILURE_TYPES = ['GmailAuthError', 'AccountNotConnectedError'];
+
+function failureType(err: unknown): string | undefined {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
+}
+
+/**
+ * Wraps an activity proxy: on an auth failure, waits (`pause`) and tries the same call again.
+ * proxyActivities returns a Proxy without own keys, so this is a Proxy too.
+ */
+function pauseOnAuthFailure<T extends object>(activities: T, pause: (reason: string) => Promise<void>): T {
+  return new Proxy(activities, {
+    get(target, name) {
+      const fn = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
+      return async (...args: unknown[]) => {
+        for (;;) {
+          try {
+            return await fn(...args);
+          } catch (err) {
+            const type = failureType(err);
+            if (!type || !AUTH_FAILURE_TYPES.includes(type)) throw err;
+            await pause(`${String(name)}: ${type}`);
+          }
+        }
+      };
+    },
+  });
+}
+
+/** Errors after which retrying the step cannot help; the thread goes to Action Required. */
+const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'];
+
+export async function legacyThreadWorkflowV1(input: ThreadWorkflowInput): Promise<ThreadStatus> {
+  const { accountId, threadId, settings } = input;
+  const carried = input.carried;
+
+  const gmailActivities = proxyActivities<LegacyGmailActivities>({
+    taskQueue: settings.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
+    startToCloseTimeout: settings.activityTimeouts?.gmailMs ?? '2 minutes',
+    retry: {
+      initialInterval: '1 second',
+      maximumInterval: '5 minutes',
+      nonRetryableErrorTypes: ['GmailAuthError', 'AccountNotConnectedError', 'GmailBadRequestError'],
+    },
+  });
+  // A revoked grant pauses the thread until the account is reconnected; nothing is lost or failed.
+  let reconnected = false;
+  setHandler(accountReconnectedSignal, () => {
+    reconnected = true;
+  });
+  const gmail = pauseOnAuthFailure(gmailActivities, async (reason) => {
+    log.warn('Gmail access lost: waiting for the account to be reconnected', { reason });
+    reconnected = false;
+    await condition(() => reconnected, settings.reauthRecheckMs);
+  });
+  const llm = proxyActivities<LegacyLlmActivities>({
+    taskQueue: settings.taskQueues?.llm ?? LLM_TASK_QUEUE,
+    startToCloseTimeout: settings.activityTimeouts?.llmMs ?? '3 minutes',
+    retry: {
+      initialInterval: '2 seconds',
+      maximumInterval: '2 minutes',
+      nonRetryableErrorTypes: ['TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'],
+    },
+  });
+  const store = proxyActivities<StoreActivities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  });
+
+  // ---- state held by the workflow ----------------------------------------------------------
+  // A fresh run resumes what earlier runs left in Postgres (a closed run's id protection does
+  // not last forever); continue-as-new hands the state over directly.
+  const remembered = carried ?? (await store.loadThread({ accountId, threadId }));
+  const resumable = remembered && !CLOSED_STATES.includes(remembered.state) ? remembered : undefined;
+  let state: ThreadState = resumable?.state ?? 'pending';
+  let category: Category | undefined = resumable?.category;
+  let confidence: number | undefined = resumable?.confidence;
+  let draftId = resumable?.draftId;
+  let draftMessageId = resumable?.draftMessageId;
+  let draftCreatedAt = resumable?.draftCreatedAt;
+  let reworkCount = resumable?.reworkCount ?? 0;
+  let lastGeneratedDraft: string | undefined = carried?.lastDraftBody;
+  // Handled message ids survive even a closed run: a redelivered message is never processed twice.
+  const handled: string[] = remembered?.handledMessageIds ?? [];
+  const decisions: DecisionRecord[] = carried?.decisions ?? [];
+  let savedDecisions = decisions.length;
+  const queue: ThreadEvent[] = carried?.pending ?? [];
+  let handling = false;
+  const seen = new Set<string>(carried?.seenEvents ?? []);
+
+  function memory(): ThreadMemory {
+    return {
+      state,
+      category,
+      confidence,
+      draftId,
+      draftMessageId,
+      draftCreatedAt,
+      reworkCount,
+      handledMessageIds: handled.slice(-HANDLED_KEPT),
+    };
+  }
+
+  const enqueue = (event: ThreadEvent) => {
+    const key = eventKey(event);
+    if (seen.has(key)) return; // duplicate delivery: changes nothing
+    seen.add(key);
+    queue.push(event);
+  };
+  setHandler(newMessageSignal, enqueue);
+  setHandler(labelsChangedSignal, enqueue);
+  setHandler(draftGoneSignal, enqueue);
+  setHandler(sentSeenSignal, enqueue);
+  setHandler(threadStatusQuery, () => status());
+
+  function status(): ThreadStatus {
+    const pendingEvents = queue.length + (handling ? 1 : 0);
+    return { accountId, threadId, state, category, confidence, draftId, reworkCount, pendingEvents, decisions };
+  }
+
+  function decide(decision: Omit<DecisionRecord, 'at'>): void {
+    decisions.push({ at: new Date().toISOString(), ...decision });
+  }
+
+  async function transition(next: ThreadState): Promise<void> {
+    state = next;
+    upsertSearchAttributes([
+      { key: InboxAccountId, value: accountId },
+      { key: InboxState, value: state },
+      ...(category ? [{ key: InboxCategory, value: category }] : []),
+    ]);
+    await store.saveThread({
+      accountId,
+      threadId,
+      workflowRunId: workflowInfo().runId,
+      memory: memory(),
+      closed: CLOSED_STATES.includes(state),
+      decisions: decisions.slice(savedDecisions).map((decision, i) => ({ seq: savedDecisions + i, decision })),
+    });
+    savedDecisions = decisions.length;
+  }
+
+  async function giveUp(reason: string): Promise<void> {
+    decide({ kind: 'action_required', source: 'system', detail: reason });
+    await gmail.changeLabels({
+      accountId,
+      threadId,
+      labels: settings.labels,
+      add: ['actionRequired'],
+      remove: ['rework', 'needsResponse'],
+    });
+    await transition('action_required');
+  }
+
+  /** Runs an LLM step; when its retries are spent on a give-up error, labels Action Required. */
+  async function llmStep<T>(what: string, step: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await step();
+    } catch (err) {
+      const type = failureType(err);
+      if (type && GIVE_UP_TYPES.includes(type)) {
+        await giveUp(`${what} failed: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}`);
+        return undefined;
+      }
+      throw err;
+    }
+  }
+
+  // ---- the business process ----------------------------------------------------------------
+
+  async function classifyAndMaybeDraft(): Promise<void> {
+    const thread = await gmail.readThread({ accountId, threadId });
+    if (!thread) return threadGone();
+    const email = thread.latestInbound;
+    if (!email) return; // the user wrote last: nothing to answer
+    if (handled.includes(email.messageId)) return; // already classified (a redelivery)
+    handled.push(email.messageId);
+
+    const rules = await store.classifyByRules({ accountId, email });
+    if (rules.decided) {
+      category = rules.category;
+      confidence = 1;
+      decide({ kind: 'classify', source: 'rules', ruleId: rules.ruleId, detail: `${rules.category}: ${rules.reason}` });
+    } else {
+      const verdict = await llmStep('classification', () =>
+        llm.classifyWithLlm({
+          accountId,
+          email,
+          thread: thread.messages,
+          instructions: rules.instructions,
+          outputAttempts: settings.llmAttempts,
+        }),
+      );
+      if (!verdict) return;
+      category = verdict.category;
+      confidence = verdict.confidence;
+      decide({
+        kind: 'classify',
+        source: 'llm',
+        detail: `${verdict.category} (${verdict.confidence.toFixed(2)}): ${verdict.reason}`,
+        model: verdict.model,
+        tokensIn: verdict.tokensIn,
+        tokensOut: verdict.tokensOut,
+      });
+    }
+    upsertMemo({ summary: `${category}: ${thread.subject}`.slice(0, 200) });
+
+    if (category === 'needs_response') {
+      await transition('needs_response');
+      await draftReply(thread, rules.instructions);
+    } else if (state !== 'drafted') {
+      decide({ kind: 'skip', source: 'system', detail: `no reply needed (${category})` });
+      await transition('skipped');
+    } else {
+      await transition('drafted'); // a new message that needs no answer: the draft stays
+    }
+  }
+
+  async function draftReply(
+    thread: ThreadContent,
+    instructions: string[],
+    rework?: { instructions: string; previousDraft: string },
+  ): Promise<void> {
+    const replyTo = thread.latestInbound ?? thread.messages[thread.messages.length - 1];
+    if (!replyTo) return;
+    const context = await gmail.gatherReplyContext({ accountId, sender: replyTo.from });
+    const draft = await llmStep(rework ? 'rework' : 'draft', () =>
+      llm.writeDraft({
+        accountId,
+        thread: thread.messages,
+        toneExamples: context.toneExamples,
+        signature: context.signature,
+        instructions,
+        reworkInstructions: rework?.instructions,
+        previousDraft: rework?.previousDraft,
+        outputAttempts: settings.llmAttempts,
+      }),
+    );
+    if (!draft) return;
+    const ref = await gmail.upsertDraft({ accountId, threadId, draftId, body: draft.body, replyTo });
+    draftId = ref.draftId;
+    draftMessageId = ref.messageId;
+    draftCreatedAt ??= ref.internalDate;
+    lastGeneratedDraft = draft.body;
+    decide({
+      kind: rework ? 'rework' : 'draft',
+      source: 'llm',
+      detail: rework ? `revised with: ${rework.instructions}` : `draft ${ref.draftId}`,
+      model: draft.model,
+      tokensIn: draft.tokensIn,
+      tokensOut: draft.tokensOut,
+    });
+    await gmail.changeLabels({
+      accountId,
+      threadId,
+      labels: settings.labels,
+      add: ['outbox'],
+      remove: ['needsResponse', 'rework', 'actionRequired'],
+    });
+    await transition('drafted');
+  }
+
+  async function rework(): Promise<void> {
+    if (!draftId) return;
+    if (reworkCount >= settings.maxReworks) {
+      return giveUp(`rework limit reached (${settings.maxReworks})`);
+    }
+    await transition('rework_requested');
+    const current = await gmail.readDraft({ accountId, draftId });
+    if (!current) return draftDisappeared();
+    draftMessageId = current.messageId;
+    const { instructions } = extractReworkInstructions(current.body, lastGeneratedDraft ?? '');
+    const thread = await gmail.readThread({ accountId, threadId });
+    if (!thread) return threadGone();
+    reworkCount += 1;
+    await draftReply(thread, [], {
+      instructions: instructions ?? 'Improve the draft.',
+      previousDraft: lastGeneratedDraft ?? current.body,
+    });
+  }
+
+  async function archive(): Promise<void> {
+    await gmail.changeLabels({
+      accountId,
+      threadId,
+      labels: settings.labels,
+      add: [],
+      remove: ['outbox', 'rework', 'done', 'needsResponse', 'actionRequired'],
+      archive: true,
+    });
+    decide({ kind: 'archive', source: 'user', detail: 'Done label: archived' });
+    await transition('archived');
+  }
+
+  /** Our draft is gone: the user sent it, or threw it away. */
+  async function draftDisappeared(): Promise<void> {
+    const sent = await gmail.findSentReply({ accountId, threadId, afterMs: draftCreatedAt ?? 0 });
+    await gmail.changeLabels({ accountId, threadId, labels: settings.labels, add: [], remove: ['outbox', 'rework'] });
+    if (sent) {
+      decide({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}` });
+      await transition('sent');
+    } else {
+      decide({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
+      await transition('discarded');
+    }
+  }
+
+  async function threadGone(): Promise<void> {
+    decide({ kind: 'discarded', source: 'system', detail: 'thread no longer exists' });
+    await transition('discarded');
+  }
+
+  async function handle(event: ThreadEvent): Promise<void> {
+    switch (event.type) {
+      case 'message_added': {
+        if (event.labelIds.includes('DRAFT')) return; // drafts (ours or the user's) are not mail
+        if (event.labelIds.includes('SENT')) return handle({ type: 'sent_seen', messageId: event.messageId });
+        if (handled.includes(event.messageId)) return;
+        if (state === 'pending' || state === 'skipped' || state === 'drafted' || state === 'action_required') {
+          return classifyAndMaybeDraft();
+        }
+        return;
+      }
+      case 'labels_changed': {
+        if (event.added.includes('done')) return archive();
+        if (event.added.includes('rework')) {
+          if (state === 'drafted') return rework();
+          decide({ kind: 'label', source: 'user', detail: `Rework ignored in state ${state}` });
+          return;
+        }
+        if (event.added.includes('needsResponse')) {
+          if (draftId && state === 'drafted') {
+            decide({ kind: 'label', source: 'user', detail: 'Needs Response: already drafted' });
+            return;
+          }
+          const thread = await gmail.readThread({ accountId, threadId });
+          if (!thread) return threadGone();
+          category = 'needs_response';
+          decide({ kind: 'classify', source: 'user', detail: 'Needs Response label added by the user' });
+          await transition('needs_response');
+          return draftReply(thread, []);
+        }
+        return;
+      }
+      case 'draft_gone': {
+        if (!draftId || event.messageId !== draftMessageId) return; // an older version of our draft
+        const current = await gmail.readDraft({ accountId, draftId });
+        if (current) {
+          draftMessageId = current.messageId; // the user edited it: Gmail saved a new message
+          return;
+        }
+        return draftDisappeared();
+      }
+      case 'sent_seen': {
+        if (draftId) {
+          const current = await gmail.readDraft({ accountId, draftId });
+          if (current) return; // the user replied on their own; our draft is still there
+          return draftDisappeared();
+        }
+        if (state === 'skipped' || state === 'pending' || state === 'action_required') {
+          decide({ kind: 'sent', source: 'user', detail: `the user replied (${event.messageId})` });
+          await transition('sent');
+        }
+        return;
+      }
+    }
+  }
+
+  // ---- the event loop ------------------------------------------------------------------------
+  if (!carried) await transition(state);
+  while (!CLOSED_STATES.includes(state)) {
+    const timeout = state === 'skipped' ? settings.skippedIdleTimeoutMs : settings.idleTimeoutMs;
+    const gotWork = await condition(() => queue.length > 0 || workflowInfo().continueAsNewSuggested, timeout);
+    if (!gotWork) {
+      log.info('thread idle: closing this run; new mail starts a new one', { state });
+      break;
+    }
+    const event = queue.shift();
+    if (event) {
+      handling = true;
+      await handle(event);
+      handling = false;
+      continue;
+    }
+    // History is getting long: carry the state into a fresh run.
+    await condition(allHandlersFinished);
+    await continueAsNew<typeof legacyThreadWorkflowV1>({ ...input, carried: carry() });
+  }
+  await condition(allHandlersFinished);
+  // Mail that arrived while this run was closing must not be dropped: hand it to a fresh run.
+  if (queue.some(opensThread)) await continueAsNew<typeof legacyThreadWorkflowV1>({ ...input, carried: carry() });
+  return status();
+
+  function carry(): CarriedThreadState {
+    return {
+      ...memory(),
+      lastDraftBody: lastGeneratedDraft,
+      seenEvents: [...seen].slice(-SEEN_EVENTS_KEPT),
+      decisions: CLOSED_STATES.includes(state) ? [] : decisions.slice(-50),
+      pending: queue.splice(0),
+    };
+  }
+}
