@@ -58,8 +58,24 @@ function currentAttempt(): number {
   }
 }
 
+/** Signatures by account, read again after SIGNATURE_TTL_MS: users rarely change them. */
+const SIGNATURE_TTL_MS = 10 * 60_000;
+
+class SignatureCache {
+  private readonly byAccount = new Map<string, { at: number; signature: Promise<string | undefined> }>();
+
+  get(accountId: string, gmail: GmailService): Promise<string | undefined> {
+    const cached = this.byAccount.get(accountId);
+    if (cached && Date.now() - cached.at < SIGNATURE_TTL_MS) return cached.signature;
+    const signature = gmail.getSignature();
+    this.byAccount.set(accountId, { at: Date.now(), signature });
+    signature.catch(() => this.byAccount.delete(accountId));
+    return signature;
+  }
+}
+
 /** The user's recent replies to this sender (tone). */
-async function replyContextFor(gmail: GmailService, sender: string): Promise<ReplyContext> {
+async function toneExamplesFor(gmail: GmailService, sender: string): Promise<string[]> {
   const address = /<([^>]+)>/.exec(sender)?.[1] ?? sender;
   const sent = await gmail.listMessages({ q: `in:sent to:${address}`, maxResults: TONE_EXAMPLES });
   const examples: string[] = [];
@@ -67,7 +83,7 @@ async function replyContextFor(gmail: GmailService, sender: string): Promise<Rep
     const message = await gmail.getMessage(ref.id, 'full');
     if (message.body.trim()) examples.push(message.body.slice(0, 1500));
   }
-  return { toneExamples: examples };
+  return examples;
 }
 
 /**
@@ -139,6 +155,13 @@ class LabelDirectory {
 
 export function createGmailActivities(accounts: GmailAccounts): GmailActivities & Pick<LegacyGmailActivities, 'upsertDraft'> {
   const labels = new LabelDirectory();
+  const signatures = new SignatureCache();
+
+  /** What a reply to `sender` is written with: tone examples and the user's signature. */
+  async function replyContextFor(gmail: GmailService, accountId: string, sender: string): Promise<ReplyContext> {
+    const [toneExamples, signature] = await Promise.all([toneExamplesFor(gmail, sender), signatures.get(accountId, gmail)]);
+    return signature ? { toneExamples, signature } : { toneExamples };
+  }
 
   const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
     try {
@@ -192,13 +215,13 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
           userEmail,
           messages: visible.slice(-MESSAGES_CAP).map((m) => toPromptMessage(m, userEmail)),
           latestInbound,
-          ...(answerable ? { replyContext: await replyContextFor(gmail, latestInbound.from) } : {}),
+          ...(answerable ? { replyContext: await replyContextFor(gmail, accountId, latestInbound.from) } : {}),
         };
       });
     },
 
     async gatherReplyContext({ accountId, sender }) {
-      return withGmail(accountId, (gmail) => replyContextFor(gmail, sender));
+      return withGmail(accountId, (gmail) => replyContextFor(gmail, accountId, sender));
     },
 
     async placeDraft({ accountId, threadId, draftId, body, replyTo, labels: names, add, remove }) {

@@ -14,6 +14,7 @@ export interface QuotaProfile {
 const LEGACY_COSTS: Record<string, number> = {
   getProfile: 1,
   'labels.list': 1,
+  'settings.sendAs.list': 1,
   'labels.create': 5,
   'history.list': 2,
   'messages.list': 5,

@@ -114,6 +114,11 @@ const CONTROL_ROUTES: ControlRoute[] = [
     const msg = world.deliver(params.email ?? '', body as unknown as IncomingMessage);
     return { id: msg.id, threadId: msg.threadId, labelIds: msg.labelIds, historyId: String(msg.historyId) };
   }),
+  route('PUT', 'accounts/:email/signature', ({ world, params, body }) => {
+    if (typeof body.signature !== 'string') throw badRequest('signature (HTML) is required');
+    world.getAccount(params.email ?? '').mailbox.signature = body.signature;
+    return { signature: body.signature };
+  }),
   route('POST', 'accounts/:email/labels', ({ world, params, body }) => {
     const mailbox = world.getAccount(params.email ?? '').mailbox;
     const add = world.resolveLabels(mailbox, (body.add as string[] | undefined) ?? [], true);

@@ -116,6 +116,11 @@ export class EmulatorControlClient {
     return this.call('POST', this.account(email, '/labels'), change);
   }
 
+  /** The user sets the signature of their primary address (HTML, as Gmail's settings store it). */
+  setSignature(email: string, signature: string): Promise<{ signature: string }> {
+    return this.call('PUT', this.account(email, '/signature'), { signature });
+  }
+
   /** The user edits a draft's body in the Gmail UI (the draft gets a new message id). */
   editDraft(email: string, draftId: string, body: { text: string; html?: string }): Promise<{ id: string; messageId: string; threadId: string }> {
     return this.call('PUT', this.account(email, `/drafts/${encodeURIComponent(draftId)}`), body);

@@ -151,6 +151,22 @@ export const GMAIL_ROUTES: GmailRoute[] = [
     return undefined;
   }),
 
+  // settings: the primary address only (what a reply's signature comes from)
+  route('GET', 'settings/sendAs', 'settings.sendAs.list', 'read', ({ mailbox }) => ({
+    sendAs: [
+      {
+        sendAsEmail: mailbox.email,
+        displayName: '',
+        replyToAddress: '',
+        signature: mailbox.signature,
+        isPrimary: true,
+        isDefault: true,
+        treatAsAlias: false,
+        verificationStatus: 'accepted',
+      },
+    ],
+  })),
+
   // labels
   route('GET', 'labels', 'labels.list', 'read', ({ mailbox }) => ({ labels: mailbox.labels.list() })),
   route('POST', 'labels', 'labels.create', 'labels', ({ mailbox, body }) => {

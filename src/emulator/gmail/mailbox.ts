@@ -75,6 +75,8 @@ export class Mailbox {
   readonly labels = new LabelTable();
   readonly history: HistoryLog;
   historyId: number;
+  /** The primary send-as address's signature (HTML), as users.settings.sendAs.list shows it. */
+  signature = '';
   /** Called after every recorded change (the push layer listens). */
   onChange?: (record: HistoryRecord) => void;
 

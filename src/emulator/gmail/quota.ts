@@ -34,6 +34,7 @@ export const DEFAULT_QUOTA: QuotaConfig = {
 
 const LEGACY_COSTS: Record<string, number> = {
   getProfile: 1,
+  'settings.sendAs.list': 1,
   watch: 100,
   stop: 50,
   'drafts.create': 10,

@@ -6,7 +6,16 @@
 // never tokens, request bodies, or a raw response body (a 502 HTML page would otherwise end up in history).
 // We deliberately do not attach the GaxiosError as `cause`: its config holds headers and request data.
 
-export type GmailResource = 'thread' | 'message' | 'draft' | 'label' | 'history' | 'attachment' | 'profile' | 'unknown';
+export type GmailResource =
+  | 'thread'
+  | 'message'
+  | 'draft'
+  | 'label'
+  | 'history'
+  | 'attachment'
+  | 'profile'
+  | 'settings'
+  | 'unknown';
 
 export interface GmailErrorContext {
   /** The GmailService method (or Gmail call) that failed, e.g. 'threads.get'. */

@@ -5,6 +5,7 @@
 import type { gmail_v1 } from 'googleapis';
 import { GmailConflictError, GmailNotFoundError, mapGmailError, type GmailResource } from './errors.js';
 import { parseGmailMessage } from './mime.js';
+import { htmlToText } from './html-text.js';
 import type {
   DraftInfo,
   DraftRef,
@@ -69,6 +70,16 @@ export class GmailService {
     private readonly userId: string = 'me',
     private readonly gate?: GmailCallGate,
   ) {}
+
+  /** The signature of the primary send-as address, as plain text; undefined when there is none. */
+  async getSignature(): Promise<string | undefined> {
+    const data = await this.call('settings.sendAs.list', 'settings', () =>
+      this.gmail.users.settings.sendAs.list({ userId: this.userId }),
+    );
+    const primary = data.sendAs?.find((s) => s.isPrimary) ?? data.sendAs?.[0];
+    const text = primary?.signature ? htmlToText(primary.signature).trim() : '';
+    return text || undefined;
+  }
 
   async getProfile(): Promise<GmailProfile> {
     const data = await this.call('users.getProfile', 'profile', () => this.gmail.users.getProfile({ userId: this.userId }));
