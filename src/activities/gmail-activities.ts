@@ -1,7 +1,7 @@
 // Gmail activities of the thread workflow (task queue durable-inbox-gmail). Each wraps one
 // Gmail side effect through GmailService; errors become Temporal failures that say whether a
 // retry can help (429 → retry after Retry-After; revoked grant → non-retryable).
-import { Context } from '@temporalio/activity';
+import { activityInfo } from '@temporalio/activity';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { buildReply, replyRecipients, type ReplyParent } from '../services/gmail/mime.js';
 import { findSentReplyAfter, latestInboundMessage } from '../services/gmail/thread-queries.js';
@@ -47,15 +47,6 @@ function replyHeadersOf(m: ThreadMessage, userEmail: string): ReplyHeaders {
     subject: m.subject,
     recipients: replyRecipients(m, userEmail),
   };
-}
-
-/** The retry number of the running activity (1 for the first attempt; 1 outside an activity). */
-function currentAttempt(): number {
-  try {
-    return Context.current().info.attempt;
-  } catch {
-    return 1;
-  }
 }
 
 /** Signatures by account, read again after SIGNATURE_TTL_MS: users rarely change them. */
@@ -116,7 +107,7 @@ async function writeDraft(
   // left by an earlier attempt whose result was lost (the worker died after creating it).
   // A first attempt with no recorded draft has nothing to find.
   let target = draftId ? await gmail.getDraft(draftId) : null;
-  if (!target && currentAttempt() > 1) {
+  if (!target && activityInfo().attempt > 1) {
     for (const ref of await gmail.listDraftsForThread(threadId)) {
       const candidate = await gmail.getDraft(ref.draftId);
       if (candidate && sameText(candidate.body, body)) {

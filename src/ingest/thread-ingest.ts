@@ -5,13 +5,8 @@ import type { SignalDefinition } from '@temporalio/common';
 import type { Env } from '../config.js';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { InboxAccountId, InboxState } from '../temporal/search-attributes.js';
-import {
-  draftGoneSignal,
-  labelsChangedSignal,
-  newMessageSignal,
-  sentSeenSignal,
-  threadWorkflow,
-} from '../workflows/thread/thread-workflow.js';
+import { draftGoneSignal, labelsChangedSignal, newMessageSignal, sentSeenSignal } from '../workflows/thread/signals.js';
+import { threadWorkflow } from '../workflows/thread/thread-workflow.js';
 import { opensThread, threadWorkflowId, type ThreadEvent, type ThreadSettings } from '../workflows/thread/types.js';
 
 export type IngestOutcome = 'started_or_signalled' | 'signalled' | 'ignored_closed';

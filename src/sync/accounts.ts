@@ -13,7 +13,7 @@ import type { PrismaClient } from '../db/client.js';
 import { createGmailClient } from '../services/gmail/client.js';
 import { GmailService } from '../services/gmail/gmail-service.js';
 import { createLogger } from '../shared/log.js';
-import { accountReconnectedSignal } from '../workflows/thread/thread-workflow.js';
+import { accountReconnectedSignal } from '../workflows/thread/signals.js';
 import type { LabelNames } from '../workflows/thread/types.js';
 import { notifyReconnected, notifySync, type SyncTarget } from './notify.js';
 

@@ -3,12 +3,12 @@ export { retentionWorkflow } from './retention.js';
 export { backfillWorkflow, backfillSliceWorkflow, archiverWorkflow } from './backfill/index.js';
 export { syncWorkflow } from './sync/sync-workflow.js';
 export { syncAllAccountsWorkflow, watchRenewalWorkflow } from './sync/scheduled.js';
+export { threadWorkflow } from './thread/thread-workflow.js';
 export {
-  threadWorkflow,
   newMessageSignal,
   labelsChangedSignal,
   draftGoneSignal,
   sentSeenSignal,
   accountReconnectedSignal,
   threadStatusQuery,
-} from './thread/thread-workflow.js';
+} from './thread/signals.js';

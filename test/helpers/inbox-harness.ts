@@ -19,7 +19,7 @@ import { createWorkerContext, type WorkerContext } from '../../src/workers/conte
 import { createGmailWorker } from '../../src/workers/gmail-worker.js';
 import { createLlmWorker } from '../../src/workers/llm-worker.js';
 import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
-import { threadStatusQuery } from '../../src/workflows/thread/thread-workflow.js';
+import { threadStatusQuery } from '../../src/workflows/thread/signals.js';
 import {
   threadWorkflowId,
   type ThreadEvent,

@@ -1,11 +1,11 @@
 // The thread workflow as it was before v2 (every Postgres step an activity, a task round trip per
-// step), kept verbatim so runs started on it replay and finish on it. New runs never come here:
+// step), its process kept as it was so runs started on it replay and finish on it (the activity
+// proxies are shared with v2: activity-proxies.ts). New runs never come here:
 // threadWorkflow dispatches by the THREAD_V2_PATCH marker. Delete once no such run is open
 // (`temporal workflow count --query "WorkflowType='threadWorkflow' AND ExecutionStatus='Running'
 // AND StartTime < '<deploy time of v2>'"` is 0).
 import {
   ActivityFailure,
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -19,16 +19,21 @@ import {
 import type { LegacyGmailActivities, LegacyLlmActivities } from '../../activities/legacy-contracts.js';
 import type { StoreActivities, ThreadContent } from '../../activities/thread-contracts.js';
 import {
-  accountReconnectedSignal,
   draftGoneSignal,
   labelsChangedSignal,
   newMessageSignal,
   sentSeenSignal,
   threadStatusQuery,
 } from './signals.js';
-import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE } from '../../shared/task-queues.js';
 import { InboxAccountId, InboxCategory, InboxState } from '../../temporal/search-attributes.js';
 import { extractReworkInstructions } from '../../domain/rework.js';
+import {
+  failureType,
+  GIVE_UP_TYPES,
+  proxyGmailActivities,
+  proxyLlmActivities,
+  STORE_ACTIVITY_OPTIONS,
+} from './activity-proxies.js';
 import {
   CLOSED_STATES,
   eventKey,
@@ -43,77 +48,16 @@ import {
   type ThreadWorkflowInput,
 } from './types.js';
 
-
 const SEEN_EVENTS_KEPT = 500;
 const HANDLED_KEPT = 200;
-const AUTH_FAILURE_TYPES = ['GmailAuthError', 'AccountNotConnectedError'];
-
-function failureType(err: unknown): string | undefined {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
-}
-
-/**
- * Wraps an activity proxy: on an auth failure, waits (`pause`) and tries the same call again.
- * proxyActivities returns a Proxy without own keys, so this is a Proxy too.
- */
-function pauseOnAuthFailure<T extends object>(activities: T, pause: (reason: string) => Promise<void>): T {
-  return new Proxy(activities, {
-    get(target, name) {
-      const fn = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
-      return async (...args: unknown[]) => {
-        for (;;) {
-          try {
-            return await fn(...args);
-          } catch (err) {
-            const type = failureType(err);
-            if (!type || !AUTH_FAILURE_TYPES.includes(type)) throw err;
-            await pause(`${String(name)}: ${type}`);
-          }
-        }
-      };
-    },
-  });
-}
-
-/** Errors after which retrying the step cannot help; the thread goes to Action Required. */
-const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'];
 
 export async function legacyThreadWorkflowV1(input: ThreadWorkflowInput): Promise<ThreadStatus> {
   const { accountId, threadId, settings } = input;
   const carried = input.carried;
 
-  const gmailActivities = proxyActivities<LegacyGmailActivities>({
-    taskQueue: settings.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
-    startToCloseTimeout: settings.activityTimeouts?.gmailMs ?? '2 minutes',
-    retry: {
-      initialInterval: '1 second',
-      maximumInterval: '5 minutes',
-      nonRetryableErrorTypes: ['GmailAuthError', 'AccountNotConnectedError', 'GmailBadRequestError'],
-    },
-  });
-  // A revoked grant pauses the thread until the account is reconnected; nothing is lost or failed.
-  let reconnected = false;
-  setHandler(accountReconnectedSignal, () => {
-    reconnected = true;
-  });
-  const gmail = pauseOnAuthFailure(gmailActivities, async (reason) => {
-    log.warn('Gmail access lost: waiting for the account to be reconnected', { reason });
-    reconnected = false;
-    await condition(() => reconnected, settings.reauthRecheckMs);
-  });
-  const llm = proxyActivities<LegacyLlmActivities>({
-    taskQueue: settings.taskQueues?.llm ?? LLM_TASK_QUEUE,
-    startToCloseTimeout: settings.activityTimeouts?.llmMs ?? '3 minutes',
-    retry: {
-      initialInterval: '2 seconds',
-      maximumInterval: '2 minutes',
-      nonRetryableErrorTypes: ['TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'],
-    },
-  });
-  const store = proxyActivities<StoreActivities>({
-    startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-  });
+  const gmail = proxyGmailActivities<LegacyGmailActivities>(settings);
+  const llm = proxyLlmActivities<LegacyLlmActivities>(settings);
+  const store = proxyActivities<StoreActivities>(STORE_ACTIVITY_OPTIONS);
 
   // ---- state held by the workflow ----------------------------------------------------------
   // A fresh run resumes what earlier runs left in Postgres (a closed run's id protection does

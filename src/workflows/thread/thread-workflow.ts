@@ -3,13 +3,11 @@
 // the Gmail, LLM and Postgres side effects with retries.
 import {
   ActivityFailure,
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
   log,
   patched,
-  proxyActivities,
   proxyLocalActivities,
   setHandler,
   upsertMemo,
@@ -23,12 +21,17 @@ import type {
   StoreActivities,
   ThreadContent,
 } from '../../activities/thread-contracts.js';
-import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE } from '../../shared/task-queues.js';
 import { InboxAccountId, InboxCategory, InboxState } from '../../temporal/search-attributes.js';
 import { extractReworkInstructions } from '../../domain/rework.js';
+import {
+  failureType,
+  GIVE_UP_TYPES,
+  proxyGmailActivities,
+  proxyLlmActivities,
+  STORE_ACTIVITY_OPTIONS,
+} from './activity-proxies.js';
 import { legacyThreadWorkflowV1 } from './legacy-v1.js';
 import {
-  accountReconnectedSignal,
   draftGoneSignal,
   labelsChangedSignal,
   newMessageSignal,
@@ -49,15 +52,6 @@ import {
   type ThreadWorkflowInput,
 } from './types.js';
 
-export {
-  accountReconnectedSignal,
-  draftGoneSignal,
-  labelsChangedSignal,
-  newMessageSignal,
-  sentSeenSignal,
-  threadStatusQuery,
-} from './signals.js';
-
 /**
  * Runs started before the thread workflow moved its Postgres steps to local activities and drafted
  * in three task round trips (v2) replay and finish on the code they started with (legacy-v1.ts).
@@ -66,77 +60,17 @@ export const THREAD_V2_PATCH = 'thread-v2-local-store-triage';
 
 const SEEN_EVENTS_KEPT = 500;
 const HANDLED_KEPT = 200;
-const AUTH_FAILURE_TYPES = ['GmailAuthError', 'AccountNotConnectedError'];
-
-function failureType(err: unknown): string | undefined {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
-}
-
-/**
- * Wraps an activity proxy: on an auth failure, waits (`pause`) and tries the same call again.
- * proxyActivities returns a Proxy without own keys, so this is a Proxy too.
- */
-function pauseOnAuthFailure<T extends object>(activities: T, pause: (reason: string) => Promise<void>): T {
-  return new Proxy(activities, {
-    get(target, name) {
-      const fn = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
-      return async (...args: unknown[]) => {
-        for (;;) {
-          try {
-            return await fn(...args);
-          } catch (err) {
-            const type = failureType(err);
-            if (!type || !AUTH_FAILURE_TYPES.includes(type)) throw err;
-            await pause(`${String(name)}: ${type}`);
-          }
-        }
-      };
-    },
-  });
-}
-
-/** Errors after which retrying the step cannot help; the thread goes to Action Required. */
-const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'];
 
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<ThreadStatus> {
   if (!patched(THREAD_V2_PATCH)) return legacyThreadWorkflowV1(input);
   const { accountId, threadId, settings } = input;
   const carried = input.carried;
 
-  const gmailActivities = proxyActivities<GmailActivities>({
-    taskQueue: settings.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
-    startToCloseTimeout: settings.activityTimeouts?.gmailMs ?? '2 minutes',
-    retry: {
-      initialInterval: '1 second',
-      maximumInterval: '5 minutes',
-      nonRetryableErrorTypes: ['GmailAuthError', 'AccountNotConnectedError', 'GmailBadRequestError'],
-    },
-  });
-  // A revoked grant pauses the thread until the account is reconnected; nothing is lost or failed.
-  let reconnected = false;
-  setHandler(accountReconnectedSignal, () => {
-    reconnected = true;
-  });
-  const gmail = pauseOnAuthFailure(gmailActivities, async (reason) => {
-    log.warn('Gmail access lost: waiting for the account to be reconnected', { reason });
-    reconnected = false;
-    await condition(() => reconnected, settings.reauthRecheckMs);
-  });
-  const llm = proxyActivities<LlmActivities>({
-    taskQueue: settings.taskQueues?.llm ?? LLM_TASK_QUEUE,
-    startToCloseTimeout: settings.activityTimeouts?.llmMs ?? '3 minutes',
-    retry: {
-      initialInterval: '2 seconds',
-      maximumInterval: '2 minutes',
-      nonRetryableErrorTypes: ['TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'],
-    },
-  });
+  const gmail = proxyGmailActivities<GmailActivities>(settings);
+  const llm = proxyLlmActivities<LlmActivities>(settings);
   // Postgres reads and writes are short and run on this worker: local activities cost one
   // marker in history instead of a task round trip through the server.
-  const store = proxyLocalActivities<StoreActivities>({
-    startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
-  });
+  const store = proxyLocalActivities<StoreActivities>(STORE_ACTIVITY_OPTIONS);
 
   // ---- state held by the workflow ----------------------------------------------------------
   // A fresh run resumes what earlier runs left in Postgres (a closed run's id protection does
