@@ -12,6 +12,32 @@ afterEach(async () => {
   h = undefined;
 });
 
+/** 300 messages behind a slow quota (Gmail 6,000 units/min, our limiter held at 95 units/s): slow enough to act mid-way. */
+const SLOW_MAILBOX = {
+  messages: 300,
+  spanDays: 6,
+  emulator: { quota: { profile: 'legacy', userUnitsPerMinute: 6000, burstSeconds: 2 } },
+  limiter: { startRate: 95, maxRate: 95, maxConcurrency: 4 },
+} as const;
+
+/** A backfill in day slices, batches of 50, three slices at a time, on the harness's one task queue. */
+function startDailyBackfill(harness: BackfillHarness, extra: { rangeEnd?: number } = {}) {
+  return harness.client.workflow.start(backfillWorkflow, {
+    workflowId: backfillWorkflowId(harness.accountId),
+    taskQueue: harness.taskQueue,
+    args: [
+      {
+        accountId: harness.accountId,
+        granularity: 'day',
+        ...extra,
+        batchSize: 50,
+        window: 3,
+        taskQueues: { workflows: harness.taskQueue, gmail: harness.taskQueue },
+      },
+    ],
+  });
+}
+
 async function waitUntil(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -22,22 +48,12 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs = 60_000): Pro
 
 describe('backfill resilience', () => {
   it('resumes after its worker is killed mid-backfill, with nothing lost and nothing stored twice', async () => {
-    // Quota on (legacy, 20 units/s for this account): slow enough to stop the worker mid-way.
-    h = await createBackfillHarness({
-      messages: 300,
-      spanDays: 6,
-      emulator: { quota: { profile: 'legacy', userUnitsPerMinute: 6000, burstSeconds: 2 } },
-      limiter: { startRate: 95, maxRate: 95, maxConcurrency: 4 },
-    });
+    h = await createBackfillHarness(SLOW_MAILBOX);
     const harness = h;
     const all = listableMessages(harness.emulator, harness.email);
     const first = await harness.startProcess();
     const rangeEnd = Date.now() + 60_000;
-    const handle = await harness.client.workflow.start(backfillWorkflow, {
-      workflowId: backfillWorkflowId(harness.accountId),
-      taskQueue: harness.taskQueue,
-      args: [{ accountId: harness.accountId, granularity: 'day', rangeEnd, batchSize: 50, window: 3, taskQueues: { workflows: harness.taskQueue, gmail: harness.taskQueue } }],
-    });
+    const handle = await startDailyBackfill(harness, { rangeEnd });
     await waitUntil(async () => (await harness.storedIds()).length >= 60);
     await first.stop(); // the worker dies: its in-flight batches are cancelled mid-way
     const storedAtKill = (await harness.storedIds()).length;
@@ -89,19 +105,10 @@ describe('backfill resilience', () => {
   }, 180_000);
 
   it('fails, with its slices stopped and the account flagged, when the grant is revoked mid-way', async () => {
-    h = await createBackfillHarness({
-      messages: 300,
-      spanDays: 6,
-      emulator: { quota: { profile: 'legacy', userUnitsPerMinute: 6000, burstSeconds: 2 } },
-      limiter: { startRate: 95, maxRate: 95, maxConcurrency: 4 },
-    });
+    h = await createBackfillHarness(SLOW_MAILBOX);
     const harness = h;
     await harness.startProcess();
-    const handle = await harness.client.workflow.start(backfillWorkflow, {
-      workflowId: backfillWorkflowId(harness.accountId),
-      taskQueue: harness.taskQueue,
-      args: [{ accountId: harness.accountId, granularity: 'day', batchSize: 50, window: 3, taskQueues: { workflows: harness.taskQueue, gmail: harness.taskQueue } }],
-    });
+    const handle = await startDailyBackfill(harness);
     await waitUntil(async () => (await harness.storedIds()).length >= 30);
     await harness.emulator.control.revoke(harness.email);
     await expect(handle.result()).rejects.toThrow();

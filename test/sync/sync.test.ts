@@ -202,22 +202,31 @@ describe('push → sync → thread workflow', () => {
   });
 });
 
+/**
+ * Our sync schedules under a fresh id prefix, with intervals so long that only a test's trigger
+ * runs them.
+ */
+function testSchedules(opts: { watchRenewWithinMs?: number } = {}) {
+  const prefix = `test-${randomUUID().slice(0, 8)}-`;
+  const definitions = scheduleDefinitions({
+    retentionDays: 90,
+    sync: {
+      pollEvery: '365 days',
+      fullScanEvery: '365 days',
+      fullScanDays: 10,
+      watchRenewalEvery: '365 days',
+      watchRenewWithinMs: opts.watchRenewWithinMs ?? 3600_000,
+      taskQueue: syncQueue,
+      idPrefix: prefix,
+    },
+  }).filter((d) => d.scheduleId.startsWith(prefix));
+  return { prefix, definitions };
+}
+
 describe('the fallback schedule', () => {
   it('picks up mail whose push notification was dropped', async () => {
     await h.gmail.control.setPush({ dropRate: 1 });
-    const prefix = `test-${randomUUID().slice(0, 8)}-`;
-    const definitions = scheduleDefinitions({
-      retentionDays: 90,
-      sync: {
-        pollEvery: '365 days',
-        fullScanEvery: '365 days',
-        fullScanDays: 10,
-        watchRenewalEvery: '365 days',
-        watchRenewWithinMs: 3600_000,
-        taskQueue: syncQueue,
-        idPrefix: prefix,
-      },
-    }).filter((d) => d.scheduleId.startsWith(prefix));
+    const { prefix, definitions } = testSchedules();
     try {
       for (const d of definitions) await h.client.schedule.create(d);
       await h.gmail.control.flushPush();
@@ -244,19 +253,8 @@ describe('the fallback schedule', () => {
 describe('the full inbox scan', () => {
   it('hands threads the watch missed to their workflows, and skips the known ones', async () => {
     await h.gmail.control.setPush({ dropRate: 1 });
-    const prefix = `test-${randomUUID().slice(0, 8)}-`;
-    const definitions = scheduleDefinitions({
-      retentionDays: 90,
-      sync: {
-        pollEvery: '365 days',
-        fullScanEvery: '365 days',
-        fullScanDays: 10,
-        watchRenewalEvery: '365 days',
-        watchRenewWithinMs: 3600_000,
-        taskQueue: syncQueue,
-        idPrefix: prefix,
-      },
-    }).filter((d) => d.scheduleId === prefix + SYNC_FULL_SCAN_SCHEDULE_ID);
+    const { prefix, definitions: all } = testSchedules();
+    const definitions = all.filter((d) => d.scheduleId === prefix + SYNC_FULL_SCAN_SCHEDULE_ID);
     try {
       for (const d of definitions) await h.client.schedule.create(d);
       await h.gmail.control.flushPush();
@@ -284,19 +282,8 @@ describe('the full inbox scan', () => {
 
 describe('watch renewal', () => {
   it('renews, through its schedule, the watches that are about to expire', async () => {
-    const prefix = `test-${randomUUID().slice(0, 8)}-`;
-    const [definition] = scheduleDefinitions({
-      retentionDays: 90,
-      sync: {
-        pollEvery: '365 days',
-        fullScanEvery: '365 days',
-        fullScanDays: 10,
-        watchRenewalEvery: '365 days',
-        watchRenewWithinMs: 24 * 3600_000,
-        taskQueue: syncQueue,
-        idPrefix: prefix,
-      },
-    }).filter((d) => d.scheduleId === prefix + WATCH_RENEWAL_SCHEDULE_ID);
+    const { prefix, definitions } = testSchedules({ watchRenewWithinMs: 24 * 3600_000 });
+    const [definition] = definitions.filter((d) => d.scheduleId === prefix + WATCH_RENEWAL_SCHEDULE_ID);
     const soon = new Date(Date.now() + 3600_000);
     await h.prisma.account.update({ where: { id: h.accountId }, data: { watchExpiration: soon } });
     try {
