@@ -30,19 +30,51 @@ FROM thread, jsonb_to_recordset($15::jsonb)
   AS d(seq int, kind text, source text, model text, tokens_in int, tokens_out int, detail jsonb)
 ON CONFLICT (run_id, seq) DO NOTHING`;
 
-type RuleRow = Awaited<ReturnType<PrismaClient['rule']['findMany']>>[number];
+// Raw SQL on the per-email paths: Prisma's query building costs about a millisecond of the
+// worker's main thread per query (docs/thread-workflow.md).
+const ENABLED_RULES_SQL = `
+SELECT id, scope::text AS scope, scope_ref, kind::text AS kind, conditions, action, instruction, priority
+FROM rules
+WHERE enabled AND (scope <> 'account' OR scope_ref = $1)`;
+
+const LOAD_THREAD_SQL = `
+SELECT state, category, confidence, draft_id, draft_message_id, draft_created_at, rework_count, handled_message_ids
+FROM threads
+WHERE account_id = $1 AND gmail_thread_id = $2`;
+
+interface RuleRow {
+  id: string;
+  scope: Rule['scope'];
+  scope_ref: string | null;
+  kind: Rule['kind'];
+  conditions: unknown;
+  action: string;
+  instruction: string | null;
+  priority: number;
+}
+
+interface ThreadRow {
+  state: string;
+  category: string | null;
+  confidence: number | null;
+  draft_id: string | null;
+  draft_message_id: string | null;
+  draft_created_at: Date | null;
+  rework_count: number;
+  handled_message_ids: string[];
+}
 
 function toDomainRule(row: RuleRow): Rule {
   return {
     id: row.id,
     scope: row.scope,
-    scopeRef: row.scopeRef ?? undefined,
+    scopeRef: row.scope_ref ?? undefined,
     kind: row.kind,
     conditions: (row.conditions ?? {}) as Rule['conditions'],
     category: isCategory(row.action) ? row.action : undefined,
     instruction: row.instruction ?? undefined,
     priority: row.priority,
-    enabled: row.enabled,
+    enabled: true,
   };
 }
 
@@ -51,9 +83,7 @@ export function createStoreActivities(prisma: PrismaClient): StoreActivities {
     async classifyByRules({ accountId, email }) {
       // Which domain and sender rules apply is decided by the domain module (subdomains, `@domain`,
       // case); here only other accounts' rules are left out.
-      const rows = await prisma.rule.findMany({
-        where: { enabled: true, OR: [{ scope: { not: 'account' } }, { scope: 'account', scopeRef: accountId }] },
-      });
+      const rows = await prisma.$queryRawUnsafe<RuleRow[]>(ENABLED_RULES_SQL, accountId);
       const rules = [...BUILTIN_RULES, ...rows.map(toDomainRule)];
       try {
         const instructions = applicableInstructions(rules, email, accountId);
@@ -69,19 +99,17 @@ export function createStoreActivities(prisma: PrismaClient): StoreActivities {
     },
 
     async loadThread({ accountId, threadId }) {
-      const row = await prisma.thread.findUnique({
-        where: { accountId_gmailThreadId: { accountId, gmailThreadId: threadId } },
-      });
+      const [row] = await prisma.$queryRawUnsafe<ThreadRow[]>(LOAD_THREAD_SQL, accountId, threadId);
       if (!row) return null;
       const memory: ThreadMemory = {
         state: row.state as ThreadState,
         category: row.category && isCategory(row.category) ? row.category : undefined,
         confidence: row.confidence ?? undefined,
-        draftId: row.draftId ?? undefined,
-        draftMessageId: row.draftMessageId ?? undefined,
-        draftCreatedAt: row.draftCreatedAt?.getTime(),
-        reworkCount: row.reworkCount,
-        handledMessageIds: row.handledMessageIds,
+        draftId: row.draft_id ?? undefined,
+        draftMessageId: row.draft_message_id ?? undefined,
+        draftCreatedAt: row.draft_created_at?.getTime(),
+        reworkCount: row.rework_count,
+        handledMessageIds: row.handled_message_ids,
       };
       return memory;
     },

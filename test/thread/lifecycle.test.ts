@@ -89,6 +89,58 @@ describe('thread workflow lifecycle', () => {
     expect(await draftsOf(threadId)).toHaveLength(0);
   });
 
+  it("applies the user's rules stored in Postgres: a sender rule decides, instructions reach the prompt, other accounts' rules do not", async () => {
+    const created = await Promise.all([
+      h.prisma.rule.create({
+        data: { scope: 'sender', scopeRef: 'invoices@vendor.example', kind: 'deterministic', action: 'automated' },
+      }),
+      // Another account's rule would call the question below a newsletter: it must not apply here.
+      h.prisma.rule.create({
+        data: {
+          scope: 'account',
+          scopeRef: '00000000-0000-7000-8000-000000000000',
+          kind: 'deterministic',
+          conditions: { subject: 'supplier' },
+          action: 'newsletter',
+        },
+      }),
+      h.prisma.rule.create({
+        data: {
+          scope: 'domain',
+          scopeRef: 'vendor.example',
+          kind: 'instruction',
+          action: 'instruction',
+          instruction: 'Vendor mail: always ask for the purchase order number.',
+        },
+      }),
+    ]);
+    try {
+      const llmCalls = h.anthropic.metrics().requests;
+      const invoice = await deliverAndIngest(h, {
+        from: 'Vendor Billing <invoices@vendor.example>',
+        subject: 'Invoice 1042',
+        text: 'Please find the invoice attached. Can you confirm receipt?',
+      });
+      const decided = await h.waitFor(invoice.threadId, (s) => s.state === 'skipped');
+      expect(decided).toMatchObject({ category: 'automated', confidence: 1 });
+      expect(decided.decisions[0]).toMatchObject({ kind: 'classify', source: 'rules', ruleId: created[0].id });
+      expect(h.anthropic.metrics().requests).toBe(llmCalls);
+
+      const question = await deliverAndIngest(h, {
+        from: 'Sales <sales@vendor.example>',
+        subject: 'New supplier terms',
+        text: 'Could you confirm the new supplier terms by Monday?',
+      });
+      const drafted = await h.waitFor(question.threadId, (s) => s.state === 'drafted');
+      expect(drafted.category).toBe('needs_response');
+      expect(drafted.decisions[0]).toMatchObject({ kind: 'classify', source: 'llm' });
+      // The last model call of this thread wrote the draft; its prompt carried the domain's instruction.
+      expect(JSON.stringify(h.anthropic.lastRequest()?.body)).toContain('always ask for the purchase order number');
+    } finally {
+      await h.prisma.rule.deleteMany({ where: { id: { in: created.map((r) => r.id) } } });
+    }
+  });
+
   it('drafts when the user adds Needs Response to a skipped thread', async () => {
     const { threadId, messageId } = await deliverAndIngest(h, {
       from: 'Bob <bob@friends.example>',
