@@ -2,10 +2,12 @@
 import { loadConfigOrExit } from '../config.js';
 import { runAccountsCli } from './accounts.js';
 import { runBackfillCli } from './backfill.js';
+import { runRulesCli } from './rules.js';
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   accounts: (argv) => runAccountsCli(loadConfigOrExit(), argv),
   backfill: (argv) => runBackfillCli(loadConfigOrExit(), argv),
+  rules: (argv) => runRulesCli(loadConfigOrExit(), argv),
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -1,0 +1,285 @@
+// `npm run cli -- rules <list|add|enable|disable|remove|test> ...`: tier one of classification, the
+// rules stored in Postgres (docs/rules.md).
+//   list   [--account A]                          user rules (for A: the ones that apply to it) and built-ins
+//   add    --scope global|account|domain|sender [--ref REF]
+//          (--category C | --instruction TEXT)
+//          [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]
+//   enable|disable|remove <rule id>
+//   test   [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
+//          which rule would decide such an email, and the instructions its prompt would carry
+// REF: the account (id or email) for account rules, a domain for domain rules, an address for sender rules.
+// P: a case-insensitive substring, or a regular expression between slashes (/^re:/).
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import type { Env } from '../config.js';
+import { createPrismaClient, type PrismaClient } from '../db/client.js';
+import { resolveDatabase } from '../db/resolve-database.js';
+import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule } from '../domain/rules.js';
+import { CATEGORIES, isCategory } from '../domain/types.js';
+import { createLogger } from '../shared/log.js';
+
+const log = createLogger('cli');
+
+export interface RulesCliIo {
+  out: (line: string) => void;
+}
+
+const USAGE = `usage: npm run cli -- rules list [--account A]
+       npm run cli -- rules add --scope global|account|domain|sender [--ref REF] (--category C | --instruction TEXT)
+                                [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]
+       npm run cli -- rules enable|disable|remove <rule id>
+       npm run cli -- rules test [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
+categories: ${CATEGORIES.join(', ')}`;
+
+/** A bad argument: the CLI prints it with the usage and exits 2, having changed nothing. */
+export class RulesUsageError extends Error {}
+
+const OPTIONS = {
+  account: { type: 'string' },
+  scope: { type: 'string' },
+  ref: { type: 'string' },
+  category: { type: 'string' },
+  instruction: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  subject: { type: 'string' },
+  body: { type: 'string' },
+  header: { type: 'string', multiple: true },
+  priority: { type: 'string' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+const addArgs = z
+  .object({
+    scope: z.enum(['global', 'account', 'domain', 'sender'], { error: 'expected global, account, domain or sender' }),
+    ref: z.string().trim().min(1).optional(),
+    category: z.enum(CATEGORIES, { error: `expected one of ${CATEGORIES.join(', ')}` }).optional(),
+    instruction: z.string().trim().min(1, 'expected the instruction text').optional(),
+    from: z.string().min(1).optional(),
+    to: z.string().min(1).optional(),
+    subject: z.string().min(1).optional(),
+    body: z.string().min(1).optional(),
+    header: z.array(z.string().min(1)).optional(),
+    priority: z
+      .string()
+      .regex(/^-?\d+$/, 'expected a whole number')
+      .transform(Number)
+      .optional(),
+  })
+  .refine((a) => (a.category === undefined) !== (a.instruction === undefined), {
+    message: 'give exactly one of --category (the rule decides) and --instruction (the rule guides the LLM)',
+    path: ['category'],
+  })
+  .refine((a) => (a.scope === 'global') === (a.ref === undefined), {
+    message: 'global rules take no --ref; account, domain and sender rules need one',
+    path: ['ref'],
+  })
+  .refine((a) => a.scope !== 'sender' || a.ref?.includes('@'), { message: 'a sender rule needs an address', path: ['ref'] })
+  .refine((a) => a.scope !== 'domain' || /^@?[^@\s]+\.[^@\s]+$/.test(a.ref ?? ''), {
+    message: 'a domain rule needs a domain (example.com; subdomains are included)',
+    path: ['ref'],
+  });
+
+function parseOrThrow<T>(schema: z.ZodType<T>, input: unknown): T {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new RulesUsageError(`--${issue.path.join('.') || 'arguments'}: ${issue.message}`);
+}
+
+/** NAME or NAME=PATTERN (NAME=VALUE for `test`). */
+function splitHeader(spec: string): { name: string; value?: string } {
+  const eq = spec.indexOf('=');
+  const name = (eq < 0 ? spec : spec.slice(0, eq)).trim();
+  if (!/^[!-9;-~]+$/.test(name)) throw new RulesUsageError(`--header ${spec}: expected NAME or NAME=PATTERN`);
+  return eq < 0 ? { name } : { name, value: spec.slice(eq + 1) };
+}
+
+async function resolveAccount(prisma: PrismaClient, account: string): Promise<{ id: string; email: string }> {
+  const found = account.includes('@')
+    ? await prisma.account.findUnique({ where: { email: account } })
+    : await prisma.account.findUnique({ where: { id: account } }).catch(() => null);
+  if (!found) throw new RulesUsageError(`no account ${account} (see npm run cli -- accounts list)`);
+  return { id: found.id, email: found.email };
+}
+
+function toRule(row: Awaited<ReturnType<PrismaClient['rule']['findMany']>>[number]): Rule {
+  return {
+    id: row.id,
+    scope: row.scope,
+    scopeRef: row.scopeRef ?? undefined,
+    kind: row.kind,
+    conditions: (row.conditions ?? {}) as Rule['conditions'],
+    category: isCategory(row.action) ? row.action : undefined,
+    instruction: row.instruction ?? undefined,
+    priority: row.priority,
+    enabled: row.enabled,
+  };
+}
+
+function describeConditions(rule: Rule): string {
+  const c = rule.conditions ?? {};
+  const parts = (['from', 'to', 'subject', 'body'] as const).flatMap((f) => (c[f] ? [`${f}~${c[f]}`] : []));
+  for (const h of c.header ?? []) parts.push(h.pattern === undefined ? `header ${h.name}` : `header ${h.name}~${h.pattern}`);
+  return parts.length ? parts.join(' ') : '(all mail in scope)';
+}
+
+function printTable(io: RulesCliIo, header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  io.out(fmt(header));
+  for (const r of rows) io.out(fmt(r));
+}
+
+async function listRules(prisma: PrismaClient, io: RulesCliIo, account?: string): Promise<void> {
+  const owner = account ? await resolveAccount(prisma, account) : undefined;
+  const rows = await prisma.rule.findMany({
+    where: owner ? { OR: [{ scope: { not: 'account' } }, { scopeRef: owner.id }] } : {},
+    orderBy: [{ scope: 'asc' }, { priority: 'desc' }, { createdAt: 'asc' }],
+  });
+  const rules = [...rows.map(toRule), ...BUILTIN_RULES];
+  printTable(
+    io,
+    ['ID', 'SCOPE', 'REF', 'DOES', 'WHEN', 'PRIORITY', 'ENABLED'],
+    rules.map((r) => [
+      r.id,
+      r.scope,
+      r.scopeRef ?? '-',
+      r.kind === 'deterministic' ? `category ${r.category ?? '?'}` : `instruction: ${JSON.stringify(r.instruction ?? '')}`,
+      describeConditions(r),
+      String(r.priority),
+      r.id.startsWith('builtin:') ? 'built-in' : r.enabled ? 'yes' : 'no',
+    ]),
+  );
+  io.out('\nA more specific scope wins (sender > domain > account > global); within a scope, the higher priority.');
+}
+
+export async function addRule(prisma: PrismaClient, values: Values): Promise<Rule> {
+  const args = parseOrThrow(addArgs, values);
+  let scopeRef = args.ref;
+  if (args.scope === 'account') scopeRef = (await resolveAccount(prisma, args.ref!)).id;
+  if (args.scope === 'sender' || args.scope === 'domain') scopeRef = scopeRef!.toLowerCase();
+  const rule: Rule = {
+    id: 'new',
+    scope: args.scope,
+    scopeRef,
+    kind: args.category ? 'deterministic' : 'instruction',
+    conditions: {
+      ...(args.from ? { from: args.from } : {}),
+      ...(args.to ? { to: args.to } : {}),
+      ...(args.subject ? { subject: args.subject } : {}),
+      ...(args.body ? { body: args.body } : {}),
+      ...(args.header ? { header: args.header.map(splitHeader).map(({ name, value }) => ({ name, ...(value ? { pattern: value } : {}) })) } : {}),
+    },
+    category: args.category,
+    instruction: args.instruction,
+    priority: args.priority ?? 0,
+    enabled: true,
+  };
+  try {
+    validateRule(rule);
+  } catch (err) {
+    if (err instanceof InvalidRuleError) throw new RulesUsageError(err.message.replace('rule "new": ', ''));
+    throw err;
+  }
+  const row = await prisma.rule.create({
+    data: {
+      scope: rule.scope,
+      scopeRef: rule.scopeRef ?? null,
+      kind: rule.kind,
+      conditions: rule.conditions as object,
+      // Instruction rules assign no category; the column names what the rule does.
+      action: rule.category ?? 'instruction',
+      instruction: rule.instruction ?? null,
+      priority: rule.priority,
+    },
+  });
+  return toRule(row);
+}
+
+async function changeRule(prisma: PrismaClient, io: RulesCliIo, sub: 'enable' | 'disable' | 'remove', id: string | undefined): Promise<void> {
+  if (!id) throw new RulesUsageError(`${sub} needs a rule id (see npm run cli -- rules list)`);
+  if (id.startsWith('builtin:')) {
+    throw new RulesUsageError(`${id} is built in: override it with a rule of your own (any user rule in its scope wins)`);
+  }
+  const where = { id };
+  const exists = await prisma.rule.findUnique({ where }).catch(() => null);
+  if (!exists) throw new RulesUsageError(`no rule ${id} (see npm run cli -- rules list)`);
+  if (sub === 'remove') await prisma.rule.delete({ where });
+  else await prisma.rule.update({ where, data: { enabled: sub === 'enable' } });
+  io.out(`${sub === 'remove' ? 'Removed' : sub === 'enable' ? 'Enabled' : 'Disabled'} rule ${id}; it takes effect with the next email.`);
+}
+
+async function testRules(prisma: PrismaClient, io: RulesCliIo, values: Values): Promise<void> {
+  if (!values.from) throw new RulesUsageError('test needs --from (the sender of the email to try)');
+  const owner = values.account ? await resolveAccount(prisma, values.account) : undefined;
+  const accountId = owner?.id ?? '';
+  const headers: Record<string, string> = {};
+  for (const spec of values.header ?? []) {
+    const { name, value } = splitHeader(spec);
+    headers[name] = value ?? '';
+  }
+  const email = {
+    from: values.from,
+    to: values.to ?? owner?.email ?? '',
+    subject: values.subject ?? '',
+    body: values.body ?? '',
+    date: new Date().toUTCString(),
+    headers,
+  };
+  // Without --account, no account's own rules apply.
+  const rows = await prisma.rule.findMany({ where: { enabled: true, ...(owner ? {} : { scope: { not: 'account' } }) } });
+  const rules = [...BUILTIN_RULES, ...rows.map(toRule)];
+  const verdict = evaluateRules(rules, email, accountId);
+  io.out(
+    verdict.decided
+      ? `decided by rule ${verdict.ruleId}: ${verdict.category} (${verdict.reason}); no LLM call`
+      : 'no rule decides: the LLM classifies it',
+  );
+  const instructions = applicableInstructions(rules, email, accountId);
+  io.out(instructions.length ? `instructions for the LLM:\n${instructions.map((i) => `  - ${i}`).join('\n')}` : 'no instructions apply');
+}
+
+/** Entry for src/cli/main.ts. Returns the exit code. */
+export async function runRulesCli(cfg: Env, argv: string[], io: RulesCliIo = { out: (l) => console.log(l) }): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (!sub || !['list', 'add', 'enable', 'disable', 'remove', 'test'].includes(sub)) {
+    io.out(USAGE);
+    return 2;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    io.out(`durable-inbox rules: ${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const database = await resolveDatabase(cfg, log);
+  const prisma = createPrismaClient(database.url);
+  try {
+    switch (sub) {
+      case 'list':
+        await listRules(prisma, io, parsed.values.account);
+        break;
+      case 'add': {
+        const rule = await addRule(prisma, parsed.values);
+        io.out(`Added rule ${rule.id}: ${rule.scope}${rule.scopeRef ? ` ${rule.scopeRef}` : ''}, ${rule.category ? `category ${rule.category}` : 'instruction'} when ${describeConditions(rule)}`);
+        break;
+      }
+      case 'test':
+        await testRules(prisma, io, parsed.values);
+        break;
+      default:
+        await changeRule(prisma, io, sub as 'enable' | 'disable' | 'remove', parsed.positionals[0]);
+    }
+    return 0;
+  } catch (err) {
+    if (!(err instanceof RulesUsageError)) throw err;
+    io.out(`durable-inbox rules: ${err.message}\n${USAGE}`);
+    return 2;
+  } finally {
+    await prisma.$disconnect();
+    await database.stop();
+  }
+}
