@@ -1,12 +1,19 @@
 // Postgres activities of the thread workflow: rules in, thread rows and the decision log out.
 // Every write is idempotent (upsert by thread, decisions keyed by run id and sequence), so a
 // retried activity changes nothing the first attempt already wrote.
-import { ApplicationFailure } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
-import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, type Rule } from '../domain/rules.js';
+import {
+  applicableInstructions,
+  BUILTIN_RULES,
+  evaluateRules,
+  InvalidRuleError,
+  validateRule,
+  type Rule,
+} from '../domain/rules.js';
 import { isCategory } from '../domain/types.js';
 import { uuid7 } from '../db/uuid7.js';
-import type { StoreActivities } from './thread-contracts.js';
+import type { EmailForPrompt } from '../domain/types.js';
+import type { RulesVerdict, StoreActivities } from './thread-contracts.js';
 import type { ThreadMemory, ThreadState } from '../workflows/thread/types.js';
 
 const SAVE_THREAD_SQL = `
@@ -78,6 +85,29 @@ function toDomainRule(row: RuleRow): Rule {
   };
 }
 
+function verdictOf(rules: Rule[], email: EmailForPrompt, accountId: string): RulesVerdict {
+  const instructions = applicableInstructions(rules, email, accountId);
+  const verdict = evaluateRules(rules, email, accountId);
+  return verdict.decided
+    ? { decided: true, category: verdict.category, ruleId: verdict.ruleId, reason: verdict.reason, instructions }
+    : { decided: false, instructions };
+}
+
+function partitionValid(rules: Rule[]): { usable: Rule[]; skipped: string[] } {
+  const usable: Rule[] = [];
+  const skipped: string[] = [];
+  for (const rule of rules) {
+    try {
+      validateRule(rule);
+      usable.push(rule);
+    } catch (err) {
+      if (!(err instanceof InvalidRuleError)) throw err;
+      skipped.push(err.message);
+    }
+  }
+  return { usable, skipped };
+}
+
 export function createStoreActivities(prisma: PrismaClient): StoreActivities {
   return {
     async classifyByRules({ accountId, email }) {
@@ -86,15 +116,13 @@ export function createStoreActivities(prisma: PrismaClient): StoreActivities {
       const rows = await prisma.$queryRawUnsafe<RuleRow[]>(ENABLED_RULES_SQL, accountId);
       const rules = [...BUILTIN_RULES, ...rows.map(toDomainRule)];
       try {
-        const instructions = applicableInstructions(rules, email, accountId);
-        const verdict = evaluateRules(rules, email, accountId);
-        return verdict.decided
-          ? { decided: true, category: verdict.category, ruleId: verdict.ruleId, reason: verdict.reason, instructions }
-          : { decided: false, instructions };
+        return verdictOf(rules, email, accountId);
       } catch (err) {
-        // A broken rule is configuration, not a transient fault: don't retry, say which rule.
-        if (err instanceof InvalidRuleError) throw ApplicationFailure.nonRetryable(err.message, 'InvalidRuleError');
-        throw err;
+        if (!(err instanceof InvalidRuleError)) throw err;
+        // A broken rule (edited by hand in SQL, say) must not hold up the mail: it is left out, and
+        // the workflow records why in the thread's decision log.
+        const { usable, skipped } = partitionValid(rules);
+        return { ...verdictOf(usable, email, accountId), skipped };
       }
     },
 

@@ -134,9 +134,13 @@ export interface LlmActivities {
   }): Promise<LlmDraft>;
 }
 
-export type RulesVerdict =
+export type RulesVerdict = (
   | { decided: true; category: Category; ruleId: string; reason: string; instructions: string[] }
-  | { decided: false; instructions: string[] };
+  | { decided: false; instructions: string[] }
+) & {
+  /** Rules that could not be evaluated (bad pattern, missing category...), left out with the reason. */
+  skipped?: string[];
+};
 
 export interface StoreActivities {
   /** Deterministic rules from Postgres (global, account, domain, sender scopes). */

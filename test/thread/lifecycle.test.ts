@@ -141,6 +141,34 @@ describe('thread workflow lifecycle', () => {
     }
   });
 
+  it('leaves a broken rule out, records why, and still classifies the mail', async () => {
+    // Written around the CLI's checks, as a hand-edited row would be.
+    const [broken, working] = await Promise.all([
+      h.prisma.rule.create({
+        data: { scope: 'sender', scopeRef: 'ops@broken-rules.example', kind: 'deterministic', conditions: { subject: '/(unclosed/' }, action: 'fyi' },
+      }),
+      h.prisma.rule.create({
+        data: { scope: 'domain', scopeRef: 'broken-rules.example', kind: 'deterministic', action: 'automated' },
+      }),
+    ]);
+    try {
+      const { threadId } = await deliverAndIngest(h, {
+        from: 'Ops <ops@broken-rules.example>',
+        subject: 'Nightly report',
+        text: 'All jobs finished.',
+      });
+      const status = await h.waitFor(threadId, (s) => s.state === 'skipped' && s.pendingEvents === 0);
+      expect(status.category).toBe('automated');
+      expect(status.decisions.map((d) => d.kind)).toEqual(['rule_skipped', 'classify', 'skip']);
+      expect(status.decisions[0]!.detail).toMatch(new RegExp(`rule "${broken.id}": conditions.subject: invalid regular expression`));
+      expect(status.decisions[1]).toMatchObject({ source: 'rules', ruleId: working.id });
+      const logged = await h.prisma.decision.findMany({ where: { thread: { gmailThreadId: threadId }, kind: 'rule_skipped' } });
+      expect(logged).toHaveLength(1);
+    } finally {
+      await h.prisma.rule.deleteMany({ where: { id: { in: [broken.id, working.id] } } });
+    }
+  });
+
   it('drafts when the user adds Needs Response to a skipped thread', async () => {
     const { threadId, messageId } = await deliverAndIngest(h, {
       from: 'Bob <bob@friends.example>',

@@ -196,6 +196,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     handled.push(email.messageId);
 
     const rules = await store.classifyByRules({ accountId, email });
+    for (const reason of rules.skipped ?? []) decide({ kind: 'rule_skipped', source: 'system', detail: reason });
     let written: LlmDraft | undefined; // the reply, when the LLM wrote it along with the classification
     if (rules.decided) {
       category = rules.category;

@@ -113,7 +113,17 @@ export type ThreadEvent = MessageAddedEvent | LabelsChangedEvent | DraftGoneEven
 
 export interface DecisionRecord {
   at: string;
-  kind: 'classify' | 'draft' | 'rework' | 'label' | 'archive' | 'sent' | 'discarded' | 'action_required' | 'skip';
+  kind:
+    | 'classify'
+    | 'draft'
+    | 'rework'
+    | 'label'
+    | 'archive'
+    | 'sent'
+    | 'discarded'
+    | 'action_required'
+    | 'skip'
+    | 'rule_skipped';
   source: 'rules' | 'llm' | 'user' | 'system';
   detail: string;
   model?: string;
