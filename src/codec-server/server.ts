@@ -27,14 +27,20 @@ export interface CodecServer {
   close(): Promise<void>;
 }
 
-const jsonPayloads = z.object({
-  payloads: z.array(
-    z.object({
-      metadata: z.record(z.string(), z.string()).nullish(),
-      data: z.string().nullish(),
-    }),
-  ),
-});
+const jsonPayloads = z
+  .object({
+    // The Temporal CLI (Go protojson) leaves an empty list out: `{}` is no payloads, e.g. a query
+    // without arguments.
+    payloads: z
+      .array(
+        z.object({
+          metadata: z.record(z.string(), z.string()).nullish(),
+          data: z.string().nullish(),
+        }),
+      )
+      .default([]),
+  })
+  .strict();
 type JsonPayload = z.infer<typeof jsonPayloads>['payloads'][number];
 
 class HttpError extends Error {

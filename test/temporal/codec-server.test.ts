@@ -125,6 +125,14 @@ describe('codec server without token', () => {
     expect((JSON.parse(badShape.body) as { error: string }).error).toMatch(/expected \{"payloads"/);
   });
 
+  it('answers an empty request, as the Temporal CLI sends for a query without arguments, with no payloads', async () => {
+    for (const route of ['encode', 'decode']) {
+      const reply = await call(`${server.url}/${route}`, { body: '{}', headers: { 'content-type': 'application/json' } });
+      expect(reply.status, reply.body).toBe(200);
+      expect(JSON.parse(reply.body)).toEqual({ payloads: [] });
+    }
+  });
+
   it('reports a payload it cannot decrypt as 400 naming the key id', async () => {
     const other = new AesGcmPayloadCodec([{ id: 'retired-key', key: Buffer.alloc(32, 1) }]);
     const [encoded] = await other.encode([defaultPayloadConverter.toPayload('x')]);

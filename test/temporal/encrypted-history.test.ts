@@ -1,6 +1,8 @@
 // End to end against the real dev server: what Temporal stores is ciphertext, clients with the key
 // read it back, and the history replays with the codec (and only with it).
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
@@ -13,6 +15,9 @@ import {
   type WorkflowBundle,
 } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startCodecServer } from '../../src/codec-server/server.js';
+import { resolveTemporalCli } from '../../src/temporal/cli-binary.js';
+import { AesGcmPayloadCodec } from '../../src/temporal/codec.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import type { EchoActivities } from '../fixtures/workflows/echo.js';
@@ -20,6 +25,11 @@ import type { EchoActivities } from '../fixtures/workflows/echo.js';
 const SECRET = `confidential-${randomUUID()}-board-minutes`;
 const activities: EchoActivities = { shout: async (message) => `${message.toUpperCase()}!` };
 const dataConverter = createDataConverter(fixedTestPayloadKeys());
+
+/** `temporal workflow show -o json` prints payload bytes in base64: their text, joined. */
+function payloadTexts(json: string): string {
+  return [...json.matchAll(/"data": "([A-Za-z0-9+/=]+)"/g)].map((m) => Buffer.from(m[1]!, 'base64').toString('utf8')).join('\n');
+}
 
 let workflowBundle: WorkflowBundle;
 let nativeConnection: NativeConnection;
@@ -91,5 +101,29 @@ describe('encrypted workflow history', () => {
     await expect(Worker.runReplayHistory({ workflowBundle }, history, workflowId)).rejects.toThrow(
       /Replay failed.*Unknown encoding: binary\/encrypted/,
     );
+  });
+
+  it('the temporal CLI shows history and query results in clear through the codec server, and only through it', async () => {
+    const cli = await resolveTemporalCli();
+    if (!cli) throw new Error('no Temporal CLI binary (npm run temporal:cli builds it)');
+    const codecServer = await startCodecServer({ port: 0, codec: new AesGcmPayloadCodec(fixedTestPayloadKeys()), corsOrigins: [] });
+    const taskQueue = `encrypted-cli-${randomUUID()}`;
+    const workflowId = `echo-${randomUUID()}`;
+    const client = new Client({ connection, dataConverter });
+    const worker = await Worker.create({ connection: nativeConnection, taskQueue, workflowBundle, activities, dataConverter });
+    const temporal = (...args: string[]) =>
+      promisify(execFile)(cli.path, [...args, '--address', inject('temporalAddress'), '--workflow-id', workflowId]).then((r) => r.stdout);
+    try {
+      await worker.runUntil(async () => {
+        await (await client.workflow.start('echo', { taskQueue, workflowId, args: [{ message: SECRET }] })).result();
+        const withCodec = ['--codec-endpoint', codecServer.url];
+        expect(payloadTexts(await temporal('workflow', 'show', '--output', 'json', ...withCodec))).toContain(SECRET.toUpperCase());
+        expect(await temporal('workflow', 'query', '--type', 'input', ...withCodec)).toContain(SECRET);
+        expect(payloadTexts(await temporal('workflow', 'show', '--output', 'json'))).not.toContain(SECRET);
+        expect(await temporal('workflow', 'query', '--type', 'input')).not.toContain(SECRET);
+      });
+    } finally {
+      await codecServer.close();
+    }
   });
 });
