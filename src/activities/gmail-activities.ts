@@ -241,6 +241,22 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
       await withGmail(accountId, (gmail) => applyLabels(gmail, accountId, threadId, names, add, remove, archive ?? false));
     },
 
+    async threadLabelRoles({ accountId, threadId, labels: names }) {
+      return withGmail(accountId, async (gmail) => {
+        let onThread: string[];
+        try {
+          onThread = await gmail.getThreadLabelIds(threadId);
+        } catch (err) {
+          if (err instanceof GmailNotFoundError) return null;
+          throw err;
+        }
+        const ids = await labels.ids(accountId, gmail, Object.values(names));
+        return (Object.entries(names) as [LabelRole, string][])
+          .filter(([, name]) => onThread.includes(ids.get(name) ?? ''))
+          .map(([role]) => role);
+      });
+    },
+
     async findSentReply({ accountId, threadId, afterMs }) {
       return withGmail(accountId, async (gmail, userEmail) => {
         try {

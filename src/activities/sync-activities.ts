@@ -12,7 +12,7 @@ import type { QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
 import { forEachLimited, historyToThreadEvents, type LabelRoles, type ThreadEvents } from '../sync/history-events.js';
 import { notifySync, requestFullScan, type SyncTarget } from '../sync/notify.js';
-import type { LabelRole, ThreadSettings } from '../workflows/thread/types.js';
+import type { LabelRole, ThreadEvent, ThreadSettings } from '../workflows/thread/types.js';
 import { historyIdGreater, type SyncActivities, type SyncFanoutActivities } from '../workflows/sync/types.js';
 import { toActivityFailure } from './gmail-failures.js';
 
@@ -37,6 +37,8 @@ export interface SyncActivityDeps {
 }
 
 const HISTORY_TYPES = ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'] as const;
+/** Labels the user adds to ask for something; we take them off once it is done. */
+const REQUEST_ROLES: readonly LabelRole[] = ['done', 'rework', 'needsResponse'];
 const LABEL_CACHE_MS = 60_000;
 const log = createLogger('sync');
 
@@ -80,6 +82,57 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
     }
     labelCache.set(accountId, { at: Date.now(), roles });
     return roles;
+  }
+
+  /**
+   * What a gap repair hands over besides new mail:
+   * - the labels the user adds to ask us for something (Done, Rework, Needs Response) stay on the
+   *   thread until we have done it, so a thread carrying one now gets a `labels_changed` marked
+   *   `reconcile`; the workflow acts only on labels still there when it gets to the event, so a
+   *   request it handled meanwhile (and took the label off) is not handled twice;
+   * - every drafted thread gets a `draft_gone` for its draft's message: the workflow reads the draft
+   *   and only when it is gone looks for the user's reply (sent) or calls it discarded.
+   */
+  async function gapReconciliation(accountId: string, changeId: string): Promise<ThreadEvents[]> {
+    const drafted = await prisma.thread.findMany({
+      where: { accountId, state: 'drafted', draftMessageId: { not: null } },
+      select: { gmailThreadId: true, draftMessageId: true },
+    });
+    const events = new Map<string, ThreadEvent[]>(
+      drafted.map((t) => [t.gmailThreadId, [{ type: 'draft_gone', messageId: t.draftMessageId!, changeId }]]),
+    );
+    for (const request of await labelRequests(accountId, changeId)) {
+      events.set(request.threadId, [...(events.get(request.threadId) ?? []), ...request.events]);
+    }
+    return [...events].map(([threadId, list]) => ({ threadId, events: list }));
+  }
+
+  async function labelRequests(accountId: string, changeId: string): Promise<ThreadEvents[]> {
+    const byThread = new Map<string, { messageId: string; roles: Set<LabelRole> }>();
+    for (const [labelId, role] of await labelRoles(accountId)) {
+      if (!REQUEST_ROLES.includes(role)) continue;
+      let pageToken: string | undefined;
+      do {
+        const token = pageToken;
+        const page = await gmail(accountId, 'messages.list', (g) =>
+          g.listMessages({ labelIds: [labelId], maxResults: 500, ...(token ? { pageToken: token } : {}) }),
+        );
+        for (const m of page.messages) {
+          const entry = byThread.get(m.threadId) ?? { messageId: m.id, roles: new Set<LabelRole>() };
+          entry.roles.add(role);
+          byThread.set(m.threadId, entry);
+        }
+        pageToken = page.nextPageToken;
+        heartbeat();
+      } while (pageToken);
+    }
+    return [...byThread].map(([threadId, { messageId, roles }]) => {
+      const added = [...roles].sort();
+      return {
+        threadId,
+        events: [{ type: 'labels_changed', messageId, changeId: `${changeId}:${added.join('+')}`, added, removed: [], reconcile: true }],
+      };
+    });
   }
 
   async function deliver(accountId: string, threads: ThreadEvents[]): Promise<number> {
@@ -177,9 +230,21 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
         todo.push({ threadId, events: [{ type: 'message_added', messageId, labelIds: ['INBOX'] }] });
       }
       const ingested = await deliver(accountId, todo);
+      // History of the gap is lost: label changes, sent and deleted drafts included. Handed over
+      // after the new mail, so a thread sees its new message first.
+      const reconciled = resetCursor ? await deliver(accountId, await gapReconciliation(accountId, `repair:${profile.historyId}`)) : 0;
       if (resetCursor) await saveCursor(accountId, profile.historyId, true);
-      log.info(`inbox scan of account ${accountId}: ${listed} messages, ${newestByThread.size} threads, ${ingested} handed over`);
-      return { historyId: profile.historyId, listed, threads: newestByThread.size, ingested };
+      log.info(
+        `inbox scan of account ${accountId}: ${listed} messages, ${newestByThread.size} threads, ${ingested} handed over` +
+          (resetCursor ? `, ${reconciled} events to reconcile drafts and label requests` : ''),
+      );
+      return {
+        historyId: profile.historyId,
+        listed,
+        threads: newestByThread.size,
+        ingested,
+        ...(resetCursor ? { reconciled } : {}),
+      };
     },
 
     async notifyActiveAccounts({ kind, days }) {

@@ -27,7 +27,7 @@ import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
 import { syncStatusQuery } from '../../src/workflows/sync/sync-workflow.js';
 import { syncWorkflowId, type SyncStatus } from '../../src/workflows/sync/types.js';
 import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
-import { recordWorkflowHistory } from '../helpers/histories.js';
+import { recordHistory, recordWorkflowHistory } from '../helpers/histories.js';
 
 const TOPIC = 'projects/durable-inbox-test/topics/gmail';
 const PUSH_EMAIL = 'gmail-push@durable-inbox-emulator.iam.gserviceaccount.com';
@@ -352,6 +352,56 @@ describe('gap repair', () => {
       expect(BigInt(s.cursor!)).toBeGreaterThanOrEqual(BigInt(state.historyFloor));
       expect(s.lastScan).toMatchObject({ kind: 'gap_repair', ingested: 3 });
       await recordWorkflowHistory(h.client.workflow.getHandle(syncWorkflowId(h.accountId)), 'sync-push-poll-gap-repair');
+    } finally {
+      await h.gmail.control.setPush({ dropRate: 0 });
+    }
+  });
+
+  it("acts, after a gap, on what the lost history held: label requests and drafts sent or deleted, each once", async () => {
+    const subjects = ['Gap done', 'Gap rework', 'Gap sent', 'Gap deleted', 'Gap untouched'];
+    const threads = [];
+    for (const subject of subjects) threads.push(await deliver(h, question(subject)));
+    const [done, rework, sent, deleted, untouched] = await Promise.all(
+      threads.map(({ threadId }) => h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0, 60_000)),
+    );
+    const { gmail } = await h.accountGmail();
+    const labels = h.settings.labels;
+    await h.gmail.control.setPush({ dropRate: 1 });
+    try {
+      // What the user does while our history is lost.
+      await h.gmail.control.modifyLabels(h.email, { threadId: done!.threadId, add: [labels.done] });
+      const draft = (await gmail.getDraft(rework!.draftId!))!.body;
+      await h.gmail.control.editDraft(h.email, rework!.draftId!, { text: `Mention the invoice number\n\n${draft}` });
+      await h.gmail.control.modifyLabels(h.email, { threadId: rework!.threadId, add: [labels.rework] });
+      await h.gmail.control.sendDraft(h.email, sent!.draftId!);
+      await h.gmail.control.deleteDraft(h.email, deleted!.draftId!);
+      await h.gmail.control.flushPush();
+      await h.gmail.control.expireHistory(h.email);
+      const repairs = (await syncStatus(h.accountId)).stats.gapRepairs;
+
+      await notifySync(sync, h.accountId, { source: 'poll' });
+      await h.waitFor(done!.threadId, (s) => s.state === 'archived', 60_000);
+      const reworked = await h.waitFor(rework!.threadId, (s) => s.reworkCount === 1 && s.state === 'drafted' && s.pendingEvents === 0, 60_000);
+      expect((await gmail.getDraft(reworked.draftId!))!.body).toContain('Revised as asked: Mention the invoice number');
+      await h.waitFor(sent!.threadId, (s) => s.state === 'sent', 60_000);
+      await h.waitFor(deleted!.threadId, (s) => s.state === 'discarded', 60_000);
+      const first = await syncStatus(h.accountId);
+      expect(first.stats.gapRepairs).toBe(repairs + 1);
+      // 5 drafted threads checked (more from earlier tests), Done and Rework requests.
+      expect(first.lastScan).toMatchObject({ kind: 'gap_repair', ingested: 0 });
+      expect(first.lastScan!.reconciled).toBeGreaterThanOrEqual(7);
+
+      // A second gap finds the requests done (their labels are off): nothing happens twice.
+      await h.gmail.control.expireHistory(h.email);
+      await notifySync(sync, h.accountId, { source: 'poll' });
+      await until('second gap repair', async () => ((await syncStatus(h.accountId)).stats.gapRepairs === repairs + 2 ? true : undefined), 60_000);
+      const again = await h.waitFor(rework!.threadId, (s) => s.pendingEvents === 0);
+      expect(again).toMatchObject({ state: 'drafted', reworkCount: 1 });
+      expect((await h.waitFor(untouched!.threadId, (s) => s.pendingEvents === 0)).state).toBe('drafted');
+      const mailbox = await h.gmail.control.getState(h.email);
+      expect(mailbox.drafts.filter((d) => d.threadId === rework!.threadId)).toHaveLength(1);
+      expect(mailbox.drafts.filter((d) => d.threadId === untouched!.threadId)).toHaveLength(1);
+      await recordHistory(h, rework!.threadId, 'thread-gap-reconcile-rework');
     } finally {
       await h.gmail.control.setPush({ dropRate: 0 });
     }

@@ -102,6 +102,14 @@ export class GmailService {
     };
   }
 
+  /** The label ids on any message of the thread (threads.get, format minimal). */
+  async getThreadLabelIds(threadId: string): Promise<string[]> {
+    const data = await this.call('threads.get', 'thread', () =>
+      this.gmail.users.threads.get({ userId: this.userId, id: threadId, format: 'minimal' }),
+    );
+    return [...new Set((data.messages ?? []).flatMap((m) => m.labelIds ?? []))];
+  }
+
   async listLabels(): Promise<GmailLabel[]> {
     const data = await this.call('labels.list', 'label', () => this.gmail.users.labels.list({ userId: this.userId }));
     return (data.labels ?? []).flatMap((label) =>

@@ -84,6 +84,11 @@ export interface InboxScanResult {
   listed: number;
   threads: number;
   ingested: number;
+  /**
+   * Gap repair only: events handed over for what the lost history may have hidden: one per thread
+   * carrying a label request (Done, Rework, Needs Response), one per drafted thread (draft sent or deleted?).
+   */
+  reconciled?: number;
 }
 
 export interface SyncActivities {

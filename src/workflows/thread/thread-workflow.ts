@@ -358,6 +358,13 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
         return;
       }
       case 'labels_changed': {
+        if (event.reconcile) {
+          const onThread = await gmail.threadLabelRoles({ accountId, threadId, labels: settings.labels });
+          if (!onThread) return threadGone();
+          const stillThere = event.added.filter((role) => onThread.includes(role));
+          if (stillThere.length === 0) return;
+          return handle({ ...event, added: stillThere, reconcile: false });
+        }
         if (event.added.includes('done')) return archive();
         if (event.added.includes('rework')) {
           if (state === 'drafted') return rework();

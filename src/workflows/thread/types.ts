@@ -93,12 +93,22 @@ export interface LabelsChangedEvent {
   changeId: string;
   added: LabelRole[];
   removed: LabelRole[];
+  /**
+   * Found on the thread by a gap repair rather than read from history: the workflow acts only on
+   * labels still there when it gets to the event (one it already handled is gone by then).
+   */
+  reconcile?: boolean;
 }
 
 /** A draft message of the thread was deleted (the user sent it, or discarded it). */
 export interface DraftGoneEvent {
   type: 'draft_gone';
   messageId: string;
+  /**
+   * Set when a gap repair asks the thread to check its draft (it does not know whether it is gone):
+   * a distinct key, so the check does not mark the real deletion as seen.
+   */
+  changeId?: string;
 }
 
 /** A message with the SENT label appeared in the thread. */
@@ -161,5 +171,7 @@ export function opensThread(event: ThreadEvent): boolean {
 }
 
 export function eventKey(event: ThreadEvent): string {
-  return event.type === 'labels_changed' ? `${event.type}:${event.changeId}` : `${event.type}:${event.messageId}`;
+  if (event.type === 'labels_changed') return `${event.type}:${event.changeId}`;
+  if (event.type === 'draft_gone' && event.changeId) return `${event.type}:${event.messageId}:${event.changeId}`;
+  return `${event.type}:${event.messageId}`;
 }
