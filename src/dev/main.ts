@@ -24,6 +24,7 @@ import { startDevServer } from '../temporal/dev-server.js';
 import { connectClient } from '../temporal/client.js';
 import { createWorkerContext } from '../workers/context.js';
 import { createWorkflowWorker } from '../workers/workflow-worker.js';
+import { installSdkLogging } from '../workers/sdk-logging.js';
 import { startHttpServer } from '../http/server.js';
 import { healthRoute } from '../http/health.js';
 import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../schedules/schedules.js';
@@ -53,6 +54,7 @@ async function shutdown(code: number): Promise<never> {
 
 async function main(): Promise<void> {
   const userCfg = loadConfigOrExit();
+  installSdkLogging(userCfg.LOG_LEVEL);
   const dataDir = userCfg.DATA_DIR ? join(resolve(userCfg.DATA_DIR), '/') : defaultDataDir;
   mkdirSync(dataDir, { recursive: true });
 

@@ -6,10 +6,12 @@ import { loadConfigOrExit } from '../config.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';
 import { createWorkerContext, type WorkerContext } from './context.js';
+import { installSdkLogging } from './sdk-logging.js';
 
 export async function runWorkerMain(name: string, create: (ctx: WorkerContext) => Promise<Worker>): Promise<void> {
   const cfg = loadConfigOrExit();
   const log = createLogger(name);
+  installSdkLogging(cfg.LOG_LEVEL);
   const database = await resolveDatabase(cfg, log);
   const ctx = await createWorkerContext(cfg, database.url);
   try {
