@@ -105,3 +105,16 @@ export function extractReworkInstructions(draftBody: string, previousGeneratedBo
   const parts = [textAboveReply(toLines(withoutBrackets), previousGeneratedBody), ...bracketed].filter(Boolean);
   return { instructions: parts.length > 0 ? parts.join('\n') : null };
 }
+
+/**
+ * Whether the draft in Gmail is no longer the body we generated: the user edited it (Gmail's
+ * re-wrapping, re-spacing and HTML editor do not count). An edited draft is the user's work, and a new
+ * message in the thread does not overwrite it.
+ */
+export function draftEditedByUser(draftBody: string, generatedBody: string): boolean {
+  const text = (body: string) =>
+    toLines(toPlainText(body))
+      .filter((line) => line !== '' && !isQuotation(line))
+      .join(' ');
+  return text(draftBody) !== text(generatedBody);
+}

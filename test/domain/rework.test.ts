@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractReworkInstructions } from '../../src/domain/rework.js';
+import { draftEditedByUser, extractReworkInstructions } from '../../src/domain/rework.js';
 
 const generated = [
   'Hi Alice,',
@@ -88,5 +88,24 @@ describe('extractReworkInstructions', () => {
   it('an emptied draft or empty brackets give no instructions', () => {
     expect(extractReworkInstructions('', generated)).toEqual({ instructions: null });
     expect(extractReworkInstructions(`[[  ]]\n${generated}`, generated)).toEqual({ instructions: null });
+  });
+});
+
+describe('draftEditedByUser', () => {
+  const generated = 'Hi Alice,\n\nThanks for asking. I will send the quarterly numbers by Friday, together with the notes from the board meeting.\n\nBest,\nJane';
+
+  it('is false for our draft as Gmail hands it back: re-wrapped, re-spaced, or as HTML', () => {
+    expect(draftEditedByUser(generated, generated)).toBe(false);
+    const rewrapped = generated.replace('by Friday, together', 'by Friday,\ntogether').replace(/\n/g, '\r\n');
+    expect(draftEditedByUser(rewrapped, generated)).toBe(false);
+    expect(draftEditedByUser(generated.replace('Thanks for asking.', 'Thanks  for\u00a0asking.'), generated)).toBe(false);
+    const html = `<div dir="ltr">${generated.split('\n').map((l) => (l ? `<div>${l}</div>` : '<div><br></div>')).join('')}</div>`;
+    expect(draftEditedByUser(html, generated)).toBe(false);
+  });
+
+  it('is true once the user changed, added or removed text', () => {
+    expect(draftEditedByUser(generated.replace('by Friday', 'by Monday'), generated)).toBe(true);
+    expect(draftEditedByUser(`${generated}\nPS: call me`, generated)).toBe(true);
+    expect(draftEditedByUser(generated.replace('Best,\nJane', ''), generated)).toBe(true);
   });
 });

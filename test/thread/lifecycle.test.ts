@@ -212,6 +212,39 @@ describe('thread workflow lifecycle', () => {
     await recordHistory(h, threadId, 'thread-rework-limit');
   });
 
+  it('replaces an unedited draft when new mail arrives in the thread, and keeps one the user edited', async () => {
+    // Unedited: the new message gets the reply, in the same draft.
+    const first = await deliverAndIngest(h, question('Offsite venue'));
+    const drafted = await h.waitFor(first.threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0);
+    const before = await draftText(drafted.draftId!);
+    // (The emulator's draft thanks for news and promises details for a question.)
+    await deliverAndIngest(h, {
+      ...question('Re: Offsite venue'),
+      text: 'We booked the boat trip as well. [emulator:category=needs_response]',
+      threadId: first.threadId,
+    });
+    const redrafted = await h.waitFor(first.threadId, (s) => s.decisions.filter((d) => d.kind === 'draft').length === 2 && s.pendingEvents === 0);
+    expect(redrafted.draftId).toBe(drafted.draftId);
+    expect(before).toContain('I have read your request');
+    expect(await draftText(drafted.draftId!)).toContain('Thanks for letting me know.');
+    expect(await draftsOf(first.threadId)).toHaveLength(1);
+
+    // Edited: the user's text stays, no reply is written (only the classification call).
+    const second = await deliverAndIngest(h, question('Hiring plan'));
+    const mine = await h.waitFor(second.threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0);
+    const edited = 'Hi Alice,\n\nI will bring the hiring plan to Monday\'s meeting.\n\nJane';
+    await h.gmail.control.editDraft(h.email, mine.draftId!, { text: edited });
+    const llmCalls = h.anthropic.metrics().requests;
+    await deliverAndIngest(h, { ...question('Re: Hiring plan'), text: 'And can you add the budget?', threadId: second.threadId });
+    const kept = await h.waitFor(second.threadId, (s) => s.decisions.at(-1)?.kind === 'draft_kept' && s.pendingEvents === 0);
+    expect(kept.state).toBe('drafted');
+    expect(kept.decisions.at(-1)?.detail).toMatch(/kept the draft you edited; .*\(add Rework/);
+    expect(await draftText(mine.draftId!)).toBe(edited);
+    expect(await draftsOf(second.threadId)).toHaveLength(1);
+    expect(h.anthropic.metrics().requests).toBe(llmCalls + 1);
+    await recordHistory(h, second.threadId, 'thread-edited-draft-kept');
+  });
+
   it('archives the thread and closes the workflow on Done', async () => {
     const { threadId, messageId } = await deliverAndIngest(h, question('Lunch next week'));
     await h.waitFor(threadId, (s) => s.state === 'drafted');

@@ -22,7 +22,7 @@ import type {
   ThreadContent,
 } from '../../activities/thread-contracts.js';
 import { InboxAccountId, InboxCategory, InboxState } from '../../temporal/search-attributes.js';
-import { extractReworkInstructions } from '../../domain/rework.js';
+import { draftEditedByUser, extractReworkInstructions } from '../../domain/rework.js';
 import {
   failureType,
   GIVE_UP_TYPES,
@@ -57,6 +57,9 @@ import {
  * in three task round trips (v2) replay and finish on the code they started with (legacy-v1.ts).
  */
 export const THREAD_V2_PATCH = 'thread-v2-local-store-triage';
+
+/** New mail in a drafted thread checks whether the user edited the draft, and then keeps it. */
+export const KEEP_EDITED_DRAFT_PATCH = 'keep-edited-draft';
 
 const SEEN_EVENTS_KEPT = 500;
 const HANDLED_KEPT = 200;
@@ -195,6 +198,10 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     if (handled.includes(email.messageId)) return; // already classified (a redelivery)
     handled.push(email.messageId);
 
+    // A draft the user has edited is their work: new mail in the thread does not overwrite it (and
+    // no reply is written for it). Rework rewrites it on request, with the new mail.
+    const keepDraft = state === 'drafted' && draftId !== undefined && patched(KEEP_EDITED_DRAFT_PATCH) && (await draftIsUsers());
+
     const rules = await store.classifyByRules({ accountId, email });
     for (const reason of rules.skipped ?? []) decide({ kind: 'rule_skipped', source: 'system', detail: reason });
     let written: LlmDraft | undefined; // the reply, when the LLM wrote it along with the classification
@@ -209,7 +216,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
           email,
           thread: thread.messages,
           instructions: rules.instructions,
-          replyContext: thread.replyContext,
+          replyContext: keepDraft ? undefined : thread.replyContext,
           outputAttempts: settings.llmAttempts,
         }),
       );
@@ -229,7 +236,14 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     }
     upsertMemo({ summary: `${category}: ${thread.subject}`.slice(0, 200) });
 
-    if (category === 'needs_response') {
+    if (category === 'needs_response' && keepDraft) {
+      decide({
+        kind: 'draft_kept',
+        source: 'system',
+        detail: `kept the draft you edited; it does not answer message ${email.messageId} yet (add Rework to have it rewritten)`,
+      });
+      transition('drafted');
+    } else if (category === 'needs_response') {
       transition('needs_response');
       await draftReply(thread, rules.instructions, undefined, written);
     } else if (state !== 'drafted') {
@@ -273,6 +287,14 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
       tokensOut: draft.tokensOut,
     });
     transition('drafted');
+  }
+
+  /** Whether the user edited our draft; when we cannot tell what we wrote, it is taken to be theirs. */
+  async function draftIsUsers(): Promise<boolean> {
+    const current = await gmail.readDraft({ accountId, draftId: draftId! });
+    if (!current) return false; // sent or deleted: its own event follows, and a new draft may be written
+    draftMessageId = current.messageId;
+    return lastGeneratedDraft === undefined || draftEditedByUser(current.body, lastGeneratedDraft);
   }
 
   async function writeReply(

@@ -133,7 +133,8 @@ export interface DecisionRecord {
     | 'discarded'
     | 'action_required'
     | 'skip'
-    | 'rule_skipped';
+    | 'rule_skipped'
+    | 'draft_kept';
   source: 'rules' | 'llm' | 'user' | 'system';
   detail: string;
   model?: string;
