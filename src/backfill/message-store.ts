@@ -22,9 +22,9 @@ const NUL = String.fromCharCode(0);
 const clean = (s: string) => (s.includes(NUL) ? s.split(NUL).join('\uFFFD') : s);
 
 /**
- * The row for a message fetched with format full (or metadata). Gmail's sizeEstimate is not part
- * of ThreadMessage, so raw_size is the message's size as reassembled: headers, body text and the
- * sizes Gmail reports for attachments.
+ * The row for a message fetched with format full (or metadata). raw_size is Gmail's sizeEstimate;
+ * without one, the message's size as reassembled: headers, body text and the sizes Gmail reports
+ * for attachments.
  */
 export function toMessageRow(m: ThreadMessage): MessageRow {
   const headers: Record<string, string> = {};
@@ -42,7 +42,7 @@ export function toMessageRow(m: ThreadMessage): MessageRow {
     internal_date: m.internalDate,
     headers,
     body_text: clean(m.body),
-    raw_size: size,
+    raw_size: m.sizeEstimate ?? size,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { gmail_v1 } from 'googleapis';
 import { describe, expect, it } from 'vitest';
 import { extractBody, getHeader, htmlToText, parseAddressList, parseGmailMessage } from '../../src/services/gmail/index.js';
+import { toMessageRow } from '../../src/backfill/message-store.js';
 import { decodeHeaderText, decodeQuotedPrintable, encodeQuotedPrintable } from '../../src/services/gmail/mime-encoding.js';
 
 type Part = gmail_v1.Schema$MessagePart;
@@ -145,6 +146,15 @@ describe('parseGmailMessage', () => {
   it('decodes the body charset', () => {
     const latin1 = Buffer.from('Grüße aus Köln', 'latin1');
     expect(parseGmailMessage(message(leaf('text/plain', latin1, { charset: 'ISO-8859-1' }))).body).toBe('Grüße aus Köln');
+  });
+
+  it("keeps Gmail's sizeEstimate, which the backfill stores as raw_size (its own estimate only without one)", () => {
+    const withSize = parseGmailMessage({ ...message(leaf('text/plain', 'Hello')), sizeEstimate: 48213 });
+    expect(withSize.sizeEstimate).toBe(48213);
+    expect(toMessageRow(withSize).raw_size).toBe(48213);
+    const without = parseGmailMessage(message(leaf('text/plain', 'Hello'), { Subject: 'Hi' }));
+    expect(without.sizeEstimate).toBeUndefined();
+    expect(toMessageRow(without).raw_size).toBeGreaterThan('Subject'.length + 'Hi'.length + 'Hello'.length);
   });
 
   it('marks SENT and DRAFT messages as the user’s', () => {

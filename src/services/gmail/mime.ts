@@ -432,6 +432,7 @@ export function parseGmailMessage(message: gmail_v1.Schema$Message): ThreadMessa
     labelIds,
     internalDate: Number.isFinite(internalDate) ? internalDate : 0,
     historyId: message.historyId ?? '',
+    ...(typeof message.sizeEstimate === 'number' && message.sizeEstimate >= 0 ? { sizeEstimate: message.sizeEstimate } : {}),
     snippet: decodeSnippet(message.snippet),
     messageId: extractMessageIds(rawHeaders.get('message-id'))[0] ?? (rawHeaders.get('message-id') ?? '').trim(),
     references: extractMessageIds(rawHeaders.get('references')),

@@ -27,6 +27,8 @@ export interface ThreadMessage {
   /** Epoch ms when Gmail accepted the message; more reliable for ordering than the Date header. */
   internalDate: number;
   historyId: string;
+  /** Gmail's estimate of the message's size in bytes; absent when Gmail gave none. */
+  sizeEstimate?: number;
   snippet: string;
   /** RFC 5322 Message-ID including angle brackets, or '' when the message has none. */
   messageId: string;
