@@ -185,6 +185,21 @@ describe('thread workflow lifecycle', () => {
     await recordHistory(h, threadId, 'thread-needs-response-label');
   });
 
+  it('takes Needs Response off a thread that already has our draft, and writes no second one', async () => {
+    const { threadId, messageId } = await deliverAndIngest(h, question('Parking permits'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0);
+    const llmCalls = h.anthropic.metrics().requests;
+    await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Needs Response'] });
+    await h.ingest(threadId, { type: 'labels_changed', messageId, changeId: 'nr-again', added: ['needsResponse'], removed: [] });
+    const status = await h.waitFor(threadId, (s) => s.decisions.at(-1)?.detail === 'Needs Response: already drafted' && s.pendingEvents === 0);
+    expect(status.state).toBe('drafted');
+    expect(await labelNamesOfThread(threadId)).not.toContain('Needs Response');
+    expect(await labelNamesOfThread(threadId)).toContain('Outbox');
+    expect(await draftsOf(threadId)).toHaveLength(1);
+    expect(h.anthropic.metrics().requests).toBe(llmCalls);
+    await recordHistory(h, threadId, 'thread-needs-response-already-drafted');
+  });
+
   it('reworks the draft with the instructions typed into it, then gives up after the limit', async () => {
     const { threadId, messageId } = await deliverAndIngest(h, question('Contract renewal'));
     let status = await h.waitFor(threadId, (s) => s.state === 'drafted');

@@ -61,6 +61,9 @@ export const THREAD_V2_PATCH = 'thread-v2-local-store-triage';
 /** New mail in a drafted thread checks whether the user edited the draft, and then keeps it. */
 export const KEEP_EDITED_DRAFT_PATCH = 'keep-edited-draft';
 
+/** Needs Response on a thread that already has our draft: the label is taken off. */
+export const CLEAR_ANSWERED_NEEDS_RESPONSE_PATCH = 'clear-answered-needs-response';
+
 const SEEN_EVENTS_KEPT = 500;
 const HANDLED_KEPT = 200;
 
@@ -396,6 +399,10 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
         if (event.added.includes('needsResponse')) {
           if (draftId && state === 'drafted') {
             decide({ kind: 'label', source: 'user', detail: 'Needs Response: already drafted' });
+            // The draft there answers the request: the label comes off, as it does when we draft.
+            if (patched(CLEAR_ANSWERED_NEEDS_RESPONSE_PATCH)) {
+              await gmail.changeLabels({ accountId, threadId, labels: settings.labels, add: [], remove: ['needsResponse'] });
+            }
             return;
           }
           const thread = await gmail.readThread({ accountId, threadId });
