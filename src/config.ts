@@ -79,6 +79,8 @@ export const envSchema = z.object({
   GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
   GOOGLE_OAUTH_TOKEN_URL: url.optional(),
   GOOGLE_OAUTH_AUTH_URL: url.optional(),
+  /** Where grants are revoked when an account is disconnected (default Google's). */
+  GOOGLE_OAUTH_REVOKE_URL: url.optional(),
   GMAIL_EMULATOR_PORT: port.default(8235),
   GMAIL_QUOTA_PROFILE: z.enum(['legacy', '2026']).default('legacy'),
 

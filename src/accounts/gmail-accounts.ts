@@ -6,12 +6,14 @@ import { createGmailClient } from '../services/gmail/client.js';
 import { GmailService, type GmailCallGate } from '../services/gmail/gmail-service.js';
 import { GmailAuthError } from '../services/gmail/errors.js';
 import { createLogger } from '../shared/log.js';
-import type { TokenVault } from './token-vault.js';
+import type { StoredTokens, TokenVault } from './token-vault.js';
 
 export interface GmailOAuthSettings {
   clientId: string;
   clientSecret: string;
   tokenUrl?: string;
+  /** OAuth revoke endpoint (disconnecting an account). Default: Google's. */
+  revokeUrl?: string;
   /** The Gmail API root (the emulator in dev and tests). */
   rootUrl?: string;
 }
@@ -30,8 +32,24 @@ export class AccountNotConnectedError extends Error {
 
 const log = createLogger('gmail-accounts');
 
+/**
+ * The account was connected again (a new grant) while a call ran with the client of the old one:
+ * retryable, the next attempt opens a client with the new grant.
+ */
+export class GrantReplacedError extends Error {
+  constructor(accountId: string) {
+    super(`account ${accountId} was connected again while this call ran: retrying with the new grant`);
+    this.name = 'GrantReplacedError';
+  }
+}
+
+interface CachedAccount extends AccountGmail {
+  /** The grant this client was opened with. */
+  refreshToken: string;
+}
+
 export class GmailAccounts {
-  private readonly cache = new Map<string, Promise<AccountGmail>>();
+  private readonly cache = new Map<string, Promise<CachedAccount>>();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -43,6 +61,10 @@ export class GmailAccounts {
 
   /** The account's Gmail service; throws AccountNotConnectedError for an account that needs reauth. */
   forAccount(accountId: string): Promise<AccountGmail> {
+    return this.openCached(accountId);
+  }
+
+  private openCached(accountId: string): Promise<CachedAccount> {
     let entry = this.cache.get(accountId);
     if (!entry) {
       entry = this.open(accountId);
@@ -57,18 +79,30 @@ export class GmailAccounts {
    * account needs_reauth (its sync pauses) before the error goes on to the activity.
    */
   async call<T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> {
-    const { gmail, email } = await this.forAccount(accountId);
+    const opened = await this.openCached(accountId);
     try {
-      return await fn(gmail, email);
+      return await fn(opened.gmail, opened.email);
     } catch (err) {
-      if (err instanceof GmailAuthError && err.revoked) await this.markNeedsReauth(accountId, err.message);
+      if (err instanceof GmailAuthError && err.revoked) {
+        this.cache.delete(accountId);
+        // A client opened before the user connected the account again holds the old, revoked grant.
+        if ((await this.currentGrant(accountId)) !== opened.refreshToken) throw new GrantReplacedError(accountId);
+        await this.markNeedsReauth(accountId, err.message);
+      }
       throw err;
     }
   }
 
+  /** The refresh token stored for the account now; null when it has none (disconnected). */
+  private async currentGrant(accountId: string): Promise<string | null> {
+    const row = await this.prisma.account.findUnique({ where: { id: accountId }, select: { encryptedTokens: true } });
+    return row?.encryptedTokens ? this.vault.open(row.encryptedTokens).refresh_token : null;
+  }
+
   async markNeedsReauth(accountId: string, reason: string): Promise<void> {
     this.cache.delete(accountId);
-    await this.prisma.account.update({ where: { id: accountId }, data: { status: 'needs_reauth' } });
+    // Only an active account: one the user disconnected (grant revoked on purpose) stays disconnected.
+    await this.prisma.account.updateMany({ where: { id: accountId, status: 'active' }, data: { status: 'needs_reauth' } });
     log.warn(`account ${accountId} needs to be reconnected: ${reason}`);
   }
 
@@ -77,7 +111,7 @@ export class GmailAccounts {
     this.cache.delete(accountId);
   }
 
-  private async open(accountId: string): Promise<AccountGmail> {
+  private async open(accountId: string): Promise<CachedAccount> {
     const account = await this.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
     if (account.status !== 'active' || !account.encryptedTokens) {
       throw new AccountNotConnectedError(accountId, account.encryptedTokens ? account.status : 'not connected');
@@ -96,12 +130,19 @@ export class GmailAccounts {
           ...(fresh.access_token ? { access_token: fresh.access_token } : {}),
           ...(fresh.expiry_date ? { expiry_date: fresh.expiry_date } : {}),
         };
+        const grant = tokens.refresh_token;
         Object.assign(tokens, next);
-        this.prisma.account
-          .update({ where: { id: accountId }, data: { encryptedTokens: this.vault.seal(next) } })
-          .catch((err: unknown) => log.warn(`saving refreshed tokens of ${accountId} failed: ${String(err)}`));
+        this.saveRefreshed(accountId, grant, next).catch((err: unknown) =>
+          log.warn(`saving refreshed tokens of ${accountId} failed: ${String(err)}`),
+        );
       },
     });
-    return { email: account.email, gmail: new GmailService(gmail, 'me', this.gateFor?.(accountId)) };
+    return { email: account.email, gmail: new GmailService(gmail, 'me', this.gateFor?.(accountId)), refreshToken: tokens.refresh_token };
+  }
+
+  /** Stores refreshed tokens, unless the account has another grant by now (reconnected) or none (disconnected). */
+  private async saveRefreshed(accountId: string, grant: string, next: StoredTokens): Promise<void> {
+    if ((await this.currentGrant(accountId)) !== grant) return;
+    await this.prisma.account.update({ where: { id: accountId }, data: { encryptedTokens: this.vault.seal(next) } });
   }
 }

@@ -1,7 +1,9 @@
-// `npm run cli -- accounts <connect|list>`.
+// `npm run cli -- accounts <connect|list|disconnect>`.
 //   connect [--login-hint you@example.com]  OAuth2 loopback consent in the browser; tokens sealed in
 //                                           Postgres, labels created, cursor set, watch, sync started.
 //   list                                    every account with its status (needs_reauth says what to do).
+//   disconnect <account>                    watch stopped, grant revoked, tokens deleted, sync stopped;
+//                                           threads wait, and connect resumes them.
 import { parseArgs } from 'node:util';
 import { TokenVault } from '../accounts/token-vault.js';
 import type { Env } from '../config.js';
@@ -9,7 +11,7 @@ import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { threadSettingsFromConfig } from '../ingest/thread-ingest.js';
 import { createLogger } from '../shared/log.js';
-import { registerAccount, runLoopbackConsent, type RegisteredAccount } from '../sync/accounts.js';
+import { disconnectAccount, registerAccount, runLoopbackConsent, type RegisteredAccount } from '../sync/accounts.js';
 import type { SyncTarget } from '../sync/notify.js';
 import { workflowTaskQueue } from '../sync/wiring.js';
 import { connectClient } from '../temporal/client.js';
@@ -81,14 +83,48 @@ export async function listCommand(deps: Pick<AccountsCliDeps, 'prisma'>, io: Acc
   for (const a of stale) {
     io.out(`\n${a.email} needs_reauth: Google revoked the grant; its sync is paused. Reconnect: npm run cli -- accounts connect --login-hint ${a.email}`);
   }
+  for (const a of rows.filter((r) => r.status === 'disconnected')) {
+    io.out(`\n${a.email} disconnected: nothing is read or written. Connect it again: npm run cli -- accounts connect --login-hint ${a.email}`);
+  }
 }
+
+export async function disconnectCommand(deps: AccountsCliDeps, io: AccountsCliIo, account: string): Promise<void> {
+  const row = account.includes('@')
+    ? await deps.prisma.account.findUnique({ where: { email: account.toLowerCase() } })
+    : await deps.prisma.account.findUnique({ where: { id: account } }).catch(() => null);
+  if (!row) throw new AccountsUsageError(`no account ${account} (see npm run cli -- accounts list)`);
+  const done = await disconnectAccount(
+    {
+      prisma: deps.prisma,
+      vault: new TokenVault(await resolveTokenKey(deps.cfg)),
+      oauth: gmailOAuthSettings(deps.cfg),
+      ...(deps.sync ? { sync: deps.sync } : {}),
+    },
+    row.id,
+  );
+  const warn = (ok: boolean, what: string) => (ok ? what : `${what} FAILED (see the log)`);
+  io.out(
+    `Disconnected ${done.email}: ${warn(done.watchStopped, 'push watch stopped')}, ${warn(done.grantRevoked, 'grant revoked at Google')}, ` +
+      `tokens deleted${deps.sync ? `, ${done.syncStopped ? 'sync stopped' : 'no sync was running'}` : ' (Temporal unreachable: the sync stops at its next Gmail call)'}.`,
+  );
+  io.out(`Its threads and their drafts stay as they are. Connect it again with: npm run cli -- accounts connect --login-hint ${done.email}`);
+}
+
+/** A bad argument: printed with the usage, exit 2. */
+class AccountsUsageError extends Error {}
+
+const USAGE = 'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id>';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo = { out: (l) => console.log(l) }): Promise<number> {
   const [sub, ...rest] = argv;
-  const { values } = parseArgs({ args: rest, options: { 'login-hint': { type: 'string' } }, allowPositionals: true });
-  if (sub !== 'connect' && sub !== 'list') {
-    io.out('usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list');
+  const { values, positionals } = parseArgs({ args: rest, options: { 'login-hint': { type: 'string' } }, allowPositionals: true });
+  if (sub !== 'connect' && sub !== 'list' && sub !== 'disconnect') {
+    io.out(USAGE);
+    return 2;
+  }
+  if (sub === 'disconnect' && positionals.length !== 1) {
+    io.out(`durable-inbox accounts: disconnect needs one account (its email or id)\n${USAGE}`);
     return 2;
   }
   const database = await resolveDatabase(cfg, log);
@@ -102,10 +138,17 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
     try {
       client = await connectClient(cfg, await resolvePayloadKeys(cfg));
     } catch (err) {
-      log.warn(`Temporal unreachable (${err instanceof Error ? err.message : String(err)}): the fallback poll will start this account's sync`);
+      const then = sub === 'connect' ? "the fallback poll will start this account's sync" : 'the sync stops at its next Gmail call';
+      log.warn(`Temporal unreachable (${err instanceof Error ? err.message : String(err)}): ${then}`);
     }
     try {
-      await connectCommand({ cfg, prisma, ...(client ? { sync: { client, taskQueue: workflowTaskQueue(cfg) } } : {}) }, io, values['login-hint']);
+      const deps = { cfg, prisma, ...(client ? { sync: { client, taskQueue: workflowTaskQueue(cfg) } } : {}) };
+      if (sub === 'disconnect') await disconnectCommand(deps, io, positionals[0]!);
+      else await connectCommand(deps, io, values['login-hint']);
+    } catch (err) {
+      if (!(err instanceof AccountsUsageError)) throw err;
+      io.out(`durable-inbox accounts: ${err.message}\n${USAGE}`);
+      return 2;
     } finally {
       await client?.connection.close();
     }

@@ -41,6 +41,7 @@ export async function startDemoWorld(cfg: Env): Promise<DemoWorld> {
       GOOGLE_CLIENT_SECRET: info.defaultClient.clientSecret,
       GOOGLE_OAUTH_TOKEN_URL: info.tokenUrl,
       GOOGLE_OAUTH_AUTH_URL: info.authUrl,
+      GOOGLE_OAUTH_REVOKE_URL: info.revokeUrl,
       GOOGLE_CERTS_URL: info.pemCertsUrl,
       PUSH_AUDIENCE: pushEndpoint,
       PUSH_SERVICE_ACCOUNT_EMAIL: PUSH_SERVICE_ACCOUNT,

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { OAuth2Client } from 'google-auth-library';
 import type { GmailOAuthSettings } from '../accounts/gmail-accounts.js';
 import type { StoredTokens, TokenVault } from '../accounts/token-vault.js';
@@ -13,6 +13,7 @@ import type { PrismaClient } from '../db/client.js';
 import { createGmailClient } from '../services/gmail/client.js';
 import { GmailService } from '../services/gmail/gmail-service.js';
 import { createLogger } from '../shared/log.js';
+import { syncWorkflowId } from '../workflows/sync/types.js';
 import { accountReconnectedSignal } from '../workflows/thread/signals.js';
 import type { LabelNames } from '../workflows/thread/types.js';
 import { notifyReconnected, notifySync, type SyncTarget } from './notify.js';
@@ -92,6 +93,61 @@ export async function registerAccount(deps: AccountDeps, tokens: StoredTokens): 
   }
   log.info(`account ${account.id} connected${reconnected ? ' again' : ''}`);
   return { id: account.id, email, reconnected, historyId, ...(watchExpiration ? { watchExpiration } : {}) };
+}
+
+export interface DisconnectedAccount {
+  id: string;
+  email: string;
+  /** users.stop answered: Gmail no longer pushes this mailbox's changes. */
+  watchStopped: boolean;
+  /** Google revoked the grant (refresh and access tokens). */
+  grantRevoked: boolean;
+  /** The account's sync workflow was cancelled. */
+  syncStopped: boolean;
+}
+
+/**
+ * The user takes the assistant off a mailbox: the push watch is stopped, the grant revoked at
+ * Google, the tokens deleted, the sync workflow cancelled. The cursor, the thread rows and the
+ * running thread workflows stay: they wait (their Gmail calls pause the way they do for a revoked
+ * grant), and `registerAccount` after a new consent resumes everything where it stopped. Steps
+ * that fail (Google unreachable, say) are reported, and the account is disconnected all the same.
+ */
+export async function disconnectAccount(deps: Pick<AccountDeps, 'prisma' | 'vault' | 'oauth' | 'sync'>, accountId: string): Promise<DisconnectedAccount> {
+  const account = await deps.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
+  let watchStopped = false;
+  let grantRevoked = false;
+  if (account.encryptedTokens) {
+    const tokens = deps.vault.open(account.encryptedTokens);
+    const { gmail, auth } = createGmailClient({ ...deps.oauth, credentials: tokens });
+    try {
+      await new GmailService(gmail).stop();
+      watchStopped = true;
+    } catch (err) {
+      log.warn(`users.stop for ${account.email} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    try {
+      await auth.revokeToken(tokens.refresh_token);
+      grantRevoked = true;
+    } catch (err) {
+      log.warn(`revoking the grant of ${account.email} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  await deps.prisma.account.update({
+    where: { id: accountId },
+    data: { status: 'disconnected', encryptedTokens: null, watchExpiration: null },
+  });
+  let syncStopped = false;
+  if (deps.sync) {
+    try {
+      await deps.sync.client.workflow.getHandle(syncWorkflowId(accountId)).cancel();
+      syncStopped = true;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  }
+  log.info(`account ${accountId} disconnected`);
+  return { id: accountId, email: account.email, watchStopped, grantRevoked, syncStopped };
 }
 
 /** Tells the account's running thread workflows that its grant works again. */

@@ -34,6 +34,7 @@ export function gmailOAuthSettings(cfg: Env) {
     clientId: cfg.GOOGLE_CLIENT_ID,
     clientSecret: cfg.GOOGLE_CLIENT_SECRET,
     tokenUrl: cfg.GOOGLE_OAUTH_TOKEN_URL,
+    revokeUrl: cfg.GOOGLE_OAUTH_REVOKE_URL,
     rootUrl: cfg.GMAIL_API_ROOT_URL,
   };
 }

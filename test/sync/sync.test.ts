@@ -18,7 +18,7 @@ import {
   WATCH_RENEWAL_SCHEDULE_ID,
 } from '../../src/schedules/schedules.js';
 import { ensureDemoAccount, registerAccount, type AccountDeps } from '../../src/sync/accounts.js';
-import { connectCommand, listCommand } from '../../src/cli/accounts.js';
+import { connectCommand, disconnectCommand, listCommand, runAccountsCli } from '../../src/cli/accounts.js';
 import { notifySync, type SyncTarget } from '../../src/sync/notify.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
@@ -511,6 +511,52 @@ describe('accounts', () => {
     const second = await ensureDemoAccount(accountDeps, { url: h.gmail.url }, email);
     expect(second.id).toBe(first.id);
     expect((await h.gmail.control.getState(email)).watch?.topicName).toBe(TOPIC);
+  });
+
+  it('disconnects an account (watch stopped, grant revoked, tokens deleted, sync stopped) and connect resumes it', async () => {
+    const email = `disconnect-${randomUUID().slice(0, 8)}@example.com`;
+    const accountId = await connectEmulatorAccount(email);
+    await until('sync started', async () => ((await syncStatus(accountId)).stats.passes > 0 ? true : undefined));
+    const before = await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
+    const { refresh_token } = accountDeps.vault.open(before.encryptedTokens!);
+    expect(h.gmail.world.push.getWatch(email)).toBeDefined();
+
+    const lines: string[] = [];
+    const cfg = { ...h.cfg, GOOGLE_OAUTH_REVOKE_URL: `${h.gmail.url}/revoke` };
+    await disconnectCommand({ cfg, prisma: h.prisma, sync }, { out: (l) => lines.push(l) }, email.toUpperCase());
+    expect(lines[0]).toBe(`Disconnected ${email}: push watch stopped, grant revoked at Google, tokens deleted, sync stopped.`);
+    const row = await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
+    expect(row).toMatchObject({ status: 'disconnected', encryptedTokens: null, watchExpiration: null, historyId: before.historyId });
+    expect(h.gmail.world.push.getWatch(email)).toBeUndefined();
+    const refresh = await fetch(`${h.gmail.url}/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token, client_id: accountDeps.oauth.clientId, client_secret: accountDeps.oauth.clientSecret }),
+    });
+    expect(refresh.status).toBe(400);
+    expect(await refresh.text()).toContain('invalid_grant');
+    await until('sync cancelled', async () => {
+      const { status } = await h.client.workflow.getHandle(syncWorkflowId(accountId)).describe();
+      return status.name === 'CANCELLED' ? true : undefined;
+    });
+    const listed: string[] = [];
+    await listCommand({ prisma: h.prisma }, { out: (l) => listed.push(l) });
+    expect(listed.join('\n')).toContain(`${email} disconnected: nothing is read or written`);
+
+    // Mail that arrives meanwhile waits in Gmail; connecting again picks it up from the kept cursor.
+    const { threadId } = await h.gmail.control.deliver(email, { to: [email], ...question('While disconnected') });
+    expect(await connectEmulatorAccount(email)).toBe(accountId);
+    expect((await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } })).status).toBe('active');
+    await until('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), 45_000);
+    expect((await h.client.workflow.getHandle(syncWorkflowId(accountId)).describe()).status.name).toBe('RUNNING');
+  });
+
+  it('refuses to disconnect an account it does not know, with exit 2', async () => {
+    const lines: string[] = [];
+    const code = await runAccountsCli({ ...h.cfg, LOG_LEVEL: 'warn' }, ['disconnect', `nobody-${randomUUID().slice(0, 8)}@example.com`], { out: (l) => lines.push(l) });
+    expect(code).toBe(2);
+    expect(lines.join('\n')).toMatch(/no account nobody-.* \(see npm run cli -- accounts list\)\nusage: npm run cli -- accounts/);
+    expect(await runAccountsCli(h.cfg, ['disconnect'], { out: (l) => lines.push(l) })).toBe(2);
+    expect(lines.at(-1)).toMatch(/^durable-inbox accounts: disconnect needs one account \(its email or id\)\nusage: /);
   });
 
   it('lists accounts and says which need to be reconnected', async () => {

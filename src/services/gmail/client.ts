@@ -17,6 +17,8 @@ export interface GmailClientOptions {
   clientSecret: string;
   /** OAuth token endpoint. Default: https://oauth2.googleapis.com/token. */
   tokenUrl?: string;
+  /** OAuth revoke endpoint. Default: https://oauth2.googleapis.com/revoke. */
+  revokeUrl?: string;
   credentials: { refresh_token: string; access_token?: string; expiry_date?: number };
   /** Called after every token refresh with the new tokens (access_token, expiry_date, maybe a new refresh_token). */
   onTokens?: (tokens: GmailTokens) => void;
@@ -41,7 +43,10 @@ export function createGmailClient(options: GmailClientOptions): GmailClient {
   const auth = new google.auth.OAuth2({
     clientId: options.clientId,
     clientSecret: options.clientSecret,
-    ...(options.tokenUrl ? { endpoints: { oauth2TokenUrl: options.tokenUrl } } : {}),
+    endpoints: {
+      ...(options.tokenUrl ? { oauth2TokenUrl: options.tokenUrl } : {}),
+      ...(options.revokeUrl ? { oauth2RevokeUrl: options.revokeUrl } : {}),
+    },
     // Applies to every request through this client: Gmail calls and token refreshes alike.
     transporterOptions: { timeout, ...NO_RETRIES, retryConfig: { ...NO_RETRIES.retryConfig } },
   });
