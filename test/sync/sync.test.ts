@@ -550,6 +550,29 @@ describe('accounts', () => {
     expect((await h.client.workflow.getHandle(syncWorkflowId(accountId)).describe()).status.name).toBe('RUNNING');
   });
 
+  it('keeps the new grant when a worker still holding a client of the old one refreshes its token', async () => {
+    const email = `regrant-${randomUUID().slice(0, 8)}@example.com`;
+    const storedGrant = async (id: string) =>
+      accountDeps.vault.open((await h.prisma.account.findUniqueOrThrow({ where: { id } })).encryptedTokens!).refresh_token;
+    // Every call refreshes its access token (google-auth-library refreshes ahead of expiry).
+    await h.gmail.control.setOAuth({ accessTokenTtlSeconds: 1 });
+    try {
+      const id = await connectEmulatorAccount(email);
+      const worker = new GmailAccounts(h.prisma, accountDeps.vault, accountDeps.oauth);
+      await worker.call(id, (g) => g.getProfile()); // this "worker" caches a client of the first grant
+      const first = await storedGrant(id);
+      expect(await connectEmulatorAccount(email)).toBe(id); // the user connects again: a second grant
+      const second = await storedGrant(id);
+      expect(second).not.toBe(first);
+
+      await worker.call(id, (g) => g.getProfile()); // refreshes with the first grant, still valid at Google
+      await new Promise((r) => setTimeout(r, 300)); // the refreshed tokens are saved in the background
+      expect(await storedGrant(id)).toBe(second);
+    } finally {
+      await h.gmail.control.setOAuth({ accessTokenTtlSeconds: 3599 });
+    }
+  });
+
   it('refuses to disconnect an account it does not know, with exit 2', async () => {
     const lines: string[] = [];
     const code = await runAccountsCli({ ...h.cfg, LOG_LEVEL: 'warn' }, ['disconnect', `nobody-${randomUUID().slice(0, 8)}@example.com`], { out: (l) => lines.push(l) });
