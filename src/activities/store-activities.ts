@@ -11,6 +11,7 @@ import {
   type Rule,
 } from '../domain/rules.js';
 import { isCategory } from '../domain/types.js';
+import { ruleFromRow, type RuleRow } from '../db/rule-rows.js';
 import { uuid7 } from '../db/uuid7.js';
 import type { EmailForPrompt } from '../domain/types.js';
 import type { RulesVerdict, StoreActivities } from './thread-contracts.js';
@@ -40,7 +41,7 @@ ON CONFLICT (run_id, seq) DO NOTHING`;
 // Raw SQL on the per-email paths: Prisma's query building costs about a millisecond of the
 // worker's main thread per query (docs/thread-workflow.md).
 const ENABLED_RULES_SQL = `
-SELECT id, scope::text AS scope, scope_ref, kind::text AS kind, conditions, action, instruction, priority
+SELECT id, scope::text AS scope, scope_ref AS "scopeRef", kind::text AS kind, conditions, action, instruction, priority, enabled
 FROM rules
 WHERE enabled AND (scope <> 'account' OR scope_ref = $1)`;
 
@@ -48,17 +49,6 @@ const LOAD_THREAD_SQL = `
 SELECT state, category, confidence, draft_id, draft_message_id, draft_created_at, rework_count, handled_message_ids
 FROM threads
 WHERE account_id = $1 AND gmail_thread_id = $2`;
-
-interface RuleRow {
-  id: string;
-  scope: Rule['scope'];
-  scope_ref: string | null;
-  kind: Rule['kind'];
-  conditions: unknown;
-  action: string;
-  instruction: string | null;
-  priority: number;
-}
 
 interface ThreadRow {
   state: string;
@@ -69,20 +59,6 @@ interface ThreadRow {
   draft_created_at: Date | null;
   rework_count: number;
   handled_message_ids: string[];
-}
-
-function toDomainRule(row: RuleRow): Rule {
-  return {
-    id: row.id,
-    scope: row.scope,
-    scopeRef: row.scope_ref ?? undefined,
-    kind: row.kind,
-    conditions: (row.conditions ?? {}) as Rule['conditions'],
-    category: isCategory(row.action) ? row.action : undefined,
-    instruction: row.instruction ?? undefined,
-    priority: row.priority,
-    enabled: true,
-  };
 }
 
 function verdictOf(rules: Rule[], email: EmailForPrompt, accountId: string): RulesVerdict {
@@ -114,7 +90,7 @@ export function createStoreActivities(prisma: PrismaClient): StoreActivities {
       // Which domain and sender rules apply is decided by the domain module (subdomains, `@domain`,
       // case); here only other accounts' rules are left out.
       const rows = await prisma.$queryRawUnsafe<RuleRow[]>(ENABLED_RULES_SQL, accountId);
-      const rules = [...BUILTIN_RULES, ...rows.map(toDomainRule)];
+      const rules = [...BUILTIN_RULES, ...rows.map(ruleFromRow)];
       try {
         return verdictOf(rules, email, accountId);
       } catch (err) {

@@ -13,9 +13,10 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { Env } from '../config.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
+import { ruleFromRow } from '../db/rule-rows.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule } from '../domain/rules.js';
-import { CATEGORIES, isCategory } from '../domain/types.js';
+import { CATEGORIES } from '../domain/types.js';
 import { createLogger } from '../shared/log.js';
 
 const log = createLogger('cli');
@@ -104,20 +105,6 @@ async function resolveAccount(prisma: PrismaClient, account: string): Promise<{ 
   return { id: found.id, email: found.email };
 }
 
-function toRule(row: Awaited<ReturnType<PrismaClient['rule']['findMany']>>[number]): Rule {
-  return {
-    id: row.id,
-    scope: row.scope,
-    scopeRef: row.scopeRef ?? undefined,
-    kind: row.kind,
-    conditions: (row.conditions ?? {}) as Rule['conditions'],
-    category: isCategory(row.action) ? row.action : undefined,
-    instruction: row.instruction ?? undefined,
-    priority: row.priority,
-    enabled: row.enabled,
-  };
-}
-
 function describeConditions(rule: Rule): string {
   const c = rule.conditions ?? {};
   const parts = (['from', 'to', 'subject', 'body'] as const).flatMap((f) => (c[f] ? [`${f}~${c[f]}`] : []));
@@ -138,7 +125,7 @@ async function listRules(prisma: PrismaClient, io: RulesCliIo, account?: string)
     where: owner ? { OR: [{ scope: { not: 'account' } }, { scopeRef: owner.id }] } : {},
     orderBy: [{ scope: 'asc' }, { priority: 'desc' }, { createdAt: 'asc' }],
   });
-  const rules = [...rows.map(toRule), ...BUILTIN_RULES];
+  const rules = [...rows.map(ruleFromRow), ...BUILTIN_RULES];
   printTable(
     io,
     ['ID', 'SCOPE', 'REF', 'DOES', 'WHEN', 'PRIORITY', 'ENABLED'],
@@ -195,7 +182,7 @@ export async function addRule(prisma: PrismaClient, values: Values): Promise<Rul
       priority: rule.priority,
     },
   });
-  return toRule(row);
+  return ruleFromRow(row);
 }
 
 async function changeRule(prisma: PrismaClient, io: RulesCliIo, sub: 'enable' | 'disable' | 'remove', id: string | undefined): Promise<void> {
@@ -230,7 +217,7 @@ async function testRules(prisma: PrismaClient, io: RulesCliIo, values: Values): 
   };
   // Without --account, no account's own rules apply.
   const rows = await prisma.rule.findMany({ where: { enabled: true, ...(owner ? {} : { scope: { not: 'account' } }) } });
-  const rules = [...BUILTIN_RULES, ...rows.map(toRule)];
+  const rules = [...BUILTIN_RULES, ...rows.map(ruleFromRow)];
   const verdict = evaluateRules(rules, email, accountId);
   io.out(
     verdict.decided
