@@ -3,11 +3,13 @@ import { loadConfigOrExit } from '../config.js';
 import { runAccountsCli } from './accounts.js';
 import { runBackfillCli } from './backfill.js';
 import { runRulesCli } from './rules.js';
+import { runThreadsCli } from './threads.js';
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   accounts: (argv) => runAccountsCli(loadConfigOrExit(), argv),
   backfill: (argv) => runBackfillCli(loadConfigOrExit(), argv),
   rules: (argv) => runRulesCli(loadConfigOrExit(), argv),
+  threads: (argv) => runThreadsCli(loadConfigOrExit(), argv),
 };
 
 const [name, ...rest] = process.argv.slice(2);

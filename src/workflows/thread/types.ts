@@ -4,16 +4,19 @@ import type { Category } from '../../domain/types.js';
 
 export type { Category };
 
-export type ThreadState =
-  | 'pending'
-  | 'skipped'
-  | 'needs_response'
-  | 'drafted'
-  | 'rework_requested'
-  | 'sent'
-  | 'archived'
-  | 'action_required'
-  | 'discarded';
+export const THREAD_STATES = [
+  'pending',
+  'skipped',
+  'needs_response',
+  'drafted',
+  'rework_requested',
+  'sent',
+  'archived',
+  'action_required',
+  'discarded',
+] as const;
+
+export type ThreadState = (typeof THREAD_STATES)[number];
 
 export const CLOSED_STATES: readonly ThreadState[] = ['sent', 'archived', 'discarded'];
 

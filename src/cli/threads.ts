@@ -1,0 +1,157 @@
+// `npm run cli -- threads <list|show> ...`: what the assistant did, from Postgres (closed threads
+// included; the Web UI and `temporal workflow` show the running ones).
+//   list [--account A] [--state S] [--limit N]   newest first
+//   show <thread id> [--account A]               the thread's row and its decision log
+// <A> is an account id or its email address.
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import type { Env } from '../config.js';
+import { createPrismaClient, type PrismaClient } from '../db/client.js';
+import { resolveDatabase } from '../db/resolve-database.js';
+import { createLogger } from '../shared/log.js';
+import { THREAD_STATES } from '../workflows/thread/types.js';
+
+const log = createLogger('cli');
+
+export interface ThreadsCliIo {
+  out: (line: string) => void;
+}
+
+const USAGE = `usage: npm run cli -- threads list [--account A] [--state ${THREAD_STATES.join('|')}] [--limit N]
+       npm run cli -- threads show <thread id> [--account A]`;
+
+class ThreadsUsageError extends Error {}
+
+const listArgs = z.object({
+  account: z.string().optional(),
+  state: z.enum(THREAD_STATES, { error: `expected one of ${THREAD_STATES.join(', ')}` }).optional(),
+  limit: z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 1000, 'expected 1 to 1000')
+    .default(50),
+});
+
+async function accountIdOf(prisma: PrismaClient, account: string | undefined): Promise<string | undefined> {
+  if (account === undefined) return undefined;
+  const found = account.includes('@')
+    ? await prisma.account.findUnique({ where: { email: account.toLowerCase() } })
+    : await prisma.account.findUnique({ where: { id: account } }).catch(() => null);
+  if (!found) throw new ThreadsUsageError(`no account ${account} (see npm run cli -- accounts list)`);
+  return found.id;
+}
+
+/** The thread in Gmail's web client (the API's thread id is the one its URLs use). */
+const gmailLink = (email: string, threadId: string) => `https://mail.google.com/mail/u/${encodeURIComponent(email)}/#all/${threadId}`;
+
+function table(io: ThreadsCliIo, header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  io.out(fmt(header));
+  for (const r of rows) io.out(fmt(r));
+}
+
+async function list(prisma: PrismaClient, io: ThreadsCliIo, values: Record<string, unknown>): Promise<void> {
+  const parsed = listArgs.safeParse(values);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ThreadsUsageError(`--${issue.path.join('.')}: ${issue.message}`);
+  }
+  const { account, state, limit } = parsed.data;
+  const accountId = await accountIdOf(prisma, account);
+  const rows = await prisma.thread.findMany({
+    where: { ...(accountId ? { accountId } : {}), ...(state ? { state } : {}) },
+    orderBy: { updatedAt: 'desc' },
+    take: limit,
+    include: { account: { select: { email: true } } },
+  });
+  if (rows.length === 0) {
+    io.out('No threads.');
+    return;
+  }
+  table(
+    io,
+    ['UPDATED', 'ACCOUNT', 'THREAD', 'STATE', 'CATEGORY', 'CONFIDENCE', 'DRAFT', 'REWORKS'],
+    rows.map((t) => [
+      t.updatedAt.toISOString().slice(0, 19).replace('T', ' '),
+      t.account.email,
+      t.gmailThreadId,
+      t.state,
+      t.category ?? '-',
+      t.confidence === null ? '-' : t.confidence.toFixed(2),
+      t.draftId ?? '-',
+      String(t.reworkCount),
+    ]),
+  );
+}
+
+function detailText(detail: unknown): string {
+  if (detail && typeof detail === 'object' && 'text' in detail) return String((detail as { text: unknown }).text);
+  return JSON.stringify(detail);
+}
+
+async function show(prisma: PrismaClient, io: ThreadsCliIo, threadId: string | undefined, account: string | undefined): Promise<void> {
+  if (!threadId) throw new ThreadsUsageError('show needs a thread id (see npm run cli -- threads list)');
+  const accountId = await accountIdOf(prisma, account);
+  const found = await prisma.thread.findMany({
+    where: { gmailThreadId: threadId, ...(accountId ? { accountId } : {}) },
+    include: { account: { select: { email: true } }, decisions: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
+  });
+  if (found.length === 0) throw new ThreadsUsageError(`no thread ${threadId}${account ? ` in ${account}` : ''}`);
+  if (found.length > 1) throw new ThreadsUsageError(`thread ${threadId} is in ${found.length} accounts: give --account`);
+  const t = found[0]!;
+  io.out(`thread ${t.gmailThreadId} of ${t.account.email}  (${gmailLink(t.account.email, t.gmailThreadId)})`);
+  io.out(`state ${t.state}${t.category ? `, ${t.category}` : ''}${t.confidence !== null ? ` (${t.confidence.toFixed(2)})` : ''}` +
+    `${t.draftId ? `, draft ${t.draftId}` : ''}, ${t.reworkCount} rework(s), updated ${t.updatedAt.toISOString()}` +
+    `${t.closedAt ? `, closed ${t.closedAt.toISOString()}` : ''}`);
+  io.out(`workflow thread/${t.accountId}/${t.gmailThreadId} (last run ${t.lastRunId ?? '-'})`);
+  io.out('');
+  table(
+    io,
+    ['AT', 'KIND', 'SOURCE', 'DETAIL', 'MODEL', 'TOKENS'],
+    t.decisions.map((d) => [
+      d.createdAt.toISOString().slice(0, 19).replace('T', ' '),
+      d.kind,
+      d.source,
+      detailText(d.detail),
+      d.model ?? '-',
+      d.tokensIn === null ? '-' : `${d.tokensIn}/${d.tokensOut ?? 0}`,
+    ]),
+  );
+}
+
+/** Entry for src/cli/main.ts. Returns the exit code. */
+export async function runThreadsCli(cfg: Env, argv: string[], io: ThreadsCliIo = { out: (l) => console.log(l) }): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'list' && sub !== 'show') {
+    io.out(USAGE);
+    return 2;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: { account: { type: 'string' }, state: { type: 'string' }, limit: { type: 'string' } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    io.out(`durable-inbox threads: ${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const database = await resolveDatabase(cfg, log);
+  const prisma = createPrismaClient(database.url);
+  try {
+    if (sub === 'list') await list(prisma, io, parsed.values);
+    else await show(prisma, io, parsed.positionals[0], parsed.values.account);
+    return 0;
+  } catch (err) {
+    if (!(err instanceof ThreadsUsageError)) throw err;
+    io.out(`durable-inbox threads: ${err.message}\n${USAGE}`);
+    return 2;
+  } finally {
+    await prisma.$disconnect();
+    await database.stop();
+  }
+}
