@@ -85,9 +85,11 @@ export class GmailAccounts {
     } catch (err) {
       if (err instanceof GmailAuthError && err.revoked) {
         this.cache.delete(accountId);
-        // A client opened before the user connected the account again holds the old, revoked grant.
-        if ((await this.currentGrant(accountId)) !== opened.refreshToken) throw new GrantReplacedError(accountId);
-        await this.markNeedsReauth(accountId, err.message);
+        const current = await this.currentGrant(accountId);
+        // A client opened before the user connected the account again holds the old, revoked grant;
+        // with no grant stored (disconnected) the error stands, and the account stays as it is.
+        if (current !== null && current !== opened.refreshToken) throw new GrantReplacedError(accountId);
+        if (current !== null) await this.markNeedsReauth(accountId, err.message);
       }
       throw err;
     }

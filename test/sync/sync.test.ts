@@ -520,6 +520,8 @@ describe('accounts', () => {
     const before = await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
     const { refresh_token } = accountDeps.vault.open(before.encryptedTokens!);
     expect(h.gmail.world.push.getWatch(email)).toBeDefined();
+    const stale = new GmailAccounts(h.prisma, accountDeps.vault, accountDeps.oauth); // a worker's cached client
+    await stale.call(accountId, (g) => g.getProfile());
 
     const lines: string[] = [];
     const cfg = { ...h.cfg, GOOGLE_OAUTH_REVOKE_URL: `${h.gmail.url}/revoke` };
@@ -538,6 +540,12 @@ describe('accounts', () => {
       const { status } = await h.client.workflow.getHandle(syncWorkflowId(accountId)).describe();
       return status.name === 'CANCELLED' ? true : undefined;
     });
+    // A worker still holding a client of the revoked grant fails for good (no retry loop), and the
+    // account stays disconnected rather than turning needs_reauth.
+    // (First the revoked access token's 401, which an activity would retry; then the refresh's invalid_grant.)
+    await expect(stale.call(accountId, (g) => g.getProfile())).rejects.toMatchObject({ name: 'GmailAuthError' });
+    await expect(stale.call(accountId, (g) => g.getProfile())).rejects.toMatchObject({ name: 'GmailAuthError', revoked: true });
+    expect((await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } })).status).toBe('disconnected');
     const listed: string[] = [];
     await listCommand({ prisma: h.prisma }, { out: (l) => listed.push(l) });
     expect(listed.join('\n')).toContain(`${email} disconnected: nothing is read or written`);
