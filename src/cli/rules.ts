@@ -126,13 +126,18 @@ async function listRules(prisma: PrismaClient, io: RulesCliIo, account?: string)
     orderBy: [{ scope: 'asc' }, { priority: 'desc' }, { createdAt: 'asc' }],
   });
   const rules = [...rows.map(ruleFromRow), ...BUILTIN_RULES];
+  // Account rules name the account by its email (they store its id).
+  const accountIds = [...new Set(rules.flatMap((r) => (r.scope === 'account' && r.scopeRef ? [r.scopeRef] : [])))];
+  const emails = new Map(
+    (await prisma.account.findMany({ where: { id: { in: accountIds } }, select: { id: true, email: true } })).map((a) => [a.id, a.email]),
+  );
   printTable(
     io,
     ['ID', 'SCOPE', 'REF', 'DOES', 'WHEN', 'PRIORITY', 'ENABLED'],
     rules.map((r) => [
       r.id,
       r.scope,
-      r.scopeRef ?? '-',
+      (r.scope === 'account' && r.scopeRef ? emails.get(r.scopeRef) : undefined) ?? r.scopeRef ?? '-',
       r.kind === 'deterministic' ? `category ${r.category ?? '?'}` : `instruction: ${JSON.stringify(r.instruction ?? '')}`,
       describeConditions(r),
       String(r.priority),

@@ -76,7 +76,7 @@ describe('rules cli', () => {
     expect(other.out).not.toContain('Sign as Sam.');
     expect(other.out).toContain('Answer in French.');
     const listed = await cli('list', '--account', account.email);
-    expect(listed.out).toContain('Sign as Sam.');
+    expect(listed.out).toMatch(new RegExp(`account\\s+${account.email}\\s+instruction: "Sign as Sam\\."`));
   });
 
   it('refuses bad arguments with a clear reason and exit 2, storing nothing', async () => {
