@@ -17,6 +17,8 @@ import { workflowTaskQueue } from '../sync/wiring.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys.js';
 import { gmailOAuthSettings } from '../workers/gmail-worker.js';
+import { findAccount, noSuchAccount } from './account-ref.js';
+import { printTable } from './table.js';
 
 const log = createLogger('cli');
 
@@ -74,11 +76,7 @@ export async function listCommand(deps: Pick<AccountsCliDeps, 'prisma'>, io: Acc
     a.watchExpiration ? a.watchExpiration.toISOString() : '-',
     a.id,
   ]);
-  const header = ['EMAIL', 'STATUS', 'CURSOR', 'WATCH UNTIL', 'ID'];
-  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  io.out(fmt(header));
-  for (const r of table) io.out(fmt(r));
+  printTable(io.out, ['EMAIL', 'STATUS', 'CURSOR', 'WATCH UNTIL', 'ID'], table);
   const stale = rows.filter((a) => a.status === 'needs_reauth');
   for (const a of stale) {
     io.out(`\n${a.email} needs_reauth: Google revoked the grant; its sync is paused. Reconnect: npm run cli -- accounts connect --login-hint ${a.email}`);
@@ -89,10 +87,8 @@ export async function listCommand(deps: Pick<AccountsCliDeps, 'prisma'>, io: Acc
 }
 
 export async function disconnectCommand(deps: AccountsCliDeps, io: AccountsCliIo, account: string): Promise<void> {
-  const row = account.includes('@')
-    ? await deps.prisma.account.findUnique({ where: { email: account.toLowerCase() } })
-    : await deps.prisma.account.findUnique({ where: { id: account } }).catch(() => null);
-  if (!row) throw new AccountsUsageError(`no account ${account} (see npm run cli -- accounts list)`);
+  const row = await findAccount(deps.prisma, account);
+  if (!row) throw new AccountsUsageError(noSuchAccount(account));
   const done = await disconnectAccount(
     {
       prisma: deps.prisma,

@@ -18,6 +18,8 @@ import { resolveDatabase } from '../db/resolve-database.js';
 import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule } from '../domain/rules.js';
 import { CATEGORIES } from '../domain/types.js';
 import { createLogger } from '../shared/log.js';
+import { findAccount, noSuchAccount } from './account-ref.js';
+import { printTable } from './table.js';
 
 const log = createLogger('cli');
 
@@ -98,10 +100,8 @@ function splitHeader(spec: string): { name: string; value?: string } {
 }
 
 async function resolveAccount(prisma: PrismaClient, account: string): Promise<{ id: string; email: string }> {
-  const found = account.includes('@')
-    ? await prisma.account.findUnique({ where: { email: account } })
-    : await prisma.account.findUnique({ where: { id: account } }).catch(() => null);
-  if (!found) throw new RulesUsageError(`no account ${account} (see npm run cli -- accounts list)`);
+  const found = await findAccount(prisma, account);
+  if (!found) throw new RulesUsageError(noSuchAccount(account));
   return { id: found.id, email: found.email };
 }
 
@@ -110,13 +110,6 @@ function describeConditions(rule: Rule): string {
   const parts = (['from', 'to', 'subject', 'body'] as const).flatMap((f) => (c[f] ? [`${f}~${c[f]}`] : []));
   for (const h of c.header ?? []) parts.push(h.pattern === undefined ? `header ${h.name}` : `header ${h.name}~${h.pattern}`);
   return parts.length ? parts.join(' ') : '(all mail in scope)';
-}
-
-function printTable(io: RulesCliIo, header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  io.out(fmt(header));
-  for (const r of rows) io.out(fmt(r));
 }
 
 async function listRules(prisma: PrismaClient, io: RulesCliIo, account?: string): Promise<void> {
@@ -132,7 +125,7 @@ async function listRules(prisma: PrismaClient, io: RulesCliIo, account?: string)
     (await prisma.account.findMany({ where: { id: { in: accountIds } }, select: { id: true, email: true } })).map((a) => [a.id, a.email]),
   );
   printTable(
-    io,
+    io.out,
     ['ID', 'SCOPE', 'REF', 'DOES', 'WHEN', 'PRIORITY', 'ENABLED'],
     rules.map((r) => [
       r.id,

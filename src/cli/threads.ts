@@ -10,6 +10,8 @@ import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';
 import { THREAD_STATES } from '../workflows/thread/types.js';
+import { findAccount, noSuchAccount } from './account-ref.js';
+import { printTable } from './table.js';
 
 const log = createLogger('cli');
 
@@ -35,22 +37,13 @@ const listArgs = z.object({
 
 async function accountIdOf(prisma: PrismaClient, account: string | undefined): Promise<string | undefined> {
   if (account === undefined) return undefined;
-  const found = account.includes('@')
-    ? await prisma.account.findUnique({ where: { email: account.toLowerCase() } })
-    : await prisma.account.findUnique({ where: { id: account } }).catch(() => null);
-  if (!found) throw new ThreadsUsageError(`no account ${account} (see npm run cli -- accounts list)`);
+  const found = await findAccount(prisma, account);
+  if (!found) throw new ThreadsUsageError(noSuchAccount(account));
   return found.id;
 }
 
 /** The thread in Gmail's web client (the API's thread id is the one its URLs use). */
 const gmailLink = (email: string, threadId: string) => `https://mail.google.com/mail/u/${encodeURIComponent(email)}/#all/${threadId}`;
-
-function table(io: ThreadsCliIo, header: string[], rows: string[][]): void {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  io.out(fmt(header));
-  for (const r of rows) io.out(fmt(r));
-}
 
 async function list(prisma: PrismaClient, io: ThreadsCliIo, values: Record<string, unknown>): Promise<void> {
   const parsed = listArgs.safeParse(values);
@@ -70,8 +63,8 @@ async function list(prisma: PrismaClient, io: ThreadsCliIo, values: Record<strin
     io.out('No threads.');
     return;
   }
-  table(
-    io,
+  printTable(
+    io.out,
     ['UPDATED', 'ACCOUNT', 'THREAD', 'STATE', 'CATEGORY', 'CONFIDENCE', 'DRAFT', 'REWORKS'],
     rows.map((t) => [
       t.updatedAt.toISOString().slice(0, 19).replace('T', ' '),
@@ -107,8 +100,8 @@ async function show(prisma: PrismaClient, io: ThreadsCliIo, threadId: string | u
     `${t.closedAt ? `, closed ${t.closedAt.toISOString()}` : ''}`);
   io.out(`workflow thread/${t.accountId}/${t.gmailThreadId} (last run ${t.lastRunId ?? '-'})`);
   io.out('');
-  table(
-    io,
+  printTable(
+    io.out,
     ['AT', 'KIND', 'SOURCE', 'DETAIL', 'MODEL', 'TOKENS'],
     t.decisions.map((d) => [
       d.createdAt.toISOString().slice(0, 19).replace('T', ' '),

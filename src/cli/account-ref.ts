@@ -1,0 +1,10 @@
+// How the CLI names an account: its email address (any case) or its id.
+import type { PrismaClient } from '../db/client.js';
+
+export async function findAccount(prisma: PrismaClient, ref: string): Promise<{ id: string; email: string } | null> {
+  const where = ref.includes('@') ? { email: ref.toLowerCase() } : { id: ref };
+  // An id that is not a UUID makes Postgres refuse the comparison: no such account either.
+  return prisma.account.findUnique({ where, select: { id: true, email: true } }).catch(() => null);
+}
+
+export const noSuchAccount = (ref: string) => `no account ${ref} (see npm run cli -- accounts list)`;
