@@ -18,6 +18,7 @@ import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys.js';
 import { gmailOAuthSettings } from '../workers/gmail-worker.js';
 import { findAccount, noSuchAccount } from './account-ref.js';
+import { usageFailure, UsageError } from './command.js';
 import { printTable } from './table.js';
 
 const log = createLogger('cli');
@@ -88,7 +89,7 @@ export async function listCommand(deps: Pick<AccountsCliDeps, 'prisma'>, io: Acc
 
 export async function disconnectCommand(deps: AccountsCliDeps, io: AccountsCliIo, account: string): Promise<void> {
   const row = await findAccount(deps.prisma, account);
-  if (!row) throw new AccountsUsageError(noSuchAccount(account));
+  if (!row) throw new UsageError(noSuchAccount(account));
   const done = await disconnectAccount(
     {
       prisma: deps.prisma,
@@ -106,9 +107,6 @@ export async function disconnectCommand(deps: AccountsCliDeps, io: AccountsCliIo
   io.out(`Its threads and their drafts stay as they are. Connect it again with: npm run cli -- accounts connect --login-hint ${done.email}`);
 }
 
-/** A bad argument: printed with the usage, exit 2. */
-class AccountsUsageError extends Error {}
-
 const USAGE = 'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id>';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
@@ -120,8 +118,7 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
     return 2;
   }
   if (sub === 'disconnect' && positionals.length !== 1) {
-    io.out(`durable-inbox accounts: disconnect needs one account (its email or id)\n${USAGE}`);
-    return 2;
+    return usageFailure(io, 'accounts', 'disconnect needs one account (its email or id)', USAGE);
   }
   const database = await resolveDatabase(cfg, log);
   const prisma = createPrismaClient(database.url);
@@ -142,9 +139,8 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
       if (sub === 'disconnect') await disconnectCommand(deps, io, positionals[0]!);
       else await connectCommand(deps, io, values['login-hint']);
     } catch (err) {
-      if (!(err instanceof AccountsUsageError)) throw err;
-      io.out(`durable-inbox accounts: ${err.message}\n${USAGE}`);
-      return 2;
+      if (!(err instanceof UsageError)) throw err;
+      return usageFailure(io, 'accounts', err.message, USAGE);
     } finally {
       await client?.connection.close();
     }

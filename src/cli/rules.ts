@@ -12,20 +12,15 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { Env } from '../config.js';
-import { createPrismaClient, type PrismaClient } from '../db/client.js';
+import type { PrismaClient } from '../db/client.js';
 import { ruleFromRow } from '../db/rule-rows.js';
-import { resolveDatabase } from '../db/resolve-database.js';
 import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule } from '../domain/rules.js';
 import { CATEGORIES } from '../domain/types.js';
-import { createLogger } from '../shared/log.js';
 import { findAccount, noSuchAccount } from './account-ref.js';
+import { usageFailure, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
-const log = createLogger('cli');
-
-export interface RulesCliIo {
-  out: (line: string) => void;
-}
+export type RulesCliIo = CliIo;
 
 const USAGE = `usage: npm run cli -- rules list [--account A]
        npm run cli -- rules add --scope global|account|domain|sender [--ref REF] (--category C | --instruction TEXT)
@@ -34,8 +29,6 @@ const USAGE = `usage: npm run cli -- rules list [--account A]
        npm run cli -- rules test [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
 categories: ${CATEGORIES.join(', ')}`;
 
-/** A bad argument: the CLI prints it with the usage and exits 2, having changed nothing. */
-export class RulesUsageError extends Error {}
 
 const OPTIONS = {
   account: { type: 'string' },
@@ -88,20 +81,20 @@ function parseOrThrow<T>(schema: z.ZodType<T>, input: unknown): T {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  throw new RulesUsageError(`--${issue.path.join('.') || 'arguments'}: ${issue.message}`);
+  throw new UsageError(`--${issue.path.join('.') || 'arguments'}: ${issue.message}`);
 }
 
 /** NAME or NAME=PATTERN (NAME=VALUE for `test`). */
 function splitHeader(spec: string): { name: string; value?: string } {
   const eq = spec.indexOf('=');
   const name = (eq < 0 ? spec : spec.slice(0, eq)).trim();
-  if (!/^[!-9;-~]+$/.test(name)) throw new RulesUsageError(`--header ${spec}: expected NAME or NAME=PATTERN`);
+  if (!/^[!-9;-~]+$/.test(name)) throw new UsageError(`--header ${spec}: expected NAME or NAME=PATTERN`);
   return eq < 0 ? { name } : { name, value: spec.slice(eq + 1) };
 }
 
 async function resolveAccount(prisma: PrismaClient, account: string): Promise<{ id: string; email: string }> {
   const found = await findAccount(prisma, account);
-  if (!found) throw new RulesUsageError(noSuchAccount(account));
+  if (!found) throw new UsageError(noSuchAccount(account));
   return { id: found.id, email: found.email };
 }
 
@@ -165,7 +158,7 @@ export async function addRule(prisma: PrismaClient, values: Values): Promise<Rul
   try {
     validateRule(rule);
   } catch (err) {
-    if (err instanceof InvalidRuleError) throw new RulesUsageError(err.message.replace('rule "new": ', ''));
+    if (err instanceof InvalidRuleError) throw new UsageError(err.message.replace('rule "new": ', ''));
     throw err;
   }
   const row = await prisma.rule.create({
@@ -184,20 +177,20 @@ export async function addRule(prisma: PrismaClient, values: Values): Promise<Rul
 }
 
 async function changeRule(prisma: PrismaClient, io: RulesCliIo, sub: 'enable' | 'disable' | 'remove', id: string | undefined): Promise<void> {
-  if (!id) throw new RulesUsageError(`${sub} needs a rule id (see npm run cli -- rules list)`);
+  if (!id) throw new UsageError(`${sub} needs a rule id (see npm run cli -- rules list)`);
   if (id.startsWith('builtin:')) {
-    throw new RulesUsageError(`${id} is built in: override it with a rule of your own (any user rule in its scope wins)`);
+    throw new UsageError(`${id} is built in: override it with a rule of your own (any user rule in its scope wins)`);
   }
   const where = { id };
   const exists = await prisma.rule.findUnique({ where }).catch(() => null);
-  if (!exists) throw new RulesUsageError(`no rule ${id} (see npm run cli -- rules list)`);
+  if (!exists) throw new UsageError(`no rule ${id} (see npm run cli -- rules list)`);
   if (sub === 'remove') await prisma.rule.delete({ where });
   else await prisma.rule.update({ where, data: { enabled: sub === 'enable' } });
   io.out(`${sub === 'remove' ? 'Removed' : sub === 'enable' ? 'Enabled' : 'Disabled'} rule ${id}; it takes effect with the next email.`);
 }
 
 async function testRules(prisma: PrismaClient, io: RulesCliIo, values: Values): Promise<void> {
-  if (!values.from) throw new RulesUsageError('test needs --from (the sender of the email to try)');
+  if (!values.from) throw new UsageError('test needs --from (the sender of the email to try)');
   const owner = values.account ? await resolveAccount(prisma, values.account) : undefined;
   const accountId = owner?.id ?? '';
   const headers: Record<string, string> = {};
@@ -237,34 +230,21 @@ export async function runRulesCli(cfg: Env, argv: string[], io: RulesCliIo = { o
   try {
     parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    io.out(`durable-inbox rules: ${(err as Error).message}\n${USAGE}`);
-    return 2;
+    return usageFailure(io, 'rules', (err as Error).message, USAGE);
   }
-  const database = await resolveDatabase(cfg, log);
-  const prisma = createPrismaClient(database.url);
-  try {
+  return withDatabase(cfg, io, { name: 'rules', usage: USAGE }, async (prisma) => {
     switch (sub) {
       case 'list':
-        await listRules(prisma, io, parsed.values.account);
-        break;
+        return listRules(prisma, io, parsed.values.account);
       case 'add': {
         const rule = await addRule(prisma, parsed.values);
         io.out(`Added rule ${rule.id}: ${rule.scope}${rule.scopeRef ? ` ${rule.scopeRef}` : ''}, ${rule.category ? `category ${rule.category}` : 'instruction'} when ${describeConditions(rule)}`);
-        break;
+        return;
       }
       case 'test':
-        await testRules(prisma, io, parsed.values);
-        break;
+        return testRules(prisma, io, parsed.values);
       default:
-        await changeRule(prisma, io, sub as 'enable' | 'disable' | 'remove', parsed.positionals[0]);
+        return changeRule(prisma, io, sub as 'enable' | 'disable' | 'remove', parsed.positionals[0]);
     }
-    return 0;
-  } catch (err) {
-    if (!(err instanceof RulesUsageError)) throw err;
-    io.out(`durable-inbox rules: ${err.message}\n${USAGE}`);
-    return 2;
-  } finally {
-    await prisma.$disconnect();
-    await database.stop();
-  }
+  });
 }

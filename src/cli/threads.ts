@@ -6,23 +6,16 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { Env } from '../config.js';
-import { createPrismaClient, type PrismaClient } from '../db/client.js';
-import { resolveDatabase } from '../db/resolve-database.js';
-import { createLogger } from '../shared/log.js';
+import type { PrismaClient } from '../db/client.js';
 import { THREAD_STATES } from '../workflows/thread/types.js';
 import { findAccount, noSuchAccount } from './account-ref.js';
+import { usageFailure, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
-const log = createLogger('cli');
-
-export interface ThreadsCliIo {
-  out: (line: string) => void;
-}
+export type ThreadsCliIo = CliIo;
 
 const USAGE = `usage: npm run cli -- threads list [--account A] [--state ${THREAD_STATES.join('|')}] [--limit N]
        npm run cli -- threads show <thread id> [--account A]`;
-
-class ThreadsUsageError extends Error {}
 
 const listArgs = z.object({
   account: z.string().optional(),
@@ -38,7 +31,7 @@ const listArgs = z.object({
 async function accountIdOf(prisma: PrismaClient, account: string | undefined): Promise<string | undefined> {
   if (account === undefined) return undefined;
   const found = await findAccount(prisma, account);
-  if (!found) throw new ThreadsUsageError(noSuchAccount(account));
+  if (!found) throw new UsageError(noSuchAccount(account));
   return found.id;
 }
 
@@ -49,7 +42,7 @@ async function list(prisma: PrismaClient, io: ThreadsCliIo, values: Record<strin
   const parsed = listArgs.safeParse(values);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new ThreadsUsageError(`--${issue.path.join('.')}: ${issue.message}`);
+    throw new UsageError(`--${issue.path.join('.')}: ${issue.message}`);
   }
   const { account, state, limit } = parsed.data;
   const accountId = await accountIdOf(prisma, account);
@@ -85,14 +78,14 @@ function detailText(detail: unknown): string {
 }
 
 async function show(prisma: PrismaClient, io: ThreadsCliIo, threadId: string | undefined, account: string | undefined): Promise<void> {
-  if (!threadId) throw new ThreadsUsageError('show needs a thread id (see npm run cli -- threads list)');
+  if (!threadId) throw new UsageError('show needs a thread id (see npm run cli -- threads list)');
   const accountId = await accountIdOf(prisma, account);
   const found = await prisma.thread.findMany({
     where: { gmailThreadId: threadId, ...(accountId ? { accountId } : {}) },
     include: { account: { select: { email: true } }, decisions: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
   });
-  if (found.length === 0) throw new ThreadsUsageError(`no thread ${threadId}${account ? ` in ${account}` : ''}`);
-  if (found.length > 1) throw new ThreadsUsageError(`thread ${threadId} is in ${found.length} accounts: give --account`);
+  if (found.length === 0) throw new UsageError(`no thread ${threadId}${account ? ` in ${account}` : ''}`);
+  if (found.length > 1) throw new UsageError(`thread ${threadId} is in ${found.length} accounts: give --account`);
   const t = found[0]!;
   io.out(`thread ${t.gmailThreadId} of ${t.account.email}  (${gmailLink(t.account.email, t.gmailThreadId)})`);
   io.out(`state ${t.state}${t.category ? `, ${t.category}` : ''}${t.confidence !== null ? ` (${t.confidence.toFixed(2)})` : ''}` +
@@ -130,21 +123,9 @@ export async function runThreadsCli(cfg: Env, argv: string[], io: ThreadsCliIo =
       strict: true,
     });
   } catch (err) {
-    io.out(`durable-inbox threads: ${(err as Error).message}\n${USAGE}`);
-    return 2;
+    return usageFailure(io, 'threads', (err as Error).message, USAGE);
   }
-  const database = await resolveDatabase(cfg, log);
-  const prisma = createPrismaClient(database.url);
-  try {
-    if (sub === 'list') await list(prisma, io, parsed.values);
-    else await show(prisma, io, parsed.positionals[0], parsed.values.account);
-    return 0;
-  } catch (err) {
-    if (!(err instanceof ThreadsUsageError)) throw err;
-    io.out(`durable-inbox threads: ${err.message}\n${USAGE}`);
-    return 2;
-  } finally {
-    await prisma.$disconnect();
-    await database.stop();
-  }
+  return withDatabase(cfg, io, { name: 'threads', usage: USAGE }, (prisma) =>
+    sub === 'list' ? list(prisma, io, parsed.values) : show(prisma, io, parsed.positionals[0], parsed.values.account),
+  );
 }

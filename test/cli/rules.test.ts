@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runRulesCli } from '../../src/cli/rules.js';
-import { loadConfig } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
+import { cliRunner } from './run-cli.js';
 
 const tag = randomUUID().slice(0, 8);
 const sender = `billing-${tag}@vendor.example`;
@@ -12,13 +12,7 @@ const domain = `partner-${tag}.example`;
 let prisma: PrismaClient;
 let account: { id: string; email: string };
 
-const cfg = () => loadConfig({ DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'warn' });
-
-async function cli(...argv: string[]): Promise<{ code: number; out: string }> {
-  const lines: string[] = [];
-  const code = await runRulesCli(cfg(), argv, { out: (l) => lines.push(l) });
-  return { code, out: lines.join('\n') };
-}
+const cli = cliRunner(runRulesCli);
 
 const ruleRows = () => prisma.rule.findMany({ where: { OR: [{ scopeRef: sender }, { scopeRef: domain }, { scopeRef: account.id }] } });
 

@@ -4,20 +4,14 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createStoreActivities } from '../../src/activities/store-activities.js';
 import { runThreadsCli } from '../../src/cli/threads.js';
-import { loadConfig } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
+import { cliRunner } from './run-cli.js';
 
 const tag = randomUUID().slice(0, 8);
 let prisma: PrismaClient;
 let account: { id: string; email: string };
 
-const cfg = () => loadConfig({ DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'warn' });
-
-async function cli(...argv: string[]): Promise<{ code: number; out: string }> {
-  const lines: string[] = [];
-  const code = await runThreadsCli(cfg(), argv, { out: (l) => lines.push(l) });
-  return { code, out: lines.join('\n') };
-}
+const cli = cliRunner(runThreadsCli);
 
 beforeAll(async () => {
   prisma = createPrismaClient(inject('databaseUrl'));

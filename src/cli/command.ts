@@ -1,0 +1,41 @@
+// What the database-backed CLI commands share: a bad argument is a UsageError, printed with the
+// command's usage (exit 2, nothing changed); the database is resolved for the command and released.
+import type { Env } from '../config.js';
+import { createPrismaClient, type PrismaClient } from '../db/client.js';
+import { resolveDatabase } from '../db/resolve-database.js';
+import { createLogger } from '../shared/log.js';
+
+const log = createLogger('cli');
+
+export interface CliIo {
+  out: (line: string) => void;
+}
+
+/** A bad argument: printed with the usage; the command exits 2 having changed nothing. */
+export class UsageError extends Error {}
+
+export function usageFailure(io: CliIo, command: string, message: string, usage: string): number {
+  io.out(`durable-inbox ${command}: ${message}\n${usage}`);
+  return 2;
+}
+
+/** Runs `fn` with a Prisma client on the configured (or local) database; exit code 0, or 2 on a UsageError. */
+export async function withDatabase(
+  cfg: Env,
+  io: CliIo,
+  command: { name: string; usage: string },
+  fn: (prisma: PrismaClient) => Promise<void>,
+): Promise<number> {
+  const database = await resolveDatabase(cfg, log);
+  const prisma = createPrismaClient(database.url);
+  try {
+    await fn(prisma);
+    return 0;
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    return usageFailure(io, command.name, err.message, command.usage);
+  } finally {
+    await prisma.$disconnect();
+    await database.stop();
+  }
+}
