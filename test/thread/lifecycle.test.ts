@@ -73,6 +73,20 @@ describe('thread workflow lifecycle', () => {
     await recordHistory(h, threadId, 'thread-drafted');
   });
 
+  it('keeps card numbers and passwords in the mail out of the model’s prompts', async () => {
+    const { threadId } = await deliverAndIngest(h, {
+      from: 'Alice Example <alice@partner.example>',
+      subject: 'Booking the venue',
+      text: 'Could you book the venue? Use the card 4111 1111 1111 1111 and the portal password: Tr0ub4dor&3',
+    });
+    await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0);
+    const prompt = JSON.stringify(h.anthropic.lastRequest()?.body); // the drafting call, thread included
+    expect(prompt).toContain('Could you book the venue?');
+    expect(prompt).toContain('[card number removed]');
+    expect(prompt).not.toContain('4111 1111 1111 1111');
+    expect(prompt).not.toContain('Tr0ub4dor');
+  });
+
   it('decides newsletters by rule, with no LLM call and no draft', async () => {
     const before = h.anthropic.metrics().requests;
     const { threadId } = await deliverAndIngest(h, {

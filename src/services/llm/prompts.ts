@@ -1,6 +1,8 @@
 // Prompt text for classification and drafting, fitted to a token cap. Tokens are estimated at four
 // characters each, which over-counts English prose a little: a prompt that fits here fits the API.
 // Emails go in XML-like blocks (<email>, <message>, ...) so the model can tell data from instructions.
+// Mail text (emails, thread messages, tone examples) goes in with its secrets removed (redact.ts).
+import { redactSecrets } from '../../domain/redact.js';
 import { CATEGORIES, CATEGORY_DESCRIPTIONS, type EmailForPrompt } from '../../domain/types.js';
 import { CLASSIFY_TOOL_NAME } from './schemas.js';
 
@@ -60,7 +62,7 @@ export function formatEmail(email: EmailForPrompt, tag: string, attributes = '')
     `Date: ${email.date}`,
     `Subject: ${email.subject}`,
     '',
-    email.body.trim(),
+    redactSecrets(email.body.trim()),
     `</${tag}>`,
   ].join('\n');
 }
@@ -128,7 +130,7 @@ export interface DraftPromptInput {
 function toneBlock(examples: readonly string[], maxTokens: number): string {
   const intro = '\n\nReplies the user wrote before; match their tone and length:\n';
   let block = '';
-  for (const example of examples.map((e) => e.trim()).filter(Boolean)) {
+  for (const example of examples.map((e) => redactSecrets(e.trim())).filter(Boolean)) {
     const left = maxTokens - estimateTokens(intro + block) - 8;
     if (left < MIN_EMAIL_TOKENS) break;
     block += `<tone_example>\n${truncateToTokens(example, left)}\n</tone_example>\n`;
