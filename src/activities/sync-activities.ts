@@ -7,7 +7,8 @@ import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import type { PrismaClient } from '../db/client.js';
 import { ingestThreadEvent } from '../ingest/thread-ingest.js';
 import { GmailAuthError, GmailNotFoundError } from '../services/gmail/errors.js';
-import type { GmailService } from '../services/gmail/gmail-service.js';
+import type { GmailService, ListMessagesOptions } from '../services/gmail/gmail-service.js';
+import type { MessageRef } from '../services/gmail/types.js';
 import type { QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
 import { forEachLimited, historyToThreadEvents, type LabelRoles, type ThreadEvents } from '../sync/history-events.js';
@@ -84,6 +85,27 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
     return roles;
   }
 
+  /** Every message messages.list returns for `query`, all pages (heartbeating the count); returns how many. */
+  async function forEachListedMessage(
+    accountId: string,
+    query: Pick<ListMessagesOptions, 'q' | 'labelIds'>,
+    visit: (message: MessageRef) => void,
+  ): Promise<number> {
+    let listed = 0;
+    let pageToken: string | undefined;
+    do {
+      const token = pageToken;
+      const page = await gmail(accountId, 'messages.list', (g) =>
+        g.listMessages({ ...query, maxResults: 500, ...(token ? { pageToken: token } : {}) }),
+      );
+      for (const m of page.messages) visit(m);
+      listed += page.messages.length;
+      pageToken = page.nextPageToken;
+      heartbeat({ listed });
+    } while (pageToken);
+    return listed;
+  }
+
   /**
    * What a gap repair hands over besides new mail:
    * - the labels the user adds to ask us for something (Done, Rework, Needs Response) stay on the
@@ -111,20 +133,11 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
     const byThread = new Map<string, { messageId: string; roles: Set<LabelRole> }>();
     for (const [labelId, role] of await labelRoles(accountId)) {
       if (!REQUEST_ROLES.includes(role)) continue;
-      let pageToken: string | undefined;
-      do {
-        const token = pageToken;
-        const page = await gmail(accountId, 'messages.list', (g) =>
-          g.listMessages({ labelIds: [labelId], maxResults: 500, ...(token ? { pageToken: token } : {}) }),
-        );
-        for (const m of page.messages) {
-          const entry = byThread.get(m.threadId) ?? { messageId: m.id, roles: new Set<LabelRole>() };
-          entry.roles.add(role);
-          byThread.set(m.threadId, entry);
-        }
-        pageToken = page.nextPageToken;
-        heartbeat();
-      } while (pageToken);
+      await forEachListedMessage(accountId, { labelIds: [labelId] }, (m) => {
+        const entry = byThread.get(m.threadId) ?? { messageId: m.id, roles: new Set<LabelRole>() };
+        entry.roles.add(role);
+        byThread.set(m.threadId, entry);
+      });
     }
     return [...byThread].map(([threadId, { messageId, roles }]) => {
       const added = [...roles].sort();
@@ -198,20 +211,11 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
       // The fresh id comes first: anything that changes while we list shows up in history after it.
       const profile = await gmail(accountId, 'getProfile', (g) => g.getProfile());
       const newestByThread = new Map<string, string>();
-      let listed = 0;
-      let pageToken: string | undefined;
       const q = `in:inbox after:${Math.floor(Math.max(0, sinceMs) / 1000)}`;
-      do {
-        const token = pageToken;
-        const page = await gmail(accountId, 'messages.list', (g) => g.listMessages({ q, maxResults: 500, ...(token ? { pageToken: token } : {}) }));
-        for (const m of page.messages) {
-          listed++;
-          // messages.list answers newest first: the first message seen is the thread's newest.
-          if (!newestByThread.has(m.threadId)) newestByThread.set(m.threadId, m.id);
-        }
-        pageToken = page.nextPageToken;
-        heartbeat({ listed });
-      } while (pageToken);
+      const listed = await forEachListedMessage(accountId, { q }, (m) => {
+        // messages.list answers newest first: the first message seen is the thread's newest.
+        if (!newestByThread.has(m.threadId)) newestByThread.set(m.threadId, m.id);
+      });
 
       const threadIds = [...newestByThread.keys()];
       const known = new Map<string, string | null>();
