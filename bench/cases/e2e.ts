@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { loadConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
@@ -34,8 +34,7 @@ import { createWorkerContext } from '../../src/workers/context.js';
 import { createGmailWorker, gmailOAuthSettings } from '../../src/workers/gmail-worker.js';
 import { createLlmWorker } from '../../src/workers/llm-worker.js';
 import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
-import { sdkLogFunction } from '../../src/workers/sdk-logging.js';
-import { createLogger } from '../../src/shared/log.js';
+import { installSdkLogging } from '../../src/workers/sdk-logging.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const TOPIC = 'projects/durable-inbox-bench/topics/gmail';
@@ -84,11 +83,7 @@ export async function run(args: string[]): Promise<void> {
   const onlyAt = args.indexOf('--only');
   const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 
-  Runtime.install({
-    // Our one-line format, without the expected notices of the activity-only workers.
-    logger: new DefaultLogger('WARN', sdkLogFunction(createLogger('temporal'))),
-    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
-  });
+  installSdkLogging('warn', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
   const server = await startDevServer({ port: 19_000 + Math.floor(Math.random() * 2000), headless: true });
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench';
   await ensureDatabase(databaseUrl);

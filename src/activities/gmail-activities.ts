@@ -227,7 +227,6 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
       return withGmail(accountId, (gmail, userEmail) => writeDraft(gmail, userEmail, { threadId, draftId, body, replyTo }));
     },
 
-
     async readDraft({ accountId, draftId }) {
       return withGmail(accountId, async (gmail) => {
         const draft = await gmail.getDraft(draftId);

@@ -1,7 +1,7 @@
 // The Temporal SDK's log lines in our one-line format (`[temporal]`), at our LOG_LEVEL, without the
 // notices every activity-only worker prints at start (they are expected here: the Gmail and LLM
 // workers have no workflows, by design). Call before the first connection: it installs the Runtime.
-import { DefaultLogger, Runtime, type LogEntry, type LogLevel as SdkLogLevel } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogEntry, type LogLevel as SdkLogLevel, type TelemetryOptions } from '@temporalio/worker';
 import { createLogger, type Logger, type LogLevel } from '../shared/log.js';
 
 const EXPECTED_NOTICES = [/^No workflows registered/, /^No Nexus services registered/, /^No activities registered/];
@@ -26,6 +26,9 @@ export function sdkLogFunction(log: Logger): (entry: LogEntry) => void {
   };
 }
 
-export function installSdkLogging(level: LogLevel): void {
-  Runtime.install({ logger: new DefaultLogger(SDK_LEVEL[level], sdkLogFunction(createLogger('temporal'))) });
+export function installSdkLogging(level: LogLevel, telemetryOptions?: TelemetryOptions): void {
+  Runtime.install({
+    logger: new DefaultLogger(SDK_LEVEL[level], sdkLogFunction(createLogger('temporal'))),
+    ...(telemetryOptions ? { telemetryOptions } : {}),
+  });
 }
