@@ -10,7 +10,6 @@ import type { GmailService } from '../services/gmail/gmail-service.js';
 import type { ThreadMessage } from '../services/gmail/types.js';
 import type { LabelNames, LabelRole } from '../workflows/thread/types.js';
 import { BUILTIN_RULES, evaluateRules } from '../domain/rules.js';
-import type { LegacyGmailActivities } from './legacy-contracts.js';
 import type { DraftRef, GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './thread-contracts.js';
 import { toActivityFailure } from './gmail-failures.js';
 
@@ -144,7 +143,7 @@ class LabelDirectory {
   }
 }
 
-export function createGmailActivities(accounts: GmailAccounts): GmailActivities & Pick<LegacyGmailActivities, 'upsertDraft'> {
+export function createGmailActivities(accounts: GmailAccounts): GmailActivities {
   const labels = new LabelDirectory();
   const signatures = new SignatureCache();
 
@@ -221,10 +220,6 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
         await applyLabels(gmail, accountId, threadId, names, add, remove, false);
         return placed;
       });
-    },
-
-    async upsertDraft({ accountId, threadId, draftId, body, replyTo }) {
-      return withGmail(accountId, (gmail, userEmail) => writeDraft(gmail, userEmail, { threadId, draftId, body, replyTo }));
     },
 
     async readDraft({ accountId, draftId }) {

@@ -9,7 +9,6 @@ import {
   draftReply,
   LlmOutputInvalidError,
 } from '../services/llm/index.js';
-import type { LegacyLlmActivities } from './legacy-contracts.js';
 import type { LlmActivities, LlmClassification, LlmDraft, PromptMessage, ReplyContext } from './thread-contracts.js';
 
 /** What triageWithLlm heartbeats once the email is classified: a retry starts from here. */
@@ -80,7 +79,7 @@ export function createLlmActivities(deps: {
   prisma: PrismaClient;
   anthropic: Anthropic;
   settings: LlmSettings;
-}): LlmActivities & Pick<LegacyLlmActivities, 'classifyWithLlm'> {
+}): LlmActivities {
   const { prisma, anthropic, settings } = deps;
 
   // Raw statements: these run around every model call, and Prisma's query building costs more CPU
@@ -163,10 +162,6 @@ export function createLlmActivities(deps: {
   }
 
   return {
-    async classifyWithLlm({ accountId, email, instructions, outputAttempts }) {
-      return classify(accountId, email, instructions, outputAttempts);
-    },
-
     async triageWithLlm({ accountId, email, thread, instructions, replyContext, outputAttempts }) {
       const checkpoint = activityInfo().heartbeatDetails;
       const classification = isTriageCheckpoint(checkpoint)

@@ -10,8 +10,8 @@ import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
 import { historiesDir } from '../helpers/histories.js';
 
-// Subfolders hold histories of older workflow code that running workflows may still be on
-// (legacy-v1: the thread workflow before THREAD_V2_PATCH).
+
+
 const files = (await readdir(historiesDir, { recursive: true })).filter((f) => f.endsWith('.json')).sort();
 
 describe('replay of recorded workflow histories', () => {

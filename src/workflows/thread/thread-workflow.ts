@@ -6,6 +6,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  deprecatePatch,
   log,
   patched,
   proxyLocalActivities,
@@ -30,7 +31,6 @@ import {
   proxyLlmActivities,
   STORE_ACTIVITY_OPTIONS,
 } from './activity-proxies.js';
-import { legacyThreadWorkflowV1 } from './legacy-v1.js';
 import {
   draftGoneSignal,
   labelsChangedSignal,
@@ -53,8 +53,9 @@ import {
 } from './types.js';
 
 /**
- * Runs started before the thread workflow moved its Postgres steps to local activities and drafted
- * in three task round trips (v2) replay and finish on the code they started with (legacy-v1.ts).
+ * Retired: it sent runs started before v2 (local Postgres steps, three task round trips per draft)
+ * to a frozen copy of the v1 code. Nothing released ever ran v1, so the copy is gone; the marker
+ * stays deprecated until no recorded history carries it, then the call goes too.
  */
 export const THREAD_V2_PATCH = 'thread-v2-local-store-triage';
 
@@ -68,7 +69,7 @@ const SEEN_EVENTS_KEPT = 500;
 const HANDLED_KEPT = 200;
 
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<ThreadStatus> {
-  if (!patched(THREAD_V2_PATCH)) return legacyThreadWorkflowV1(input);
+  deprecatePatch(THREAD_V2_PATCH);
   const { accountId, threadId, settings } = input;
   const carried = input.carried;
 
