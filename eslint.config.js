@@ -2,6 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
+import { workflowBundleFiles } from './scripts/workflow-bundle-files.js';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -22,16 +23,17 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no activity implementations.
-    files: ['src/workflows/**/*.ts'],
+    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no activity
+    // implementations. The files are the ones the workflow bundle includes, derived from its entry.
+    files: workflowBundleFiles(),
     rules: {
       'no-restricted-imports': [
         'error',
         {
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code cannot use Node built-ins.' })),
           patterns: [
-            { group: ['**/activities/*', '!**/activities/types', '!**/activities/types.js'], message: 'Import activity types only (proxyActivities<typeof ...>) via import type.', allowTypeImports: true },
-            { group: ['@temporalio/worker', '@temporalio/client', '@prisma/*', 'googleapis', '@anthropic-ai/sdk', 'pg'], message: 'Not allowed in workflow code.' },
+            { group: ['**/*-activities', '**/*-activities.js'], message: 'Import activity types only (proxyActivities<typeof ...>) via import type.', allowTypeImports: true },
+            { group: ['@temporalio/worker', '@temporalio/client', '@temporalio/activity', '@prisma/*', 'googleapis', '@anthropic-ai/sdk', 'pg'], message: 'Not allowed in workflow code.' },
           ],
         },
       ],

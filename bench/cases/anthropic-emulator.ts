@@ -3,7 +3,7 @@
 // latency, i.e. the ceiling the emulator (not the model) puts on the pipeline benchmark.
 import { parseArgs } from 'node:util';
 import { startAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
-import { classifyEmail, createLlmClient } from '../../src/services/llm/index.js';
+import { classifyEmail, createLlmClient } from '../../src/llm/index.js';
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;

@@ -17,8 +17,8 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } 
 import { Client, Connection } from '@temporalio/client';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
-import { createBackfillGmailActivities } from '../../src/activities/backfill-gmail.js';
-import { createBackfillStoreActivities } from '../../src/activities/backfill-store.js';
+import { createBackfillGmailActivities } from '../../src/backfill/gmail-activities.js';
+import { createBackfillStoreActivities } from '../../src/backfill/store-activities.js';
 import { loadBackfillConfig, quotaOptionsFromConfig } from '../../src/backfill/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
@@ -27,13 +27,13 @@ import { EmulatorControlClient } from '../../src/emulator/gmail/control-client.j
 import { QuotaLimiter } from '../../src/quota/limiter.js';
 import { messageCeilingPerSecond, type QuotaProfileName } from '../../src/quota/profiles.js';
 import { prismaExecutor } from '../../src/quota/sql.js';
-import { createGmailClient } from '../../src/services/gmail/client.js';
-import { GmailService } from '../../src/services/gmail/gmail-service.js';
+import { createGmailClient } from '../../src/gmail/client.js';
+import { GmailService } from '../../src/gmail/gmail-service.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
-import { backfillWorkflow } from '../../src/workflows/backfill/backfill-workflow.js';
-import { backfillWorkflowId } from '../../src/workflows/backfill/types.js';
+import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
+import { backfillWorkflowId } from '../../src/backfill/contracts.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -91,7 +91,7 @@ async function runScenario(s: Scenario, env: { client: Client; temporalAddress: 
     connection,
     taskQueue,
     workflowBundle: await bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL('../../src/workflows/backfill/index.ts', import.meta.url)),
+      workflowsPath: fileURLToPath(new URL('../../src/workflows.ts', import.meta.url)),
       logger: new DefaultLogger('WARN'),
     }),
     activities: { ...createBackfillStoreActivities(db), ...createBackfillGmailActivities({ accounts, limiter, db }) },

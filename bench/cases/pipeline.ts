@@ -16,7 +16,7 @@ import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
 import { spawnAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
 import { spawnGmailEmulator } from '../../src/emulator/gmail/index.js';
-import { ingestThreadEvent, threadSettingsFromConfig } from '../../src/ingest/thread-ingest.js';
+import { ingestThreadEvent, threadSettingsFromConfig } from '../../src/thread/ingest.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
@@ -24,7 +24,7 @@ import { createWorkerContext } from '../../src/workers/context.js';
 import { createGmailWorker } from '../../src/workers/gmail-worker.js';
 import { createLlmWorker } from '../../src/workers/llm-worker.js';
 import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
-import { threadWorkflowId } from '../../src/workflows/thread/types.js';
+import { threadWorkflowId } from '../../src/thread/contracts.js';
 
 function flag(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(`--${name}`);

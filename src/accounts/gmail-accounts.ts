@@ -2,9 +2,9 @@
 // builds a googleapis client, saves refreshed tokens back (sealed), and flags the account
 // needs_reauth when Google says the grant is gone.
 import type { PrismaClient } from '../db/client.js';
-import { createGmailClient } from '../services/gmail/client.js';
-import { GmailService, type GmailCallGate } from '../services/gmail/gmail-service.js';
-import { GmailAuthError } from '../services/gmail/errors.js';
+import { createGmailClient } from '../gmail/client.js';
+import { GmailService, type GmailCallGate } from '../gmail/gmail-service.js';
+import { GmailAuthError } from '../gmail/errors.js';
 import { createLogger } from '../shared/log.js';
 import type { StoredTokens, TokenVault } from './token-vault.js';
 

@@ -4,8 +4,8 @@
 // ensureSchedules keeps the state an operator set.
 import { ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
-import type { archiverWorkflow } from '../workflows/backfill/archiver-workflow.js';
-import type { ArchiverInput } from '../workflows/backfill/types.js';
+import type { archiverWorkflow } from './archiver-workflow.js';
+import type { ArchiverInput } from './contracts.js';
 import { loadBackfillConfig } from './config.js';
 
 export const ARCHIVER_SCHEDULE_ID = 'archiver';

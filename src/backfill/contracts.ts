@@ -1,109 +1,168 @@
-// What crosses the activity boundary for backfill and archiving: plain JSON, type-only, so
-// workflow code can import it. Ids and counts only; message content never enters history.
+// Inputs, signals and queries of the backfill and archiver workflows (workflow-safe: no Node).
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { FetchFormat } from './activity-contracts.js';
+import type { FrontierState } from './frontier.js';
 import type { Granularity } from './slicing.js';
 
-export type FetchFormat = 'full' | 'metadata';
+export interface BackfillTaskQueues {
+  /** Workflows and Postgres-only activities (default durable-inbox). */
+  workflows?: string;
+  /** Gmail activities (default durable-inbox-gmail). */
+  gmail?: string;
+}
 
-export interface PlanInput {
+export interface BackfillOptions {
   accountId: string;
-  /** Epoch ms; default: found by probing the mailbox for its oldest message. */
+  /** 'auto' (default): from the mailbox's size. */
+  granularity?: Granularity | 'auto';
+  /** Epoch ms; default: the oldest message. */
   rangeStart?: number;
-  /** Epoch ms; default: now. */
+  /** Epoch ms; default: when the backfill starts. */
   rangeEnd?: number;
+  /** Ids per batch activity (default 300). */
+  batchSize?: number;
+  /** Slice children running at once (default 8, at most 200). */
+  window?: number;
+  /** Batch activities of one slice running at once (default 2). */
+  batchParallelism?: number;
+  /** Slice queries are widened by this much on each side; duplicates are dropped (default 60 s). */
+  overlapMs?: number;
+  /** A slice listing more pages of 500 than this splits in two (default 20). */
+  maxListPages?: number;
+  /** Target messages per slice when choosing the granularity (default 2000). */
+  targetPerSlice?: number;
+  format?: FetchFormat;
+  /**
+   * When finished, hand each thread with inbox mail from the last N days (before the range end)
+   * to its thread workflow for classification and drafts. Default 0: off.
+   */
+  handToThreadsDays?: number;
+  /** Continue-as-new after this many slices in one run (default: when Temporal suggests it). */
+  slicesPerRun?: number;
+  taskQueues?: BackfillTaskQueues;
 }
 
-export interface PlanResult {
+export interface BackfillCounters {
+  /** Threads handed to the thread workflows at the end (handToThreadsDays). */
+  handedOff?: number;
+  /** From getProfile when the backfill was planned. */
   messagesTotal: number;
-  rangeStart: number;
-  rangeEnd: number;
+  listed: number;
+  /** Upserts (a message fetched twice through slice overlap, or replayed after a crash, counts twice). */
+  stored: number;
+  /** New rows: messages stored by this backfill. */
+  inserted: number;
+  bad: number;
+  gone: number;
+  splits: number;
 }
 
-export interface ListSliceInput {
+export type BadRateAlert = 'ok' | 'warn' | 'critical';
+
+/** What a run carries into the next through continue-as-new. */
+export interface BackfillCarried {
+  frontier: FrontierState;
+  counters: BackfillCounters;
+  startedAt: number;
+  /** Slice results that arrived but were not processed yet. */
+  inbox: SliceReport[];
+  /** (processed, bad) per finished slice, newest last, covering the last ≥ 10,000 messages. */
+  badWindow: Array<[number, number]>;
+  alert: BadRateAlert;
+  /** Unused (kept for runs carried from an earlier version). */
+  rateSamples: Array<[number, number]>;
+  runs: number;
+}
+
+export interface BackfillInput extends BackfillOptions {
+  carried?: BackfillCarried;
+}
+
+export interface SliceInput {
   accountId: string;
   start: number;
   end: number;
+  parentWorkflowId: string;
+  batchSize: number;
+  batchParallelism: number;
   overlapMs: number;
-  /** Give up (tooDeep) after this many pages of 500; 0 = never. */
-  maxPages: number;
-}
-
-export type ListSliceResult = { tooDeep: false; ids: string[] } | { tooDeep: true; pages: number };
-
-export interface StoreBatchInput {
-  accountId: string;
-  ids: string[];
+  /** 0: never give up listing (the slice is too short to split). */
+  maxListPages: number;
   format: FetchFormat;
+  taskQueues: Required<BackfillTaskQueues>;
 }
 
-export interface StoreBatchResult {
-  /** Messages fetched and upserted by this activity (all attempts). */
-  stored: number;
-  /** Of those, rows that did not exist before. */
-  inserted: number;
-  /** Listed but deleted before we fetched them (404). */
-  gone: number;
-}
-
-/** ApplicationFailure details of a batch that still has failing ids after its attempt. */
-export interface BatchFailureDetails {
-  remaining: string[];
-  reasons: Record<string, string>;
-  /** What the activity did store (all attempts) before giving up on `remaining`. */
+export interface SliceReport {
+  start: number;
+  end: number;
+  outcome: 'done' | 'split' | 'failed';
+  listed: number;
   stored: number;
   inserted: number;
+  bad: number;
   gone: number;
+  error?: string;
 }
 
-export const BATCH_FAILED_TYPE = 'BackfillBatchFailed';
-
-export interface BackfillStoredState {
-  watermark: number | null;
+export interface BackfillProgress {
+  accountId: string;
+  state: 'planning' | 'running' | 'done' | 'cancelled';
   rangeStart: number | null;
   rangeEnd: number | null;
   granularity: Granularity | null;
+  watermark: number | null;
+  slicesDone: number;
+  slicesTotal: number;
+  slicesRunning: number;
+  counters: BackfillCounters;
+  /** Messages stored per second since the backfill started. */
+  rate: number;
+  badRate: number;
+  alert: BadRateAlert;
+  startedAt: number;
+  runs: number;
 }
 
-export interface ArchiveBatchInput {
+export const sliceDoneSignal = defineSignal<[SliceReport]>('backfillSliceDone');
+export const backfillProgressQuery = defineQuery<BackfillProgress>('backfillProgress');
+
+export interface ArchiverInput {
+  /** Default: every active account with a watermark. */
+  accountIds?: string[];
+  dryRun?: boolean;
+  /** Move to Trash instead of only removing INBOX (default false). */
+  trash?: boolean;
+  /** Ids per batchModify (≤ 1000, default 1000). */
+  batchSize?: number;
+  /** A dry run lists at most this many ids in its result (default 1000). */
+  listLimit?: number;
+  taskQueues?: BackfillTaskQueues;
+  carried?: { accountIndex: number; afterId: string; results: ArchiverAccountResult[] };
+}
+
+export interface ArchiverAccountResult {
   accountId: string;
-  /** Only gmail ids greater than this (paging). */
-  afterId: string;
-  limit: number;
+  archived: number;
+  watermark: number | null;
+  /** Dry run: the ids it would take out of the inbox (up to listLimit). */
+  wouldArchive?: string[];
+}
+
+export interface ArchiverResult {
   dryRun: boolean;
   trash: boolean;
+  accounts: ArchiverAccountResult[];
 }
 
-export interface ArchiveBatchResult {
-  /** Ids archived (or, in a dry run, that would be). */
-  ids: string[];
-  watermark: number | null;
+export function backfillWorkflowId(accountId: string): string {
+  return `backfill-${accountId}`;
 }
 
-export interface BackfillStoreActivities {
-  backfillLoadState(input: { accountId: string }): Promise<BackfillStoredState>;
-  backfillSaveRange(input: { accountId: string; rangeStart: number; rangeEnd: number; granularity: Granularity }): Promise<void>;
-  /** Moves the persisted watermark forward (never back); returns the persisted value. */
-  backfillCommitWatermark(input: { accountId: string; watermark: number }): Promise<number>;
-  backfillRecordBad(input: { accountId: string; gmailId: string; reason: string }): Promise<void>;
-  archiverAccounts(): Promise<string[]>;
-}
-
-export interface BackfillGmailActivities {
-  backfillPlan(input: PlanInput): Promise<PlanResult>;
-  backfillListSlice(input: ListSliceInput): Promise<ListSliceResult>;
-  backfillStoreBatch(input: StoreBatchInput): Promise<StoreBatchResult>;
-  archiveBatch(input: ArchiveBatchInput): Promise<ArchiveBatchResult>;
-}
-
-export interface HandoffInput {
-  accountId: string;
-  /** Epoch ms: inbox mail from this time on goes to the thread workflows. */
-  sinceMs: number;
-}
-
-export interface HandoffResult {
-  threads: number;
-}
-
-export interface BackfillHandoffActivities {
-  backfillHandToThreads(input: HandoffInput): Promise<HandoffResult>;
+/**
+ * A slice's child workflow id: deterministic, so a restarted backfill finds (and adopts) a slice
+ * that is still running. A restart after a failure gets its own id (`-a2`, ...): the failed child
+ * may not have closed yet when the parent starts the next attempt.
+ */
+export function sliceWorkflowId(accountId: string, start: number, end: number, attempt = 1): string {
+  return `backfill-${accountId}-slice-${start}-${end}${attempt > 1 ? `-a${attempt}` : ''}`;
 }

@@ -14,9 +14,9 @@ import { createLogger } from '../shared/log.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { InboxAccountId } from '../temporal/search-attributes.js';
-import { archiverWorkflow } from '../workflows/backfill/archiver-workflow.js';
-import { backfillWorkflow, type BackfillResult } from '../workflows/backfill/backfill-workflow.js';
-import { backfillProgressQuery, backfillWorkflowId, type BackfillOptions, type BackfillProgress } from '../workflows/backfill/types.js';
+import { archiverWorkflow } from '../backfill/archiver-workflow.js';
+import { backfillWorkflow, type BackfillResult } from '../backfill/backfill-workflow.js';
+import { backfillProgressQuery, backfillWorkflowId, type BackfillOptions, type BackfillProgress } from '../backfill/contracts.js';
 
 const log = createLogger('cli');
 

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { Env } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
-import { THREAD_STATES } from '../workflows/thread/types.js';
+import { THREAD_STATES } from '../thread/contracts.js';
 import { findAccount, noSuchAccount } from './account-ref.js';
 import { usageFailure, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';

@@ -12,7 +12,7 @@
 //
 // Capacity (burst) is `burstSeconds` of the current rate. Every process using the same table must
 // use the same profile/options for an account (they come from the same environment).
-import { GmailRateLimitError } from '../services/gmail/errors.js';
+import { GmailRateLimitError } from '../gmail/errors.js';
 import { QUOTA_PROFILES, unitCost, type QuotaProfileName } from './profiles.js';
 import type { SqlExecutor } from './sql.js';
 

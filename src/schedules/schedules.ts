@@ -4,8 +4,8 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { archiverSchedule, type ArchiverScheduleSettings } from '../backfill/archiver-schedule.js';
-import type { retentionWorkflow } from '../workflows/retention.js';
-import type { syncAllAccountsWorkflow, watchRenewalWorkflow } from '../workflows/sync/scheduled.js';
+import type { retentionWorkflow } from '../retention/retention-workflow.js';
+import type { syncAllAccountsWorkflow, watchRenewalWorkflow } from '../sync/scheduled-workflows.js';
 
 export interface ScheduleSettings {
   retentionDays: number;

@@ -5,8 +5,8 @@
 //   - a message deleted                             → draft_gone (the thread checks it was its draft)
 //   - one of our labels added/removed on a message  → labels_changed (keyed by history id)
 // Drafts being created or updated (ours, mostly) produce nothing.
-import type { HistoryRecord } from '../services/gmail/types.js';
-import type { LabelRole, ThreadEvent } from '../workflows/thread/types.js';
+import type { HistoryRecord } from '../gmail/types.js';
+import type { LabelRole, ThreadEvent } from '../thread/contracts.js';
 
 export interface ThreadEvents {
   threadId: string;

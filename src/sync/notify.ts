@@ -3,8 +3,8 @@
 import type { Client } from '@temporalio/client';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { InboxAccountId } from '../temporal/search-attributes.js';
-import { syncFullScanSignal, syncNotifySignal, syncAccountReconnectedSignal, syncWorkflow } from '../workflows/sync/sync-workflow.js';
-import { syncWorkflowId, type FullScanRequest, type SyncNotification, type SyncSettings } from '../workflows/sync/types.js';
+import { syncFullScanSignal, syncNotifySignal, syncAccountReconnectedSignal, syncWorkflow } from './sync-workflow.js';
+import { syncWorkflowId, type FullScanRequest, type SyncNotification, type SyncSettings } from './contracts.js';
 
 export interface SyncTarget {
   client: Client;

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Env } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
 import type { RouteHandler } from '../http/server.js';
-import { PUSH_PATH, pushRoute } from '../push/push-route.js';
+import { PUSH_PATH, pushRoute } from './push-route.js';
 import type { SyncScheduleSettings } from '../schedules/schedules.js';
 import { createLogger } from '../shared/log.js';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';

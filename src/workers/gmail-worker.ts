@@ -3,10 +3,10 @@
 import { Worker } from '@temporalio/worker';
 import { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { TokenVault } from '../accounts/token-vault.js';
-import { createGmailActivities } from '../activities/gmail-activities.js';
-import { createBackfillGmailActivities } from '../activities/backfill-gmail.js';
+import { createGmailActivities } from '../thread/gmail-activities.js';
+import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
 import { prismaExecutor, processQuotaLimiter, type QuotaLimiter } from '../quota/index.js';
-import type { GmailCallGate } from '../services/gmail/gmail-service.js';
+import type { GmailCallGate } from '../gmail/gmail-service.js';
 import type { Env } from '../config.js';
 import { isMainModule } from '../shared/main-module.js';
 import { resolveTokenKey } from '../temporal/encryption-keys.js';

@@ -1,8 +1,8 @@
 // Worker for the LLM task queue: classification and drafting through @anthropic-ai/sdk.
 // Its own queue lets operators cap LLM calls (LLM_ACTIVITIES_PER_SECOND) apart from Gmail's.
 import { Worker } from '@temporalio/worker';
-import { createLlmActivities } from '../activities/llm-activities.js';
-import { createLlmClient } from '../services/llm/index.js';
+import { createLlmActivities } from '../thread/llm-activities.js';
+import { createLlmClient } from '../llm/index.js';
 import { isMainModule } from '../shared/main-module.js';
 import type { WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';

@@ -1,12 +1,12 @@
 // Worker for the main task queue: every workflow, plus the Postgres activities.
 // Run alone with `tsx src/workers/workflow-worker.ts`; `npm run dev` runs it in-process.
 import { Worker } from '@temporalio/worker';
-import { createRetentionActivities } from '../activities/retention.js';
-import { createStoreActivities } from '../activities/store-activities.js';
-import { createBackfillStoreActivities } from '../activities/backfill-store.js';
-import { createBackfillHandoffActivitiesForWorker } from '../activities/backfill-handoff.js';
+import { createRetentionActivities } from '../retention/retention-activities.js';
+import { createStoreActivities } from '../thread/store-activities.js';
+import { createBackfillStoreActivities } from '../backfill/store-activities.js';
+import { createBackfillHandoffActivitiesForWorker } from '../backfill/handoff-activities.js';
 import { prismaExecutor } from '../quota/sql.js';
-import { createSyncWorkerActivities } from '../sync/worker-activities.js';
+import { createSyncWorkerActivities } from './sync-activities.js';
 import type { WorkerContext } from './context.js';
 import { getWorkflowBundle } from './workflow-bundle.js';
 import { runWorkerMain } from './main.js';

@@ -4,11 +4,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { archiverSchedule } from '../../src/backfill/archiver-schedule.js';
-import type { ArchiverInput } from '../../src/workflows/backfill/types.js';
-import { archiverWorkflow } from '../../src/workflows/backfill/archiver-workflow.js';
-import { backfillWorkflow } from '../../src/workflows/backfill/backfill-workflow.js';
-import { backfillWorkflowId } from '../../src/workflows/backfill/types.js';
-import { createBackfillHarness, listableMessages, type BackfillHarness } from './harness.js';
+import type { ArchiverInput } from '../../src/backfill/contracts.js';
+import { archiverWorkflow } from '../../src/backfill/archiver-workflow.js';
+import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
+import { backfillWorkflowId } from '../../src/backfill/contracts.js';
+import { createBackfillHarness, listableMessages, type BackfillHarness } from '../helpers/backfill-harness.js';
 
 describe('archiver', () => {
   let h: BackfillHarness;

@@ -2,9 +2,9 @@
 // messages are isolated into bad_messages while everything else is stored exactly once, and the
 // watermark reaches the end of the range.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backfillWorkflow } from '../../src/workflows/backfill/backfill-workflow.js';
-import { backfillWorkflowId } from '../../src/workflows/backfill/types.js';
-import { createBackfillHarness, listableMessages, type BackfillHarness } from './harness.js';
+import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
+import { backfillWorkflowId } from '../../src/backfill/contracts.js';
+import { createBackfillHarness, listableMessages, type BackfillHarness } from '../helpers/backfill-harness.js';
 
 const FAST = { startRate: 50_000, maxRate: 50_000, maxConcurrency: 8 };
 

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { renderProgress, runBackfillCli } from '../../src/cli/backfill.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
-import { backfillWorkflowId, type BackfillProgress } from '../../src/workflows/backfill/types.js';
-import { createBackfillHarness, type BackfillHarness } from './harness.js';
+import { backfillWorkflowId, type BackfillProgress } from '../../src/backfill/contracts.js';
+import { createBackfillHarness, type BackfillHarness } from '../helpers/backfill-harness.js';
 
 function cliConfig(h: BackfillHarness) {
   const keys = fixedTestPayloadKeys();

@@ -3,10 +3,10 @@
 // threads without inbox mail are not. Nothing polls the thread queue here: the workflows are only
 // started, which is what this test checks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backfillWorkflow } from '../../src/workflows/backfill/backfill-workflow.js';
-import { backfillWorkflowId } from '../../src/workflows/backfill/types.js';
-import { threadWorkflowId } from '../../src/workflows/thread/types.js';
-import { createBackfillHarness, type BackfillHarness } from './harness.js';
+import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
+import { backfillWorkflowId } from '../../src/backfill/contracts.js';
+import { threadWorkflowId } from '../../src/thread/contracts.js';
+import { createBackfillHarness, type BackfillHarness } from '../helpers/backfill-harness.js';
 
 const DAY = 86_400_000;
 

@@ -2,9 +2,9 @@
 // worker processes sharing the account's quota: together within the budget (the emulator's quota
 // is the judge), both doing work.
 import { afterEach, describe, expect, it } from 'vitest';
-import { backfillWorkflow } from '../../src/workflows/backfill/backfill-workflow.js';
-import { backfillProgressQuery, backfillWorkflowId } from '../../src/workflows/backfill/types.js';
-import { createBackfillHarness, listableMessages, type BackfillHarness } from './harness.js';
+import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
+import { backfillProgressQuery, backfillWorkflowId } from '../../src/backfill/contracts.js';
+import { createBackfillHarness, listableMessages, type BackfillHarness } from '../helpers/backfill-harness.js';
 
 let h: BackfillHarness | undefined;
 afterEach(async () => {

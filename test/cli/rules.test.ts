@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runRulesCli } from '../../src/cli/rules.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
-import { cliRunner } from './run-cli.js';
+import { cliRunner } from '../helpers/run-cli.js';
 
 const tag = randomUUID().slice(0, 8);
 const sender = `billing-${tag}@vendor.example`;

@@ -2,10 +2,10 @@
 // workflow's own store activity (saveThread).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createStoreActivities } from '../../src/activities/store-activities.js';
+import { createStoreActivities } from '../../src/thread/store-activities.js';
 import { runThreadsCli } from '../../src/cli/threads.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
-import { cliRunner } from './run-cli.js';
+import { cliRunner } from '../helpers/run-cli.js';
 
 const tag = randomUUID().slice(0, 8);
 let prisma: PrismaClient;

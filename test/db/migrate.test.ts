@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyMigrations, MigrationError } from '../../src/db/migrate.js';
 import { defaultMigrationsDir } from '../../src/db/paths.js';
-import { createScratchDatabase } from './scratch-database.js';
+import { createScratchDatabase } from '../helpers/scratch-database.js';
 
 const migrationNames = readdirSync(defaultMigrationsDir, { withFileTypes: true })
   .filter((e) => e.isDirectory())

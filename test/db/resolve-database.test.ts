@@ -8,7 +8,7 @@ import type { DbLogger } from '../../src/db/db-logger.js';
 import { readMigrationsDirectory } from '../../src/db/migrations-directory.js';
 import { defaultMigrationsDir } from '../../src/db/paths.js';
 import { postgresAnswers, resolveDatabase, type DatabaseSettings } from '../../src/db/resolve-database.js';
-import { unusedDatabaseUrl } from './scratch-database.js';
+import { unusedDatabaseUrl } from '../helpers/scratch-database.js';
 
 const root = mkdtempSync(join(tmpdir(), 'resolve-database-test-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -2,7 +2,7 @@
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
-import { connect, failure, raw, startEmulator, type ConnectedAccount } from './helpers.js';
+import { connect, failure, raw, startEmulator, type ConnectedAccount } from '../helpers/googleapis-clients.js';
 
 const OWNER = 'owner@example.com';
 let emu: RunningGmailEmulator;

@@ -3,7 +3,7 @@
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
-import { connect, startEmulator } from './helpers.js';
+import { connect, startEmulator } from '../helpers/googleapis-clients.js';
 
 const OWNER = 'mime@example.com';
 let emu: RunningGmailEmulator;

@@ -7,7 +7,7 @@ import { OAuth2Client } from 'google-auth-library';
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
-import { connect, failure, startEmulator } from './helpers.js';
+import { connect, failure, startEmulator } from '../helpers/googleapis-clients.js';
 
 const OWNER = 'watched@example.com';
 const TOPIC = 'projects/durable-inbox/topics/gmail';

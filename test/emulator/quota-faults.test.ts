@@ -3,7 +3,7 @@
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
-import { connect, failure, startEmulator } from './helpers.js';
+import { connect, failure, startEmulator } from '../helpers/googleapis-clients.js';
 
 const OWNER = 'quota@example.com';
 let emu: RunningGmailEmulator;

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnGmailEmulator, startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
-import { connect, gmailClient, oauthClientFor, startEmulator } from './helpers.js';
+import { connect, gmailClient, oauthClientFor, startEmulator } from '../helpers/googleapis-clients.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 

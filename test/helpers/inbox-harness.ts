@@ -12,20 +12,20 @@ import { gmailOAuthSettings } from '../../src/workers/gmail-worker.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../../src/emulator/anthropic/index.js';
-import { ingestThreadEvent, threadSettingsFromConfig } from '../../src/ingest/thread-ingest.js';
+import { ingestThreadEvent, threadSettingsFromConfig } from '../../src/thread/ingest.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { createWorkerContext, type WorkerContext } from '../../src/workers/context.js';
 import { createGmailWorker } from '../../src/workers/gmail-worker.js';
 import { createLlmWorker } from '../../src/workers/llm-worker.js';
 import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
-import { threadStatusQuery } from '../../src/workflows/thread/signals.js';
+import { threadStatusQuery } from '../../src/thread/signals.js';
 import {
   threadWorkflowId,
   type ThreadEvent,
   type ThreadSettings,
   type ThreadStatus,
-} from '../../src/workflows/thread/types.js';
+} from '../../src/thread/contracts.js';
 
 export interface InboxHarness {
   cfg: Env;

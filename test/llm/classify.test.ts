@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { CATEGORIES } from '../../src/domain/types.js';
+import { CATEGORIES } from '../../src/mail/types.js';
 import {
   CLASSIFY_TOOL,
   ClassificationSchema,
   LlmOutputInvalidError,
   classifyEmail,
-} from '../../src/services/llm/index.js';
-import { MODEL, email, useEmulator } from './fixtures.js';
+} from '../../src/llm/index.js';
+import { MODEL, email, useEmulator } from '../helpers/llm-fixtures.js';
 
 const { emulator, client } = useEmulator();
 

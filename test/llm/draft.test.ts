@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { extractReworkInstructions } from '../../src/domain/rework.js';
-import { LlmOutputInvalidError, draftReply } from '../../src/services/llm/index.js';
-import { MODEL, email, useEmulator } from './fixtures.js';
+import { extractReworkInstructions } from '../../src/thread/rework.js';
+import { LlmOutputInvalidError, draftReply } from '../../src/llm/index.js';
+import { MODEL, email, useEmulator } from '../helpers/llm-fixtures.js';
 
 const { emulator, client } = useEmulator();
 

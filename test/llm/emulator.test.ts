@@ -2,7 +2,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../../src/emulator/anthropic/index.js';
-import { MODEL } from './fixtures.js';
+import { MODEL } from '../helpers/llm-fixtures.js';
 
 let emulator: AnthropicEmulator;
 let client: Anthropic;

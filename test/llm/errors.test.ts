@@ -7,8 +7,8 @@ import {
   draftReply,
   LlmOutputInvalidError,
   retryAfterMs,
-} from '../../src/services/llm/index.js';
-import { MODEL, email, useEmulator } from './fixtures.js';
+} from '../../src/llm/index.js';
+import { MODEL, email, useEmulator } from '../helpers/llm-fixtures.js';
 
 const { emulator, client } = useEmulator();
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { EmailForPrompt } from '../../src/domain/types.js';
-import { buildClassificationPrompt, buildDraftPrompt, estimateTokens } from '../../src/services/llm/index.js';
-import { email } from './fixtures.js';
+import type { EmailForPrompt } from '../../src/mail/types.js';
+import { buildClassificationPrompt, buildDraftPrompt, estimateTokens } from '../../src/llm/index.js';
+import { email } from '../helpers/llm-fixtures.js';
 
 const emailArb: fc.Arbitrary<EmailForPrompt> = fc.record({
   from: fc.string({ maxLength: 80 }),

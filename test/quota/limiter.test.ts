@@ -8,9 +8,9 @@ import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
 import { prismaExecutor } from '../../src/quota/sql.js';
-import { createGmailClient } from '../../src/services/gmail/client.js';
-import { GmailRateLimitError } from '../../src/services/gmail/errors.js';
-import { GmailService } from '../../src/services/gmail/gmail-service.js';
+import { createGmailClient } from '../../src/gmail/client.js';
+import { GmailRateLimitError } from '../../src/gmail/errors.js';
+import { GmailService } from '../../src/gmail/gmail-service.js';
 
 let emulator: RunningGmailEmulator;
 const pools: PrismaClient[] = [];

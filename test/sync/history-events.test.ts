@@ -1,9 +1,9 @@
 // History records → thread events (pure), and the push envelope parser.
 import { describe, expect, it } from 'vitest';
 import { historyToThreadEvents } from '../../src/sync/history-events.js';
-import { parsePushBody } from '../../src/push/push-route.js';
-import type { HistoryRecord } from '../../src/services/gmail/types.js';
-import type { LabelRole } from '../../src/workflows/thread/types.js';
+import { parsePushBody } from '../../src/sync/push-route.js';
+import type { HistoryRecord } from '../../src/gmail/types.js';
+import type { LabelRole } from '../../src/thread/contracts.js';
 
 const roles = new Map<string, LabelRole>([
   ['Label_1', 'outbox'],

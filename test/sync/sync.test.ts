@@ -7,25 +7,25 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
-import { createSyncActivities } from '../../src/activities/sync-activities.js';
+import { createSyncActivities } from '../../src/sync/sync-activities.js';
 import { processQuotaLimiter } from '../../src/quota/index.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { pushRoute, PUSH_PATH } from '../../src/push/push-route.js';
+import { pushRoute, PUSH_PATH } from '../../src/sync/push-route.js';
 import {
   scheduleDefinitions,
   SYNC_FULL_SCAN_SCHEDULE_ID,
   SYNC_POLL_SCHEDULE_ID,
   WATCH_RENEWAL_SCHEDULE_ID,
 } from '../../src/schedules/schedules.js';
-import { ensureDemoAccount, registerAccount, type AccountDeps } from '../../src/sync/accounts.js';
+import { ensureDemoAccount, registerAccount, type AccountDeps } from '../../src/accounts/connect.js';
 import { connectCommand, disconnectCommand, listCommand, runAccountsCli } from '../../src/cli/accounts.js';
 import { notifySync, type SyncTarget } from '../../src/sync/notify.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { gmailOAuthSettings } from '../../src/workers/gmail-worker.js';
 import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
-import { syncStatusQuery } from '../../src/workflows/sync/sync-workflow.js';
-import { syncWorkflowId, type SyncStatus } from '../../src/workflows/sync/types.js';
+import { syncStatusQuery } from '../../src/sync/sync-workflow.js';
+import { syncWorkflowId, type SyncStatus } from '../../src/sync/contracts.js';
 import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory, recordWorkflowHistory } from '../helpers/histories.js';
 

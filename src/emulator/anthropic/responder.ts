@@ -1,5 +1,5 @@
 // The emulator's "model": deterministic answers computed from the email in the prompt, so tests can
-// assert outcomes. It reads the prompt conventions of src/services/llm/prompts.ts: the newest email is
+// assert outcomes. It reads the prompt conventions of src/llm/prompts.ts: the newest email is
 // the last <email> or <message> block ("Header: value" lines, a blank line, the body); a rework comes as
 // <rework_instructions>, the signature as <signature>. Any other prompt is read as one email body.
 import type { JsonSchema, ToolDefinition } from './validation.js';

@@ -1,0 +1,276 @@
+// Connecting Gmail accounts: the OAuth2 loopback flow of google-auth-library (the CLI), the
+// registration that follows any grant (tokens sealed in Postgres, our labels, the sync cursor,
+// users.watch, the sync workflow started, paused thread workflows told to resume), and the dev
+// mode's emulator accounts.
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { OAuth2Client } from 'google-auth-library';
+import type { GmailOAuthSettings } from './gmail-accounts.js';
+import type { StoredTokens, TokenVault } from './token-vault.js';
+import type { PrismaClient } from '../db/client.js';
+import { createGmailClient } from '../gmail/client.js';
+import { GmailService } from '../gmail/gmail-service.js';
+import { createLogger } from '../shared/log.js';
+import { syncWorkflowId } from '../sync/contracts.js';
+import { accountReconnectedSignal } from '../thread/signals.js';
+import type { LabelNames } from '../thread/contracts.js';
+import { notifyReconnected, notifySync, type SyncTarget } from '../sync/notify.js';
+
+export const GMAIL_SCOPES = [
+  'https://www.googleapis.com/auth/gmail.readonly',
+  'https://www.googleapis.com/auth/gmail.modify',
+  'https://www.googleapis.com/auth/gmail.compose',
+];
+
+const log = createLogger('accounts');
+
+export interface AccountDeps {
+  prisma: PrismaClient;
+  vault: TokenVault;
+  oauth: GmailOAuthSettings;
+  /** Temporal: the sync workflow is started (and paused workflows resumed) when given. */
+  sync?: SyncTarget;
+  labels: LabelNames;
+  /** users.watch topic; without it no watch is set up. */
+  pushTopic?: string;
+}
+
+export interface RegisteredAccount {
+  id: string;
+  email: string;
+  /** The account was needs_reauth (or paused/disconnected) and is active again. */
+  reconnected: boolean;
+  historyId: string;
+  watchExpiration?: Date;
+}
+
+/** After any grant: tokens sealed, account active, labels, cursor (kept on a reconnect), watch, sync. */
+export async function registerAccount(deps: AccountDeps, tokens: StoredTokens): Promise<RegisteredAccount> {
+  if (!tokens.refresh_token) throw new Error('Google returned no refresh token: connect again (the consent must be offline access)');
+  const { gmail } = createGmailClient({
+    rootUrl: deps.oauth.rootUrl,
+    clientId: deps.oauth.clientId,
+    clientSecret: deps.oauth.clientSecret,
+    tokenUrl: deps.oauth.tokenUrl,
+    credentials: tokens,
+    onTokens: (fresh) => {
+      if (fresh.access_token) tokens.access_token = fresh.access_token;
+      if (fresh.expiry_date) tokens.expiry_date = fresh.expiry_date;
+      if (fresh.refresh_token) tokens.refresh_token = fresh.refresh_token;
+    },
+  });
+  const service = new GmailService(gmail);
+  const profile = await service.getProfile();
+  const email = profile.emailAddress.toLowerCase();
+  await service.ensureLabels(Object.values(deps.labels));
+
+  const previous = await deps.prisma.account.findUnique({ where: { email } });
+  const reconnected = previous !== null && previous.status !== 'active';
+  // A reconnect keeps the cursor: the sync resumes where it stopped (or repairs the gap).
+  const historyId = previous?.historyId ?? profile.historyId;
+  const account = await deps.prisma.account.upsert({
+    where: { email },
+    create: { email, status: 'active', encryptedTokens: deps.vault.seal(tokens), historyId },
+    update: { status: 'active', encryptedTokens: deps.vault.seal(tokens), historyId },
+  });
+
+  let watchExpiration: Date | undefined;
+  if (deps.pushTopic) {
+    const watch = await service.watch({ topicName: deps.pushTopic });
+    watchExpiration = new Date(watch.expiration);
+    await deps.prisma.account.update({ where: { id: account.id }, data: { watchExpiration } });
+  }
+
+  if (deps.sync) {
+    if (reconnected) {
+      await notifyReconnected(deps.sync, account.id);
+      await resumeThreadWorkflows(deps.sync.client, account.id);
+    } else {
+      await notifySync(deps.sync, account.id, { source: 'connect' });
+    }
+  }
+  log.info(`account ${account.id} connected${reconnected ? ' again' : ''}`);
+  return { id: account.id, email, reconnected, historyId, ...(watchExpiration ? { watchExpiration } : {}) };
+}
+
+export interface DisconnectedAccount {
+  id: string;
+  email: string;
+  /** users.stop answered: Gmail no longer pushes this mailbox's changes. */
+  watchStopped: boolean;
+  /** Google revoked the grant (refresh and access tokens). */
+  grantRevoked: boolean;
+  /** The account's sync workflow was cancelled. */
+  syncStopped: boolean;
+}
+
+/**
+ * The user takes the assistant off a mailbox: the push watch is stopped, the grant revoked at
+ * Google, the tokens deleted, the sync workflow cancelled. The cursor, the thread rows and the
+ * running thread workflows stay: they wait (their Gmail calls pause the way they do for a revoked
+ * grant), and `registerAccount` after a new consent resumes everything where it stopped. Steps
+ * that fail (Google unreachable, say) are reported, and the account is disconnected all the same.
+ */
+export async function disconnectAccount(deps: Pick<AccountDeps, 'prisma' | 'vault' | 'oauth' | 'sync'>, accountId: string): Promise<DisconnectedAccount> {
+  const account = await deps.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
+  let watchStopped = false;
+  let grantRevoked = false;
+  if (account.encryptedTokens) {
+    const tokens = deps.vault.open(account.encryptedTokens);
+    const { gmail, auth } = createGmailClient({ ...deps.oauth, credentials: tokens });
+    try {
+      await new GmailService(gmail).stop();
+      watchStopped = true;
+    } catch (err) {
+      log.warn(`users.stop for ${account.email} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    try {
+      await auth.revokeToken(tokens.refresh_token);
+      grantRevoked = true;
+    } catch (err) {
+      log.warn(`revoking the grant of ${account.email} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  await deps.prisma.account.update({
+    where: { id: accountId },
+    data: { status: 'disconnected', encryptedTokens: null, watchExpiration: null },
+  });
+  let syncStopped = false;
+  if (deps.sync) {
+    try {
+      await deps.sync.client.workflow.getHandle(syncWorkflowId(accountId)).cancel();
+      syncStopped = true;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  }
+  log.info(`account ${accountId} disconnected`);
+  return { id: accountId, email: account.email, watchStopped, grantRevoked, syncStopped };
+}
+
+/** Tells the account's running thread workflows that its grant works again. */
+export async function resumeThreadWorkflows(client: Client, accountId: string): Promise<number> {
+  let n = 0;
+  const query = `InboxAccountId = "${accountId}" AND ExecutionStatus = "Running" AND WorkflowType = "threadWorkflow"`;
+  for await (const wf of client.workflow.list({ query })) {
+    try {
+      await client.workflow.getHandle(wf.workflowId).signal(accountReconnectedSignal);
+      n++;
+    } catch (err) {
+      log.warn(`could not resume ${wf.workflowId}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  return n;
+}
+
+export interface LoopbackOptions {
+  clientId: string;
+  clientSecret: string;
+  /** Authorization endpoint; default Google's (the emulator's consent endpoint in dev and tests). */
+  authUrl?: string;
+  tokenUrl?: string;
+  loginHint?: string;
+  /** Shows the consent URL to the user (prints it; tests fetch it, the emulator consents at once). */
+  openUrl: (url: string) => Promise<void> | void;
+  timeoutMs?: number;
+}
+
+/**
+ * The OAuth2 loopback flow: a one-shot HTTP server on 127.0.0.1, the consent URL with PKCE and
+ * offline access, the code from the redirect exchanged for tokens.
+ */
+export async function runLoopbackConsent(opts: LoopbackOptions): Promise<StoredTokens> {
+  let resolveCode!: (code: string) => void;
+  let rejectCode!: (err: Error) => void;
+  const codePromise = new Promise<string>((resolve, reject) => {
+    resolveCode = resolve;
+    rejectCode = reject;
+  });
+  const expectedState = randomUUID();
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (url.pathname !== '/oauth2callback') {
+      res.writeHead(404).end();
+      return;
+    }
+    const error = url.searchParams.get('error');
+    const code = url.searchParams.get('code');
+    const state = url.searchParams.get('state');
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    if (error || !code || state !== expectedState) {
+      res.end('durable-inbox: the account was not connected. You can close this tab.');
+      rejectCode(new Error(error ? `consent refused: ${error}` : 'the OAuth redirect carried no valid code'));
+      return;
+    }
+    res.end('durable-inbox: account connected. You can close this tab.');
+    resolveCode(code);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/oauth2callback`;
+  const timer = setTimeout(() => rejectCode(new Error('no consent within the time limit')), opts.timeoutMs ?? 5 * 60_000);
+  try {
+    const client = new OAuth2Client({
+      clientId: opts.clientId,
+      clientSecret: opts.clientSecret,
+      redirectUri,
+      endpoints: {
+        ...(opts.authUrl ? { oauth2AuthBaseUrl: opts.authUrl } : {}),
+        ...(opts.tokenUrl ? { oauth2TokenUrl: opts.tokenUrl } : {}),
+      },
+    });
+    const verifier = await client.generateCodeVerifierAsync();
+    const url = client.generateAuthUrl({
+      access_type: 'offline',
+      prompt: 'consent',
+      scope: GMAIL_SCOPES,
+      state: expectedState,
+      code_challenge: verifier.codeChallenge,
+      code_challenge_method: 'S256' as never,
+      ...(opts.loginHint ? { login_hint: opts.loginHint } : {}),
+    });
+    await opts.openUrl(url);
+    const code = await codePromise;
+    const { tokens } = await client.getToken({ code, codeVerifier: verifier.codeVerifier, redirect_uri: redirectUri });
+    if (!tokens.refresh_token) throw new Error('Google returned no refresh token');
+    return {
+      refresh_token: tokens.refresh_token,
+      ...(tokens.access_token ? { access_token: tokens.access_token } : {}),
+      ...(tokens.expiry_date ? { expiry_date: tokens.expiry_date } : {}),
+      ...(tokens.scope ? { scope: tokens.scope } : {}),
+    };
+  } finally {
+    clearTimeout(timer);
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+/**
+ * Dev mode: makes sure `email` exists in the Gmail emulator at `emulatorUrl` and is connected here
+ * (through the emulator's control API, no consent screen). Idempotent; returns the account.
+ */
+export async function ensureDemoAccount(
+  deps: AccountDeps,
+  emulator: { url: string },
+  email: string,
+): Promise<RegisteredAccount> {
+  const existing = await deps.prisma.account.findUnique({ where: { email: email.toLowerCase() } });
+  if (existing?.status === 'active' && existing.encryptedTokens) {
+    return { id: existing.id, email: existing.email, reconnected: false, historyId: existing.historyId ?? '' };
+  }
+  const res = await fetch(`${emulator.url.replace(/\/+$/, '')}/__emulator/accounts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, clientId: deps.oauth.clientId }),
+  });
+  if (!res.ok) throw new Error(`emulator refused to create ${email}: ${res.status} ${await res.text()}`);
+  const created = (await res.json()) as { refreshToken?: string; refresh_token?: string };
+  const refreshToken = created.refreshToken ?? created.refresh_token;
+  if (!refreshToken) throw new Error('the emulator returned no refresh token');
+  return registerAccount(deps, { refresh_token: refreshToken });
+}

@@ -1,0 +1,109 @@
+// What crosses the activity boundary for backfill and archiving: plain JSON, type-only, so
+// workflow code can import it. Ids and counts only; message content never enters history.
+import type { Granularity } from './slicing.js';
+
+export type FetchFormat = 'full' | 'metadata';
+
+export interface PlanInput {
+  accountId: string;
+  /** Epoch ms; default: found by probing the mailbox for its oldest message. */
+  rangeStart?: number;
+  /** Epoch ms; default: now. */
+  rangeEnd?: number;
+}
+
+export interface PlanResult {
+  messagesTotal: number;
+  rangeStart: number;
+  rangeEnd: number;
+}
+
+export interface ListSliceInput {
+  accountId: string;
+  start: number;
+  end: number;
+  overlapMs: number;
+  /** Give up (tooDeep) after this many pages of 500; 0 = never. */
+  maxPages: number;
+}
+
+export type ListSliceResult = { tooDeep: false; ids: string[] } | { tooDeep: true; pages: number };
+
+export interface StoreBatchInput {
+  accountId: string;
+  ids: string[];
+  format: FetchFormat;
+}
+
+export interface StoreBatchResult {
+  /** Messages fetched and upserted by this activity (all attempts). */
+  stored: number;
+  /** Of those, rows that did not exist before. */
+  inserted: number;
+  /** Listed but deleted before we fetched them (404). */
+  gone: number;
+}
+
+/** ApplicationFailure details of a batch that still has failing ids after its attempt. */
+export interface BatchFailureDetails {
+  remaining: string[];
+  reasons: Record<string, string>;
+  /** What the activity did store (all attempts) before giving up on `remaining`. */
+  stored: number;
+  inserted: number;
+  gone: number;
+}
+
+export const BATCH_FAILED_TYPE = 'BackfillBatchFailed';
+
+export interface BackfillStoredState {
+  watermark: number | null;
+  rangeStart: number | null;
+  rangeEnd: number | null;
+  granularity: Granularity | null;
+}
+
+export interface ArchiveBatchInput {
+  accountId: string;
+  /** Only gmail ids greater than this (paging). */
+  afterId: string;
+  limit: number;
+  dryRun: boolean;
+  trash: boolean;
+}
+
+export interface ArchiveBatchResult {
+  /** Ids archived (or, in a dry run, that would be). */
+  ids: string[];
+  watermark: number | null;
+}
+
+export interface BackfillStoreActivities {
+  backfillLoadState(input: { accountId: string }): Promise<BackfillStoredState>;
+  backfillSaveRange(input: { accountId: string; rangeStart: number; rangeEnd: number; granularity: Granularity }): Promise<void>;
+  /** Moves the persisted watermark forward (never back); returns the persisted value. */
+  backfillCommitWatermark(input: { accountId: string; watermark: number }): Promise<number>;
+  backfillRecordBad(input: { accountId: string; gmailId: string; reason: string }): Promise<void>;
+  archiverAccounts(): Promise<string[]>;
+}
+
+export interface BackfillGmailActivities {
+  backfillPlan(input: PlanInput): Promise<PlanResult>;
+  backfillListSlice(input: ListSliceInput): Promise<ListSliceResult>;
+  backfillStoreBatch(input: StoreBatchInput): Promise<StoreBatchResult>;
+  archiveBatch(input: ArchiveBatchInput): Promise<ArchiveBatchResult>;
+}
+
+export interface HandoffInput {
+  accountId: string;
+  /** Epoch ms: inbox mail from this time on goes to the thread workflows. */
+  sinceMs: number;
+}
+
+export interface HandoffResult {
+  threads: number;
+}
+
+export interface BackfillHandoffActivities {
+  backfillHandToThreads(input: HandoffInput): Promise<HandoffResult>;
+}

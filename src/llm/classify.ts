@@ -1,0 +1,78 @@
+// Tier two of classification: ask the model, forcing the classify tool so the answer is structured,
+// and accept it only if it passes the zod schema.
+import type Anthropic from '@anthropic-ai/sdk';
+import type { EmailForPrompt } from '../mail/types.js';
+import { LlmOutputInvalidError, type OutputIssue } from './errors.js';
+import { buildClassificationPrompt, estimateTokens } from './prompts.js';
+import { CLASSIFY_TOOL, CLASSIFY_TOOL_NAME, ClassificationSchema, type Classification } from './schemas.js';
+import { tokensOf } from './usage.js';
+
+export interface ClassifyEmailInput {
+  model: string;
+  /** The newest message of the thread. */
+  email: EmailForPrompt;
+  /** Natural-language instructions of the applicable rule scopes (applicableInstructions). */
+  instructions: string[];
+  /** Cap on the prompt, tool definition included; the email body is cut to fit. */
+  maxInputTokens: number;
+  maxOutputTokens?: number;
+  /** E.g. the activity's cancellationSignal(). */
+  signal?: AbortSignal;
+}
+
+export interface ClassifyEmailResult {
+  result: Classification;
+  /** The model that answered, as the API reports it. */
+  model: string;
+  tokensIn: number;
+  tokensOut: number;
+  /** True when the email or the instructions were cut to fit maxInputTokens. */
+  promptTruncated: boolean;
+}
+
+const TOOL_TOKENS = estimateTokens(JSON.stringify([CLASSIFY_TOOL]));
+
+/**
+ * Classifies one email with a forced tool call. Throws LlmOutputInvalidError when the model's answer does
+ * not fit ClassificationSchema (retryable), and the SDK's APIError subclasses for HTTP failures (map them
+ * with classifyAnthropicError).
+ */
+export async function classifyEmail(client: Anthropic, input: ClassifyEmailInput): Promise<ClassifyEmailResult> {
+  const prompt = buildClassificationPrompt({
+    email: input.email,
+    instructions: input.instructions,
+    maxInputTokens: input.maxInputTokens,
+    reservedTokens: TOOL_TOKENS,
+  });
+  const response = await client.messages.create(
+    {
+      model: input.model,
+      max_tokens: input.maxOutputTokens ?? 512,
+      system: prompt.system,
+      messages: [{ role: 'user', content: prompt.user }],
+      tools: [CLASSIFY_TOOL],
+      tool_choice: { type: 'tool', name: CLASSIFY_TOOL_NAME },
+    },
+    { signal: input.signal },
+  );
+  const call = response.content.find(
+    (block): block is Anthropic.ToolUseBlock => block.type === 'tool_use' && block.name === CLASSIFY_TOOL_NAME,
+  );
+  if (!call) {
+    throw new LlmOutputInvalidError([
+      {
+        path: 'tool_use',
+        message: `no ${CLASSIFY_TOOL_NAME} call in the response (stop_reason ${response.stop_reason})`,
+      },
+    ]);
+  }
+  const parsed = ClassificationSchema.safeParse(call.input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i): OutputIssue => ({
+      path: i.path.join('.') || '(input)',
+      message: i.message,
+    }));
+    throw new LlmOutputInvalidError(issues as [OutputIssue, ...OutputIssue[]]);
+  }
+  return { result: parsed.data, model: response.model, ...tokensOf(response.usage), promptTruncated: prompt.truncated };
+}

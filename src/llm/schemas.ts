@@ -1,0 +1,28 @@
+// The structured output of classification: a zod schema is the single source of truth, and the JSON
+// Schema of the tool the model must call is derived from it, so the two cannot drift apart.
+import type Anthropic from '@anthropic-ai/sdk';
+import { z } from 'zod';
+import { CATEGORIES } from '../mail/types.js';
+
+export const ClassificationSchema = z.object({
+  category: z.enum(CATEGORIES),
+  confidence: z.number().min(0).max(1),
+  reason: z.string().min(1).max(500),
+});
+
+export type Classification = z.infer<typeof ClassificationSchema>;
+
+export const CLASSIFY_TOOL_NAME = 'classify_email';
+
+function toInputSchema(schema: z.ZodType): Anthropic.Tool.InputSchema {
+  // The $schema dialect line is noise to the model; the API wants just the object schema.
+  const { $schema: _dialect, ...jsonSchema } = z.toJSONSchema(schema) as Record<string, unknown>;
+  return { ...jsonSchema, type: 'object' };
+}
+
+export const CLASSIFY_TOOL: Anthropic.Tool = {
+  name: CLASSIFY_TOOL_NAME,
+  description:
+    'Record the category of the newest message in the thread, how confident you are (0 to 1) and a one-sentence reason.',
+  input_schema: toInputSchema(ClassificationSchema),
+};

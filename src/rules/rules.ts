@@ -1,0 +1,302 @@
+// Tier one of classification: rules the user (or we) wrote down. A matching deterministic rule decides
+// the category with confidence 1 and no LLM call; instruction rules only add natural-language guidance to
+// the LLM prompt of tier two. Pure functions, no I/O: rules are loaded elsewhere and passed in.
+import { headerValue, parseAddress, senderOf } from '../mail/headers.js';
+import { isCategory, type Category, type EmailForPrompt } from '../mail/types.js';
+
+/** Who a rule is for. A more specific scope wins: sender > domain > account > global. */
+export type RuleScope = 'global' | 'account' | 'domain' | 'sender';
+
+/**
+ * A pattern is a case-insensitive substring (`invoice`) or a regular expression between slashes
+ * (`/^re:/`, flags m, s and u allowed; matching is always case-insensitive).
+ */
+export type Pattern = string;
+
+export interface HeaderCondition {
+  name: string;
+  /** Omitted: the header only has to be present. */
+  pattern?: Pattern;
+}
+
+/** Every condition given must match (AND). A rule without conditions matches all mail in its scope. */
+export interface RuleConditions {
+  /** Matched against the whole From header, display name included. */
+  from?: Pattern;
+  to?: Pattern;
+  subject?: Pattern;
+  body?: Pattern;
+  header?: HeaderCondition[];
+}
+
+export interface Rule {
+  id: string;
+  scope: RuleScope;
+  /** Account id, sender domain (`example.com`, subdomains included) or sender address; unused for global. */
+  scopeRef?: string;
+  /** deterministic: decides `category`. instruction: adds `instruction` to the LLM prompt. */
+  kind: 'deterministic' | 'instruction';
+  conditions?: RuleConditions;
+  category?: Category;
+  instruction?: string;
+  /** Within one scope, a higher priority is tried first. User rules default to 0; built-ins are negative. */
+  priority: number;
+  enabled: boolean;
+}
+
+export type RuleDecision =
+  { decided: true; category: Category; confidence: 1; ruleId: string; reason: string } | { decided: false };
+
+/**
+ * A rule that cannot be evaluated (bad regex, missing category or scope reference). It is a configuration
+ * error: retrying will not help, so activities should fail it as non-retryable (the class name is the
+ * Temporal error type; keep it stable).
+ */
+export class InvalidRuleError extends Error {
+  constructor(
+    readonly ruleId: string,
+    readonly field: string,
+    detail: string,
+  ) {
+    super(`rule "${ruleId}": ${field}: ${detail}`);
+    this.name = 'InvalidRuleError';
+  }
+}
+
+/** The rules every account starts with. Global scope and negative priority, so any user rule overrides them. */
+export const BUILTIN_RULES: readonly Rule[] = [
+  {
+    id: 'builtin:list-unsubscribe',
+    scope: 'global',
+    kind: 'deterministic',
+    conditions: { header: [{ name: 'List-Unsubscribe' }] },
+    category: 'newsletter',
+    priority: -10,
+    enabled: true,
+  },
+  {
+    // RFC 3834: any value but "no" marks mail sent by a program (auto-generated, auto-replied, ...).
+    id: 'builtin:auto-submitted',
+    scope: 'global',
+    kind: 'deterministic',
+    conditions: { header: [{ name: 'Auto-Submitted', pattern: '/^(?!\\s*no\\s*$)/' }] },
+    category: 'automated',
+    priority: -20,
+    enabled: true,
+  },
+  {
+    id: 'builtin:no-reply-sender',
+    scope: 'global',
+    kind: 'deterministic',
+    // The local part contains noreply, no-reply, no_reply, donotreply, do-not-reply or is mailer-daemon.
+    conditions: { from: '/(?:^|[^a-z0-9])(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|mailer-daemon)[^@\\s<>"]*@/' },
+    category: 'automated',
+    priority: -30,
+    enabled: true,
+  },
+  {
+    id: 'builtin:precedence-list',
+    scope: 'global',
+    kind: 'deterministic',
+    conditions: { header: [{ name: 'Precedence', pattern: '/^\\s*list\\s*$/' }] },
+    category: 'newsletter',
+    priority: -40,
+    enabled: true,
+  },
+  {
+    // Marketing bulk mail carries List-Unsubscribe (Gmail requires it of bulk senders) and is caught above;
+    // bulk or junk mail without it is typically transactional machine mail.
+    id: 'builtin:precedence-bulk',
+    scope: 'global',
+    kind: 'deterministic',
+    conditions: { header: [{ name: 'Precedence', pattern: '/^\\s*(?:bulk|junk)\\s*$/' }] },
+    category: 'automated',
+    priority: -50,
+    enabled: true,
+  },
+];
+
+const SCOPE_RANK: Record<RuleScope, number> = { sender: 3, domain: 2, account: 1, global: 0 };
+
+type Matcher = (value: string) => boolean;
+
+interface CompiledRule {
+  rule: Rule;
+  /** Each returns a description of what matched, or null. */
+  checks: Array<(email: EmailForPrompt) => string | null>;
+}
+
+const REGEX_LITERAL = /^\/(.+)\/([a-z]*)$/s;
+const ALLOWED_FLAGS = new Set(['i', 'm', 's', 'u']);
+
+function compilePattern(pattern: unknown, ruleId: string, field: string): Matcher {
+  if (typeof pattern !== 'string' || pattern.length === 0) {
+    throw new InvalidRuleError(ruleId, field, 'expected a non-empty pattern');
+  }
+  const literal = REGEX_LITERAL.exec(pattern);
+  if (!literal) {
+    const needle = pattern.toLowerCase();
+    return (value) => value.toLowerCase().includes(needle);
+  }
+  const [, source = '', flags = ''] = literal;
+  const bad = [...flags].find((f) => !ALLOWED_FLAGS.has(f));
+  if (bad) throw new InvalidRuleError(ruleId, field, `unsupported regex flag "${bad}" in ${pattern}`);
+  let regex: RegExp;
+  try {
+    regex = new RegExp(source, flags.includes('i') ? flags : `${flags}i`);
+  } catch (err) {
+    throw new InvalidRuleError(ruleId, field, `invalid regular expression ${pattern}: ${(err as Error).message}`);
+  }
+  return (value) => regex.test(value);
+}
+
+function fieldCheck(field: 'from' | 'to' | 'subject' | 'body', pattern: Pattern, ruleId: string) {
+  const matches = compilePattern(pattern, ruleId, `conditions.${field}`);
+  return (email: EmailForPrompt) =>
+    matches(email[field] ?? '') ? `${field} matches ${JSON.stringify(pattern)}` : null;
+}
+
+function headerCheck(condition: HeaderCondition, index: number, ruleId: string) {
+  const field = `conditions.header[${index}]`;
+  if (typeof condition?.name !== 'string' || condition.name.trim() === '') {
+    throw new InvalidRuleError(ruleId, `${field}.name`, 'expected a header name');
+  }
+  const matches =
+    condition.pattern === undefined ? () => true : compilePattern(condition.pattern, ruleId, `${field}.pattern`);
+  return (email: EmailForPrompt) => {
+    const value = headerValue(email.headers ?? {}, condition.name);
+    if (value === undefined || !matches(value)) return null;
+    return condition.pattern === undefined
+      ? `header ${condition.name} present`
+      : `header ${condition.name} matches ${JSON.stringify(condition.pattern)}`;
+  };
+}
+
+/** Checks a rule and turns its patterns into matchers; throws InvalidRuleError when it is unusable. */
+function compileRule(rule: Rule): CompiledRule {
+  if ((rule.scope === 'domain' || rule.scope === 'sender') && !rule.scopeRef?.trim()) {
+    throw new InvalidRuleError(rule.id, 'scopeRef', `a ${rule.scope} rule needs the ${rule.scope} it applies to`);
+  }
+  if (rule.kind === 'deterministic' && !isCategory(rule.category)) {
+    throw new InvalidRuleError(
+      rule.id,
+      'category',
+      `expected a category, got ${JSON.stringify(rule.category ?? null)}`,
+    );
+  }
+  if (rule.kind === 'instruction' && !rule.instruction?.trim()) {
+    throw new InvalidRuleError(rule.id, 'instruction', 'expected the instruction text');
+  }
+  const c = rule.conditions ?? {};
+  const checks: CompiledRule['checks'] = [];
+  for (const field of ['from', 'to', 'subject', 'body'] as const) {
+    const pattern = c[field];
+    if (pattern !== undefined) checks.push(fieldCheck(field, pattern, rule.id));
+  }
+  (c.header ?? []).forEach((h, i) => checks.push(headerCheck(h, i, rule.id)));
+  return { rule, checks };
+}
+
+/** Throws InvalidRuleError when a rule could not be evaluated; for validating rules when they are saved. */
+export function validateRule(rule: Rule): void {
+  compileRule(rule);
+}
+
+interface Audience {
+  sender: string;
+  domain: string;
+  /** Undefined: account rules are taken to be the caller's account already. */
+  accountId?: string;
+}
+
+function inScope(rule: Rule, who: Audience): boolean {
+  const ref = rule.scopeRef?.trim().toLowerCase() ?? '';
+  switch (rule.scope) {
+    case 'global':
+      return true;
+    case 'account':
+      return who.accountId === undefined || rule.scopeRef === undefined || rule.scopeRef === who.accountId;
+    case 'domain': {
+      const domain = ref.replace(/^@/, '');
+      return who.domain === domain || who.domain.endsWith(`.${domain}`);
+    }
+    case 'sender':
+      return who.sender !== '' && who.sender === (parseAddress(ref)?.address ?? ref);
+  }
+}
+
+function audienceOf(email: EmailForPrompt, accountId?: string): Audience {
+  const { address, domain } = senderOf(email.from);
+  return { sender: address, domain, accountId };
+}
+
+/** Enabled rules of one kind that apply to this email's sender, compiled, each id once (first wins). */
+function rulesInScope(rules: readonly Rule[], kind: Rule['kind'], who: Audience): CompiledRule[] {
+  const seen = new Set<string>();
+  const out: CompiledRule[] = [];
+  for (const rule of rules) {
+    if (!rule.enabled || rule.kind !== kind || seen.has(rule.id)) continue;
+    seen.add(rule.id);
+    if (inScope(rule, who)) out.push(compileRule(rule));
+  }
+  return out;
+}
+
+/** Runs a rule's checks: the descriptions of what matched, or null when a condition fails. */
+function matchRule(compiled: CompiledRule, email: EmailForPrompt): string[] | null {
+  const matched: string[] = [];
+  for (const check of compiled.checks) {
+    const hit = check(email);
+    if (hit === null) return null;
+    matched.push(hit);
+  }
+  return matched;
+}
+
+/** Within one scope: higher priority first, then id, so the order never depends on load order. */
+function byPriority(a: CompiledRule, b: CompiledRule): number {
+  return b.rule.priority - a.rule.priority || (a.rule.id < b.rule.id ? -1 : a.rule.id > b.rule.id ? 1 : 0);
+}
+
+const specificFirst = (a: CompiledRule, b: CompiledRule) =>
+  SCOPE_RANK[b.rule.scope] - SCOPE_RANK[a.rule.scope] || byPriority(a, b);
+const generalFirst = (a: CompiledRule, b: CompiledRule) =>
+  SCOPE_RANK[a.rule.scope] - SCOPE_RANK[b.rule.scope] || byPriority(a, b);
+
+/**
+ * Tier one: the first matching deterministic rule by scope (sender > domain > account > global), then
+ * priority (higher first), then id. Pass BUILTIN_RULES along with the user's rules to get the built-ins.
+ * `accountId`, when given, restricts account rules to that account.
+ * Throws InvalidRuleError for an applicable rule that cannot be evaluated.
+ */
+export function evaluateRules(rules: readonly Rule[], email: EmailForPrompt, accountId?: string): RuleDecision {
+  const candidates = rulesInScope(rules, 'deterministic', audienceOf(email, accountId)).sort(specificFirst);
+  for (const compiled of candidates) {
+    const matched = matchRule(compiled, email);
+    if (matched === null) continue;
+    const { rule } = compiled;
+    const scope = rule.scopeRef ? `${rule.scope} ${rule.scopeRef}` : rule.scope;
+    const why = matched.length > 0 ? matched.join(', ') : 'every message in scope';
+    return {
+      decided: true,
+      category: rule.category!,
+      confidence: 1,
+      ruleId: rule.id,
+      reason: `rule ${rule.id} (${scope}): ${why}`,
+    };
+  }
+  return { decided: false };
+}
+
+/**
+ * The instruction texts for the LLM prompt from every scope that applies to this email, general first
+ * (global, account, domain, sender) so the more specific ones read as refinements; within a scope by
+ * priority. Instruction rules with conditions are included only when the conditions match.
+ */
+export function applicableInstructions(rules: readonly Rule[], email: EmailForPrompt, accountId: string): string[] {
+  const texts = rulesInScope(rules, 'instruction', audienceOf(email, accountId))
+    .sort(generalFirst)
+    .filter((compiled) => matchRule(compiled, email) !== null)
+    .map((compiled) => compiled.rule.instruction!.trim());
+  return [...new Set(texts)];
+}

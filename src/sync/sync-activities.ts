@@ -1,0 +1,318 @@
+// Activities of the sync workflow (main task queue): page history.list, turn records into thread
+// events and deliver them through the ingest function, then persist the cursor. Also the inbox
+// scan (gap repair and the hourly full scan) and the schedule fan-outs (poll, watch renewal).
+import { Context, ApplicationFailure } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { GmailAccounts } from '../accounts/gmail-accounts.js';
+import type { PrismaClient } from '../db/client.js';
+import { ingestThreadEvent } from '../thread/ingest.js';
+import { GmailAuthError, GmailNotFoundError } from '../gmail/errors.js';
+import type { GmailService, ListMessagesOptions } from '../gmail/gmail-service.js';
+import type { MessageRef } from '../gmail/types.js';
+import type { QuotaLimiter } from '../quota/limiter.js';
+import { createLogger } from '../shared/log.js';
+import { forEachLimited, historyToThreadEvents, type LabelRoles, type ThreadEvents } from './history-events.js';
+import { notifySync, requestFullScan, type SyncTarget } from './notify.js';
+import type { LabelRole, ThreadEvent, ThreadSettings } from '../thread/contracts.js';
+import { historyIdGreater, type SyncActivities, type SyncFanoutActivities } from './contracts.js';
+import { toActivityFailure } from '../accounts/gmail-failures.js';
+
+export interface SyncActivityDeps {
+  prisma: PrismaClient;
+  accounts: GmailAccounts;
+  /** Client for the ingest function and the sync workflows. */
+  client: Client;
+  threadSettings: ThreadSettings;
+  /** Where the sync workflows run (the main queue outside tests). */
+  syncTaskQueue?: string;
+  /** Where the thread workflows run (the main queue outside tests). */
+  threadTaskQueue?: string;
+  /** Pub/Sub topic for users.watch; without it there is no push and the schedules poll. */
+  pushTopic?: string;
+  /** Threads delivered in parallel within one page (events of one thread stay in order). */
+  deliverConcurrency?: number;
+  /** The shared per-account Gmail budget (src/quota); every sync call draws from it when given. */
+  limiter?: QuotaLimiter;
+  /** Limits the schedule fan-outs (poll, full scan, watch renewal) to these accounts: sharding, tests. */
+  accountIds?: readonly string[];
+}
+
+const HISTORY_TYPES = ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'] as const;
+/** Labels the user adds to ask for something; we take them off once it is done. */
+const REQUEST_ROLES: readonly LabelRole[] = ['done', 'rework', 'needsResponse'];
+const LABEL_CACHE_MS = 60_000;
+const log = createLogger('sync');
+
+function heartbeat(details?: unknown): void {
+  try {
+    Context.current().heartbeat(details);
+  } catch {
+    // called outside an activity (tests of the functions themselves)
+  }
+}
+
+export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & SyncFanoutActivities {
+  const { prisma, accounts, client, threadSettings } = deps;
+  const concurrency = deps.deliverConcurrency ?? 32;
+  const target: SyncTarget = { client, ...(deps.syncTaskQueue ? { taskQueue: deps.syncTaskQueue } : {}) };
+  const scoped = () => (deps.accountIds ? { id: { in: [...deps.accountIds] } } : {});
+  const labelCache = new Map<string, { at: number; roles: LabelRoles }>();
+
+  /** One Gmail call of the account, through the shared quota budget; errors as they come. */
+  function rawGmail<T>(accountId: string, method: string, fn: (g: GmailService) => Promise<T>): Promise<T> {
+    const limiter = deps.limiter;
+    return accounts.call(accountId, (g) => (limiter ? limiter.run(accountId, method, () => fn(g)) : fn(g)));
+  }
+
+  async function gmail<T>(accountId: string, method: string, fn: (g: GmailService) => Promise<T>): Promise<T> {
+    try {
+      return await rawGmail(accountId, method, fn);
+    } catch (err) {
+      throw toActivityFailure(err);
+    }
+  }
+
+  async function labelRoles(accountId: string): Promise<LabelRoles> {
+    const cached = labelCache.get(accountId);
+    if (cached && Date.now() - cached.at < LABEL_CACHE_MS) return cached.roles;
+    const labels = await gmail(accountId, 'labels.list', (g) => g.listLabels());
+    const roles = new Map<string, LabelRole>();
+    for (const [role, name] of Object.entries(threadSettings.labels) as [LabelRole, string][]) {
+      const label = labels.find((l) => l.name === name) ?? labels.find((l) => l.name.toLowerCase() === name.toLowerCase());
+      if (label) roles.set(label.id, role);
+    }
+    labelCache.set(accountId, { at: Date.now(), roles });
+    return roles;
+  }
+
+  /** Every message messages.list returns for `query`, all pages (heartbeating the count); returns how many. */
+  async function forEachListedMessage(
+    accountId: string,
+    query: Pick<ListMessagesOptions, 'q' | 'labelIds'>,
+    visit: (message: MessageRef) => void,
+  ): Promise<number> {
+    let listed = 0;
+    let pageToken: string | undefined;
+    do {
+      const token = pageToken;
+      const page = await gmail(accountId, 'messages.list', (g) =>
+        g.listMessages({ ...query, maxResults: 500, ...(token ? { pageToken: token } : {}) }),
+      );
+      for (const m of page.messages) visit(m);
+      listed += page.messages.length;
+      pageToken = page.nextPageToken;
+      heartbeat({ listed });
+    } while (pageToken);
+    return listed;
+  }
+
+  /**
+   * What a gap repair hands over besides new mail:
+   * - the labels the user adds to ask us for something (Done, Rework, Needs Response) stay on the
+   *   thread until we have done it, so a thread carrying one now gets a `labels_changed` marked
+   *   `reconcile`; the workflow acts only on labels still there when it gets to the event, so a
+   *   request it handled meanwhile (and took the label off) is not handled twice;
+   * - every drafted thread gets a `draft_gone` for its draft's message: the workflow reads the draft
+   *   and only when it is gone looks for the user's reply (sent) or calls it discarded.
+   */
+  async function gapReconciliation(accountId: string, changeId: string): Promise<ThreadEvents[]> {
+    const drafted = await prisma.thread.findMany({
+      where: { accountId, state: 'drafted', draftMessageId: { not: null } },
+      select: { gmailThreadId: true, draftMessageId: true },
+    });
+    const events = new Map<string, ThreadEvent[]>(
+      drafted.map((t) => [t.gmailThreadId, [{ type: 'draft_gone', messageId: t.draftMessageId!, changeId }]]),
+    );
+    for (const request of await labelRequests(accountId, changeId)) {
+      events.set(request.threadId, [...(events.get(request.threadId) ?? []), ...request.events]);
+    }
+    return [...events].map(([threadId, list]) => ({ threadId, events: list }));
+  }
+
+  async function labelRequests(accountId: string, changeId: string): Promise<ThreadEvents[]> {
+    const byThread = new Map<string, { messageId: string; roles: Set<LabelRole> }>();
+    for (const [labelId, role] of await labelRoles(accountId)) {
+      if (!REQUEST_ROLES.includes(role)) continue;
+      await forEachListedMessage(accountId, { labelIds: [labelId] }, (m) => {
+        const entry = byThread.get(m.threadId) ?? { messageId: m.id, roles: new Set<LabelRole>() };
+        entry.roles.add(role);
+        byThread.set(m.threadId, entry);
+      });
+    }
+    return [...byThread].map(([threadId, { messageId, roles }]) => {
+      const added = [...roles].sort();
+      return {
+        threadId,
+        events: [{ type: 'labels_changed', messageId, changeId: `${changeId}:${added.join('+')}`, added, removed: [], reconcile: true }],
+      };
+    });
+  }
+
+  async function deliver(accountId: string, threads: ThreadEvents[]): Promise<number> {
+    let delivered = 0;
+    await forEachLimited(threads, concurrency, async ({ threadId, events }) => {
+      for (const event of events) {
+        await ingestThreadEvent(client, {
+          accountId,
+          threadId,
+          event,
+          settings: threadSettings,
+          ...(deps.threadTaskQueue ? { taskQueue: deps.threadTaskQueue } : {}),
+        });
+        delivered++;
+      }
+      heartbeat({ delivered });
+    });
+    return delivered;
+  }
+
+  /** Persists the cursor, never moving it backwards. */
+  async function saveCursor(accountId: string, historyId: string, force = false): Promise<void> {
+    const account = await prisma.account.findUniqueOrThrow({ where: { id: accountId }, select: { historyId: true } });
+    if (force || historyIdGreater(historyId, account.historyId ?? undefined)) {
+      await prisma.account.update({ where: { id: accountId }, data: { historyId } });
+    }
+  }
+
+  return {
+    async loadCursor({ accountId }) {
+      const account = await prisma.account.findUniqueOrThrow({ where: { id: accountId }, select: { historyId: true } });
+      if (account.historyId) return account.historyId;
+      const profile = await gmail(accountId, 'getProfile', (g) => g.getProfile());
+      await saveCursor(accountId, profile.historyId);
+      return profile.historyId;
+    },
+
+    async syncHistoryPage({ accountId, startHistoryId, pageSize }) {
+      let page;
+      try {
+        page = await rawGmail(accountId, 'history.list', (g) =>
+          g.listHistory({ startHistoryId, historyTypes: [...HISTORY_TYPES], maxResults: pageSize }),
+        );
+      } catch (err) {
+        if (err instanceof GmailNotFoundError && err.resource === 'history') {
+          log.warn(`history id ${startHistoryId} of account ${accountId} expired: gap repair`);
+          return { kind: 'expired' };
+        }
+        throw toActivityFailure(err);
+      }
+      const threads = page.records.length > 0 ? historyToThreadEvents(page.records, await labelRoles(accountId)) : [];
+      const events = await deliver(accountId, threads);
+      const more = page.nextPageToken !== undefined && page.records.length > 0;
+      // Within a listing the next page starts after the last record we delivered; after the last
+      // page, the mailbox's current id (nothing between the last record and it concerns us).
+      const next = more ? page.records[page.records.length - 1]!.id : page.historyId || startHistoryId;
+      const cursor = historyIdGreater(next, startHistoryId) ? next : startHistoryId;
+      await saveCursor(accountId, cursor);
+      return { kind: 'page', cursor, more, records: page.records.length, events };
+    },
+
+    async scanInbox({ accountId, sinceMs, resetCursor }) {
+      // The fresh id comes first: anything that changes while we list shows up in history after it.
+      const profile = await gmail(accountId, 'getProfile', (g) => g.getProfile());
+      const newestByThread = new Map<string, string>();
+      const q = `in:inbox after:${Math.floor(Math.max(0, sinceMs) / 1000)}`;
+      const listed = await forEachListedMessage(accountId, { q }, (m) => {
+        // messages.list answers newest first: the first message seen is the thread's newest.
+        if (!newestByThread.has(m.threadId)) newestByThread.set(m.threadId, m.id);
+      });
+
+      const threadIds = [...newestByThread.keys()];
+      const known = new Map<string, string | null>();
+      for (let i = 0; i < threadIds.length; i += 1000) {
+        const rows = await prisma.thread.findMany({
+          where: { accountId, gmailThreadId: { in: threadIds.slice(i, i + 1000) } },
+          select: { gmailThreadId: true, lastMessageId: true },
+        });
+        for (const row of rows) known.set(row.gmailThreadId, row.lastMessageId);
+      }
+      // A thread whose newest inbox message was already handled is known; the rest get their newest
+      // message (a running thread workflow ignores an event it has seen).
+      const todo: ThreadEvents[] = [];
+      for (const [threadId, messageId] of newestByThread) {
+        if (known.get(threadId) === messageId) continue;
+        todo.push({ threadId, events: [{ type: 'message_added', messageId, labelIds: ['INBOX'] }] });
+      }
+      const ingested = await deliver(accountId, todo);
+      // History of the gap is lost: label changes, sent and deleted drafts included. Handed over
+      // after the new mail, so a thread sees its new message first.
+      const reconciled = resetCursor ? await deliver(accountId, await gapReconciliation(accountId, `repair:${profile.historyId}`)) : 0;
+      if (resetCursor) await saveCursor(accountId, profile.historyId, true);
+      log.info(
+        `inbox scan of account ${accountId}: ${listed} messages, ${newestByThread.size} threads, ${ingested} handed over` +
+          (resetCursor ? `, ${reconciled} events to reconcile drafts and label requests` : ''),
+      );
+      return {
+        historyId: profile.historyId,
+        listed,
+        threads: newestByThread.size,
+        ingested,
+        ...(resetCursor ? { reconciled } : {}),
+      };
+    },
+
+    async notifyActiveAccounts({ kind, days }) {
+      const active = await prisma.account.findMany({ where: { status: 'active', ...scoped() }, select: { id: true } });
+      for (const { id } of active) {
+        if (kind === 'full_scan') await requestFullScan(target, id, { days: days ?? 10 });
+        else await notifySync(target, id, { source: 'poll' });
+        heartbeat();
+      }
+      return { accounts: active.length };
+    },
+
+    async renewWatches({ renewWithinMs }) {
+      const active = await prisma.account.findMany({
+        where: { status: 'active', ...scoped() },
+        select: { id: true, watchExpiration: true },
+      });
+      const topic = deps.pushTopic;
+      if (!topic) {
+        log.warn('GMAIL_PUSH_TOPIC is not set: no Gmail watch, mail arrives through the fallback poll only');
+        return { renewed: 0, failed: 0, skipped: active.length };
+      }
+      let renewed = 0;
+      let failed = 0;
+      let skipped = 0;
+      let lastError: unknown;
+      for (const account of active) {
+        if (account.watchExpiration && account.watchExpiration.getTime() > Date.now() + renewWithinMs) {
+          skipped++;
+          continue;
+        }
+        try {
+          await renewWatch({ prisma, accounts, ...(deps.limiter ? { limiter: deps.limiter } : {}) }, account.id, topic);
+          renewed++;
+        } catch (err) {
+          // A revoked grant already marked the account needs_reauth; other failures are retried.
+          if (!(err instanceof GmailAuthError && err.revoked)) {
+            failed++;
+            lastError = err;
+          }
+          log.warn(`watch renewal of account ${account.id} failed: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        heartbeat({ renewed, failed });
+      }
+      if (failed > 0) {
+        throw ApplicationFailure.create({
+          type: 'WatchRenewalFailed',
+          message: `${failed} watch renewal(s) failed, last: ${lastError instanceof Error ? lastError.message : String(lastError)}`,
+        });
+      }
+      return { renewed, failed, skipped };
+    },
+  };
+}
+
+/** users.watch for one account and the new expiration saved. Throws the Gmail error as is. */
+export async function renewWatch(
+  deps: Pick<SyncActivityDeps, 'prisma' | 'accounts' | 'limiter'>,
+  accountId: string,
+  topicName: string,
+): Promise<{ historyId: string; expiration: number }> {
+  const limiter = deps.limiter;
+  const watch = (g: GmailService) => g.watch({ topicName });
+  const result = await deps.accounts.call(accountId, (g) => (limiter ? limiter.run(accountId, 'watch', () => watch(g)) : watch(g)));
+  await deps.prisma.account.update({ where: { id: accountId }, data: { watchExpiration: new Date(result.expiration) } });
+  return result;
+}

@@ -1,0 +1,192 @@
+// One sync workflow per Gmail account (id `sync/<accountId>`). It holds the cursor: the last
+// history id whose changes were all delivered to the thread workflows. Push notifications,
+// schedule polls and reconnects arrive as signals; a burst of them coalesces into one pass.
+// A pass pages history.list through an activity that delivers each page's events before the
+// cursor advances. An expired cursor (404) triggers a gap repair (inbox listing since the last
+// successful sync) — nothing is skipped. A revoked grant pauses the account's sync until it is
+// reconnected; no crash loop, and the cursor is kept.
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  log,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  DEFAULT_SYNC_SETTINGS,
+  historyIdGreater,
+  type FullScanRequest,
+  type HistoryPageResult,
+  type SyncActivities,
+  type SyncCarried,
+  type SyncNotification,
+  type SyncStatus,
+  type SyncWorkflowInput,
+} from './contracts.js';
+
+export const syncNotifySignal = defineSignal<[SyncNotification]>('syncNotify');
+export const syncFullScanSignal = defineSignal<[FullScanRequest]>('syncFullScan');
+export const syncAccountReconnectedSignal = defineSignal('accountReconnected');
+export const syncStatusQuery = defineQuery<SyncStatus>('syncStatus');
+
+/** Failure types after which only the user reconnecting the account helps. */
+const AUTH_FAILURE_TYPES = ['GmailAuthError', 'AccountNotConnectedError'];
+
+const DAY_MS = 24 * 3600_000;
+
+function authFailure(err: unknown): string | undefined {
+  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
+    const type = err.cause.type ?? '';
+    if (AUTH_FAILURE_TYPES.includes(type) && err.cause.nonRetryable) return `${type}: ${err.cause.message}`;
+  }
+  return undefined;
+}
+
+export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
+  const settings = { ...DEFAULT_SYNC_SETTINGS, ...input.settings };
+  const { accountId } = input;
+  const carried: SyncCarried = input.carried ?? {
+    pollRequested: true,
+    stats: { passes: 0, pages: 0, events: 0, gapRepairs: 0, fullScans: 0, ignoredNotifications: 0 },
+  };
+  let { cursor, lastSyncedAt, notifiedHistoryId, pollRequested, fullScanDays } = carried;
+  const stats = carried.stats;
+  let paused = false;
+  let pausedReason: string | undefined;
+  let reconnected = false;
+  let working = false;
+  let lastScan: SyncStatus['lastScan'];
+
+  const acts = proxyActivities<SyncActivities>({
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '1 minute',
+    // Gmail throttling comes back with Retry-After as nextRetryDelay; the rest backs off exponentially.
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  });
+
+  setHandler(syncNotifySignal, (n) => {
+    if (n.source === 'push' && n.historyId !== undefined) {
+      // Out-of-order or duplicate notifications about changes already synced change nothing.
+      if (historyIdGreater(n.historyId, cursor) && historyIdGreater(n.historyId, notifiedHistoryId)) {
+        notifiedHistoryId = n.historyId;
+      } else {
+        stats.ignoredNotifications++;
+      }
+    } else {
+      pollRequested = true;
+    }
+  });
+  setHandler(syncFullScanSignal, (r) => {
+    fullScanDays = Math.max(fullScanDays ?? 0, r.days);
+  });
+  setHandler(syncAccountReconnectedSignal, () => {
+    reconnected = true;
+    pollRequested = true;
+  });
+  setHandler(syncStatusQuery, () => ({
+    accountId,
+    ...(cursor !== undefined ? { cursor } : {}),
+    ...(lastSyncedAt !== undefined ? { lastSyncedAt } : {}),
+    paused,
+    ...(pausedReason !== undefined ? { pausedReason } : {}),
+    idle: !working && !wantsWork(),
+    stats: { ...stats },
+    ...(lastScan ? { lastScan } : {}),
+  }));
+
+  const wantsHistory = () => pollRequested || historyIdGreater(notifiedHistoryId, cursor);
+  const wantsWork = () => wantsHistory() || fullScanDays !== undefined;
+
+  /** Runs `fn`; on a revoked grant, pauses until reconnected (or the recheck interval) and returns false. */
+  async function guarded(fn: () => Promise<void>): Promise<boolean> {
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      const reason = authFailure(err);
+      if (!reason) throw err;
+      paused = true;
+      pausedReason = reason;
+      reconnected = false;
+      log.warn('account sync paused: the account must be reconnected', { accountId, reason });
+      await condition(() => reconnected, settings.reauthRecheckMs);
+      paused = false;
+      pausedReason = undefined;
+      reconnected = false;
+      pollRequested = true;
+      return false;
+    }
+  }
+
+  async function gapRepair(): Promise<void> {
+    const since =
+      lastSyncedAt !== undefined
+        ? lastSyncedAt - settings.gapRepairSlackMs
+        : Date.now() - settings.gapRepairFallbackDays * DAY_MS;
+    log.warn('history id expired: repairing the gap from an inbox listing', { accountId, since: new Date(since).toISOString() });
+    const result = await acts.scanInbox({ accountId, sinceMs: since, resetCursor: true });
+    lastScan = { kind: 'gap_repair', ...result };
+    stats.gapRepairs++;
+    cursor = result.historyId;
+  }
+
+  async function historyPass(): Promise<void> {
+    const startedAt = Date.now();
+    pollRequested = false;
+    if (cursor === undefined) cursor = await acts.loadCursor({ accountId });
+    for (;;) {
+      const start: string = cursor ?? (await acts.loadCursor({ accountId }));
+      const page: HistoryPageResult = await acts.syncHistoryPage({ accountId, startHistoryId: start, pageSize: settings.pageSize });
+      if (page.kind === 'expired') {
+        await gapRepair();
+        continue; // then history from the fresh id: changes made during the repair
+      }
+      stats.pages++;
+      stats.events += page.events;
+      if (historyIdGreater(page.cursor, cursor)) cursor = page.cursor;
+      if (!page.more) break;
+    }
+    stats.passes++;
+    lastSyncedAt = startedAt;
+  }
+
+  async function fullScan(days: number): Promise<void> {
+    const result = await acts.scanInbox({ accountId, sinceMs: Date.now() - days * DAY_MS, resetCursor: false });
+    lastScan = { kind: 'full_scan', ...result };
+    stats.fullScans++;
+  }
+
+  for (;;) {
+    await condition(wantsWork);
+    working = true;
+    if (wantsHistory()) {
+      if (!(await guarded(historyPass))) {
+        working = false;
+        continue;
+      }
+    }
+    if (fullScanDays !== undefined) {
+      const days = fullScanDays;
+      if (await guarded(() => fullScan(days))) fullScanDays = undefined;
+    }
+    working = false;
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > settings.maxHistoryEvents) {
+      await condition(allHandlersFinished);
+      const next: SyncCarried = {
+        ...(cursor !== undefined ? { cursor } : {}),
+        ...(lastSyncedAt !== undefined ? { lastSyncedAt } : {}),
+        ...(notifiedHistoryId !== undefined && historyIdGreater(notifiedHistoryId, cursor) ? { notifiedHistoryId } : {}),
+        pollRequested,
+        ...(fullScanDays !== undefined ? { fullScanDays } : {}),
+        stats,
+      };
+      await continueAsNew<typeof syncWorkflow>({ accountId, ...(input.settings ? { settings: input.settings } : {}), carried: next });
+    }
+  }
+}

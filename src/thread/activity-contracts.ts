@@ -1,0 +1,162 @@
+// The activities the thread workflow calls, as types: the workflow imports only these types,
+// the implementations (gmail-activities.ts, llm-activities.ts, store-activities.ts) satisfy them.
+import type { EmailForPrompt } from '../mail/types.js';
+import type {
+  Category,
+  DecisionRecord,
+  LabelNames,
+  LabelRole,
+  ThreadMemory,
+} from './contracts.js';
+
+/** One message as the classifier and the drafter see it (bodies already cut to a cap). */
+export interface PromptMessage extends EmailForPrompt {
+  messageId: string;
+  fromUser: boolean;
+  /**
+   * What a reply to this message needs (threading headers, recipients): set on the message we
+   * answer, so writing the draft costs no second read of it.
+   */
+  replyHeaders?: ReplyHeaders;
+}
+
+export interface ReplyHeaders {
+  /** RFC 5322 Message-ID with angle brackets, or ''. */
+  rfcMessageId: string;
+  references: string[];
+  inReplyTo: string;
+  subject: string;
+  recipients: { name?: string; address: string }[];
+}
+
+export interface ThreadContent {
+  threadId: string;
+  subject: string;
+  userEmail: string;
+  messages: PromptMessage[];
+  /** The newest message not sent by the user, or null when the user wrote last. */
+  latestInbound: PromptMessage | null;
+  /**
+   * What a reply to latestInbound is written with, read along with the thread so drafting needs no
+   * second Gmail step. Absent when the user wrote last or the mail is bulk or automated by the
+   * built-in header rules (nobody answers those; gatherReplyContext fetches it if the user asks).
+   */
+  replyContext?: ReplyContext;
+}
+
+export interface ReplyContext {
+  /** The user's recent replies to this sender, for tone. */
+  toneExamples: string[];
+  signature?: string;
+}
+
+export interface DraftRef {
+  draftId: string;
+  messageId: string;
+  /**
+   * When the draft was written (epoch ms): the message's internalDate when read back from Gmail,
+   * or our clock just before the write. A SENT message after it is the user's reply.
+   */
+  internalDate: number;
+}
+
+export interface GmailActivities {
+  /** The thread with bodies cut to a cap; null when the thread no longer exists. */
+  readThread(input: { accountId: string; threadId: string }): Promise<ThreadContent | null>;
+  /** The user's recent replies to this sender (tone) and signature. */
+  gatherReplyContext(input: { accountId: string; sender: string }): Promise<ReplyContext>;
+  /**
+   * Puts the reply in the thread: creates the thread's draft, or replaces the one we made
+   * before, then applies the label change (Outbox on, Needs Response off). A retry looks before
+   * it creates, so a retry or a restarted worker never leaves two drafts in the thread.
+   */
+  placeDraft(input: {
+    accountId: string;
+    threadId: string;
+    draftId?: string;
+    body: string;
+    replyTo: PromptMessage;
+    labels: LabelNames;
+    add: LabelRole[];
+    remove: LabelRole[];
+  }): Promise<DraftRef>;
+  /** The draft's current message and body; null when the draft no longer exists. */
+  readDraft(input: { accountId: string; draftId: string }): Promise<(DraftRef & { body: string }) | null>;
+  /** Adds and removes our labels on the thread; `archive` also removes INBOX. Missing labels are created. */
+  changeLabels(input: {
+    accountId: string;
+    threadId: string;
+    labels: LabelNames;
+    add: LabelRole[];
+    remove: LabelRole[];
+    archive?: boolean;
+  }): Promise<void>;
+  /** Which of our labels the thread carries now; null when the thread is gone. */
+  threadLabelRoles(input: { accountId: string; threadId: string; labels: LabelNames }): Promise<LabelRole[] | null>;
+  /** A message the user sent in the thread after `afterMs` (epoch ms), if any. */
+  findSentReply(input: { accountId: string; threadId: string; afterMs: number }): Promise<{ messageId: string } | null>;
+}
+
+export interface LlmUsage {
+  model: string;
+  tokensIn: number;
+  tokensOut: number;
+}
+
+export type LlmClassification = LlmUsage & { category: Category; confidence: number; reason: string };
+export type LlmDraft = LlmUsage & { body: string };
+
+export interface LlmActivities {
+  /**
+   * Tier two of classification, and the reply in the same step when the email needs one (given a
+   * replyContext): two model calls, one activity. The classification is checkpointed in the
+   * heartbeat, so a retry of a failed draft does not pay for classifying again. Throws
+   * LlmOutputInvalidError (retried) and TokenBudgetExceededError.
+   */
+  triageWithLlm(input: {
+    accountId: string;
+    email: PromptMessage;
+    thread: PromptMessage[];
+    instructions: string[];
+    /** Without it, only classifies. */
+    replyContext?: ReplyContext;
+    /** Attempts at output that fails its schema before the failure is final. */
+    outputAttempts: number;
+  }): Promise<{ classification: LlmClassification; draft?: LlmDraft }>;
+  /** A reply draft for the thread; with rework instructions, a revision of the previous draft. */
+  writeDraft(input: {
+    accountId: string;
+    thread: PromptMessage[];
+    toneExamples: string[];
+    signature?: string;
+    instructions: string[];
+    reworkInstructions?: string;
+    previousDraft?: string;
+    outputAttempts: number;
+  }): Promise<LlmDraft>;
+}
+
+export type RulesVerdict = (
+  | { decided: true; category: Category; ruleId: string; reason: string; instructions: string[] }
+  | { decided: false; instructions: string[] }
+) & {
+  /** Rules that could not be evaluated (bad pattern, missing category...), left out with the reason. */
+  skipped?: string[];
+};
+
+export interface StoreActivities {
+  /** Deterministic rules from Postgres (global, account, domain, sender scopes). */
+  classifyByRules(input: { accountId: string; email: PromptMessage }): Promise<RulesVerdict>;
+  /** What earlier runs of this thread left in Postgres; null for a thread never seen. */
+  loadThread(input: { accountId: string; threadId: string }): Promise<ThreadMemory | null>;
+  /** Upserts the thread row and appends new decisions (idempotent by run id and sequence). */
+  saveThread(input: {
+    accountId: string;
+    threadId: string;
+    workflowRunId: string;
+    memory: ThreadMemory;
+    closed: boolean;
+    /** Decisions not saved yet, with their index in the run's decision list (the idempotency key). */
+    decisions: { seq: number; decision: DecisionRecord }[];
+  }): Promise<void>;
+}

@@ -1,0 +1,181 @@
+// The thread workflow's boundary: its input, the events the sync worker signals, and what
+// its query returns. Shared by the workflow, the ingest function and the activities.
+import type { Category } from '../mail/types.js';
+
+export type { Category };
+
+export const THREAD_STATES = [
+  'pending',
+  'skipped',
+  'needs_response',
+  'drafted',
+  'rework_requested',
+  'sent',
+  'archived',
+  'action_required',
+  'discarded',
+] as const;
+
+export type ThreadState = (typeof THREAD_STATES)[number];
+
+export const CLOSED_STATES: readonly ThreadState[] = ['sent', 'archived', 'discarded'];
+
+
+/** Our labels, by role; the Gmail names are configurable (ThreadSettings.labels). */
+export type LabelRole = 'outbox' | 'rework' | 'done' | 'needsResponse' | 'actionRequired';
+
+export interface LabelNames {
+  outbox: string;
+  rework: string;
+  done: string;
+  needsResponse: string;
+  actionRequired: string;
+}
+
+export interface ThreadSettings {
+  labels: LabelNames;
+  /** Task queues of the Gmail and LLM activities (defaults: durable-inbox-gmail, durable-inbox-llm). */
+  taskQueues?: { gmail: string; llm: string };
+  /** startToCloseTimeout of one Gmail / LLM activity attempt (ms). */
+  activityTimeouts?: { gmailMs: number; llmMs: number };
+  /** Rework requests allowed before the thread goes to Action Required. */
+  maxReworks: number;
+  /** A thread waiting on the user closes after this long without any event (ms). */
+  idleTimeoutMs: number;
+  /** A thread that needs nothing from us (skipped) closes sooner (ms). */
+  skippedIdleTimeoutMs: number;
+  /** Attempts at an LLM call whose output fails its schema before giving up. */
+  llmAttempts: number;
+  /** While the account's Gmail grant is revoked, look again this often (ms) even without a reconnect signal. */
+  reauthRecheckMs: number;
+}
+
+export interface ThreadWorkflowInput {
+  accountId: string;
+  threadId: string;
+  settings: ThreadSettings;
+  /** Set by continue-as-new: the state carried over from the previous run. */
+  carried?: CarriedThreadState;
+}
+
+/** What a thread remembers between runs (Postgres) and across continue-as-new. */
+export interface ThreadMemory {
+  state: ThreadState;
+  category?: Category;
+  confidence?: number;
+  draftId?: string;
+  draftMessageId?: string;
+  /** internalDate (epoch ms) of our first draft message: a SENT message after it is the reply. */
+  draftCreatedAt?: number;
+  reworkCount: number;
+  /** Inbound message ids already classified, so a redelivered message is never processed twice. */
+  handledMessageIds: string[];
+}
+
+export interface CarriedThreadState extends ThreadMemory {
+  lastDraftBody?: string;
+  seenEvents: string[];
+  decisions: DecisionRecord[];
+  pending: ThreadEvent[];
+}
+
+// ---- signals -------------------------------------------------------------------------------
+
+/** A message was added to the thread (inbound mail, or our own draft/sent message). */
+export interface MessageAddedEvent {
+  type: 'message_added';
+  messageId: string;
+  labelIds: string[];
+}
+
+/** The user added or removed one of our labels on a message of the thread. */
+export interface LabelsChangedEvent {
+  type: 'labels_changed';
+  messageId: string;
+  /** A history id or other unique key of the change, so a duplicate delivery is ignored. */
+  changeId: string;
+  added: LabelRole[];
+  removed: LabelRole[];
+  /**
+   * Found on the thread by a gap repair rather than read from history: the workflow acts only on
+   * labels still there when it gets to the event (one it already handled is gone by then).
+   */
+  reconcile?: boolean;
+}
+
+/** A draft message of the thread was deleted (the user sent it, or discarded it). */
+export interface DraftGoneEvent {
+  type: 'draft_gone';
+  messageId: string;
+  /**
+   * Set when a gap repair asks the thread to check its draft (it does not know whether it is gone):
+   * a distinct key, so the check does not mark the real deletion as seen.
+   */
+  changeId?: string;
+}
+
+/** A message with the SENT label appeared in the thread. */
+export interface SentSeenEvent {
+  type: 'sent_seen';
+  messageId: string;
+}
+
+export type ThreadEvent = MessageAddedEvent | LabelsChangedEvent | DraftGoneEvent | SentSeenEvent;
+
+// ---- query ---------------------------------------------------------------------------------
+
+export interface DecisionRecord {
+  at: string;
+  kind:
+    | 'classify'
+    | 'draft'
+    | 'rework'
+    | 'label'
+    | 'archive'
+    | 'sent'
+    | 'discarded'
+    | 'action_required'
+    | 'skip'
+    | 'rule_skipped'
+    | 'draft_kept';
+  source: 'rules' | 'llm' | 'user' | 'system';
+  detail: string;
+  model?: string;
+  tokensIn?: number;
+  tokensOut?: number;
+  ruleId?: string;
+}
+
+export interface ThreadStatus {
+  accountId: string;
+  threadId: string;
+  state: ThreadState;
+  category?: Category;
+  confidence?: number;
+  draftId?: string;
+  reworkCount: number;
+  /** Events received and not yet fully handled (0 when the thread is waiting on the user). */
+  pendingEvents: number;
+  decisions: DecisionRecord[];
+}
+
+export function threadWorkflowId(accountId: string, threadId: string): string {
+  return `thread/${accountId}/${threadId}`;
+}
+
+/**
+ * Events that open a new conversation turn on a closed thread: inbound mail (never the user's own
+ * drafts or sent mail), or the user asking for a draft or an archive. The rest only matter to a
+ * running workflow. Used by the ingest function and by a run that closes with events pending.
+ */
+export function opensThread(event: ThreadEvent): boolean {
+  if (event.type === 'message_added') return !event.labelIds.includes('DRAFT') && !event.labelIds.includes('SENT');
+  if (event.type === 'labels_changed') return event.added.includes('needsResponse') || event.added.includes('done');
+  return false;
+}
+
+export function eventKey(event: ThreadEvent): string {
+  if (event.type === 'labels_changed') return `${event.type}:${event.changeId}`;
+  if (event.type === 'draft_gone' && event.changeId) return `${event.type}:${event.messageId}:${event.changeId}`;
+  return `${event.type}:${event.messageId}`;
+}

@@ -1,0 +1,266 @@
+// Gmail activities of the thread workflow (task queue durable-inbox-gmail). Each wraps one
+// Gmail side effect through GmailService; errors become Temporal failures that say whether a
+// retry can help (429 → retry after Retry-After; revoked grant → non-retryable).
+import { activityInfo } from '@temporalio/activity';
+import type { GmailAccounts } from '../accounts/gmail-accounts.js';
+import { buildReply, replyRecipients, type ReplyParent } from '../gmail/mime.js';
+import { findSentReplyAfter, latestInboundMessage } from '../gmail/thread-queries.js';
+import { GmailNotFoundError } from '../gmail/errors.js';
+import type { GmailService } from '../gmail/gmail-service.js';
+import type { ThreadMessage } from '../gmail/types.js';
+import type { LabelNames, LabelRole } from './contracts.js';
+import { BUILTIN_RULES, evaluateRules } from '../rules/rules.js';
+import type { DraftRef, GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './activity-contracts.js';
+import { toActivityFailure } from '../accounts/gmail-failures.js';
+
+/** Bodies are cut to this many characters before they enter workflow history. */
+const BODY_CAP = 6000;
+/** The newest messages of a long thread that the classifier and the drafter see. */
+const MESSAGES_CAP = 10;
+const TONE_EXAMPLES = 3;
+
+function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
+  const address = (a: { name?: string; address: string }) => (a.name ? `${a.name} <${a.address}>` : a.address);
+  const headers: Record<string, string> = {};
+  for (const name of ['list-unsubscribe', 'precedence', 'auto-submitted', 'reply-to', 'message-id', 'references']) {
+    const value = m.headers[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  return {
+    messageId: m.id,
+    from: m.from ? address(m.from) : '',
+    to: m.to.map(address).join(', '),
+    subject: m.subject,
+    date: m.date,
+    body: m.body.length > BODY_CAP ? `${m.body.slice(0, BODY_CAP)}\n[… truncated]` : m.body,
+    headers,
+    fromUser: m.isFromUser || m.from?.address.toLowerCase() === userEmail.toLowerCase(),
+  };
+}
+
+function replyHeadersOf(m: ThreadMessage, userEmail: string): ReplyHeaders {
+  return {
+    rfcMessageId: m.messageId,
+    references: m.references,
+    inReplyTo: m.inReplyTo,
+    subject: m.subject,
+    recipients: replyRecipients(m, userEmail),
+  };
+}
+
+/** Signatures by account, read again after SIGNATURE_TTL_MS: users rarely change them. */
+const SIGNATURE_TTL_MS = 10 * 60_000;
+
+class SignatureCache {
+  private readonly byAccount = new Map<string, { at: number; signature: Promise<string | undefined> }>();
+
+  get(accountId: string, gmail: GmailService): Promise<string | undefined> {
+    const cached = this.byAccount.get(accountId);
+    if (cached && Date.now() - cached.at < SIGNATURE_TTL_MS) return cached.signature;
+    const signature = gmail.getSignature();
+    this.byAccount.set(accountId, { at: Date.now(), signature });
+    signature.catch(() => this.byAccount.delete(accountId));
+    return signature;
+  }
+}
+
+/** The user's recent replies to this sender (tone). */
+async function toneExamplesFor(gmail: GmailService, sender: string): Promise<string[]> {
+  const address = /<([^>]+)>/.exec(sender)?.[1] ?? sender;
+  const sent = await gmail.listMessages({ q: `in:sent to:${address}`, maxResults: TONE_EXAMPLES });
+  const examples: string[] = [];
+  for (const ref of sent.messages) {
+    const message = await gmail.getMessage(ref.id, 'full');
+    if (message.body.trim()) examples.push(message.body.slice(0, 1500));
+  }
+  return examples;
+}
+
+/**
+ * Creates the thread's draft, or replaces the one we made before. Looks before it creates on a
+ * retry, so a retry or a restarted worker never leaves two drafts in the thread.
+ */
+async function writeDraft(
+  gmail: GmailService,
+  userEmail: string,
+  { threadId, draftId, body, replyTo }: { threadId: string; draftId?: string; body: string; replyTo: PromptMessage },
+): Promise<DraftRef> {
+  // The message we answer, as readThread saw it; histories from before replyHeaders existed
+  // read its headers from Gmail.
+  const parent =
+    replyTo.replyHeaders ??
+    replyHeadersOf(
+      await gmail.getMessage(replyTo.messageId, 'metadata', ['Message-ID', 'References', 'In-Reply-To', 'Subject', 'From', 'To', 'Reply-To']),
+      userEmail,
+    );
+  const replyParent: ReplyParent = {
+    messageId: parent.rfcMessageId,
+    references: parent.references,
+    inReplyTo: parent.inReplyTo,
+    subject: parent.subject,
+  };
+  const reply = buildReply({ parent: replyParent, from: { address: userEmail }, to: parent.recipients, body });
+  const content = { threadId, raw: reply.raw };
+
+  // Look before creating: our recorded draft, or (on a retry) a draft with exactly this body
+  // left by an earlier attempt whose result was lost (the worker died after creating it).
+  // A first attempt with no recorded draft has nothing to find.
+  let target = draftId ? await gmail.getDraft(draftId) : null;
+  if (!target && activityInfo().attempt > 1) {
+    for (const ref of await gmail.listDraftsForThread(threadId)) {
+      const candidate = await gmail.getDraft(ref.draftId);
+      if (candidate && sameText(candidate.body, body)) {
+        target = candidate;
+        break;
+      }
+    }
+  }
+  if (target && sameText(target.body, body)) {
+    return { draftId: target.draftId, messageId: target.messageId, internalDate: target.message.internalDate };
+  }
+  const writtenAfter = Date.now();
+  const ref = target ? await gmail.updateDraft(target.draftId, content) : await gmail.createDraft(content);
+  return { draftId: ref.draftId, messageId: ref.messageId, internalDate: writtenAfter };
+}
+
+function sameText(a: string, b: string): boolean {
+  const norm = (s: string) => s.replace(/\r\n?/g, '\n').trim();
+  return norm(a) === norm(b);
+}
+
+/** Label ids by name, per account; created in Gmail when missing. */
+class LabelDirectory {
+  private readonly byAccount = new Map<string, Promise<Map<string, string>>>();
+
+  async ids(accountId: string, gmail: GmailService, names: string[]): Promise<Map<string, string>> {
+    let known = this.byAccount.get(accountId);
+    const cached = known ? await known.catch(() => undefined) : undefined;
+    if (cached && names.every((n) => cached.has(n))) return cached;
+    known = gmail.ensureLabels([...new Set([...(cached?.keys() ?? []), ...names])]);
+    this.byAccount.set(accountId, known);
+    known.catch(() => this.byAccount.delete(accountId));
+    return known;
+  }
+}
+
+export function createGmailActivities(accounts: GmailAccounts): GmailActivities {
+  const labels = new LabelDirectory();
+  const signatures = new SignatureCache();
+
+  /** What a reply to `sender` is written with: tone examples and the user's signature. */
+  async function replyContextFor(gmail: GmailService, accountId: string, sender: string): Promise<ReplyContext> {
+    const [toneExamples, signature] = await Promise.all([toneExamplesFor(gmail, sender), signatures.get(accountId, gmail)]);
+    return signature ? { toneExamples, signature } : { toneExamples };
+  }
+
+  const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
+    try {
+      return await accounts.call(accountId, fn);
+    } catch (err) {
+      throw toActivityFailure(err);
+    }
+  };
+
+  const roleNames = (names: LabelNames, roles: LabelRole[]) => roles.map((role) => names[role]);
+
+  async function applyLabels(
+    gmail: GmailService,
+    accountId: string,
+    threadId: string,
+    names: LabelNames,
+    add: LabelRole[],
+    remove: LabelRole[],
+    archive: boolean,
+  ): Promise<void> {
+    const ids = await labels.ids(accountId, gmail, [...roleNames(names, add), ...roleNames(names, remove)]);
+    const idOf = (name: string) => ids.get(name)!;
+    try {
+      await gmail.modifyThread(threadId, {
+        add: roleNames(names, add).map(idOf),
+        remove: [...roleNames(names, remove).map(idOf), ...(archive ? ['INBOX'] : [])],
+      });
+    } catch (err) {
+      if (!(err instanceof GmailNotFoundError)) throw err; // a deleted thread has no labels to change
+    }
+  }
+
+  return {
+    async readThread({ accountId, threadId }) {
+      return withGmail(accountId, async (gmail, userEmail) => {
+        let snapshot;
+        try {
+          snapshot = await gmail.getThread(threadId);
+        } catch (err) {
+          if (err instanceof GmailNotFoundError) return null; // the thread was deleted: finish quietly
+          throw err;
+        }
+        const visible = snapshot.messages.filter((m) => !m.isDraft);
+        const latest = latestInboundMessage(snapshot, userEmail);
+        const latestInbound = latest ? { ...toPromptMessage(latest, userEmail), replyHeaders: replyHeadersOf(latest, userEmail) } : null;
+        // Mail the built-in header rules call bulk or automated gets no reply: don't spend quota on tone.
+        const answerable = latestInbound && !evaluateRules(BUILTIN_RULES, latestInbound).decided;
+        return {
+          threadId,
+          subject: visible[0]?.subject ?? '',
+          userEmail,
+          messages: visible.slice(-MESSAGES_CAP).map((m) => toPromptMessage(m, userEmail)),
+          latestInbound,
+          ...(answerable ? { replyContext: await replyContextFor(gmail, accountId, latestInbound.from) } : {}),
+        };
+      });
+    },
+
+    async gatherReplyContext({ accountId, sender }) {
+      return withGmail(accountId, (gmail) => replyContextFor(gmail, accountId, sender));
+    },
+
+    async placeDraft({ accountId, threadId, draftId, body, replyTo, labels: names, add, remove }) {
+      return withGmail(accountId, async (gmail, userEmail) => {
+        const placed = await writeDraft(gmail, userEmail, { threadId, draftId, body, replyTo });
+        await applyLabels(gmail, accountId, threadId, names, add, remove, false);
+        return placed;
+      });
+    },
+
+    async readDraft({ accountId, draftId }) {
+      return withGmail(accountId, async (gmail) => {
+        const draft = await gmail.getDraft(draftId);
+        return draft
+          ? { draftId: draft.draftId, messageId: draft.messageId, internalDate: draft.message.internalDate, body: draft.body }
+          : null;
+      });
+    },
+
+    async changeLabels({ accountId, threadId, labels: names, add, remove, archive }) {
+      await withGmail(accountId, (gmail) => applyLabels(gmail, accountId, threadId, names, add, remove, archive ?? false));
+    },
+
+    async threadLabelRoles({ accountId, threadId, labels: names }) {
+      return withGmail(accountId, async (gmail) => {
+        let onThread: string[];
+        try {
+          onThread = await gmail.getThreadLabelIds(threadId);
+        } catch (err) {
+          if (err instanceof GmailNotFoundError) return null;
+          throw err;
+        }
+        const ids = await labels.ids(accountId, gmail, Object.values(names));
+        return (Object.entries(names) as [LabelRole, string][])
+          .filter(([, name]) => onThread.includes(ids.get(name) ?? ''))
+          .map(([role]) => role);
+      });
+    },
+
+    async findSentReply({ accountId, threadId, afterMs }) {
+      return withGmail(accountId, async (gmail, userEmail) => {
+        try {
+          const sent = findSentReplyAfter(await gmail.getThread(threadId), afterMs, userEmail);
+          return sent ? { messageId: sent.id } : null;
+        } catch (err) {
+          if (err instanceof GmailNotFoundError) return null;
+          throw err;
+        }
+      });
+    },
+  };
+}
