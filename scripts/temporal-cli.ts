@@ -2,10 +2,12 @@
 // `npm run temporal:cli -- <args>` runs it, e.g. `npm run temporal:cli -- schedule list`.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import { loadConfigOrExit } from '../src/config.js';
 import { resolveTemporalCli } from '../src/temporal/cli-binary.js';
 
 const args = process.argv.slice(2);
-const cli = await resolveTemporalCli({ log: (msg) => console.error(`temporal:cli: ${msg}`) });
+const cfg = loadConfigOrExit();
+const cli = await resolveTemporalCli({ override: cfg.TEMPORAL_CLI, log: (msg) => console.error(`temporal:cli: ${msg}`) });
 if (!cli) {
   console.error(
     'temporal:cli: no Temporal CLI found. Set TEMPORAL_CLI to a binary, put `temporal` on PATH, or install Go so it can be built.',

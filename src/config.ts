@@ -1,9 +1,17 @@
 // Every setting durable-inbox reads from the environment, validated once at start-up.
 // A wrong value stops the process with one line naming the variable and what it expects.
 import { z } from 'zod';
+import { setLogLevel } from './shared/log.js';
+import type { ArchiverScheduleSettings } from './backfill/archiver-schedule.js';
+import type { QuotaLimiterOptions } from './quota/limiter.js';
+import type { SyncScheduleSettings } from './schedules/schedules.js';
+import type { ThreadSettings } from './thread/contracts.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 /** AES-256 keys as `id:base64key` pairs separated by commas; the first one encrypts, all decrypt. */
 const encryptionKeys = z
@@ -64,6 +72,7 @@ export const envSchema = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'expected a base64 32-byte key')
     .optional(),
+  CODEC_SERVER_HOST: z.string().min(1).default('127.0.0.1'),
   CODEC_SERVER_PORT: port.default(8234),
   CODEC_SERVER_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
   /** Origin allowed to call the codec server (the Temporal Web UI). */
@@ -83,6 +92,15 @@ export const envSchema = z.object({
   GOOGLE_OAUTH_REVOKE_URL: url.optional(),
   GMAIL_EMULATOR_PORT: port.default(8235),
   GMAIL_QUOTA_PROFILE: z.enum(['legacy', '2026']).default('legacy'),
+  /** The shared per-account quota bucket (src/quota): start rate and ceiling in units/s, burst in seconds of the rate, calls in flight per account per process. */
+  GMAIL_QUOTA_START_RATE: z.coerce.number().positive().optional(),
+  GMAIL_QUOTA_MAX_RATE: z.coerce.number().positive().optional(),
+  GMAIL_QUOTA_BURST_SECONDS: z.coerce.number().positive().optional(),
+  GMAIL_QUOTA_MAX_CONCURRENCY: z.coerce.number().int().positive().optional(),
+  /** The archiver's schedule (docs/backfill.md): interval, Trash instead of archive, created unpaused. */
+  ARCHIVER_EVERY: z.string().min(1).default('1 hour'),
+  ARCHIVER_TRASH: bool.default(false),
+  ARCHIVER_ENABLED: bool.default(false),
 
   /** Sync (docs/sync.md). The Pub/Sub topic users.watch publishes to; unset: no watch, polling only. */
   GMAIL_PUSH_TOPIC: z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'expected projects/<p>/topics/<t>').optional(),
@@ -150,10 +168,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Env {
   throw new ConfigError(`${name}: ${first.message} (got ${JSON.stringify(env[name] ?? null)})`);
 }
 
-/** For entrypoints: print the one-line error and exit 1 instead of a stack trace. */
+/**
+ * For entrypoints: the configuration, with the process's log level set from it; a bad value prints
+ * the one-line error and exits 1 instead of a stack trace.
+ */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Env {
   try {
-    return loadConfig(env);
+    const cfg = loadConfig(env);
+    setLogLevel(cfg.LOG_LEVEL);
+    return cfg;
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`durable-inbox: invalid configuration: ${err.message}`);
@@ -161,4 +184,64 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Env {
     }
     throw err;
   }
+}
+
+// ---- each part's settings, from the one configuration ------------------------------------------
+
+/** What every thread workflow is started with (labels, limits, task queues). */
+export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
+  return {
+    labels: {
+      outbox: cfg.LABEL_OUTBOX,
+      rework: cfg.LABEL_REWORK,
+      done: cfg.LABEL_DONE,
+      needsResponse: cfg.LABEL_NEEDS_RESPONSE,
+      actionRequired: cfg.LABEL_ACTION_REQUIRED,
+    },
+    maxReworks: cfg.MAX_REWORKS,
+    idleTimeoutMs: 30 * 24 * 3600 * 1000,
+    skippedIdleTimeoutMs: 3 * 24 * 3600 * 1000,
+    llmAttempts: 3,
+    reauthRecheckMs: 6 * 3600 * 1000,
+    taskQueues: { gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE },
+  };
+}
+
+/** The shared Gmail quota limiter's options. */
+export function quotaOptionsFromConfig(cfg: Env): QuotaLimiterOptions {
+  return {
+    profile: cfg.GMAIL_QUOTA_PROFILE,
+    ...(cfg.GMAIL_QUOTA_START_RATE !== undefined ? { startRate: cfg.GMAIL_QUOTA_START_RATE } : {}),
+    ...(cfg.GMAIL_QUOTA_MAX_RATE !== undefined ? { maxRate: cfg.GMAIL_QUOTA_MAX_RATE } : {}),
+    ...(cfg.GMAIL_QUOTA_BURST_SECONDS !== undefined ? { burstSeconds: cfg.GMAIL_QUOTA_BURST_SECONDS } : {}),
+    ...(cfg.GMAIL_QUOTA_MAX_CONCURRENCY !== undefined ? { maxConcurrency: cfg.GMAIL_QUOTA_MAX_CONCURRENCY } : {}),
+  };
+}
+
+export function syncScheduleSettingsFromConfig(cfg: Env): SyncScheduleSettings {
+  return {
+    pollEvery: cfg.SYNC_POLL_EVERY,
+    fullScanEvery: cfg.SYNC_FULL_SCAN_EVERY,
+    fullScanDays: cfg.SYNC_FULL_SCAN_DAYS,
+    watchRenewalEvery: cfg.WATCH_RENEWAL_EVERY,
+    watchRenewWithinMs: cfg.WATCH_RENEW_WITHIN_HOURS * 3600_000,
+  };
+}
+
+export function archiverScheduleSettingsFromConfig(cfg: Env): ArchiverScheduleSettings {
+  return { every: cfg.ARCHIVER_EVERY, trash: cfg.ARCHIVER_TRASH, enabled: cfg.ARCHIVER_ENABLED };
+}
+
+/** The OAuth client Gmail access goes through (Google's, or the emulator's in dev mode and tests). */
+export function gmailOAuthSettings(cfg: Env) {
+  if (!cfg.GOOGLE_CLIENT_ID || !cfg.GOOGLE_CLIENT_SECRET) {
+    throw new Error('GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET are needed for Gmail (npm run dev uses the emulator)');
+  }
+  return {
+    clientId: cfg.GOOGLE_CLIENT_ID,
+    clientSecret: cfg.GOOGLE_CLIENT_SECRET,
+    tokenUrl: cfg.GOOGLE_OAUTH_TOKEN_URL,
+    revokeUrl: cfg.GOOGLE_OAUTH_REVOKE_URL,
+    rootUrl: cfg.GMAIL_API_ROOT_URL,
+  };
 }

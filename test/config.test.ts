@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { archiverScheduleSettingsFromConfig, ConfigError, loadConfig, quotaOptionsFromConfig } from '../src/config.js';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -25,6 +25,8 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'mysql://x', /^DATABASE_URL: expected a postgresql:\/\/ URL/],
     ['PAYLOAD_ENCRYPTION_KEYS', 'k1:short', /^PAYLOAD_ENCRYPTION_KEYS: expected comma-separated/],
     ['GMAIL_QUOTA_PROFILE', '2025', /^GMAIL_QUOTA_PROFILE: /],
+    ['GMAIL_QUOTA_MAX_RATE', '-3', /^GMAIL_QUOTA_MAX_RATE: /],
+    ['ARCHIVER_TRASH', 'sometimes', /^ARCHIVER_TRASH: /],
   ])('names %s and what it expects when its value is wrong', (name, value, pattern) => {
     let error: unknown;
     try {
@@ -35,6 +37,12 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toMatch(pattern);
     expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('gives the quota limiter and the archiver their settings from the same parse', () => {
+    const cfg = loadConfig({ GMAIL_QUOTA_PROFILE: '2026', GMAIL_QUOTA_START_RATE: '40', GMAIL_QUOTA_MAX_CONCURRENCY: '3', ARCHIVER_TRASH: 'yes' });
+    expect(quotaOptionsFromConfig(cfg)).toEqual({ profile: '2026', startRate: 40, maxConcurrency: 3 });
+    expect(archiverScheduleSettingsFromConfig(cfg)).toEqual({ every: '1 hour', trash: true, enabled: false });
   });
 
   it('parses several payload keys, first one encrypting', () => {

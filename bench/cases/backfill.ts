@@ -19,7 +19,7 @@ import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createBackfillGmailActivities } from '../../src/backfill/gmail-activities.js';
 import { createBackfillStoreActivities } from '../../src/backfill/store-activities.js';
-import { loadBackfillConfig, quotaOptionsFromConfig } from '../../src/backfill/config.js';
+import { loadConfig, quotaOptionsFromConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
@@ -83,7 +83,7 @@ async function runScenario(s: Scenario, env: { client: Client; temporalAddress: 
   const oauth = { clientId: details.clientId, clientSecret: details.clientSecret, tokenUrl: details.tokenUrl, rootUrl: `${details.url}/` };
   const accounts = new GmailAccounts(prisma, vault, oauth);
   const db = prismaExecutor(prisma);
-  const limiter = new QuotaLimiter(db, { ...quotaOptionsFromConfig(loadBackfillConfig()), profile: s.profile });
+  const limiter = new QuotaLimiter(db, { ...quotaOptionsFromConfig(loadConfig()), profile: s.profile });
   const taskQueue = `bench-backfill-${randomUUID().slice(0, 8)}`;
   const connection = await NativeConnection.connect({ address: env.temporalAddress });
   const dataConverter = createDataConverter(fixedTestPayloadKeys());

@@ -14,7 +14,7 @@ import { createGmailClient } from '../gmail/client.js';
 import { GmailService } from '../gmail/gmail-service.js';
 import { createLogger } from '../shared/log.js';
 import { syncWorkflowId } from '../sync/contracts.js';
-import { accountReconnectedSignal } from '../thread/signals.js';
+import { accountReconnectedSignal } from './account-access.js';
 import type { LabelNames } from '../thread/contracts.js';
 import { notifyReconnected, notifySync, type SyncTarget } from '../sync/notify.js';
 

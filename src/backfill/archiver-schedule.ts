@@ -6,7 +6,6 @@ import { ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client'
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import type { archiverWorkflow } from './archiver-workflow.js';
 import type { ArchiverInput } from './contracts.js';
-import { loadBackfillConfig } from './config.js';
 
 export const ARCHIVER_SCHEDULE_ID = 'archiver';
 
@@ -19,12 +18,7 @@ export interface ArchiverScheduleSettings {
   idPrefix?: string;
 }
 
-export function archiverScheduleSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): ArchiverScheduleSettings {
-  const cfg = loadBackfillConfig(env);
-  return { every: cfg.ARCHIVER_EVERY, trash: cfg.ARCHIVER_TRASH, enabled: cfg.ARCHIVER_ENABLED };
-}
-
-export function archiverSchedule(settings: ArchiverScheduleSettings = archiverScheduleSettingsFromEnv()): ScheduleOptions {
+export function archiverSchedule(settings: ArchiverScheduleSettings): ScheduleOptions {
   const id = (settings.idPrefix ?? '') + ARCHIVER_SCHEDULE_ID;
   const taskQueue = settings.taskQueue ?? WORKFLOW_TASK_QUEUE;
   const input: ArchiverInput = {

@@ -3,11 +3,8 @@
 // inbox message. Off by default (BackfillOptions.handToThreadsDays). Task queue durable-inbox.
 import { activityInfo, heartbeat } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { ingestThreadEvent, threadSettingsFromConfig } from '../thread/ingest.js';
-import { prismaExecutor, type SqlExecutor } from '../quota/sql.js';
-import { connectClient } from '../temporal/client.js';
-import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
-import type { WorkerContext } from '../workers/context.js';
+import { ingestThreadEvent } from '../thread/ingest.js';
+import type { SqlExecutor } from '../quota/sql.js';
 import type { ThreadSettings } from '../thread/contracts.js';
 import type { BackfillHandoffActivities, HandoffInput, HandoffResult } from './activity-contracts.js';
 
@@ -47,19 +44,4 @@ export function createBackfillHandoffActivities(deps: BackfillHandoffDeps): Back
       return { threads: rows.length };
     },
   };
-}
-
-/** The hand-off activities of a worker process: its Prisma client, a lazily connected Temporal client. */
-export function createBackfillHandoffActivitiesForWorker(ctx: WorkerContext, taskQueue: string): BackfillHandoffActivities {
-  let client: Promise<Client> | undefined;
-  return createBackfillHandoffActivities({
-    db: prismaExecutor(ctx.prisma),
-    client: () => {
-      client ??= resolvePayloadKeys(ctx.cfg).then((keys) => connectClient(ctx.cfg, keys));
-      client.catch(() => (client = undefined));
-      return client;
-    },
-    settings: threadSettingsFromConfig(ctx.cfg),
-    taskQueue,
-  });
 }

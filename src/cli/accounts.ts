@@ -6,17 +6,14 @@
 //                                           threads wait, and connect resumes them.
 import { parseArgs } from 'node:util';
 import { TokenVault } from '../accounts/token-vault.js';
-import type { Env } from '../config.js';
+import { gmailOAuthSettings, threadSettingsFromConfig, type Env } from '../config.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
-import { threadSettingsFromConfig } from '../thread/ingest.js';
 import { createLogger } from '../shared/log.js';
 import { disconnectAccount, registerAccount, runLoopbackConsent, type RegisteredAccount } from '../accounts/connect.js';
 import type { SyncTarget } from '../sync/notify.js';
-import { workflowTaskQueue } from '../sync/wiring.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys.js';
-import { gmailOAuthSettings } from '../workers/gmail-worker.js';
 import { findAccount, noSuchAccount } from './account-ref.js';
 import { usageFailure, UsageError } from './command.js';
 import { printTable } from './table.js';
@@ -135,7 +132,7 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
       log.warn(`Temporal unreachable (${err instanceof Error ? err.message : String(err)}): ${then}`);
     }
     try {
-      const deps = { cfg, prisma, ...(client ? { sync: { client, taskQueue: workflowTaskQueue(cfg) } } : {}) };
+      const deps = { cfg, prisma, ...(client ? { sync: { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE } } : {}) };
       if (sub === 'disconnect') await disconnectCommand(deps, io, positionals[0]!);
       else await connectCommand(deps, io, values['login-hint']);
     } catch (err) {

@@ -8,7 +8,7 @@ import { startCodecServer } from './server.js';
 const cfg = loadConfigOrExit();
 const log = createLogger('codec');
 const server = await startCodecServer({
-  host: process.env.CODEC_HOST ?? '127.0.0.1',
+  host: cfg.CODEC_SERVER_HOST,
   port: cfg.CODEC_SERVER_PORT,
   codec: new AesGcmPayloadCodec(await resolvePayloadKeys(cfg)),
   corsOrigins: [cfg.CODEC_CORS_ORIGIN],

@@ -6,14 +6,18 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from '@temporalio/worker';
-import { loadConfigOrExit } from '../config.js';
+import {
+  archiverScheduleSettingsFromConfig,
+  gmailOAuthSettings,
+  loadConfigOrExit,
+  syncScheduleSettingsFromConfig,
+  threadSettingsFromConfig,
+} from '../config.js';
 import { TokenVault } from '../accounts/token-vault.js';
-import { threadSettingsFromConfig } from '../thread/ingest.js';
 import { registerAccount } from '../accounts/connect.js';
 import { requestFullScan } from '../sync/notify.js';
-import { pushRoutesFromConfig, syncScheduleSettingsFromConfig } from '../sync/wiring.js';
 import { resolveTokenKey } from '../temporal/encryption-keys.js';
-import { createGmailWorker, gmailOAuthSettings } from '../workers/gmail-worker.js';
+import { createGmailWorker } from '../workers/gmail-worker.js';
 import { createLlmWorker } from '../workers/llm-worker.js';
 import { DEMO_EMAIL, seedDemoMailbox, startDemoWorld } from './demo.js';
 import { resolveDatabase } from '../db/resolve-database.js';
@@ -26,7 +30,7 @@ import { createWorkerContext } from '../workers/context.js';
 import { createWorkflowWorker } from '../workers/workflow-worker.js';
 import { installSdkLogging } from '../workers/sdk-logging.js';
 import { startHttpServer } from '../http/server.js';
-import { healthRoute } from '../http/health.js';
+import { appRoutes } from '../http/routes.js';
 import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../schedules/schedules.js';
 import { createLogger } from '../shared/log.js';
 
@@ -85,6 +89,7 @@ async function main(): Promise<void> {
     dbFile: `${dataDir}temporal.db`,
     codecEndpoint: codecServer.url,
     namespace: cfg.TEMPORAL_NAMESPACE,
+    cli: cfg.TEMPORAL_CLI,
     log: (m) => log.info(m),
   });
   stack.push({ name: 'temporal dev server', stop: () => temporal.stop() });
@@ -108,10 +113,7 @@ async function main(): Promise<void> {
   const http = await startHttpServer({
     host: cfg.HTTP_HOST,
     port: cfg.HTTP_PORT,
-    routes: {
-      'GET /healthz': healthRoute({ temporal: client, prisma: ctx.prisma }),
-      ...pushRoutesFromConfig(cfg, { prisma: ctx.prisma, client, taskQueue: cfg.TEMPORAL_TASK_QUEUE }),
-    },
+    routes: appRoutes(cfg, { prisma: ctx.prisma, client }),
   });
   stack.push({ name: 'http server', stop: () => http.close() });
 
@@ -119,6 +121,7 @@ async function main(): Promise<void> {
     retentionDays: cfg.RETENTION_DAYS,
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     sync: syncScheduleSettingsFromConfig(cfg),
+    archiver: archiverScheduleSettingsFromConfig(cfg),
   });
   // Run retention once now, so a fresh install shows a workflow in the Web UI right away.
   await client.schedule.getHandle(RETENTION_SCHEDULE_ID).trigger();

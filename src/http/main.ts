@@ -1,4 +1,4 @@
-// Standalone HTTP server (`npm run start:http`): health now, Gmail push with the sync worker.
+// Standalone HTTP server (`npm run start:http`): the app's routes (src/http/routes.ts).
 import { loadConfigOrExit } from '../config.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createPrismaClient } from '../db/client.js';
@@ -6,8 +6,7 @@ import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { createLogger } from '../shared/log.js';
 import { startHttpServer } from './server.js';
-import { healthRoute } from './health.js';
-import { pushRoutesFromConfig, workflowTaskQueue } from '../sync/wiring.js';
+import { appRoutes } from './routes.js';
 
 const cfg = loadConfigOrExit();
 const log = createLogger('http');
@@ -17,10 +16,7 @@ const temporal = await connectClient(cfg, await resolvePayloadKeys(cfg));
 const server = await startHttpServer({
   host: cfg.HTTP_HOST,
   port: cfg.HTTP_PORT,
-  routes: {
-    'GET /healthz': healthRoute({ temporal, prisma }),
-    ...pushRoutesFromConfig(cfg, { prisma, client: temporal, taskQueue: workflowTaskQueue(cfg) }),
-  },
+  routes: appRoutes(cfg, { prisma, client: temporal }),
 });
 log.info(`listening on ${server.url}`);
 

@@ -14,7 +14,7 @@ export interface ScheduleSettings {
   idPrefix?: string;
   /** Every how long retention runs (default one day). */
   retentionEvery?: string;
-  /** The archiver (created paused unless ARCHIVER_ENABLED=true); default: from the environment. */
+  /** The archiver (created paused unless ARCHIVER_ENABLED=true); none without it. */
   archiver?: ArchiverScheduleSettings;
   /** Gmail sync schedules (fallback poll, full inbox scan, watch renewal); none without it. */
   sync?: SyncScheduleSettings;
@@ -84,7 +84,7 @@ export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions
     idPrefix: settings.sync.idPrefix ?? settings.idPrefix,
   };
   const base = sync ? [retention, ...syncSchedules(sync)] : [retention];
-  return [...base, archiverSchedule(settings.archiver)];
+  return settings.archiver ? [...base, archiverSchedule(settings.archiver)] : base;
 }
 
 export async function ensureSchedules(client: Client, settings: ScheduleSettings): Promise<string[]> {

@@ -1,7 +1,8 @@
 // A minimal leveled logger: one line per event, `component` first, never payload contents.
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
-let threshold: LogLevel = (process.env.LOG_LEVEL as LogLevel | undefined) ?? 'info';
+// Set from LOG_LEVEL by each entrypoint (loadConfigOrExit).
+let threshold: LogLevel = 'info';
 
 export function setLogLevel(level: LogLevel): void {
   threshold = level;

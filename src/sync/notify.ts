@@ -3,7 +3,8 @@
 import type { Client } from '@temporalio/client';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { InboxAccountId } from '../temporal/search-attributes.js';
-import { syncFullScanSignal, syncNotifySignal, syncAccountReconnectedSignal, syncWorkflow } from './sync-workflow.js';
+import { accountReconnectedSignal } from '../accounts/account-access.js';
+import { syncFullScanSignal, syncNotifySignal, syncWorkflow } from './sync-workflow.js';
 import { syncWorkflowId, type FullScanRequest, type SyncNotification, type SyncSettings } from './contracts.js';
 
 export interface SyncTarget {
@@ -41,7 +42,7 @@ export async function requestFullScan(target: SyncTarget, accountId: string, req
 export async function notifyReconnected(target: SyncTarget, accountId: string): Promise<void> {
   await target.client.workflow.signalWithStart(syncWorkflow, {
     ...startOptions(target, accountId),
-    signal: syncAccountReconnectedSignal,
+    signal: accountReconnectedSignal,
     signalArgs: [],
   });
 }

@@ -6,8 +6,6 @@
 // successful sync) — nothing is skipped. A revoked grant pauses the account's sync until it is
 // reconnected; no crash loop, and the cursor is kept.
 import {
-  ActivityFailure,
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -18,6 +16,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { AccountReconnect, accountUnusable } from '../accounts/account-access.js';
 import {
   DEFAULT_SYNC_SETTINGS,
   historyIdGreater,
@@ -32,21 +31,9 @@ import {
 
 export const syncNotifySignal = defineSignal<[SyncNotification]>('syncNotify');
 export const syncFullScanSignal = defineSignal<[FullScanRequest]>('syncFullScan');
-export const syncAccountReconnectedSignal = defineSignal('accountReconnected');
 export const syncStatusQuery = defineQuery<SyncStatus>('syncStatus');
 
-/** Failure types after which only the user reconnecting the account helps. */
-const AUTH_FAILURE_TYPES = ['GmailAuthError', 'AccountNotConnectedError'];
-
 const DAY_MS = 24 * 3600_000;
-
-function authFailure(err: unknown): string | undefined {
-  if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
-    const type = err.cause.type ?? '';
-    if (AUTH_FAILURE_TYPES.includes(type) && err.cause.nonRetryable) return `${type}: ${err.cause.message}`;
-  }
-  return undefined;
-}
 
 export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
   const settings = { ...DEFAULT_SYNC_SETTINGS, ...input.settings };
@@ -57,9 +44,6 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
   };
   let { cursor, lastSyncedAt, notifiedHistoryId, pollRequested, fullScanDays } = carried;
   const stats = carried.stats;
-  let paused = false;
-  let pausedReason: string | undefined;
-  let reconnected = false;
   let working = false;
   let lastScan: SyncStatus['lastScan'];
 
@@ -85,16 +69,16 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
   setHandler(syncFullScanSignal, (r) => {
     fullScanDays = Math.max(fullScanDays ?? 0, r.days);
   });
-  setHandler(syncAccountReconnectedSignal, () => {
-    reconnected = true;
+  // A revoked grant pauses the sync (the cursor is kept) until the account is reconnected.
+  const reconnect = new AccountReconnect(settings.reauthRecheckMs, () => {
     pollRequested = true;
   });
   setHandler(syncStatusQuery, () => ({
     accountId,
     ...(cursor !== undefined ? { cursor } : {}),
     ...(lastSyncedAt !== undefined ? { lastSyncedAt } : {}),
-    paused,
-    ...(pausedReason !== undefined ? { pausedReason } : {}),
+    paused: reconnect.waitingFor !== undefined,
+    ...(reconnect.waitingFor !== undefined ? { pausedReason: reconnect.waitingFor } : {}),
     idle: !working && !wantsWork(),
     stats: { ...stats },
     ...(lastScan ? { lastScan } : {}),
@@ -109,16 +93,9 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
       await fn();
       return true;
     } catch (err) {
-      const reason = authFailure(err);
-      if (!reason) throw err;
-      paused = true;
-      pausedReason = reason;
-      reconnected = false;
-      log.warn('account sync paused: the account must be reconnected', { accountId, reason });
-      await condition(() => reconnected, settings.reauthRecheckMs);
-      paused = false;
-      pausedReason = undefined;
-      reconnected = false;
+      const unusable = accountUnusable(err);
+      if (!unusable) throw err;
+      await reconnect.wait(`${unusable.type}: ${unusable.message}`);
       pollRequested = true;
       return false;
     }

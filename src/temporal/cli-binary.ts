@@ -28,7 +28,9 @@ export interface ResolveTemporalCliOptions {
   /** Build with `go install` when nothing else is found (default true). */
   build?: boolean;
   log?: (msg: string) => void;
-  /** Environment to read TEMPORAL_CLI and PATH from, and to build with (default process.env). */
+  /** The TEMPORAL_CLI setting: this binary, and no other. */
+  override?: string;
+  /** Environment to find `temporal` and `go` on PATH and to build with (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** Default `<project>/.cache/temporal/v1.5.1`. */
   cacheDir?: string;
@@ -50,12 +52,11 @@ export async function resolveTemporalCli(opts: ResolveTemporalCliOptions = {}): 
   const log = opts.log ?? (() => {});
   const cacheDir = opts.cacheDir ?? defaultTemporalCliCacheDir();
 
-  const fromEnv = env['TEMPORAL_CLI'];
-  if (fromEnv) {
-    if (!(await isExecutableFile(fromEnv))) {
-      throw new TemporalCliError(`TEMPORAL_CLI=${fromEnv} is not an executable file; fix or unset it`);
+  if (opts.override) {
+    if (!(await isExecutableFile(opts.override))) {
+      throw new TemporalCliError(`TEMPORAL_CLI=${opts.override} is not an executable file; fix or unset it`);
     }
-    return { path: fromEnv, source: 'env' };
+    return { path: opts.override, source: 'env' };
   }
 
   const onPath = await findOnPath('temporal', env);

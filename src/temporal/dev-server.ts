@@ -33,6 +33,8 @@ export interface DevServerOptions {
   /** Codec server URL the Web UI calls to show decrypted payloads. */
   codecEndpoint?: string;
   namespace?: string;
+  /** The TEMPORAL_CLI setting (otherwise PATH, the cache, or a Go build). */
+  cli?: string;
   log?: (m: string) => void;
 }
 
@@ -76,7 +78,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   }
 
   if (opts.dbFile) await mkdir(dirname(opts.dbFile), { recursive: true });
-  const cli = await resolveTemporalCli({ log });
+  const cli = await resolveTemporalCli({ log, override: opts.cli });
   if (!cli) return startWithSdkDownload({ ...opts, port, uiPort, namespace, log });
 
   const args = [

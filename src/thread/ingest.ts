@@ -2,7 +2,6 @@
 // backfill hand-off) call it; it starts the thread's workflow or signals the running one.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
-import type { Env } from '../config.js';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { InboxAccountId, InboxState } from '../temporal/search-attributes.js';
 import { draftGoneSignal, labelsChangedSignal, newMessageSignal, sentSeenSignal } from './signals.js';
@@ -10,24 +9,6 @@ import { threadWorkflow } from './thread-workflow.js';
 import { opensThread, threadWorkflowId, type ThreadEvent, type ThreadSettings } from './contracts.js';
 
 export type IngestOutcome = 'started_or_signalled' | 'signalled' | 'ignored_closed';
-
-export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
-  return {
-    labels: {
-      outbox: cfg.LABEL_OUTBOX,
-      rework: cfg.LABEL_REWORK,
-      done: cfg.LABEL_DONE,
-      needsResponse: cfg.LABEL_NEEDS_RESPONSE,
-      actionRequired: cfg.LABEL_ACTION_REQUIRED,
-    },
-    maxReworks: cfg.MAX_REWORKS,
-    idleTimeoutMs: 30 * 24 * 3600 * 1000,
-    skippedIdleTimeoutMs: 3 * 24 * 3600 * 1000,
-    llmAttempts: 3,
-    reauthRecheckMs: 6 * 3600 * 1000,
-    taskQueues: { gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE },
-  };
-}
 
 const signals = {
   message_added: newMessageSignal,

@@ -1,9 +1,14 @@
 // What every worker process shares: one Temporal connection, one data converter (with the
-// payload codec, so email content is encrypted in history), one Prisma client.
+// payload codec, so email content is encrypted in history), one Prisma client, and one Gmail quota
+// limiter (one bucket per account in Postgres, shared with every other process).
+import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import type { Env } from '../config.js';
+import { quotaOptionsFromConfig, type Env } from '../config.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
+import { QuotaLimiter } from '../quota/limiter.js';
+import { prismaExecutor } from '../quota/sql.js';
+import { connectClient } from '../temporal/client.js';
 import { createDataConverter } from '../temporal/data-converter.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 
@@ -12,19 +17,33 @@ export interface WorkerContext {
   connection: NativeConnection;
   dataConverter: DataConverter;
   prisma: PrismaClient;
+  /** Every Gmail call of the process draws from it (thread, sync and backfill activities). */
+  quota: QuotaLimiter;
+  /** A Temporal client (for activities that start or signal workflows), connected on first use. */
+  client(): Promise<Client>;
   close(): Promise<void>;
 }
 
 export async function createWorkerContext(cfg: Env, databaseUrl: string): Promise<WorkerContext> {
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
   const prisma = createPrismaClient(databaseUrl);
-  const dataConverter = createDataConverter(await resolvePayloadKeys(cfg));
+  const keys = await resolvePayloadKeys(cfg);
+  const dataConverter = createDataConverter(keys);
+  let client: Promise<Client> | undefined;
   return {
     cfg,
     connection,
     dataConverter,
     prisma,
+    quota: new QuotaLimiter(prismaExecutor(prisma), quotaOptionsFromConfig(cfg)),
+    client() {
+      client ??= connectClient(cfg, keys);
+      client.catch(() => (client = undefined));
+      return client;
+    },
     async close() {
+      const connected = await client?.catch(() => undefined);
+      await connected?.connection.close();
       await prisma.$disconnect();
       await connection.close();
     },

@@ -1,53 +1,32 @@
-// The sync activities as the main-queue worker registers them. Their dependencies (a Temporal
-// client for the ingest function, per-account Gmail access) are built on first use, so a worker
-// without Google credentials still runs every other workflow (retention, ...).
-import type { Client } from '@temporalio/client';
-import type { Env } from '../config.js';
-import type { PrismaClient } from '../db/client.js';
-import { createSyncActivities, type SyncActivityDeps } from '../sync/sync-activities.js';
-import { threadSettingsFromConfig } from '../thread/ingest.js';
-import { processQuotaLimiter } from '../quota/index.js';
-import { connectClient } from '../temporal/client.js';
-import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
-import { createGmailAccounts } from './gmail-worker.js';
-import type { WorkerContext } from './context.js';
+// The sync and backfill hand-off activities as the main-queue worker registers them. Their
+// dependencies (a Temporal client for the ingest function, per-account Gmail access) are built on
+// first use, so a worker without Google credentials still runs every other workflow (retention, ...).
+import { createBackfillHandoffActivities } from '../backfill/handoff-activities.js';
+import type { BackfillHandoffActivities } from '../backfill/activity-contracts.js';
+import { threadSettingsFromConfig } from '../config.js';
+import { prismaExecutor } from '../quota/sql.js';
 import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js';
+import { createSyncActivities } from '../sync/sync-activities.js';
+import type { WorkerContext } from './context.js';
+import { createGmailAccounts } from './gmail-access.js';
 
 type AllSyncActivities = SyncActivities & SyncFanoutActivities;
 
-export interface SyncWorkerOptions {
-  /** The queue the sync workflows run on (the worker's own queue). */
-  taskQueue: string;
-  /** A client to reuse; otherwise one is connected on first use. */
-  client?: Client;
-}
-
-export function syncActivityDepsFromConfig(
-  cfg: Env,
-  base: { prisma: PrismaClient; client: Client; accounts: SyncActivityDeps['accounts']; taskQueue: string },
-): SyncActivityDeps {
-  return {
-    prisma: base.prisma,
-    client: base.client,
-    accounts: base.accounts,
-    threadSettings: threadSettingsFromConfig(cfg),
-    syncTaskQueue: base.taskQueue,
-    threadTaskQueue: base.taskQueue,
-    ...(cfg.GMAIL_PUSH_TOPIC ? { pushTopic: cfg.GMAIL_PUSH_TOPIC } : {}),
-  };
-}
-
-export function createSyncWorkerActivities(ctx: WorkerContext, opts: SyncWorkerOptions): AllSyncActivities {
+/** `taskQueue`: the queue the sync and thread workflows run on (the worker's own). */
+export function createSyncWorkerActivities(ctx: WorkerContext, taskQueue: string): AllSyncActivities {
   let ready: Promise<AllSyncActivities> | undefined;
   const init = () => {
-    ready ??= (async () => {
-      const client = opts.client ?? (await connectClient(ctx.cfg, await resolvePayloadKeys(ctx.cfg)));
-      const accounts = await createGmailAccounts(ctx);
-      return createSyncActivities({
-        ...syncActivityDepsFromConfig(ctx.cfg, { prisma: ctx.prisma, client, accounts, taskQueue: opts.taskQueue }),
-        limiter: processQuotaLimiter(ctx.prisma),
-      });
-    })();
+    ready ??= (async () =>
+      createSyncActivities({
+        prisma: ctx.prisma,
+        client: await ctx.client(),
+        accounts: await createGmailAccounts(ctx, { metered: false }),
+        limiter: ctx.quota,
+        threadSettings: threadSettingsFromConfig(ctx.cfg),
+        syncTaskQueue: taskQueue,
+        threadTaskQueue: taskQueue,
+        ...(ctx.cfg.GMAIL_PUSH_TOPIC ? { pushTopic: ctx.cfg.GMAIL_PUSH_TOPIC } : {}),
+      }))();
     ready.catch(() => (ready = undefined));
     return ready;
   };
@@ -60,4 +39,13 @@ export function createSyncWorkerActivities(ctx: WorkerContext, opts: SyncWorkerO
     };
   }
   return lazy as unknown as AllSyncActivities;
+}
+
+export function createHandoffWorkerActivities(ctx: WorkerContext, taskQueue: string): BackfillHandoffActivities {
+  return createBackfillHandoffActivities({
+    db: prismaExecutor(ctx.prisma),
+    client: () => ctx.client(),
+    settings: threadSettingsFromConfig(ctx.cfg),
+    taskQueue,
+  });
 }

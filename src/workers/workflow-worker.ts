@@ -4,9 +4,8 @@ import { Worker } from '@temporalio/worker';
 import { createRetentionActivities } from '../retention/retention-activities.js';
 import { createStoreActivities } from '../thread/store-activities.js';
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
-import { createBackfillHandoffActivitiesForWorker } from '../backfill/handoff-activities.js';
 import { prismaExecutor } from '../quota/sql.js';
-import { createSyncWorkerActivities } from './sync-activities.js';
+import { createHandoffWorkerActivities, createSyncWorkerActivities } from './sync-activities.js';
 import type { WorkerContext } from './context.js';
 import { getWorkflowBundle } from './workflow-bundle.js';
 import { runWorkerMain } from './main.js';
@@ -22,8 +21,8 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.c
       ...createRetentionActivities(ctx.prisma),
       ...createStoreActivities(ctx.prisma),
       ...createBackfillStoreActivities(prismaExecutor(ctx.prisma)),
-      ...createBackfillHandoffActivitiesForWorker(ctx, taskQueue),
-      ...createSyncWorkerActivities(ctx, { taskQueue }),
+      ...createHandoffWorkerActivities(ctx, taskQueue),
+      ...createSyncWorkerActivities(ctx, taskQueue),
     },
     dataConverter: ctx.dataConverter,
     // In-flight activities get this long to finish after SIGINT/SIGTERM before they are cancelled.

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createSyncActivities } from '../../src/sync/sync-activities.js';
-import { processQuotaLimiter } from '../../src/quota/index.js';
+import { QuotaLimiter } from '../../src/quota/limiter.js';
+import { prismaExecutor } from '../../src/quota/sql.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { pushRoute, PUSH_PATH } from '../../src/sync/push-route.js';
 import {
@@ -22,7 +23,7 @@ import { connectCommand, disconnectCommand, listCommand, runAccountsCli } from '
 import { notifySync, type SyncTarget } from '../../src/sync/notify.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
-import { gmailOAuthSettings } from '../../src/workers/gmail-worker.js';
+import { gmailOAuthSettings, quotaOptionsFromConfig } from '../../src/config.js';
 import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
 import { syncStatusQuery } from '../../src/sync/sync-workflow.js';
 import { syncWorkflowId, type SyncStatus } from '../../src/sync/contracts.js';
@@ -121,7 +122,7 @@ beforeAll(async () => {
       threadTaskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
       pushTopic: TOPIC,
       accountIds,
-      limiter: processQuotaLimiter(h.prisma),
+      limiter: new QuotaLimiter(prismaExecutor(h.prisma), quotaOptionsFromConfig(h.cfg)),
     }),
     dataConverter: createDataConverter(fixedTestPayloadKeys()),
   });

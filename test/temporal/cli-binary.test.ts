@@ -48,9 +48,9 @@ async function fakeGo(opts: { delaySeconds?: number; fail?: boolean } = {}) {
 describe('resolveTemporalCli', () => {
   it('TEMPORAL_CLI pointing at a missing file is a clear error', async () => {
     const missing = join(root, 'nope', 'temporal');
-    const attempt = resolveTemporalCli({ env: { TEMPORAL_CLI: missing, PATH: emptyPathDir }, cacheDir });
+    const attempt = resolveTemporalCli({ override: missing, env: { PATH: emptyPathDir }, cacheDir });
     await expect(attempt).rejects.toThrow(TemporalCliError);
-    await expect(resolveTemporalCli({ env: { TEMPORAL_CLI: missing, PATH: emptyPathDir }, cacheDir })).rejects.toThrow(
+    await expect(resolveTemporalCli({ override: missing, env: { PATH: emptyPathDir }, cacheDir })).rejects.toThrow(
       `TEMPORAL_CLI=${missing} is not an executable file`,
     );
   });
@@ -58,7 +58,7 @@ describe('resolveTemporalCli', () => {
   it('TEMPORAL_CLI pointing at a non-executable file is an error too', async () => {
     const plain = join(root, 'temporal.txt');
     await writeFile(plain, 'not a program');
-    await expect(resolveTemporalCli({ env: { TEMPORAL_CLI: plain, PATH: emptyPathDir }, cacheDir })).rejects.toThrow(
+    await expect(resolveTemporalCli({ override: plain, env: { PATH: emptyPathDir }, cacheDir })).rejects.toThrow(
       /not an executable file/,
     );
   });
@@ -68,7 +68,7 @@ describe('resolveTemporalCli', () => {
     const pathDir = join(root, 'path-bin');
     await executable(join(pathDir, 'temporal'));
     await executable(join(cacheDir, 'temporal'));
-    const resolved = await resolveTemporalCli({ env: { TEMPORAL_CLI: chosen, PATH: pathDir }, cacheDir });
+    const resolved = await resolveTemporalCli({ override: chosen, env: { PATH: pathDir }, cacheDir });
     expect(resolved).toEqual({ path: chosen, source: 'env' });
   });
 

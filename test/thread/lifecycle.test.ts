@@ -2,7 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
-import { processQuotaLimiter } from '../../src/quota/index.js';
+import { QuotaLimiter } from '../../src/quota/limiter.js';
+import { prismaExecutor } from '../../src/quota/sql.js';
+import { quotaOptionsFromConfig } from '../../src/config.js';
 
 let h: InboxHarness;
 
@@ -68,7 +70,7 @@ describe('thread workflow lifecycle', () => {
     expect(llmDecisions.every((d) => (d.tokensIn ?? 0) > 0 && (d.tokensOut ?? 0) > 0)).toBe(true);
     // Its Gmail calls drew from the account's shared quota bucket (the one sync and backfill use);
     // nothing else in this harness calls Gmail for the account.
-    const bucket = await processQuotaLimiter(h.prisma).state(h.accountId);
+    const bucket = await new QuotaLimiter(prismaExecutor(h.prisma), quotaOptionsFromConfig(h.cfg)).state(h.accountId);
     expect(bucket?.rate).toBeGreaterThan(0);
     await recordHistory(h, threadId, 'thread-drafted');
   });

@@ -22,7 +22,7 @@ const num = (value: string | undefined) => (value === undefined ? undefined : Nu
 
 try {
   const emulator = await startAnthropicEmulator({
-    port: num(values.port ?? process.env.ANTHROPIC_EMULATOR_PORT) ?? 8236,
+    port: num(values.port) ?? 8236,
     latencyMs: num(values['latency-ms']),
     latencyJitterMs: num(values['jitter-ms']),
     seed: num(values.seed),

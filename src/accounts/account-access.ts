@@ -1,0 +1,70 @@
+// Workflow code: the pause on a lost Gmail grant, shared by the thread and sync workflows.
+// When Google revokes the account's grant (or the user disconnects the account), no Gmail step can
+// succeed until the user reconnects it. The workflow then waits, for hours or days if need be, for
+// the accountReconnected signal (sent by `accounts connect`), looking again every recheck interval
+// without one. Nothing is lost or failed, and the status query says what it waits for.
+import { ActivityFailure, ApplicationFailure, condition, defineSignal, log, setHandler } from '@temporalio/workflow';
+
+/** Sent to an account's sync and thread workflows when the account is connected again. */
+export const accountReconnectedSignal = defineSignal('accountReconnected');
+
+/** Failure types after which only the user reconnecting the account helps. */
+export const ACCOUNT_UNUSABLE_TYPES = ['GmailAuthError', 'AccountNotConnectedError'];
+
+/** The failure's type and message when an activity failed because the account cannot be used. */
+export function accountUnusable(err: unknown): { type: string; message: string } | undefined {
+  if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) return undefined;
+  const type = err.cause.type ?? '';
+  return ACCOUNT_UNUSABLE_TYPES.includes(type) ? { type, message: err.cause.message } : undefined;
+}
+
+export class AccountReconnect {
+  private reconnected = false;
+  /** While the workflow waits for the account: why (the failure that stopped it).  */
+  waitingFor: string | undefined;
+
+  /** Registers the accountReconnected handler; `onReconnected` runs on every such signal. */
+  constructor(
+    private readonly recheckMs: number,
+    onReconnected: () => void = () => {},
+  ) {
+    setHandler(accountReconnectedSignal, () => {
+      this.reconnected = true;
+      onReconnected();
+    });
+  }
+
+  /** Waits until the account is reconnected, or recheckMs without news (then the caller tries again). */
+  async wait(reason: string): Promise<void> {
+    log.warn('Gmail access lost: waiting for the account to be reconnected', { reason });
+    this.waitingFor = reason;
+    this.reconnected = false;
+    await condition(() => this.reconnected, this.recheckMs);
+    this.reconnected = false;
+    this.waitingFor = undefined;
+  }
+}
+
+/**
+ * The activities, with every call that fails because the account is unusable waiting for the
+ * account (`reconnect.wait`) and running again: a Gmail step that may take hours. proxyActivities
+ * returns a Proxy without own keys, so this is a Proxy too.
+ */
+export function waitingForAccountAccess<T extends object>(activities: T, reconnect: Pick<AccountReconnect, 'wait'>): T {
+  return new Proxy(activities, {
+    get(target, name) {
+      const call = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
+      return async (...args: unknown[]) => {
+        for (;;) {
+          try {
+            return await call(...args);
+          } catch (err) {
+            const unusable = accountUnusable(err);
+            if (!unusable) throw err;
+            await reconnect.wait(`${String(name)}: ${unusable.type}`);
+          }
+        }
+      };
+    },
+  });
+}
