@@ -11,6 +11,6 @@ export {
   labelsChangedSignal,
   draftGoneSignal,
   sentSeenSignal,
-  accountReconnectedSignal,
   threadStatusQuery,
 } from './thread/signals.js';
+export { accountReconnectedSignal } from './accounts/account-access.js';

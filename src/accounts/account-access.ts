@@ -11,11 +11,14 @@ export const accountReconnectedSignal = defineSignal('accountReconnected');
 /** Failure types after which only the user reconnecting the account helps. */
 export const ACCOUNT_UNUSABLE_TYPES = ['GmailAuthError', 'AccountNotConnectedError'];
 
-/** The failure's type and message when an activity failed because the account cannot be used. */
+/**
+ * The failure's type and message when an activity failed because the account cannot be used. An
+ * auth failure a retry can fix (a 401 for an access token the next attempt refreshes) is not one.
+ */
 export function accountUnusable(err: unknown): { type: string; message: string } | undefined {
   if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) return undefined;
   const type = err.cause.type ?? '';
-  return ACCOUNT_UNUSABLE_TYPES.includes(type) ? { type, message: err.cause.message } : undefined;
+  return ACCOUNT_UNUSABLE_TYPES.includes(type) && err.cause.nonRetryable ? { type, message: err.cause.message } : undefined;
 }
 
 export class AccountReconnect {

@@ -1,19 +1,9 @@
-// How the thread workflow (every version of it) reaches its Gmail and LLM activities: task queues,
-// timeouts, retry policies, and the pause on a revoked Gmail grant.
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  condition,
-  log,
-  proxyActivities,
-  setHandler,
-  type ActivityInterfaceFor,
-} from '@temporalio/workflow';
+// How the thread workflow reaches its activities: task queues, timeouts and retry policies. What
+// happens when retries end: Gmail calls on a lost grant wait for the account (src/accounts/
+// account-access.ts); LLM errors that retrying cannot fix send the thread to Action Required.
+import { ActivityFailure, ApplicationFailure, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE } from '../shared/task-queues.js';
-import { accountReconnectedSignal } from './signals.js';
 import type { ThreadSettings } from './contracts.js';
-
-const AUTH_FAILURE_TYPES = ['GmailAuthError', 'AccountNotConnectedError'];
 
 /** Errors after which retrying the step cannot help; the thread goes to Action Required. */
 export const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'];
@@ -22,51 +12,17 @@ export function failureType(err: unknown): string | undefined {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
 }
 
-/**
- * Wraps an activity proxy: on an auth failure, waits (`pause`) and tries the same call again.
- * proxyActivities returns a Proxy without own keys, so this is a Proxy too.
- */
-function pauseOnAuthFailure<T extends object>(activities: T, pause: (reason: string) => Promise<void>): T {
-  return new Proxy(activities, {
-    get(target, name) {
-      const fn = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
-      return async (...args: unknown[]) => {
-        for (;;) {
-          try {
-            return await fn(...args);
-          } catch (err) {
-            const type = failureType(err);
-            if (!type || !AUTH_FAILURE_TYPES.includes(type)) throw err;
-            await pause(`${String(name)}: ${type}`);
-          }
-        }
-      };
-    },
-  });
-}
-
-/**
- * The Gmail activities. A revoked grant pauses the thread until the account is reconnected (the
- * accountReconnected signal, or a look every reauthRecheckMs); nothing is lost or failed.
- */
 export function proxyGmailActivities<T>(settings: ThreadSettings): ActivityInterfaceFor<T> {
-  const activities = proxyActivities<T>({
+  return proxyActivities<T>({
     taskQueue: settings.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
     startToCloseTimeout: settings.activityTimeouts?.gmailMs ?? '2 minutes',
     retry: {
       initialInterval: '1 second',
       maximumInterval: '5 minutes',
-      nonRetryableErrorTypes: ['GmailAuthError', 'AccountNotConnectedError', 'GmailBadRequestError'],
+      // A revoked grant fails for good from the activity (nonRetryable) and pauses the thread; a
+      // 401 the next attempt's token refresh fixes is retried like any other transient error.
+      nonRetryableErrorTypes: ['GmailBadRequestError'],
     },
-  });
-  let reconnected = false;
-  setHandler(accountReconnectedSignal, () => {
-    reconnected = true;
-  });
-  return pauseOnAuthFailure(activities, async (reason) => {
-    log.warn('Gmail access lost: waiting for the account to be reconnected', { reason });
-    reconnected = false;
-    await condition(() => reconnected, settings.reauthRecheckMs);
   });
 }
 
@@ -82,7 +38,7 @@ export function proxyLlmActivities<T>(settings: ThreadSettings): ActivityInterfa
   });
 }
 
-/** Retries of the Postgres steps (local activities in v2, activities in v1). */
+/** Retries of the Postgres steps (local activities). */
 export const STORE_ACTIVITY_OPTIONS = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },

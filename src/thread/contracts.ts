@@ -156,6 +156,8 @@ export interface ThreadStatus {
   reworkCount: number;
   /** Events received and not yet fully handled (0 when the thread is waiting on the user). */
   pendingEvents: number;
+  /** Set while the thread waits for the user to reconnect the account (the failure that stopped it). */
+  waitingFor?: string;
   decisions: DecisionRecord[];
 }
 

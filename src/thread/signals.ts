@@ -1,4 +1,5 @@
-// The thread workflow's signals and query: shared by every version of its code and by the ingest.
+// The thread workflow's signals and query, shared with the ingest function. accountReconnected
+// is the account's (src/accounts/account-access.ts).
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { DraftGoneEvent, LabelsChangedEvent, MessageAddedEvent, SentSeenEvent, ThreadStatus } from './contracts.js';
 
@@ -6,5 +7,4 @@ export const newMessageSignal = defineSignal<[MessageAddedEvent]>('newMessage');
 export const labelsChangedSignal = defineSignal<[LabelsChangedEvent]>('labelsChanged');
 export const draftGoneSignal = defineSignal<[DraftGoneEvent]>('draftGone');
 export const sentSeenSignal = defineSignal<[SentSeenEvent]>('sentSeen');
-export const accountReconnectedSignal = defineSignal('accountReconnected');
 export const threadStatusQuery = defineQuery<ThreadStatus>('status');

@@ -1,56 +1,14 @@
 // One workflow per Gmail thread: classify → draft → wait for the user (Rework, Done, Needs
-// Response) → notice the reply was sent. The workflow holds the thread's state; activities do
-// the Gmail, LLM and Postgres side effects with retries.
-import {
-  ActivityFailure,
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  deprecatePatch,
-  log,
-  patched,
-  proxyLocalActivities,
-  setHandler,
-  upsertMemo,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
-import type {
-  GmailActivities,
-  LlmActivities,
-  LlmDraft,
-  StoreActivities,
-  ThreadContent,
-} from './activity-contracts.js';
-import { InboxAccountId, InboxCategory, InboxState } from '../temporal/search-attributes.js';
+// Response) → notice the reply was sent. The process is threadWorkflow below; which event leads to
+// which step in which state is transitions.ts; the record and its views are thread-record.ts; the
+// Temporal plumbing of a run (signals, query, search attributes, Postgres writes) is thread-run.ts.
+import { ActivityFailure, deprecatePatch } from '@temporalio/workflow';
+import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contracts.js';
+import { failureType, GIVE_UP_TYPES } from './activity-proxies.js';
+import type { LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
 import { draftEditedByUser, extractReworkInstructions } from './rework.js';
-import {
-  failureType,
-  GIVE_UP_TYPES,
-  proxyGmailActivities,
-  proxyLlmActivities,
-  STORE_ACTIVITY_OPTIONS,
-} from './activity-proxies.js';
-import {
-  draftGoneSignal,
-  labelsChangedSignal,
-  newMessageSignal,
-  sentSeenSignal,
-  threadStatusQuery,
-} from './signals.js';
-import {
-  CLOSED_STATES,
-  eventKey,
-  opensThread,
-  type CarriedThreadState,
-  type Category,
-  type DecisionRecord,
-  type ThreadEvent,
-  type ThreadMemory,
-  type ThreadState,
-  type ThreadStatus,
-  type ThreadWorkflowInput,
-} from './contracts.js';
+import { ThreadRun } from './thread-run.js';
+import { nextStep } from './transitions.js';
 
 /**
  * Retired: it sent runs started before v2 (local Postgres steps, three task round trips per draft)
@@ -58,421 +16,312 @@ import {
  * stays deprecated until no recorded history carries it, then the call goes too.
  */
 export const THREAD_V2_PATCH = 'thread-v2-local-store-triage';
-
-/** New mail in a drafted thread checks whether the user edited the draft, and then keeps it. */
+/** Deprecated: new mail in a drafted thread checks whether the user edited the draft (always, now). */
 export const KEEP_EDITED_DRAFT_PATCH = 'keep-edited-draft';
-
-/** Needs Response on a thread that already has our draft: the label is taken off. */
+/** Deprecated: Needs Response on a thread that has our draft takes the label off (always, now). */
 export const CLEAR_ANSWERED_NEEDS_RESPONSE_PATCH = 'clear-answered-needs-response';
-
-const SEEN_EVENTS_KEPT = 500;
-const HANDLED_KEPT = 200;
 
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<ThreadStatus> {
   deprecatePatch(THREAD_V2_PATCH);
-  const { accountId, threadId, settings } = input;
-  const carried = input.carried;
-
-  const gmail = proxyGmailActivities<GmailActivities>(settings);
-  const llm = proxyLlmActivities<LlmActivities>(settings);
-  // Postgres reads and writes are short and run on this worker: local activities cost one
-  // marker in history instead of a task round trip through the server.
-  const store = proxyLocalActivities<StoreActivities>(STORE_ACTIVITY_OPTIONS);
-
-  // ---- state held by the workflow ----------------------------------------------------------
-  // A fresh run resumes what earlier runs left in Postgres (a closed run's id protection does
-  // not last forever); continue-as-new hands the state over directly.
-  const remembered = carried ?? (await store.loadThread({ accountId, threadId }));
-  const resumable = remembered && !CLOSED_STATES.includes(remembered.state) ? remembered : undefined;
-  let state: ThreadState = resumable?.state ?? 'pending';
-  let category: Category | undefined = resumable?.category;
-  let confidence: number | undefined = resumable?.confidence;
-  let draftId = resumable?.draftId;
-  let draftMessageId = resumable?.draftMessageId;
-  let draftCreatedAt = resumable?.draftCreatedAt;
-  let reworkCount = resumable?.reworkCount ?? 0;
-  let lastGeneratedDraft: string | undefined = carried?.lastDraftBody;
-  // Handled message ids survive even a closed run: a redelivered message is never processed twice.
-  const handled: string[] = remembered?.handledMessageIds ?? [];
-  const decisions: DecisionRecord[] = carried?.decisions ?? [];
-  let savedDecisions = decisions.length;
-  // What Postgres holds already: the row is written once per handled event, only when it changed.
-  let savedMemory = carried ? JSON.stringify(memory()) : '';
-  let indexed = { state: carried ? state : 'pending', category: carried ? category : undefined };
-  const queue: ThreadEvent[] = carried?.pending ?? [];
-  let handling = false;
-  const seen = new Set<string>(carried?.seenEvents ?? []);
-
-  function memory(): ThreadMemory {
-    return {
-      state,
-      category,
-      confidence,
-      draftId,
-      draftMessageId,
-      draftCreatedAt,
-      reworkCount,
-      handledMessageIds: handled.slice(-HANDLED_KEPT),
-    };
-  }
-
-  const enqueue = (event: ThreadEvent) => {
-    const key = eventKey(event);
-    if (seen.has(key)) return; // duplicate delivery: changes nothing
-    seen.add(key);
-    queue.push(event);
-  };
-  setHandler(newMessageSignal, enqueue);
-  setHandler(labelsChangedSignal, enqueue);
-  setHandler(draftGoneSignal, enqueue);
-  setHandler(sentSeenSignal, enqueue);
-  setHandler(threadStatusQuery, () => status());
-
-  function status(): ThreadStatus {
-    const pendingEvents = queue.length + (handling ? 1 : 0);
-    return { accountId, threadId, state, category, confidence, draftId, reworkCount, pendingEvents, decisions };
-  }
-
-  function decide(decision: Omit<DecisionRecord, 'at'>): void {
-    decisions.push({ at: new Date().toISOString(), ...decision });
-  }
-
-  /** The new state, visible at once in the Web UI (search attributes); saved by persist(). */
-  function transition(next: ThreadState): void {
-    state = next;
-    if (indexed.state === state && indexed.category === category) return;
-    indexed = { state, category };
-    upsertSearchAttributes([
-      { key: InboxAccountId, value: accountId },
-      { key: InboxState, value: state },
-      ...(category ? [{ key: InboxCategory, value: category }] : []),
-    ]);
-  }
-
-  /** Writes the thread row and the new decisions, when anything changed since the last write. */
-  async function persist(): Promise<void> {
-    const snapshot = memory();
-    const fingerprint = JSON.stringify(snapshot);
-    if (fingerprint === savedMemory && savedDecisions === decisions.length) return;
-    await store.saveThread({
-      accountId,
-      threadId,
-      workflowRunId: workflowInfo().runId,
-      memory: snapshot,
-      closed: CLOSED_STATES.includes(state),
-      decisions: decisions.slice(savedDecisions).map((decision, i) => ({ seq: savedDecisions + i, decision })),
-    });
-    savedMemory = fingerprint;
-    savedDecisions = decisions.length;
-  }
-
-  async function giveUp(reason: string): Promise<void> {
-    decide({ kind: 'action_required', source: 'system', detail: reason });
-    await gmail.changeLabels({
-      accountId,
-      threadId,
-      labels: settings.labels,
-      add: ['actionRequired'],
-      remove: ['rework', 'needsResponse'],
-    });
-    transition('action_required');
-  }
-
-  /** Runs an LLM step; when its retries are spent on a give-up error, labels Action Required. */
-  async function llmStep<T>(what: string, step: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await step();
-    } catch (err) {
-      const type = failureType(err);
-      if (type && GIVE_UP_TYPES.includes(type)) {
-        await giveUp(`${what} failed: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}`);
-        return undefined;
-      }
-      throw err;
-    }
-  }
-
-  // ---- the business process ----------------------------------------------------------------
-
-  async function classifyAndMaybeDraft(): Promise<void> {
-    const thread = await gmail.readThread({ accountId, threadId });
-    if (!thread) return threadGone();
-    const email = thread.latestInbound;
-    if (!email) return; // the user wrote last: nothing to answer
-    if (handled.includes(email.messageId)) return; // already classified (a redelivery)
-    handled.push(email.messageId);
-
-    // A draft the user has edited is their work: new mail in the thread does not overwrite it (and
-    // no reply is written for it). Rework rewrites it on request, with the new mail.
-    const keepDraft = state === 'drafted' && draftId !== undefined && patched(KEEP_EDITED_DRAFT_PATCH) && (await draftIsUsers());
-
-    const rules = await store.classifyByRules({ accountId, email });
-    for (const reason of rules.skipped ?? []) decide({ kind: 'rule_skipped', source: 'system', detail: reason });
-    let written: LlmDraft | undefined; // the reply, when the LLM wrote it along with the classification
-    if (rules.decided) {
-      category = rules.category;
-      confidence = 1;
-      decide({ kind: 'classify', source: 'rules', ruleId: rules.ruleId, detail: `${rules.category}: ${rules.reason}` });
-    } else {
-      const triage = await llmStep('classification', () =>
-        llm.triageWithLlm({
-          accountId,
-          email,
-          thread: thread.messages,
-          instructions: rules.instructions,
-          replyContext: keepDraft ? undefined : thread.replyContext,
-          outputAttempts: settings.llmAttempts,
-        }),
-      );
-      if (!triage) return;
-      const verdict = triage.classification;
-      written = triage.draft;
-      category = verdict.category;
-      confidence = verdict.confidence;
-      decide({
-        kind: 'classify',
-        source: 'llm',
-        detail: `${verdict.category} (${verdict.confidence.toFixed(2)}): ${verdict.reason}`,
-        model: verdict.model,
-        tokensIn: verdict.tokensIn,
-        tokensOut: verdict.tokensOut,
-      });
-    }
-    upsertMemo({ summary: `${category}: ${thread.subject}`.slice(0, 200) });
-
-    if (category === 'needs_response' && keepDraft) {
-      decide({
-        kind: 'draft_kept',
-        source: 'system',
-        detail: `kept the draft you edited; it does not answer message ${email.messageId} yet (add Rework to have it rewritten)`,
-      });
-      transition('drafted');
-    } else if (category === 'needs_response') {
-      transition('needs_response');
-      await draftReply(thread, rules.instructions, undefined, written);
-    } else if (state !== 'drafted') {
-      decide({ kind: 'skip', source: 'system', detail: `no reply needed (${category})` });
-      transition('skipped');
-    } else {
-      transition('drafted'); // a new message that needs no answer: the draft stays
-    }
-  }
-
-  async function draftReply(
-    thread: ThreadContent,
-    instructions: string[],
-    rework?: { instructions: string; previousDraft: string },
-    written?: LlmDraft,
-  ): Promise<void> {
-    const replyTo = thread.latestInbound ?? thread.messages[thread.messages.length - 1];
-    if (!replyTo) return;
-    const draft = written ?? (await writeReply(thread, replyTo.from, instructions, rework));
-    if (!draft) return;
-    const ref = await gmail.placeDraft({
-      accountId,
-      threadId,
-      draftId,
-      body: draft.body,
-      replyTo,
-      labels: settings.labels,
-      add: ['outbox'],
-      remove: ['needsResponse', 'rework', 'actionRequired'],
-    });
-    draftId = ref.draftId;
-    draftMessageId = ref.messageId;
-    draftCreatedAt ??= ref.internalDate;
-    lastGeneratedDraft = draft.body;
-    decide({
-      kind: rework ? 'rework' : 'draft',
-      source: 'llm',
-      detail: rework ? `revised with: ${rework.instructions}` : `draft ${ref.draftId}`,
-      model: draft.model,
-      tokensIn: draft.tokensIn,
-      tokensOut: draft.tokensOut,
-    });
-    transition('drafted');
-  }
-
-  /** Whether the user edited our draft; when we cannot tell what we wrote, it is taken to be theirs. */
-  async function draftIsUsers(): Promise<boolean> {
-    const current = await gmail.readDraft({ accountId, draftId: draftId! });
-    if (!current) return false; // sent or deleted: its own event follows, and a new draft may be written
-    draftMessageId = current.messageId;
-    return lastGeneratedDraft === undefined || draftEditedByUser(current.body, lastGeneratedDraft);
-  }
-
-  async function writeReply(
-    thread: ThreadContent,
-    sender: string,
-    instructions: string[],
-    rework?: { instructions: string; previousDraft: string },
-  ): Promise<LlmDraft | undefined> {
-    const context = thread.replyContext ?? (await gmail.gatherReplyContext({ accountId, sender }));
-    return llmStep(rework ? 'rework' : 'draft', () =>
-      llm.writeDraft({
-        accountId,
-        thread: thread.messages,
-        toneExamples: context.toneExamples,
-        signature: context.signature,
-        instructions,
-        reworkInstructions: rework?.instructions,
-        previousDraft: rework?.previousDraft,
-        outputAttempts: settings.llmAttempts,
-      }),
-    );
-  }
-
-  async function rework(): Promise<void> {
-    if (!draftId) return;
-    if (reworkCount >= settings.maxReworks) {
-      return giveUp(`rework limit reached (${settings.maxReworks})`);
-    }
-    transition('rework_requested');
-    const current = await gmail.readDraft({ accountId, draftId });
-    if (!current) return draftDisappeared();
-    draftMessageId = current.messageId;
-    const { instructions } = extractReworkInstructions(current.body, lastGeneratedDraft ?? '');
-    const thread = await gmail.readThread({ accountId, threadId });
-    if (!thread) return threadGone();
-    reworkCount += 1;
-    await draftReply(thread, [], {
-      instructions: instructions ?? 'Improve the draft.',
-      previousDraft: lastGeneratedDraft ?? current.body,
+  const run = await ThreadRun.open(input); // what continue-as-new carried, or what earlier runs left
+  run.show();
+  while (!run.closed) {
+    const event = await run.nextEvent(); // waits for mail or the user, for days if need be
+    if (event === 'idle') break; // nothing for a long while: this run ends, new mail starts another
+    if (event === 'continue') return run.continueAsNew(); // history is long: carry on in a fresh run
+    await run.handle(async () => {
+      await handle(run, event);
+      await run.save();
     });
   }
+  return run.finish();
+}
 
-  async function archive(): Promise<void> {
-    await gmail.changeLabels({
-      accountId,
-      threadId,
-      labels: settings.labels,
-      add: [],
-      remove: ['outbox', 'rework', 'done', 'needsResponse', 'actionRequired'],
-      archive: true,
+/** The step the event leads to in the thread's current state (transitions.ts). */
+async function handle(run: ThreadRun, event: ThreadEvent): Promise<void> {
+  switch (nextStep(run.record, event)) {
+    case 'classify':
+      return classifyAndAnswer(run);
+    case 'draft_on_request':
+      return draftOnRequest(run);
+    case 'clear_needs_response':
+      return clearNeedsResponse(run);
+    case 'rework':
+      return rework(run);
+    case 'refuse_rework':
+      return run.decide({ kind: 'label', source: 'user', detail: `Rework ignored in state ${run.record.state}` });
+    case 'archive':
+      return archive(run);
+    case 'check_draft':
+      return checkDraft(run, event);
+    case 'mark_replied':
+      run.decide({ kind: 'sent', source: 'user', detail: `the user replied (${event.messageId})` });
+      return run.transition('sent');
+    case 'recheck_labels':
+      return recheckLabels(run, event as LabelsChangedEvent);
+    case 'ignore':
+      return;
+  }
+}
+
+// ---- the steps ------------------------------------------------------------------------------
+
+/** New mail: read the thread, classify it (rules, then the LLM), and draft a reply when it needs one. */
+async function classifyAndAnswer(run: ThreadRun): Promise<void> {
+  const { record } = run;
+  const thread = await run.gmail.readThread(run.ids);
+  if (!thread) return threadGone(run);
+  const email = thread.latestInbound;
+  if (!email) return; // the user wrote last: nothing to answer
+  if (record.handledMessageIds.includes(email.messageId)) return; // already classified (a redelivery)
+  record.handledMessageIds.push(email.messageId);
+
+  // A draft the user has edited is their work: new mail in the thread does not overwrite it (and
+  // no reply is written for it). Rework rewrites it on request, with the new mail.
+  const mayHaveUserDraft = record.state === 'drafted' && record.draftId !== undefined;
+  if (mayHaveUserDraft) deprecatePatch(KEEP_EDITED_DRAFT_PATCH);
+  const keepDraft = mayHaveUserDraft && (await draftIsUsers(run));
+  const verdict = await classify(run, thread, email, keepDraft);
+  if (!verdict) return; // the LLM step gave up: Action Required
+  run.summarize(`${record.category}: ${thread.subject}`);
+
+  if (record.category === 'needs_response' && keepDraft) {
+    run.decide({
+      kind: 'draft_kept',
+      source: 'system',
+      detail: `kept the draft you edited; it does not answer message ${email.messageId} yet (add Rework to have it rewritten)`,
     });
-    decide({ kind: 'archive', source: 'user', detail: 'Done label: archived' });
-    transition('archived');
+    run.transition('drafted');
+  } else if (record.category === 'needs_response') {
+    run.transition('needs_response');
+    await draftReply(run, thread, verdict.instructions, undefined, verdict.draft);
+  } else if (record.state !== 'drafted') {
+    run.decide({ kind: 'skip', source: 'system', detail: `no reply needed (${record.category})` });
+    run.transition('skipped');
+  } else {
+    run.transition('drafted'); // a new message that needs no answer: the draft stays
   }
+}
 
-  /** Our draft is gone: the user sent it, or threw it away. */
-  async function draftDisappeared(): Promise<void> {
-    const sent = await gmail.findSentReply({ accountId, threadId, afterMs: draftCreatedAt ?? 0 });
-    await gmail.changeLabels({ accountId, threadId, labels: settings.labels, add: [], remove: ['outbox', 'rework'] });
-    if (sent) {
-      decide({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}` });
-      transition('sent');
-    } else {
-      decide({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
-      transition('discarded');
+/**
+ * Tier one, the user's rules (Postgres); tier two, the LLM when no rule decides. Sets the record's
+ * category; returns the rules' instructions for the prompt and, when the LLM wrote the reply in the
+ * same step, the draft. Undefined when the LLM step gave up.
+ */
+async function classify(
+  run: ThreadRun,
+  thread: ThreadContent,
+  email: PromptMessage,
+  keepDraft: boolean,
+): Promise<{ instructions: string[]; draft?: LlmDraft } | undefined> {
+  const { record } = run;
+  const rules = await run.store.classifyByRules({ accountId: run.accountId, email });
+  for (const reason of rules.skipped ?? []) run.decide({ kind: 'rule_skipped', source: 'system', detail: reason });
+  if (rules.decided) {
+    record.category = rules.category;
+    record.confidence = 1;
+    run.decide({ kind: 'classify', source: 'rules', ruleId: rules.ruleId, detail: `${rules.category}: ${rules.reason}` });
+    return { instructions: rules.instructions };
+  }
+  const triage = await llmStep(run, 'classification', () =>
+    run.llm.triageWithLlm({
+      accountId: run.accountId,
+      email,
+      thread: thread.messages,
+      instructions: rules.instructions,
+      replyContext: keepDraft ? undefined : thread.replyContext,
+      outputAttempts: run.settings.llmAttempts,
+    }),
+  );
+  if (!triage) return undefined;
+  const verdict = triage.classification;
+  record.category = verdict.category;
+  record.confidence = verdict.confidence;
+  run.decide({
+    kind: 'classify',
+    source: 'llm',
+    detail: `${verdict.category} (${verdict.confidence.toFixed(2)}): ${verdict.reason}`,
+    model: verdict.model,
+    tokensIn: verdict.tokensIn,
+    tokensOut: verdict.tokensOut,
+  });
+  return { instructions: rules.instructions, draft: triage.draft };
+}
+
+/** Needs Response added by the user: draft a reply to this thread, whatever it was classified as. */
+async function draftOnRequest(run: ThreadRun): Promise<void> {
+  const thread = await run.gmail.readThread(run.ids);
+  if (!thread) return threadGone(run);
+  run.record.category = 'needs_response';
+  run.decide({ kind: 'classify', source: 'user', detail: 'Needs Response label added by the user' });
+  run.transition('needs_response');
+  return draftReply(run, thread, []);
+}
+
+/** Needs Response on a thread that has our draft: the draft answers it, so the label comes off. */
+async function clearNeedsResponse(run: ThreadRun): Promise<void> {
+  run.decide({ kind: 'label', source: 'user', detail: 'Needs Response: already drafted' });
+  deprecatePatch(CLEAR_ANSWERED_NEEDS_RESPONSE_PATCH);
+  await run.gmail.changeLabels({ ...run.ids, labels: run.settings.labels, add: [], remove: ['needsResponse'] });
+}
+
+/** Writes the reply (unless `written` already holds it) and puts it in the thread, labelled Outbox. */
+async function draftReply(
+  run: ThreadRun,
+  thread: ThreadContent,
+  instructions: string[],
+  rework?: { instructions: string; previousDraft: string },
+  written?: LlmDraft,
+): Promise<void> {
+  const { record } = run;
+  const replyTo = thread.latestInbound ?? thread.messages[thread.messages.length - 1];
+  if (!replyTo) return;
+  const draft = written ?? (await writeReply(run, thread, replyTo.from, instructions, rework));
+  if (!draft) return;
+  const ref = await run.gmail.placeDraft({
+    ...run.ids,
+    draftId: record.draftId,
+    body: draft.body,
+    replyTo,
+    labels: run.settings.labels,
+    add: ['outbox'],
+    remove: ['needsResponse', 'rework', 'actionRequired'],
+  });
+  record.draftId = ref.draftId;
+  record.draftMessageId = ref.messageId;
+  record.draftCreatedAt ??= ref.internalDate;
+  record.lastDraftBody = draft.body;
+  run.decide({
+    kind: rework ? 'rework' : 'draft',
+    source: 'llm',
+    detail: rework ? `revised with: ${rework.instructions}` : `draft ${ref.draftId}`,
+    model: draft.model,
+    tokensIn: draft.tokensIn,
+    tokensOut: draft.tokensOut,
+  });
+  run.transition('drafted');
+}
+
+async function writeReply(
+  run: ThreadRun,
+  thread: ThreadContent,
+  sender: string,
+  instructions: string[],
+  rework?: { instructions: string; previousDraft: string },
+): Promise<LlmDraft | undefined> {
+  const context = thread.replyContext ?? (await run.gmail.gatherReplyContext({ accountId: run.accountId, sender }));
+  return llmStep(run, rework ? 'rework' : 'draft', () =>
+    run.llm.writeDraft({
+      accountId: run.accountId,
+      thread: thread.messages,
+      toneExamples: context.toneExamples,
+      signature: context.signature,
+      instructions,
+      reworkInstructions: rework?.instructions,
+      previousDraft: rework?.previousDraft,
+      outputAttempts: run.settings.llmAttempts,
+    }),
+  );
+}
+
+/** Rework: rewrite our draft with the instructions the user typed into it; after the limit, Action Required. */
+async function rework(run: ThreadRun): Promise<void> {
+  const { record, settings } = run;
+  if (!record.draftId) return;
+  if (record.reworkCount >= settings.maxReworks) return needsTheUser(run, `rework limit reached (${settings.maxReworks})`);
+  run.transition('rework_requested');
+  const current = await run.gmail.readDraft({ accountId: run.accountId, draftId: record.draftId });
+  if (!current) return draftDisappeared(run);
+  record.draftMessageId = current.messageId;
+  const { instructions } = extractReworkInstructions(current.body, record.lastDraftBody ?? '');
+  const thread = await run.gmail.readThread(run.ids);
+  if (!thread) return threadGone(run);
+  record.reworkCount += 1;
+  await draftReply(run, thread, [], {
+    instructions: instructions ?? 'Improve the draft.',
+    previousDraft: record.lastDraftBody ?? current.body,
+  });
+}
+
+/** Done: the thread leaves the inbox with our labels off, and the workflow closes. */
+async function archive(run: ThreadRun): Promise<void> {
+  await run.gmail.changeLabels({
+    ...run.ids,
+    labels: run.settings.labels,
+    add: [],
+    remove: ['outbox', 'rework', 'done', 'needsResponse', 'actionRequired'],
+    archive: true,
+  });
+  run.decide({ kind: 'archive', source: 'user', detail: 'Done label: archived' });
+  run.transition('archived');
+}
+
+/** Our draft may be gone (a deleted draft message, or mail the user sent): read it before deciding. */
+async function checkDraft(run: ThreadRun, event: ThreadEvent): Promise<void> {
+  const current = await run.gmail.readDraft({ accountId: run.accountId, draftId: run.record.draftId! });
+  if (!current) return draftDisappeared(run);
+  // Still there: the user edited it (Gmail saved a new message), or replied on their own.
+  if (event.type === 'draft_gone') run.record.draftMessageId = current.messageId;
+}
+
+/** A gap repair's label request: act only on the request labels still on the thread. */
+async function recheckLabels(run: ThreadRun, event: LabelsChangedEvent): Promise<void> {
+  const onThread = await run.gmail.threadLabelRoles({ ...run.ids, labels: run.settings.labels });
+  if (!onThread) return threadGone(run);
+  const stillThere = event.added.filter((role) => onThread.includes(role));
+  if (stillThere.length === 0) return;
+  return handle(run, { ...event, added: stillThere, reconcile: false });
+}
+
+/** Our draft is gone: the user sent it, or threw it away. */
+async function draftDisappeared(run: ThreadRun): Promise<void> {
+  const sent = await run.gmail.findSentReply({ ...run.ids, afterMs: run.record.draftCreatedAt ?? 0 });
+  await run.gmail.changeLabels({ ...run.ids, labels: run.settings.labels, add: [], remove: ['outbox', 'rework'] });
+  if (sent) {
+    run.decide({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}` });
+    run.transition('sent');
+  } else {
+    run.decide({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
+    run.transition('discarded');
+  }
+}
+
+function threadGone(run: ThreadRun): void {
+  run.decide({ kind: 'discarded', source: 'system', detail: 'thread no longer exists' });
+  run.transition('discarded');
+}
+
+/** Whether the user edited our draft; when we cannot tell what we wrote, it is taken to be theirs. */
+async function draftIsUsers(run: ThreadRun): Promise<boolean> {
+  const current = await run.gmail.readDraft({ accountId: run.accountId, draftId: run.record.draftId! });
+  if (!current) return false; // sent or deleted: its own event follows, and a new draft may be written
+  run.record.draftMessageId = current.messageId;
+  const generated = run.record.lastDraftBody;
+  return generated === undefined || draftEditedByUser(current.body, generated);
+}
+
+/** Action Required, with the reason in the decision log. */
+async function needsTheUser(run: ThreadRun, reason: string): Promise<void> {
+  run.decide({ kind: 'action_required', source: 'system', detail: reason });
+  await run.gmail.changeLabels({
+    ...run.ids,
+    labels: run.settings.labels,
+    add: ['actionRequired'],
+    remove: ['rework', 'needsResponse'],
+  });
+  run.transition('action_required');
+}
+
+/** Runs an LLM step; when its retries end in an error retrying cannot fix, the thread needs the user. */
+async function llmStep<T>(run: ThreadRun, what: string, step: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await step();
+  } catch (err) {
+    const type = failureType(err);
+    if (type && GIVE_UP_TYPES.includes(type)) {
+      await needsTheUser(run, `${what} failed: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}`);
+      return undefined;
     }
-  }
-
-  async function threadGone(): Promise<void> {
-    decide({ kind: 'discarded', source: 'system', detail: 'thread no longer exists' });
-    transition('discarded');
-  }
-
-  async function handle(event: ThreadEvent): Promise<void> {
-    switch (event.type) {
-      case 'message_added': {
-        if (event.labelIds.includes('DRAFT')) return; // drafts (ours or the user's) are not mail
-        if (event.labelIds.includes('SENT')) return handle({ type: 'sent_seen', messageId: event.messageId });
-        if (handled.includes(event.messageId)) return;
-        if (state === 'pending' || state === 'skipped' || state === 'drafted' || state === 'action_required') {
-          return classifyAndMaybeDraft();
-        }
-        return;
-      }
-      case 'labels_changed': {
-        if (event.reconcile) {
-          const onThread = await gmail.threadLabelRoles({ accountId, threadId, labels: settings.labels });
-          if (!onThread) return threadGone();
-          const stillThere = event.added.filter((role) => onThread.includes(role));
-          if (stillThere.length === 0) return;
-          return handle({ ...event, added: stillThere, reconcile: false });
-        }
-        if (event.added.includes('done')) return archive();
-        if (event.added.includes('rework')) {
-          if (state === 'drafted') return rework();
-          decide({ kind: 'label', source: 'user', detail: `Rework ignored in state ${state}` });
-          return;
-        }
-        if (event.added.includes('needsResponse')) {
-          if (draftId && state === 'drafted') {
-            decide({ kind: 'label', source: 'user', detail: 'Needs Response: already drafted' });
-            // The draft there answers the request: the label comes off, as it does when we draft.
-            if (patched(CLEAR_ANSWERED_NEEDS_RESPONSE_PATCH)) {
-              await gmail.changeLabels({ accountId, threadId, labels: settings.labels, add: [], remove: ['needsResponse'] });
-            }
-            return;
-          }
-          const thread = await gmail.readThread({ accountId, threadId });
-          if (!thread) return threadGone();
-          category = 'needs_response';
-          decide({ kind: 'classify', source: 'user', detail: 'Needs Response label added by the user' });
-          transition('needs_response');
-          return draftReply(thread, []);
-        }
-        return;
-      }
-      case 'draft_gone': {
-        if (!draftId || event.messageId !== draftMessageId) return; // an older version of our draft
-        const current = await gmail.readDraft({ accountId, draftId });
-        if (current) {
-          draftMessageId = current.messageId; // the user edited it: Gmail saved a new message
-          return;
-        }
-        return draftDisappeared();
-      }
-      case 'sent_seen': {
-        if (draftId) {
-          const current = await gmail.readDraft({ accountId, draftId });
-          if (current) return; // the user replied on their own; our draft is still there
-          return draftDisappeared();
-        }
-        if (state === 'skipped' || state === 'pending' || state === 'action_required') {
-          decide({ kind: 'sent', source: 'user', detail: `the user replied (${event.messageId})` });
-          transition('sent');
-        }
-        return;
-      }
-    }
-  }
-
-  // ---- the event loop ------------------------------------------------------------------------
-  transition(state); // a run resuming a remembered thread shows its state (ingest indexed 'pending')
-  while (!CLOSED_STATES.includes(state)) {
-    const timeout = state === 'skipped' ? settings.skippedIdleTimeoutMs : settings.idleTimeoutMs;
-    const gotWork = await condition(() => queue.length > 0 || workflowInfo().continueAsNewSuggested, timeout);
-    if (!gotWork) {
-      log.info('thread idle: closing this run; new mail starts a new one', { state });
-      break;
-    }
-    const event = queue.shift();
-    if (event) {
-      handling = true;
-      await handle(event);
-      await persist();
-      handling = false;
-      continue;
-    }
-    // History is getting long: carry the state into a fresh run.
-    await condition(allHandlersFinished);
-    await continueAsNew<typeof threadWorkflow>({ ...input, carried: carry() });
-  }
-  await persist();
-  await condition(allHandlersFinished);
-  // Mail that arrived while this run was closing must not be dropped: hand it to a fresh run.
-  if (queue.some(opensThread)) await continueAsNew<typeof threadWorkflow>({ ...input, carried: carry() });
-  return status();
-
-  function carry(): CarriedThreadState {
-    return {
-      ...memory(),
-      lastDraftBody: lastGeneratedDraft,
-      seenEvents: [...seen].slice(-SEEN_EVENTS_KEPT),
-      decisions: CLOSED_STATES.includes(state) ? [] : decisions.slice(-50),
-      pending: queue.splice(0),
-    };
+    throw err;
   }
 }

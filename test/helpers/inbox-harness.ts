@@ -38,6 +38,8 @@ export interface InboxHarness {
   settings: ThreadSettings;
   /** The account's Gmail service, as the activities see it (to read drafts in assertions). */
   accountGmail(): Promise<AccountGmail>;
+  /** The user connects the account again: a new grant in the emulator, stored as `accounts connect` stores it. */
+  regrant(): Promise<void>;
   /** Starts the three workers of this harness (again, after stopWorkers). */
   startWorkers(which?: { gmail?: boolean; llm?: boolean; workflow?: boolean }): Promise<void>;
   stopWorkers(): Promise<void>;
@@ -108,6 +110,13 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
     email,
     settings,
     accountGmail: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)).forAccount(account.id),
+    async regrant() {
+      const grant = await gmail.control.createAccount({ email });
+      await prisma.account.update({
+        where: { id: account.id },
+        data: { encryptedTokens: vault.seal({ refresh_token: grant.refreshToken }), status: 'active' },
+      });
+    },
     async startWorkers(which = {}) {
       ctx ??= await createWorkerContext(cfg, cfg.DATABASE_URL!);
       const made: Worker[] = [];

@@ -1,9 +1,10 @@
-// The thread workflow under failure: Gmail 500s and 429s, and a Gmail worker killed (SIGKILL)
-// after it created the draft but before the activity reported back. Still exactly one draft.
+// The thread workflow under failure: Gmail 500s and 429s, a revoked grant, and a Gmail worker killed
+// (SIGKILL) after it created the draft but before the activity reported back. Still exactly one draft.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
+import { accountReconnectedSignal } from '../../src/accounts/account-access.js';
 
 let h: InboxHarness;
 
@@ -69,12 +70,39 @@ describe('thread workflow under failure', () => {
   it('backs off on 429s as Gmail asks (Retry-After) and still drafts once', async () => {
     await h.gmail.control.setQuota({ enabled: true, profile: '2026', userUnitsPerMinute: 3000, burstSeconds: 1 });
     await h.startWorkers();
-    const { threadId } = await deliverAndIngest(h, question('Pallet count'));
-    await h.waitFor(threadId, (s) => s.state === 'drafted', 90_000);
-    expect(await draftsOf(threadId)).toHaveLength(1);
+    // Three threads at once read 3 × 46 units against a bucket of 50: Gmail answers 429 whatever the
+    // machine's speed.
+    const threads = await Promise.all(['Pallet count', 'Crate count', 'Box count'].map((s) => deliverAndIngest(h, question(s))));
+    for (const { threadId } of threads) {
+      await h.waitFor(threadId, (s) => s.state === 'drafted', 90_000);
+      expect(await draftsOf(threadId)).toHaveLength(1);
+    }
     const metrics = await h.gmail.control.metrics();
     expect(metrics.quota.rejected429).toBeGreaterThan(0);
   }, 120_000);
+
+  it('waits while the grant is revoked, says so in its status, and drafts once the account is reconnected', async () => {
+    await h.startWorkers();
+    await h.gmail.control.revoke(h.email);
+    let reconnected = false;
+    try {
+      const { threadId } = await deliverAndIngest(h, question('Revoked meanwhile'));
+      const waiting = await h.waitFor(threadId, (s) => s.waitingFor !== undefined);
+      expect(waiting.waitingFor).toMatch(/^readThread: (GmailAuthError|AccountNotConnectedError)$/);
+      expect(waiting.state).toBe('pending');
+      expect((await h.prisma.account.findUniqueOrThrow({ where: { id: h.accountId } })).status).toBe('needs_reauth');
+      expect(await draftsOf(threadId)).toHaveLength(0);
+
+      await h.regrant();
+      reconnected = true;
+      await h.handle(threadId).signal(accountReconnectedSignal);
+      const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted');
+      expect(drafted.waitingFor).toBeUndefined();
+      expect(await draftsOf(threadId)).toHaveLength(1);
+    } finally {
+      if (!reconnected) await h.regrant(); // the other tests share this account
+    }
+  });
 
   it('keeps one draft when the Gmail worker dies between creating the draft and reporting it', async () => {
     await h.startWorkers({ gmail: false });

@@ -1,0 +1,116 @@
+// Which step each event leads to in each state of a thread: the thread workflow's rules, as data.
+// Pure (no Temporal, no I/O): the workflow asks nextStep() for every event it takes off its queue,
+// and test/thread/transitions.test.ts checks every (state, event) pair.
+import { CLOSED_STATES, type ThreadEvent, type ThreadState } from './contracts.js';
+
+/** An event as the rules see it: the signal, read against what the thread knows. */
+export type EventKind =
+  /** A message from someone else, not classified yet. */
+  | 'inbound_mail'
+  /** A message this thread classified before (a redelivery). */
+  | 'redelivered_mail'
+  /** A draft message appeared (ours, or the user's own): drafts are not mail. */
+  | 'draft_message'
+  /** The user sent a message and we have no draft in the thread: they answered on their own. */
+  | 'user_replied'
+  /** The user sent a message while our draft is in the thread: perhaps it was ours. */
+  | 'draft_maybe_sent'
+  /** Our current draft message was deleted: sent, discarded, or replaced by an edit. */
+  | 'draft_gone'
+  /** A draft message that is not our current one was deleted (an older version of it). */
+  | 'stale_draft_gone'
+  | 'done_label'
+  | 'rework_label'
+  | 'needs_response_label'
+  /** Label changes without a step (removals). */
+  | 'other_labels'
+  /** Request labels a gap repair found on the thread: look which are still there. */
+  | 'labels_to_recheck';
+
+export type Step =
+  /** Read the thread, classify it (rules, then the LLM), draft when it needs a reply. */
+  | 'classify'
+  /** Needs Response: draft a reply to this thread. */
+  | 'draft_on_request'
+  /** Needs Response on a thread that has our draft: the draft answers it; the label comes off. */
+  | 'clear_needs_response'
+  /** Rewrite our draft with the instructions the user typed into it. */
+  | 'rework'
+  /** Rework with no draft of ours to rewrite: recorded, nothing changes. */
+  | 'refuse_rework'
+  /** Done: archive the thread; the workflow closes. */
+  | 'archive'
+  /** Read our draft: still there (edited) or gone (then sent or discarded). */
+  | 'check_draft'
+  /** The user answered without our draft: the thread is closed as sent. */
+  | 'mark_replied'
+  /** Read the thread's labels, then take the request labels still on it as a label change. */
+  | 'recheck_labels'
+  | 'ignore';
+
+/** What the rules need to know of the thread besides its state. */
+export interface ThreadFacts {
+  state: ThreadState;
+  draftId?: string;
+  draftMessageId?: string;
+  handledMessageIds: readonly string[];
+}
+
+type Row = Partial<Record<ThreadState, Step>>;
+
+const inEveryOpenState = (step: Step): Row => ({
+  pending: step,
+  skipped: step,
+  needs_response: step,
+  drafted: step,
+  rework_requested: step,
+  action_required: step,
+});
+
+/**
+ * The table: for each kind of event, the step in each state; a state left out ignores the event
+ * (closed states ignore everything: their workflow has ended).
+ */
+export const TRANSITIONS: Record<EventKind, Row> = {
+  inbound_mail: { pending: 'classify', skipped: 'classify', drafted: 'classify', action_required: 'classify' },
+  redelivered_mail: {},
+  draft_message: {},
+  user_replied: { pending: 'mark_replied', skipped: 'mark_replied', action_required: 'mark_replied' },
+  draft_maybe_sent: inEveryOpenState('check_draft'),
+  draft_gone: inEveryOpenState('check_draft'),
+  stale_draft_gone: {},
+  done_label: inEveryOpenState('archive'),
+  rework_label: { ...inEveryOpenState('refuse_rework'), drafted: 'rework' },
+  needs_response_label: { ...inEveryOpenState('draft_on_request'), drafted: 'clear_needs_response' },
+  other_labels: {},
+  labels_to_recheck: inEveryOpenState('recheck_labels'),
+};
+
+export function stepFor(state: ThreadState, kind: EventKind): Step {
+  if (CLOSED_STATES.includes(state)) return 'ignore';
+  return TRANSITIONS[kind][state] ?? 'ignore';
+}
+
+/** What an event means for this thread (several request labels at once: Done, then Rework, then Needs Response). */
+export function kindOf(event: ThreadEvent, facts: ThreadFacts): EventKind {
+  switch (event.type) {
+    case 'message_added':
+      if (event.labelIds.includes('DRAFT')) return 'draft_message';
+      if (event.labelIds.includes('SENT')) return facts.draftId ? 'draft_maybe_sent' : 'user_replied';
+      return facts.handledMessageIds.includes(event.messageId) ? 'redelivered_mail' : 'inbound_mail';
+    case 'sent_seen':
+      return facts.draftId ? 'draft_maybe_sent' : 'user_replied';
+    case 'draft_gone':
+      return facts.draftId && event.messageId === facts.draftMessageId ? 'draft_gone' : 'stale_draft_gone';
+    case 'labels_changed':
+      if (event.reconcile) return 'labels_to_recheck';
+      if (event.added.includes('done')) return 'done_label';
+      if (event.added.includes('rework')) return 'rework_label';
+      if (event.added.includes('needsResponse')) return 'needs_response_label';
+      return 'other_labels';
+  }
+}
+
+export function nextStep(facts: ThreadFacts, event: ThreadEvent): Step {
+  return stepFor(facts.state, kindOf(event, facts));
+}

@@ -1,0 +1,88 @@
+// The thread workflow's rules, pair by pair: for every state and every kind of event, the step it
+// leads to (or 'ignore' for a refused pair). The expected table is written out here on its own,
+// so a change to src/thread/transitions.ts shows up as the cells it changes.
+import { describe, expect, it } from 'vitest';
+import { THREAD_STATES, type LabelRole, type ThreadEvent, type ThreadState } from '../../src/thread/contracts.js';
+import { kindOf, nextStep, stepFor, TRANSITIONS, type EventKind, type Step } from '../../src/thread/transitions.js';
+
+const STATES = ['pending', 'skipped', 'needs_response', 'drafted', 'rework_requested', 'action_required', 'sent', 'archived', 'discarded'] as const;
+
+const c = 'classify';
+const x = 'ignore';
+const k = 'check_draft';
+const a = 'archive';
+const r = 'refuse_rework';
+const d = 'draft_on_request';
+const l = 'recheck_labels';
+const m = 'mark_replied';
+
+// columns:                   pending     skipped     needs_resp. drafted     rework_req. action_req. sent archived discarded
+const EXPECTED: Record<EventKind, Step[]> = {
+  inbound_mail:            [c,          c,          x,          c,          x,          c,          x, x, x],
+  redelivered_mail:        [x,          x,          x,          x,          x,          x,          x, x, x],
+  draft_message:           [x,          x,          x,          x,          x,          x,          x, x, x],
+  user_replied:            [m,          m,          x,          x,          x,          m,          x, x, x],
+  draft_maybe_sent:        [k,          k,          k,          k,          k,          k,          x, x, x],
+  draft_gone:              [k,          k,          k,          k,          k,          k,          x, x, x],
+  stale_draft_gone:        [x,          x,          x,          x,          x,          x,          x, x, x],
+  done_label:              [a,          a,          a,          a,          a,          a,          x, x, x],
+  rework_label:            [r,          r,          r,          'rework',   r,          r,          x, x, x],
+  needs_response_label:    [d,          d,          d,          'clear_needs_response', d, d,      x, x, x],
+  other_labels:            [x,          x,          x,          x,          x,          x,          x, x, x],
+  labels_to_recheck:       [l,          l,          l,          l,          l,          l,          x, x, x],
+};
+
+const pairs = (Object.keys(EXPECTED) as EventKind[]).flatMap((kind) =>
+  STATES.map((state, i) => ({ state: state as ThreadState, kind, step: EXPECTED[kind][i]! })),
+);
+
+describe('thread transitions', () => {
+  it('cover every state and every kind of event', () => {
+    expect([...STATES].sort()).toEqual([...THREAD_STATES].sort());
+    expect(Object.keys(TRANSITIONS).sort()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  it.each(pairs.filter((p) => p.step !== 'ignore'))('$state + $kind → $step', ({ state, kind, step }) => {
+    expect(stepFor(state, kind)).toBe(step);
+  });
+
+  it.each(pairs.filter((p) => p.step === 'ignore'))('$state + $kind is refused (ignored)', ({ state, kind }) => {
+    expect(stepFor(state, kind)).toBe('ignore');
+  });
+});
+
+describe('what an event means for the thread', () => {
+  const facts = (more: Partial<Parameters<typeof kindOf>[1]> = {}) => ({ state: 'drafted' as const, handledMessageIds: ['m1'], ...more });
+  const labels = (added: LabelRole[], reconcile?: boolean): ThreadEvent => ({
+    type: 'labels_changed',
+    messageId: 'm1',
+    changeId: 'h1',
+    added,
+    removed: [],
+    ...(reconcile ? { reconcile } : {}),
+  });
+
+  it.each<[string, ThreadEvent, Partial<Parameters<typeof kindOf>[1]>, EventKind]>([
+    ['new inbound mail', { type: 'message_added', messageId: 'm2', labelIds: ['INBOX'] }, {}, 'inbound_mail'],
+    ['mail already classified', { type: 'message_added', messageId: 'm1', labelIds: ['INBOX'] }, {}, 'redelivered_mail'],
+    ['a draft message', { type: 'message_added', messageId: 'd2', labelIds: ['DRAFT'] }, {}, 'draft_message'],
+    ['sent mail while our draft is there', { type: 'message_added', messageId: 's1', labelIds: ['SENT'] }, { draftId: 'r1' }, 'draft_maybe_sent'],
+    ['sent mail without our draft', { type: 'sent_seen', messageId: 's1' }, {}, 'user_replied'],
+    ['our draft message deleted', { type: 'draft_gone', messageId: 'd1' }, { draftId: 'r1', draftMessageId: 'd1' }, 'draft_gone'],
+    ['an older draft message deleted', { type: 'draft_gone', messageId: 'd0' }, { draftId: 'r1', draftMessageId: 'd1' }, 'stale_draft_gone'],
+    ['a draft deleted when we have none', { type: 'draft_gone', messageId: 'd1' }, {}, 'stale_draft_gone'],
+    ['Done with Rework', labels(['rework', 'done']), {}, 'done_label'],
+    ['Rework with Needs Response', labels(['needsResponse', 'rework']), {}, 'rework_label'],
+    ['Needs Response', labels(['needsResponse']), {}, 'needs_response_label'],
+    ['a removal only', labels([]), {}, 'other_labels'],
+    ['labels found by a gap repair', labels(['done'], true), {}, 'labels_to_recheck'],
+  ])('%s', (_what, event, more, kind) => {
+    expect(kindOf(event, facts(more))).toBe(kind);
+  });
+
+  it('leads a redelivered message nowhere, whatever the state', () => {
+    for (const state of STATES) {
+      expect(nextStep({ state, handledMessageIds: ['m1'] }, { type: 'message_added', messageId: 'm1', labelIds: ['INBOX'] })).toBe('ignore');
+    }
+  });
+});
