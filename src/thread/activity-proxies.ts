@@ -1,7 +1,7 @@
 // How the thread workflow reaches its activities: task queues, timeouts and retry policies. What
 // happens when retries end: Gmail calls on a lost grant wait for the account (src/accounts/
 // account-access.ts); LLM errors that retrying cannot fix send the thread to Action Required.
-import { ActivityFailure, ApplicationFailure, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, type ActivityInterfaceFor, type RetryPolicy } from '@temporalio/workflow';
 import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE } from '../shared/task-queues.js';
 import type { ThreadSettings } from './contracts.js';
 
@@ -12,29 +12,32 @@ export function failureType(err: unknown): string | undefined {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
 }
 
-export function proxyGmailActivities<T>(settings: ThreadSettings): ActivityInterfaceFor<T> {
-  return proxyActivities<T>({
-    taskQueue: settings.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
-    startToCloseTimeout: settings.activityTimeouts?.gmailMs ?? '2 minutes',
-    retry: {
-      initialInterval: '1 second',
-      maximumInterval: '5 minutes',
-      // A revoked grant fails for good from the activity (nonRetryable) and pauses the thread; a
-      // 401 the next attempt's token refresh fixes is retried like any other transient error.
-      nonRetryableErrorTypes: ['GmailBadRequestError'],
-    },
-  });
-}
-
-export function proxyLlmActivities<T>(settings: ThreadSettings): ActivityInterfaceFor<T> {
-  return proxyActivities<T>({
-    taskQueue: settings.taskQueues?.llm ?? LLM_TASK_QUEUE,
-    startToCloseTimeout: settings.activityTimeouts?.llmMs ?? '3 minutes',
+const QUEUES = {
+  gmail: {
+    taskQueue: GMAIL_TASK_QUEUE,
+    timeout: '2 minutes',
+    // A revoked grant fails for good from the activity (nonRetryable) and pauses the thread; a 401
+    // the next attempt's token refresh fixes is retried like any other transient error.
+    retry: { initialInterval: '1 second', maximumInterval: '5 minutes', nonRetryableErrorTypes: ['GmailBadRequestError'] },
+  },
+  llm: {
+    taskQueue: LLM_TASK_QUEUE,
+    timeout: '3 minutes',
     retry: {
       initialInterval: '2 seconds',
       maximumInterval: '2 minutes',
       nonRetryableErrorTypes: ['TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'],
     },
+  },
+} satisfies Record<string, { taskQueue: string; timeout: string; retry: RetryPolicy }>;
+
+/** The activities of one task queue, with the settings' queue name and timeout when they give one. */
+export function proxyQueueActivities<T>(queue: keyof typeof QUEUES, settings: ThreadSettings): ActivityInterfaceFor<T> {
+  const defaults = QUEUES[queue];
+  return proxyActivities<T>({
+    taskQueue: settings.taskQueues?.[queue] ?? defaults.taskQueue,
+    startToCloseTimeout: settings.activityTimeouts?.[`${queue}Ms`] ?? defaults.timeout,
+    retry: defaults.retry,
   });
 }
 

@@ -16,17 +16,8 @@ const HANDLED_KEPT = 200;
 const SEEN_EVENTS_KEPT = 500;
 const DECISIONS_CARRIED = 50;
 
-export interface ThreadRecord {
-  state: ThreadState;
-  category?: Category;
-  confidence?: number;
-  draftId?: string;
-  draftMessageId?: string;
-  /** internalDate (epoch ms) of our first draft message: a SENT message after it is the reply. */
-  draftCreatedAt?: number;
-  reworkCount: number;
-  /** Inbound message ids already classified (a redelivered message is never processed twice). */
-  handledMessageIds: string[];
+/** What Postgres keeps of a thread (ThreadMemory), and what only a run holds. */
+export interface ThreadRecord extends ThreadMemory {
   /** The body we generated last, to tell the user's edits from ours (kept across continue-as-new only). */
   lastDraftBody?: string;
   /** This run's decision log (the status query); Postgres keeps all of them. */

@@ -15,7 +15,7 @@ import {
 import { AccountReconnect, waitingForAccountAccess } from '../accounts/account-access.js';
 import { InboxAccountId, InboxCategory, InboxState } from '../temporal/search-attributes.js';
 import type { GmailActivities, LlmActivities, StoreActivities } from './activity-contracts.js';
-import { proxyGmailActivities, proxyLlmActivities, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
+import { proxyQueueActivities, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
 import {
   eventKey,
   opensThread,
@@ -70,8 +70,8 @@ export class ThreadRun {
     // The ingest indexed a new run as pending; a carried-over run shows its state already.
     this.indexed = carried ? indexedOf(record) : { state: 'pending' };
     this.reconnect = new AccountReconnect(input.settings.reauthRecheckMs);
-    this.gmail = waitingForAccountAccess(proxyGmailActivities<GmailActivities>(input.settings), this.reconnect);
-    this.llm = proxyLlmActivities<LlmActivities>(input.settings);
+    this.gmail = waitingForAccountAccess(proxyQueueActivities<GmailActivities>('gmail', input.settings), this.reconnect);
+    this.llm = proxyQueueActivities<LlmActivities>('llm', input.settings);
     this.store = store;
     for (const signal of [newMessageSignal, labelsChangedSignal, draftGoneSignal, sentSeenSignal]) {
       setHandler(signal, (event: ThreadEvent) => this.enqueue(event));

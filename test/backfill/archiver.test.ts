@@ -9,6 +9,7 @@ import { archiverWorkflow } from '../../src/backfill/archiver-workflow.js';
 import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
 import { backfillWorkflowId } from '../../src/backfill/contracts.js';
 import { createBackfillHarness, listableMessages, type BackfillHarness } from '../helpers/backfill-harness.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 describe('archiver', () => {
   let h: BackfillHarness;
@@ -80,11 +81,10 @@ describe('archiver', () => {
       expect(described.state.paused).toBe(true);
       expect(input.taskQueues).toEqual({ workflows: h.taskQueue, gmail: h.taskQueue });
       await handle.trigger();
-      let runs: Awaited<ReturnType<typeof handle.describe>>['info']['recentActions'] = [];
-      for (let i = 0; i < 100 && runs.length === 0; i++) {
-        runs = (await handle.describe()).info.recentActions;
-        if (runs.length === 0) await new Promise((r) => setTimeout(r, 100));
-      }
+      const runs = await waitUntil('the schedule to start the archiver', async () => {
+        const recent = (await handle.describe()).info.recentActions;
+        return recent.length > 0 && recent;
+      }, { timeoutMs: 10_000 });
       expect(runs).toHaveLength(1);
       const result = await h.client.workflow.getHandle(runs[0]!.action.workflow.workflowId).result();
       expect(result.dryRun).toBe(true);

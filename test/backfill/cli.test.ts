@@ -6,6 +6,7 @@ import { renderProgress, runBackfillCli } from '../../src/cli/backfill.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { backfillWorkflowId, type BackfillProgress } from '../../src/backfill/contracts.js';
 import { createBackfillHarness, type BackfillHarness } from '../helpers/backfill-harness.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 function cliConfig(h: BackfillHarness) {
   const keys = fixedTestPayloadKeys();
@@ -56,10 +57,8 @@ describe('backfill cli', () => {
     const io = { out: () => undefined };
     expect(await runBackfillCli(cfg, ['start', other.id, '--granularity', 'day'], io)).toBe(0);
     const handle = h.client.workflow.getHandle(backfillWorkflowId(other.id));
-    for (let i = 0; i < 100 && (await handle.describe()).status.name === 'RUNNING'; i++) {
-      if ((await h.prisma.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT count(*) AS n FROM messages WHERE account_id = $1`, other.id))[0]!.n > 0n) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const stored = async () => (await h.prisma.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT count(*) AS n FROM messages WHERE account_id = $1`, other.id))[0]!.n;
+    await waitUntil('a first message stored, or the backfill done', async () => (await stored()) > 0n || (await handle.describe()).status.name !== 'RUNNING', { timeoutMs: 10_000 });
     expect(await runBackfillCli(cfg, ['cancel', other.id], io)).toBe(0);
     await expect(handle.result()).rejects.toThrow();
     expect((await handle.describe()).status.name).toBe('CANCELLED');
@@ -71,8 +70,7 @@ describe('backfill cli', () => {
       }
       return found;
     };
-    for (let i = 0; i < 100 && (await slices()).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(await slices()).toEqual([]);
+    await waitUntil('its slices cancelled', async () => (await slices()).length === 0, { timeoutMs: 10_000 });
   });
 
   it('renders a bar, counts, rate and ETA', () => {

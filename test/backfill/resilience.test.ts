@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
 import { backfillProgressQuery, backfillWorkflowId } from '../../src/backfill/contracts.js';
 import { createBackfillHarness, listableMessages, type BackfillHarness } from '../helpers/backfill-harness.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 let h: BackfillHarness | undefined;
 afterEach(async () => {
@@ -38,14 +39,6 @@ function startDailyBackfill(harness: BackfillHarness, extra: { rangeEnd?: number
   });
 }
 
-async function waitUntil(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('backfill resilience', () => {
   it('resumes after its worker is killed mid-backfill, with nothing lost and nothing stored twice', async () => {
     h = await createBackfillHarness(SLOW_MAILBOX);
@@ -54,7 +47,7 @@ describe('backfill resilience', () => {
     const first = await harness.startProcess();
     const rangeEnd = Date.now() + 60_000;
     const handle = await startDailyBackfill(harness, { rangeEnd });
-    await waitUntil(async () => (await harness.storedIds()).length >= 60);
+    await waitUntil('60 messages stored', async () => (await harness.storedIds()).length >= 60, { timeoutMs: 60_000 });
     await first.stop(); // the worker dies: its in-flight batches are cancelled mid-way
     const storedAtKill = (await harness.storedIds()).length;
     expect(storedAtKill).toBeLessThan(all.length);
@@ -109,20 +102,17 @@ describe('backfill resilience', () => {
     const harness = h;
     await harness.startProcess();
     const handle = await startDailyBackfill(harness);
-    await waitUntil(async () => (await harness.storedIds()).length >= 30);
+    await waitUntil('30 messages stored', async () => (await harness.storedIds()).length >= 30, { timeoutMs: 60_000 });
     await harness.emulator.control.revoke(harness.email);
     await expect(handle.result()).rejects.toThrow();
     expect((await handle.describe()).status.name).toBe('FAILED');
-    const running: string[] = [];
-    for (let i = 0; i < 100; i++) {
-      running.length = 0;
+    // Its slices were stopped, not left running.
+    await waitUntil('no slice running', async () => {
       for await (const w of harness.client.workflow.list({ query: `WorkflowType = 'backfillSliceWorkflow' AND ExecutionStatus = 'Running'` })) {
-        if (w.workflowId.startsWith(`backfill-${harness.accountId}-slice-`)) running.push(w.workflowId);
+        if (w.workflowId.startsWith(`backfill-${harness.accountId}-slice-`)) return false;
       }
-      if (running.length === 0) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(running).toEqual([]);
+      return true;
+    });
     const account = await harness.prisma.account.findUniqueOrThrow({ where: { id: harness.accountId } });
     expect(account.status).toBe('needs_reauth');
   }, 180_000);

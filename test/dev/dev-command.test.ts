@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { expect, inject, it } from 'vitest';
+import { waitUntil } from '../helpers/wait-until.js';
 import { freePort } from '../../src/shared/free-port.js';
 
 const portOpen = (port: number) =>
@@ -59,15 +60,13 @@ it('comes up with the demo mailbox flowing into thread workflows, and Ctrl-C lea
 
     const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
     try {
-      let threads = 0;
-      while (threads === 0 && Date.now() < deadline + 60_000) {
+      const threads = await waitUntil('thread workflows of the demo mailbox', async () => {
         const { count } = await connection.workflowService.countWorkflowExecutions({
           namespace: 'default',
           query: 'WorkflowType = "threadWorkflow"',
         });
-        threads = Number(count ?? 0);
-        if (threads === 0) await new Promise((r) => setTimeout(r, 500));
-      }
+        return Number(count ?? 0) > 0 && Number(count);
+      }, { timeoutMs: 60_000, everyMs: 500 });
       expect(threads).toBeGreaterThan(0);
     } finally {
       await connection.close();

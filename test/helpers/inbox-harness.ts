@@ -14,6 +14,7 @@ import { startAnthropicEmulator, type AnthropicEmulator } from '../../src/emulat
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { waitUntil } from './wait-until.js';
 import { createWorkerContext, type WorkerContext } from '../../src/workers/context.js';
 import { createGmailWorker } from '../../src/workers/gmail-worker.js';
 import { createLlmWorker } from '../../src/workers/llm-worker.js';
@@ -143,24 +144,20 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
       return client.workflow.getHandle(threadWorkflowId(account.id, threadId));
     },
     async waitFor(threadId, done, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
       let last: ThreadStatus | undefined;
-      for (;;) {
-        try {
-          last = await harness.handle(threadId).query(threadStatusQuery);
-          if (done(last)) return last;
-        } catch (err) {
-          // The workflow may not have run its first task yet; or it completed (then ask the result).
-          const description = await harness.handle(threadId).describe().catch(() => undefined);
-          if (description && description.status.name === 'COMPLETED') {
-            last = (await harness.handle(threadId).result()) as ThreadStatus;
-            if (done(last)) return last;
-          } else if (Date.now() > deadline) throw err;
-        }
-        if (Date.now() > deadline) {
-          throw new Error(`thread ${threadId}: condition not met within ${timeoutMs} ms; last status ${JSON.stringify(last)}`);
-        }
-        await new Promise((r) => setTimeout(r, 100));
+      const status = async (): Promise<ThreadStatus> => {
+        const handle = harness.handle(threadId);
+        // A closed workflow answers with its result; one that has not run its first task yet, not at all.
+        const closed = (await handle.describe()).status.name === 'COMPLETED';
+        return closed ? ((await handle.result()) as ThreadStatus) : handle.query(threadStatusQuery);
+      };
+      try {
+        return await waitUntil(`thread ${threadId}`, async () => {
+          last = await status();
+          return done(last) && last;
+        }, { timeoutMs });
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; last status ${JSON.stringify(last)}`, { cause: err });
       }
     },
     async close() {

@@ -12,6 +12,7 @@ import { createWorkerContext, type WorkerContext } from '../../src/workers/conte
 import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
 import { retentionWorkflow } from '../../src/retention/retention-workflow.js';
 import { recordWorkflowHistory } from '../helpers/histories.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 const tag = randomUUID().slice(0, 8);
 const keys = fixedTestPayloadKeys();
@@ -93,17 +94,9 @@ describe('retention workflow', () => {
     const worker = await createWorkflowWorker(ctx);
     await worker.runUntil(async () => {
       await handle.trigger();
-      for (let i = 0; i < 100; i++) {
-        const recent = (await handle.describe()).info.recentActions;
-        const run = recent[0]?.action.workflow;
-        if (run) {
-          const output = await client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result();
-          expect(output).toMatchObject({ cutoff: expect.any(String) });
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error('the schedule did not start the retention workflow');
+      const run = await waitUntil('the schedule to start the retention workflow', async () => (await handle.describe()).info.recentActions[0]?.action.workflow, { timeoutMs: 10_000 });
+      const output = await client.workflow.getHandle(run.workflowId, run.firstExecutionRunId).result();
+      expect(output).toMatchObject({ cutoff: expect.any(String) });
     });
     await handle.delete();
   });

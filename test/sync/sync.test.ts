@@ -29,6 +29,7 @@ import { syncStatusQuery } from '../../src/sync/sync-workflow.js';
 import { syncWorkflowId, type SyncStatus } from '../../src/sync/contracts.js';
 import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory, recordWorkflowHistory } from '../helpers/histories.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 const TOPIC = 'projects/durable-inbox-test/topics/gmail';
 const PUSH_EMAIL = 'gmail-push@durable-inbox-emulator.iam.gserviceaccount.com';
@@ -51,15 +52,6 @@ const question = (subject: string) => ({
   text: 'Hi,\n\nCould you send me the signed contract by Friday?\n\nThanks, Alice',
 });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function syncStatus(accountId: string): Promise<SyncStatus> {
   return h.client.workflow.getHandle(syncWorkflowId(accountId)).query(syncStatusQuery);
@@ -178,13 +170,13 @@ describe('push → sync → thread workflow', () => {
     // Quiet the mailbox's own pushes (drafts, labels) so that only ours arrive.
     await h.gmail.control.setPush({ dropRate: 1 });
     await h.gmail.control.flushPush();
-    const s0 = await until('sync idle', async () => {
+    const s0 = await waitUntil('sync idle', async () => {
       const s = await syncStatus(h.accountId);
       return s.idle ? s : undefined;
     });
     await notifySync(sync, h.accountId, { source: 'push', historyId: '1' });
     await notifySync(sync, h.accountId, { source: 'push', historyId: s0.cursor! });
-    const s1 = await until('ignored', async () => {
+    const s1 = await waitUntil('ignored', async () => {
       const s = await syncStatus(h.accountId);
       return s.stats.ignoredNotifications >= s0.stats.ignoredNotifications + 2 ? s : undefined;
     });
@@ -231,7 +223,7 @@ describe('the fallback schedule', () => {
     try {
       for (const d of definitions) await h.client.schedule.create(d);
       await h.gmail.control.flushPush();
-      await until('sync idle', async () => ((await syncStatus(h.accountId)).idle ? true : undefined));
+      await waitUntil('sync idle', async () => ((await syncStatus(h.accountId)).idle ? true : undefined));
       const { threadId } = await deliver(h, question('Contract signature (missed)'));
       await h.gmail.control.flushPush();
       expect((await h.gmail.control.metrics()).push.dropped).toBeGreaterThan(0);
@@ -259,13 +251,13 @@ describe('the full inbox scan', () => {
     try {
       for (const d of definitions) await h.client.schedule.create(d);
       await h.gmail.control.flushPush();
-      await until('sync idle', async () => ((await syncStatus(h.accountId)).idle ? true : undefined));
+      await waitUntil('sync idle', async () => ((await syncStatus(h.accountId)).idle ? true : undefined));
       const { threadId } = await deliver(h, question('Agreement question (missed by the watch)'));
       await h.gmail.control.flushPush();
       const before = (await syncStatus(h.accountId)).stats;
       await h.client.schedule.getHandle(prefix + SYNC_FULL_SCAN_SCHEDULE_ID).trigger();
       await h.waitFor(threadId, (st) => st.state === 'drafted', 45_000);
-      const after = await until('scan counted', async () => {
+      const after = await waitUntil('scan counted', async () => {
         const st = await syncStatus(h.accountId);
         return st.stats.fullScans > before.fullScans ? st : undefined;
       });
@@ -290,7 +282,7 @@ describe('watch renewal', () => {
     try {
       await h.client.schedule.create(definition!);
       await h.client.schedule.getHandle(definition!.scheduleId).trigger();
-      const renewed = await until('renewed', async () => {
+      const renewed = await waitUntil('renewed', async () => {
         const row = await h.prisma.account.findUniqueOrThrow({ where: { id: h.accountId } });
         return row.watchExpiration && row.watchExpiration.getTime() > soon.getTime() ? row.watchExpiration : undefined;
       });
@@ -316,15 +308,15 @@ describe('continue-as-new', () => {
     const firstRunId = (await handle.describe()).runId;
     for (let i = 0; i < 6; i++) {
       await notifySync(small, account.id, { source: 'poll' });
-      await until('idle', async () => ((await syncStatus(account.id)).idle ? true : undefined));
+      await waitUntil('idle', async () => ((await syncStatus(account.id)).idle ? true : undefined));
     }
     const { threadId } = await h.gmail.control.deliver(email, { to: [email], ...question('After continue-as-new') });
     await notifySync(small, account.id, { source: 'poll' });
-    await until('thread started', () => h.client.workflow.getHandle(`thread/${account.id}/${threadId}`).describe(), 45_000);
+    await waitUntil('thread started', () => h.client.workflow.getHandle(`thread/${account.id}/${threadId}`).describe(), { timeoutMs: 45_000 });
     const d = await handle.describe();
     expect(d.runId).not.toBe(firstRunId);
     expect(d.status.name).toBe('RUNNING');
-    const st = await until('idle', async () => {
+    const st = await waitUntil('idle', async () => {
       const x = await syncStatus(account.id);
       return x.idle ? x : undefined;
     });
@@ -395,7 +387,7 @@ describe('gap repair', () => {
       // A second gap finds the requests done (their labels are off): nothing happens twice.
       await h.gmail.control.expireHistory(h.email);
       await notifySync(sync, h.accountId, { source: 'poll' });
-      await until('second gap repair', async () => ((await syncStatus(h.accountId)).stats.gapRepairs === repairs + 2 ? true : undefined), 60_000);
+      await waitUntil('second gap repair', async () => ((await syncStatus(h.accountId)).stats.gapRepairs === repairs + 2 ? true : undefined), { timeoutMs: 60_000 });
       const again = await h.waitFor(rework!.threadId, (s) => s.pendingEvents === 0);
       expect(again).toMatchObject({ state: 'drafted', reworkCount: 1 });
       expect((await h.waitFor(untouched!.threadId, (s) => s.pendingEvents === 0)).state).toBe('drafted');
@@ -446,14 +438,14 @@ describe('revoked grant', () => {
     // Pushes carry this test (a test before it that timed out may have left them dropped).
     await h.gmail.control.setPush({ dropRate: 0 });
     const accountId = await connectEmulatorAccount(email);
-    await until('sync started', async () => ((await syncStatus(accountId)).stats.passes > 0 ? true : undefined));
+    await waitUntil('sync started', async () => ((await syncStatus(accountId)).stats.passes > 0 ? true : undefined));
 
     await h.gmail.control.revoke(email);
     const { threadId } = (await h.gmail.control.deliver(email, { to: [email], ...question('While revoked') }));
-    const paused = await until('paused', async () => {
+    const paused = await waitUntil('paused', async () => {
       const s = await syncStatus(accountId);
       return s.paused ? s : undefined;
-    }, 45_000);
+    }, { timeoutMs: 45_000 });
     expect(paused.pausedReason).toMatch(/GmailAuthError|AccountNotConnectedError/);
     expect((await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } })).status).toBe('needs_reauth');
     const description = await h.client.workflow.getHandle(syncWorkflowId(accountId)).describe();
@@ -466,7 +458,7 @@ describe('revoked grant', () => {
     const row = await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
     expect(row.status).toBe('active');
     expect(row.historyId).toBe(cursor);
-    await until('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), 45_000);
+    await waitUntil('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), { timeoutMs: 45_000 });
     expect((await syncStatus(accountId)).paused).toBe(false);
     await recordWorkflowHistory(h.client.workflow.getHandle(syncWorkflowId(accountId)), 'sync-reauth-pause-resume');
   });
@@ -505,7 +497,7 @@ describe('accounts', () => {
     expect(Buffer.from(row.encryptedTokens!).includes(tokens.refresh_token)).toBe(false);
     const labels = (await h.gmail.control.getState(email)).labels.map((l) => l.name);
     expect(labels).toEqual(expect.arrayContaining(Object.values(h.settings.labels)));
-    await until('sync started', async () => ((await syncStatus(account.id)).stats.passes > 0 ? true : undefined));
+    await waitUntil('sync started', async () => ((await syncStatus(account.id)).stats.passes > 0 ? true : undefined));
   });
 
   it('creates demo accounts in the emulator idempotently', async () => {
@@ -520,7 +512,7 @@ describe('accounts', () => {
   it('disconnects an account (watch stopped, grant revoked, tokens deleted, sync stopped) and connect resumes it', async () => {
     const email = `disconnect-${randomUUID().slice(0, 8)}@example.com`;
     const accountId = await connectEmulatorAccount(email);
-    await until('sync started', async () => ((await syncStatus(accountId)).stats.passes > 0 ? true : undefined));
+    await waitUntil('sync started', async () => ((await syncStatus(accountId)).stats.passes > 0 ? true : undefined));
     const before = await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
     const { refresh_token } = accountDeps.vault.open(before.encryptedTokens!);
     expect(h.gmail.world.push.getWatch(email)).toBeDefined();
@@ -540,7 +532,7 @@ describe('accounts', () => {
     });
     expect(refresh.status).toBe(400);
     expect(await refresh.text()).toContain('invalid_grant');
-    await until('sync cancelled', async () => {
+    await waitUntil('sync cancelled', async () => {
       const { status } = await h.client.workflow.getHandle(syncWorkflowId(accountId)).describe();
       return status.name === 'CANCELLED' ? true : undefined;
     });
@@ -558,7 +550,7 @@ describe('accounts', () => {
     const { threadId } = await h.gmail.control.deliver(email, { to: [email], ...question('While disconnected') });
     expect(await connectEmulatorAccount(email)).toBe(accountId);
     expect((await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } })).status).toBe('active');
-    await until('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), 45_000);
+    await waitUntil('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), { timeoutMs: 45_000 });
     expect((await h.client.workflow.getHandle(syncWorkflowId(accountId)).describe()).status.name).toBe('RUNNING');
   });
 

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
+import { waitUntil } from '../helpers/wait-until.js';
 import { accountReconnectedSignal } from '../../src/accounts/account-access.js';
 
 let h: InboxHarness;
@@ -38,14 +39,6 @@ function spawnGmailWorker(): ChildProcess {
     env: { ...process.env, ...h.env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('thread workflow under failure', () => {
@@ -111,7 +104,7 @@ describe('thread workflow under failure', () => {
     let worker = spawnGmailWorker();
     try {
       const { threadId } = await deliverAndIngest(h, question('Shipping address'));
-      await until(async () => (await draftsOf(threadId)).length > 0, 60_000, 'the draft to exist');
+      await waitUntil('the draft to exist', async () => (await draftsOf(threadId)).length > 0, { timeoutMs: 60_000, everyMs: 50 });
       worker.kill('SIGKILL');
       await new Promise((r) => worker.once('exit', r));
       worker = spawnGmailWorker();
