@@ -22,6 +22,8 @@ export interface BoundChildOptions {
   cwd?: string;
   /** Each output line while running; after stop() output is only kept for outputTail(). */
   log?: (line: string) => void;
+  /** Rewrites each output line before it is logged and kept (e.g. to shorten JSON logs). */
+  formatLine?: (line: string) => string;
   /** Lines of output kept for outputTail() (default 40). */
   tailLines?: number;
   /** SIGTERM → SIGKILL delay in stop() (default 10 s). */
@@ -53,8 +55,10 @@ export function spawnBoundToUs(command: string, args: string[], opts: BoundChild
 
   const tail: string[] = [];
   let stopRequested = false;
-  const onLine = (line: string) => {
-    if (!line.trim()) return;
+  const format = opts.formatLine ?? ((line: string) => line);
+  const onLine = (raw: string) => {
+    if (!raw.trim()) return;
+    const line = format(raw);
     tail.push(line);
     if (tail.length > tailLines) tail.shift();
     // Once we stop it, its internal clients complain about the closed ports: noise.
