@@ -64,6 +64,11 @@ console.log(
 );
 console.log('Ctrl-C stops it.');
 let stopping = false;
+void server.crashed.then(async (why) => {
+  log(why);
+  await server.stop();
+  process.exit(1);
+});
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
     if (stopping) return;

@@ -96,6 +96,11 @@ export interface TemporalServer {
   visibilityDatabase: string;
   /** Milliseconds from spawn to "namespace and search attributes ready" (schema set-up excluded). */
   startupMs: number;
+  /**
+   * Resolves if the server or the Web UI exits without stop() (a crash), with the last lines of its
+   * output; never resolves after stop(). For a supervisor (e.g. `npm run stack`) to notice.
+   */
+  crashed: Promise<string>;
   /** Stops the Web UI and the server (their process groups); never leaves either behind. */
   stop(): Promise<void>;
 }
@@ -177,9 +182,18 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
     await server.stop();
   };
   try {
-    await waitUntilServing(address, server, opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-    await ensureNamespace(address, namespace, opts.retentionDays ?? 30, log);
-    await waitForHistoryAndMatching(address, namespace);
+    // Every step below would otherwise wait out its own timeout if the server died under it.
+    const diedDuringStartup = server.exited.then(() => {
+      throw new TemporalServerError(`Temporal server exited during start-up:\n${server.outputTail()}`);
+    });
+    diedDuringStartup.catch(() => {}); // also rejects after a later stop(): nobody waits for it then
+    const startup = (async () => {
+      await waitUntilServing(address, server, opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+      await ensureNamespace(address, namespace, opts.retentionDays ?? 30, log);
+      await waitForHistoryAndMatching(address, namespace);
+    })();
+    startup.catch(() => {}); // when the server died first, this fails later, unheard
+    await Promise.race([diedDuringStartup, startup]);
     const startupMs = Date.now() - started;
     log(`Temporal server ready on ${address} in ${startupMs} ms`);
 
@@ -197,7 +211,20 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
       ui = started.ui;
       uiUrl = started.url;
     }
-    return { address, namespace, uiUrl, ports, databaseUrl, visibilityDatabase, startupMs, stop: stopAll };
+    let stopped = false;
+    const crashed = new Promise<string>((resolve) => {
+      const watch = (child: BoundChild, name: string) =>
+        void child.exited.then(() => {
+          if (!stopped) resolve(`${name} exited unexpectedly:\n${child.outputTail()}`);
+        });
+      watch(server, 'Temporal server');
+      if (ui) watch(ui, 'Temporal Web UI');
+    });
+    const stop = async () => {
+      stopped = true;
+      await stopAll();
+    };
+    return { address, namespace, uiUrl, ports, databaseUrl, visibilityDatabase, startupMs, crashed, stop };
   } catch (err) {
     await stopAll();
     throw err;
