@@ -21,8 +21,8 @@ import { projectRoot } from './project-root.js';
 import { forEachLine } from '../shared/lines.js';
 
 /**
- * The newest release that builds from the module proxy here: v1.31.x need
- * go.temporal.io/auto-scaled-workers, which the proxy does not serve; ≤ v1.29.1 carry CVE-2025-14986.
+ * The release we run (≤ v1.29.1 carry CVE-2025-14986). v1.31.0 builds too now that the proxy serves
+ * go.temporal.io/auto-scaled-workers; moving on means checking deploy/temporal/* against its config.
  * Keep docker-compose.yml's temporalio/server and temporalio/admin-tools tags equal to this.
  */
 export const TEMPORAL_SERVER_VERSION = '1.30.9';
