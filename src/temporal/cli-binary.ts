@@ -138,7 +138,12 @@ function runGoInstall(go: string, gobin: string, env: NodeJS.ProcessEnv, log: (m
  * reader never sees it empty. A lock whose pid is gone is stale and gets removed. The lock only saves
  * duplicate work; correctness comes from the atomic rename, so the rare race on a stale lock is harmless.
  */
-async function acquireBuildLock(lockFile: string, target: string, log: (m: string) => void) {
+export async function acquireBuildLock(
+  lockFile: string,
+  target: string,
+  log: (m: string) => void,
+  what = 'Temporal CLI',
+) {
   const mine = `${lockFile}.${process.pid}.${Math.random().toString(36).slice(2)}`;
   await writeFile(mine, String(process.pid));
   const deadline = Date.now() + BUILD_WAIT_LIMIT_MS;
@@ -161,7 +166,7 @@ async function acquireBuildLock(lockFile: string, target: string, log: (m: strin
         continue;
       }
       if (!announced) {
-        log(`waiting for the Temporal CLI build running in process ${holder}`);
+        log(`waiting for the ${what} build running in process ${holder}`);
         announced = true;
       }
       if (Date.now() > deadline) {
@@ -174,7 +179,7 @@ async function acquireBuildLock(lockFile: string, target: string, log: (m: strin
   }
 }
 
-async function removeStaleBuildDirs(cacheDir: string) {
+export async function removeStaleBuildDirs(cacheDir: string) {
   for (const name of await readdir(cacheDir)) {
     if (name.startsWith('.build-')) await rm(join(cacheDir, name), { recursive: true, force: true });
   }
@@ -189,7 +194,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function isExecutableFile(path: string): Promise<boolean> {
+export async function isExecutableFile(path: string): Promise<boolean> {
   try {
     if (!(await stat(path)).isFile()) return false;
     await access(path, constants.X_OK);
@@ -199,7 +204,7 @@ async function isExecutableFile(path: string): Promise<boolean> {
   }
 }
 
-async function findOnPath(name: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+export async function findOnPath(name: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   for (const dir of (env['PATH'] ?? '').split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, name);

@@ -1,8 +1,6 @@
 // A local Temporal dev server for development and tests. Reuses a server already on the port;
 // otherwise runs `temporal server start-dev` from resolveTemporalCli, and only when no binary can
 // be had (no Go) falls back to the SDK's own download. The child never outlives us.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createConnection as connectTcp } from 'node:net';
 import { dirname } from 'node:path';
@@ -14,11 +12,10 @@ import proto, { type temporal } from '@temporalio/proto';
 import { resolveTemporalCli } from './cli-binary.js';
 import { searchAttributeDefinitions } from './search-attributes.js';
 import { freePort } from '../shared/free-port.js';
-import { forEachLine } from '../shared/lines.js';
+import { spawnBoundToUs, type BoundChild } from '../shared/bound-child.js';
 
 const HOST = '127.0.0.1';
 const GRPC_ALREADY_EXISTS = 6;
-const STOP_GRACE_MS = 10_000;
 const START_TIMEOUT_MS = 60_000;
 
 export interface DevServerOptions {
@@ -96,7 +93,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     ...extraServerArgs(opts.codecEndpoint),
   ];
   log(`starting ${cli.path} ${args.join(' ')}`);
-  const server = spawnBoundToUs(cli.path, args, log);
+  const server = spawnBoundToUs(cli.path, args, { log: (line) => log(`temporal: ${line}`) });
   try {
     await waitUntilServing(address, namespace, server);
   } catch (err) {
@@ -162,94 +159,6 @@ function extraServerArgs(codecEndpoint: string | undefined): string[] {
     'synchronous=OFF',
     ...(codecEndpoint ? ['--ui-codec-endpoint', codecEndpoint] : []),
   ];
-}
-
-interface BoundChild {
-  child: ChildProcess;
-  exited: Promise<void>;
-  outputTail(): string;
-  stop(): Promise<void>;
-}
-
-/**
- * Spawns a child that dies with this process: in its own process group (Ctrl-C reaches us, and we
- * decide when to stop it), killed from our 'exit' hook and default-action signals, and on Linux also
- * by the kernel (setpriv --pdeathsig) if we are SIGKILLed.
- */
-function spawnBoundToUs(command: string, args: string[], log: (m: string) => void): BoundChild {
-  const setpriv =
-    process.platform === 'linux' ? ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) : undefined;
-  const child = setpriv
-    ? spawn(setpriv, ['--pdeathsig', 'SIGTERM', '--', command, ...args], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      })
-    : spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-
-  const tail: string[] = [];
-  let stopRequested = false;
-  const onLine = (line: string) => {
-    if (!line.trim()) return;
-    tail.push(line);
-    if (tail.length > 40) tail.shift();
-    // Once we stop it, its internal clients complain about the closed port: noise.
-    if (!stopRequested) log(`temporal: ${line}`);
-  };
-  forEachLine(child.stdout!, onLine);
-  forEachLine(child.stderr!, onLine);
-
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.once('error', (err) => {
-      onLine(`failed to start ${command}: ${err.message}`);
-      resolve();
-    });
-  });
-  const isRunning = () => child.exitCode === null && child.signalCode === null && child.pid !== undefined;
-
-  const killNow = () => {
-    if (isRunning()) child.kill('SIGKILL');
-  };
-  // Only act on a signal when nobody else listens, i.e. when the default action (death) would have
-  // applied: kill the child, then re-raise so we still die as expected. An app with its own handler
-  // calls stop() itself.
-  const signalHandlers = new Map<NodeJS.Signals, () => void>();
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    const handler = () => {
-      if (process.listenerCount(signal) > 1) return;
-      killNow();
-      detach();
-      process.kill(process.pid, signal);
-    };
-    signalHandlers.set(signal, handler);
-    process.on(signal, handler);
-  }
-  process.on('exit', killNow);
-  const detach = () => {
-    process.removeListener('exit', killNow);
-    for (const [signal, handler] of signalHandlers) process.removeListener(signal, handler);
-  };
-  void exited.then(detach);
-
-  let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
-      if (isRunning()) {
-        stopRequested = true;
-        child.kill('SIGTERM');
-        const ac = new AbortController();
-        const gaveUp = await Promise.race([
-          exited.then(() => false),
-          sleep(STOP_GRACE_MS, true, { signal: ac.signal }).catch(() => false),
-        ]);
-        ac.abort();
-        if (gaveUp) killNow();
-      }
-      await exited;
-      detach();
-    })());
-
-  return { child, exited, outputTail: () => tail.join('\n'), stop };
 }
 
 async function waitUntilServing(address: string, namespace: string, server: BoundChild): Promise<void> {
