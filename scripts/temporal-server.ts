@@ -5,8 +5,9 @@
 //                                           foreground until Ctrl-C (then stop both)
 // Options: --port 7233 (0 = free ports) --ui-port <port + 1000> --headless --namespace default
 //          --database-url postgresql://postgres@127.0.0.1:5432/temporal (or TEMPORAL_DATABASE_URL;
-//          visibility goes to <database>_visibility) --codec-endpoint URL (or TEMPORAL_CODEC_ENDPOINT)
+//          visibility goes to <database>_visibility) --codec-endpoint URL
 //          --log-level warn
+import { loadConfigOrExit, temporalServerOverridesFromConfig } from '../src/config.js';
 import { parseArgs } from 'node:util';
 import { resolveTemporalServer, resolveTemporalUiServer } from '../src/temporal/server-binary.js';
 import { DEFAULT_TEMPORAL_DATABASE_URL, startTemporalServer } from '../src/temporal/server.js';
@@ -25,11 +26,13 @@ const { values } = parseArgs({
 });
 
 const log = (msg: string) => console.error(`temporal:server: ${msg}`);
+const cfg = loadConfigOrExit();
+const overrides = temporalServerOverridesFromConfig(cfg);
 
 if (values.build) {
   const started = Date.now();
-  const server = await resolveTemporalServer({ log });
-  const ui = await resolveTemporalUiServer({ log });
+  const server = await resolveTemporalServer({ log, overrides });
+  const ui = await resolveTemporalUiServer({ log, overrides });
   if (!server || !ui) {
     log(
       'cannot build: no Go toolchain on PATH (or set TEMPORAL_SERVER_BIN, TEMPORAL_SQL_TOOL_BIN, TEMPORAL_SCHEMA_DIR, TEMPORAL_UI_SERVER_BIN)',
@@ -54,8 +57,9 @@ const server = await startTemporalServer({
   uiPort: values['ui-port'] === undefined ? undefined : Number(values['ui-port']),
   headless: values.headless,
   namespace: values.namespace,
-  databaseUrl: values['database-url'] ?? process.env['TEMPORAL_DATABASE_URL'] ?? DEFAULT_TEMPORAL_DATABASE_URL,
-  codecEndpoint: values['codec-endpoint'] ?? process.env['TEMPORAL_CODEC_ENDPOINT'],
+  databaseUrl: values['database-url'] ?? cfg.TEMPORAL_DATABASE_URL ?? DEFAULT_TEMPORAL_DATABASE_URL,
+  codecEndpoint: values['codec-endpoint'],
+  overrides,
   logLevel: logLevel as 'debug' | 'info' | 'warn' | 'error',
   log,
 });

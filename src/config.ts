@@ -51,6 +51,15 @@ export const envSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_CLI: z.string().min(1).optional(),
+  /** The real Temporal server (`npm run temporal:server`): binaries instead of the cached build, and its database. */
+  TEMPORAL_SERVER_BIN: z.string().min(1).optional(),
+  TEMPORAL_SQL_TOOL_BIN: z.string().min(1).optional(),
+  TEMPORAL_SCHEMA_DIR: z.string().min(1).optional(),
+  TEMPORAL_UI_SERVER_BIN: z.string().min(1).optional(),
+  TEMPORAL_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'expected a postgresql:// URL')
+    .optional(),
   /** Task queues: workflows and Postgres activities, Gmail activities, LLM activities. */
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('durable-inbox'),
   GMAIL_TASK_QUEUE: z.string().min(1).default('durable-inbox-gmail'),
@@ -230,6 +239,16 @@ export function syncScheduleSettingsFromConfig(cfg: Env): SyncScheduleSettings {
 
 export function archiverScheduleSettingsFromConfig(cfg: Env): ArchiverScheduleSettings {
   return { every: cfg.ARCHIVER_EVERY, trash: cfg.ARCHIVER_TRASH, enabled: cfg.ARCHIVER_ENABLED };
+}
+
+/** Where the real Temporal server's binaries come from when they are not built into .cache. */
+export function temporalServerOverridesFromConfig(cfg: Env) {
+  return {
+    server: cfg.TEMPORAL_SERVER_BIN,
+    sqlTool: cfg.TEMPORAL_SQL_TOOL_BIN,
+    schemaDir: cfg.TEMPORAL_SCHEMA_DIR,
+    uiServer: cfg.TEMPORAL_UI_SERVER_BIN,
+  };
 }
 
 /** The OAuth client Gmail access goes through (Google's, or the emulator's in dev mode and tests). */

@@ -56,10 +56,19 @@ export interface ResolveTemporalServerOptions {
   /** Build with `go install` when nothing else is found (default true). */
   build?: boolean;
   log?: (msg: string) => void;
-  /** Environment to read the overrides and PATH from, and to build with (default process.env). */
+  /** The TEMPORAL_SERVER_BIN, TEMPORAL_SQL_TOOL_BIN, TEMPORAL_SCHEMA_DIR and TEMPORAL_UI_SERVER_BIN settings. */
+  overrides?: TemporalServerOverrides;
+  /** Environment to find binaries and `go` on PATH and to build with (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** Default `<project>/.cache/temporal-server/v1.30.9`. */
   cacheDir?: string;
+}
+
+export interface TemporalServerOverrides {
+  server?: string;
+  sqlTool?: string;
+  schemaDir?: string;
+  uiServer?: string;
 }
 
 export function defaultTemporalServerCacheDir(): string {
@@ -89,9 +98,10 @@ export async function resolveTemporalServer(
   const log = opts.log ?? (() => {});
   const cacheDir = opts.cacheDir ?? defaultTemporalServerCacheDir();
 
-  const server = await fromEnv(env, 'TEMPORAL_SERVER_BIN');
-  const sqlTool = await fromEnv(env, 'TEMPORAL_SQL_TOOL_BIN');
-  const schemaDir = await schemaFromEnv(env);
+  const overrides = opts.overrides ?? {};
+  const server = await checkedOverride('TEMPORAL_SERVER_BIN', overrides.server);
+  const sqlTool = await checkedOverride('TEMPORAL_SQL_TOOL_BIN', overrides.sqlTool);
+  const schemaDir = await checkedSchemaOverride(overrides.schemaDir);
   const found = {
     server: server ? { path: server, source: 'env' as TemporalBinarySource } : null,
     sqlTool: sqlTool ? { path: sqlTool, source: 'env' as TemporalBinarySource } : null,
@@ -148,8 +158,8 @@ export async function resolveTemporalUiServer(
   const env = opts.env ?? process.env;
   const log = opts.log ?? (() => {});
   const cacheDir = opts.cacheDir ?? defaultTemporalUiCacheDir();
-  const fromEnvPath = await fromEnv(env, 'TEMPORAL_UI_SERVER_BIN');
-  if (fromEnvPath) return { path: fromEnvPath, source: 'env' };
+  const override = await checkedOverride('TEMPORAL_UI_SERVER_BIN', opts.overrides?.uiServer);
+  if (override) return { path: override, source: 'env' };
   const target = join(cacheDir, UI_BINARY);
   if (await isExecutableFile(target)) return { path: target, source: 'cache' };
   if (opts.build === false) return null;
@@ -302,8 +312,7 @@ async function reportedVersion(binary: string): Promise<string | null> {
   }
 }
 
-async function fromEnv(env: NodeJS.ProcessEnv, name: string): Promise<string | null> {
-  const value = env[name];
+async function checkedOverride(name: string, value: string | undefined): Promise<string | null> {
   if (!value) return null;
   if (!(await isExecutableFile(value))) {
     throw new TemporalCliError(`${name}=${value} is not an executable file; fix or unset it`);
@@ -311,8 +320,7 @@ async function fromEnv(env: NodeJS.ProcessEnv, name: string): Promise<string | n
   return value;
 }
 
-async function schemaFromEnv(env: NodeJS.ProcessEnv): Promise<string | null> {
-  const value = env['TEMPORAL_SCHEMA_DIR'];
+async function checkedSchemaOverride(value: string | undefined): Promise<string | null> {
   if (!value) return null;
   const { visibility } = postgresSchemaDirs(value);
   if (!(await isDirectory(visibility))) {

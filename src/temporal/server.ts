@@ -21,6 +21,7 @@ import {
   resolveTemporalUiServer,
   TEMPORAL_SERVER_VERSION,
   type TemporalServerBinaries,
+  type TemporalServerOverrides,
 } from './server-binary.js';
 import { postgresTarget, setupTemporalSchemas } from './server-schema.js';
 
@@ -82,6 +83,8 @@ export interface TemporalServerOptions {
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** Already resolved binaries (default: resolveTemporalServer, building them if needed). */
   binaries?: TemporalServerBinaries;
+  /** The binary settings (TEMPORAL_SERVER_BIN, ...), when binaries are resolved here. */
+  overrides?: TemporalServerOverrides;
   startTimeoutMs?: number;
   log?: (m: string) => void;
 }
@@ -118,7 +121,7 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
   const databaseUrl = opts.databaseUrl ?? DEFAULT_TEMPORAL_DATABASE_URL;
   const database = databaseNameOf(databaseUrl);
   const visibilityDatabase = opts.visibilityDatabase ?? `${database}_visibility`;
-  const binaries = opts.binaries ?? (await resolveTemporalServer({ log }));
+  const binaries = opts.binaries ?? (await resolveTemporalServer({ log, overrides: opts.overrides }));
   if (!binaries) {
     throw new TemporalServerError(
       `no Temporal server ${TEMPORAL_SERVER_VERSION} binary and no Go toolchain to build one: install Go, ` +
@@ -206,6 +209,7 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
         uiPort,
         codecEndpoint: opts.codecEndpoint,
         corsOrigins: opts.uiCorsOrigins,
+        overrides: opts.overrides,
         log,
       });
       ui = started.ui;
@@ -447,9 +451,10 @@ async function startWebUi(opts: {
   uiPort: number;
   codecEndpoint?: string;
   corsOrigins?: string[];
+  overrides?: TemporalServerOverrides;
   log: (m: string) => void;
 }): Promise<{ ui: BoundChild; url: string }> {
-  const binary = await resolveTemporalUiServer({ log: opts.log });
+  const binary = await resolveTemporalUiServer({ log: opts.log, overrides: opts.overrides });
   if (!binary) {
     throw new TemporalServerError(
       'no Temporal Web UI server and no Go toolchain to build one: install Go, set TEMPORAL_UI_SERVER_BIN, or start headless',

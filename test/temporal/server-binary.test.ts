@@ -96,7 +96,7 @@ describe('resolveTemporalServer', () => {
   it('an override pointing at a missing file is a clear error', async () => {
     const missing = join(root, 'nope', 'temporal-server');
     await expect(
-      resolveTemporalServer({ env: { TEMPORAL_SERVER_BIN: missing, PATH: emptyPathDir }, cacheDir }),
+      resolveTemporalServer({ overrides: { server: missing }, env: { PATH: emptyPathDir }, cacheDir }),
     ).rejects.toThrow(
       new TemporalCliError(`TEMPORAL_SERVER_BIN=${missing} is not an executable file; fix or unset it`),
     );
@@ -104,7 +104,7 @@ describe('resolveTemporalServer', () => {
 
   it('TEMPORAL_SCHEMA_DIR must hold the PostgreSQL schemas', async () => {
     await expect(
-      resolveTemporalServer({ env: { TEMPORAL_SCHEMA_DIR: root, PATH: emptyPathDir }, cacheDir }),
+      resolveTemporalServer({ overrides: { schemaDir: root }, env: { PATH: emptyPathDir }, cacheDir }),
     ).rejects.toThrow(/TEMPORAL_SCHEMA_DIR=.* has no postgresql\/v12\/visibility\/versioned/);
   });
 
@@ -175,12 +175,8 @@ describe('resolveTemporalServer', () => {
     const server = await executable(join(root, 'own', 'temporal-server'), fakeBinary('1.30.0'));
     const sqlTool = await executable(join(root, 'own', 'temporal-sql-tool'), fakeBinary('1.30.0'));
     const resolved = await resolveTemporalServer({
-      env: {
-        PATH: go.binDir,
-        TEMPORAL_SERVER_BIN: server,
-        TEMPORAL_SQL_TOOL_BIN: sqlTool,
-        TEMPORAL_SCHEMA_DIR: join(moduleDir, 'schema'),
-      },
+      overrides: { server, sqlTool, schemaDir: join(moduleDir, 'schema') },
+      env: { PATH: go.binDir },
       cacheDir,
     });
     expect(resolved).toEqual({ server, sqlTool, schemaDir: join(moduleDir, 'schema'), source: 'env' });
@@ -192,7 +188,7 @@ describe('resolveTemporalUiServer', () => {
   it('honours TEMPORAL_UI_SERVER_BIN, else null without Go', async () => {
     const ui = await executable(join(root, 'own', 'ui-server'), '#!/bin/sh\n');
     expect(
-      await resolveTemporalUiServer({ env: { TEMPORAL_UI_SERVER_BIN: ui, PATH: emptyPathDir }, cacheDir }),
+      await resolveTemporalUiServer({ overrides: { uiServer: ui }, env: { PATH: emptyPathDir }, cacheDir }),
     ).toEqual({
       path: ui,
       source: 'env',
