@@ -95,7 +95,7 @@ async function buildIntoCache(
           'this takes several minutes the first time (later runs reuse the binary)',
       );
       const started = Date.now();
-      await runGoInstall(go, buildDir, env, log);
+      await runGo(go, ['install', '-ldflags', CLI_LDFLAGS, CLI_MODULE], { ...env, GOBIN: buildDir }, log);
       await rename(join(buildDir, 'temporal'), target);
       log(`built ${target} in ${Math.round((Date.now() - started) / 1000)}s`);
       return { path: target, source: 'built' };
@@ -107,12 +107,13 @@ async function buildIntoCache(
   }
 }
 
-function runGoInstall(go: string, gobin: string, env: NodeJS.ProcessEnv, log: (m: string) => void): Promise<void> {
+/**
+ * Runs `go <args>` with `env`, logging its lines; a failure names the command and the last lines.
+ * The working directory is GOBIN (a fresh build folder): no go.mod or go.work of the caller's interferes.
+ */
+export function runGo(go: string, args: string[], env: NodeJS.ProcessEnv, log: (m: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(go, ['install', '-ldflags', CLI_LDFLAGS, CLI_MODULE], {
-      env: { ...env, GOBIN: gobin },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(go, args, { env, cwd: env['GOBIN'], stdio: ['ignore', 'pipe', 'pipe'] });
     const tail: string[] = [];
     const onLine = (line: string) => {
       if (!line.trim()) return;
@@ -125,10 +126,7 @@ function runGoInstall(go: string, gobin: string, env: NodeJS.ProcessEnv, log: (m
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (code === 0) resolve();
-      else
-        reject(
-          new TemporalCliError(`go install ${CLI_MODULE} failed (${signal ?? `exit ${code}`}):\n${tail.join('\n')}`),
-        );
+      else reject(new TemporalCliError(`go ${args.join(' ')} failed (${signal ?? `exit ${code}`}):\n${tail.join('\n')}`));
     });
   });
 }

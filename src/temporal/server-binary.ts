@@ -6,7 +6,7 @@
 //   TEMPORAL_SQL_TOOL_BIN   the schema tool (`temporal-sql-tool`)
 //   TEMPORAL_SCHEMA_DIR     the server's `schema` directory (holds postgresql/v12/{temporal,visibility})
 //   TEMPORAL_UI_SERVER_BIN  the Web UI server (ui-server v2 `start` binary)
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chmod, cp, mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,10 +15,10 @@ import {
   findOnPath,
   isExecutableFile,
   removeStaleBuildDirs,
+  runGo,
   TemporalCliError,
 } from './cli-binary.js';
 import { projectRoot } from './project-root.js';
-import { forEachLine } from '../shared/lines.js';
 
 /**
  * The release we run (≤ v1.29.1 carry CVE-2025-14986). v1.31.0 builds too now that the proxy serves
@@ -278,28 +278,6 @@ async function goModuleDir(go: string, moduleAtVersion: string, env: NodeJS.Proc
     const e = err as Error & { stderr?: string };
     throw new TemporalCliError(`go mod download ${moduleAtVersion} failed: ${e.stderr || e.message}`);
   }
-}
-
-function runGo(go: string, args: string[], env: NodeJS.ProcessEnv, log: (m: string) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    // cwd = GOBIN (an empty temp dir): no go.mod or go.work of the caller's can interfere.
-    const child = spawn(go, args, { env, cwd: env['GOBIN'], stdio: ['ignore', 'pipe', 'pipe'] });
-    const tail: string[] = [];
-    const onLine = (line: string) => {
-      if (!line.trim()) return;
-      tail.push(line);
-      if (tail.length > 30) tail.shift();
-      log(`go: ${line.replace(/^go: /, '')}`);
-    };
-    forEachLine(child.stdout, onLine);
-    forEachLine(child.stderr, onLine);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code === 0) resolve();
-      else
-        reject(new TemporalCliError(`go ${args.join(' ')} failed (${signal ?? `exit ${code}`}):\n${tail.join('\n')}`));
-    });
-  });
 }
 
 /** "temporal version 1.30.9" → "1.30.9"; null when the binary does not say. */
