@@ -31,6 +31,8 @@ export interface StoredMessage {
   /** The RFC 2822 Message-ID, used for threading replies. */
   rfc822MessageId: string;
   hasAttachment: boolean;
+  /** Labels that trashing removed (INBOX, SPAM), put back when the message leaves the trash. */
+  beforeTrash?: string[];
 }
 
 export type MessageFormat = 'minimal' | 'metadata' | 'full' | 'raw';
