@@ -1,5 +1,5 @@
 // Contract tests for the places where Gmail's answers are easy to get wrong: labels on drafts,
-// empty label changes, malformed ids and untrash — only through googleapis.
+// empty label changes, malformed ids, untrash, label names and colours — only through googleapis.
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
@@ -160,5 +160,29 @@ describe('trash and untrash', () => {
     expect((await gmail.users.messages.list({ userId: 'me', q: 'in:inbox' })).data.resultSizeEstimate).toBe(0);
     await gmail.users.messages.batchModify({ userId: 'me', requestBody: { ids, removeLabelIds: ['TRASH'] } });
     for (const id of ids) expect(await labelsOf(id)).toContain('INBOX');
+  });
+});
+
+describe('label names and colours', () => {
+  it('refuses the names of system labels, in any case, with 400 "Invalid label name"', async () => {
+    for (const name of ['INBOX', 'Inbox', 'Drafts', 'DRAFT', 'Sent Mail', 'spam', 'Trash', 'Starred', 'Important', 'Chats', 'Unread', 'CATEGORY_SOCIAL', 'All Mail']) {
+      const err = await failure(gmail.users.labels.create({ userId: 'me', requestBody: { name } }));
+      expect(err.status, name).toBe(400);
+      expect(err.data.error, name).toMatchObject({ message: 'Invalid label name', errors: [{ reason: 'invalidArgument' }] });
+    }
+    const inboxes = await gmail.users.labels.create({ userId: 'me', requestBody: { name: 'Inbox Zero' } });
+    expect(inboxes.data.name).toBe('Inbox Zero');
+    expect((await failure(gmail.users.labels.patch({ userId: 'me', id: inboxes.data.id ?? '', requestBody: { name: 'Sent' } }))).status).toBe(400);
+  });
+
+  it('accepts colours from Gmail’s palette and refuses others', async () => {
+    const color = { backgroundColor: '#fb4c2f', textColor: '#ffffff' };
+    const created = await gmail.users.labels.create({ userId: 'me', requestBody: { name: 'Urgent', color } });
+    expect(created.data.color).toEqual(color);
+    const off = await failure(gmail.users.labels.create({ userId: 'me', requestBody: { name: 'Odd', color: { backgroundColor: '#123456', textColor: '#000000' } } }));
+    expect(off.status).toBe(400);
+    expect(off.data.error.message).toBe('Label color #123456 is not on the allowed color palette');
+    const patched = await failure(gmail.users.labels.patch({ userId: 'me', id: created.data.id ?? '', requestBody: { color: { backgroundColor: '#fb4c2f', textColor: '#fefefe' } } }));
+    expect(patched.status).toBe(400);
   });
 });

@@ -263,7 +263,7 @@ describe('other statuses', () => {
     const account = await harness.account('conflict');
     await account.gmail.users.labels.create({ userId: 'me', requestBody: { name: 'Dup' } });
     const raw = await caught(() => account.gmail.users.labels.create({ userId: 'me', requestBody: { name: 'Dup' } }));
-    expect(mapGmailError(raw, { operation: 'labels.create' })).toMatchObject({ name: 'GmailConflictError', status: 409, reason: 'duplicate' });
+    expect(mapGmailError(raw, { operation: 'labels.create' })).toMatchObject({ name: 'GmailConflictError', status: 409, reason: 'aborted' });
     expect(mapGmailError(raw)).toBeInstanceOf(GmailConflictError);
   });
 });

@@ -23,7 +23,7 @@ const statusByCode: Record<number, string> = {
   401: 'UNAUTHENTICATED',
   403: 'PERMISSION_DENIED',
   404: 'NOT_FOUND',
-  409: 'ALREADY_EXISTS',
+  409: 'ABORTED',
   429: 'RESOURCE_EXHAUSTED',
   500: 'INTERNAL',
   503: 'UNAVAILABLE',

@@ -186,10 +186,7 @@ export const GMAIL_ROUTES: GmailRoute[] = [
 
   // labels
   route('GET', 'labels', 'labels.list', 'read', ({ mailbox }) => ({ labels: mailbox.labels.list() })),
-  route('POST', 'labels', 'labels.create', 'labels', ({ mailbox, body }) => {
-    if (typeof body.name !== 'string') throw badRequest('Invalid label name');
-    return mailbox.labels.create(body as { name: string });
-  }),
+  route('POST', 'labels', 'labels.create', 'labels', ({ mailbox, body }) => mailbox.labels.create(body as { name: unknown })),
   route('GET', 'labels/:id', 'labels.get', 'read', ({ mailbox, params }) => labelWithCounts(mailbox, mailbox.labels.require(params.id ?? ''))),
   route('PATCH', 'labels/:id', 'labels.patch', 'labels', ({ mailbox, params, body }) => mailbox.labels.update(params.id ?? '', body)),
   route('PUT', 'labels/:id', 'labels.update', 'labels', ({ mailbox, params, body }) => mailbox.labels.update(params.id ?? '', body)),
