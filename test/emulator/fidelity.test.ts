@@ -1,6 +1,7 @@
 // Contract tests for the places where Gmail's answers are easy to get wrong: labels on drafts,
-// empty label changes, malformed ids, untrash, label names and colours — only through googleapis.
-import type { gmail_v1 } from 'googleapis';
+// empty label changes, malformed ids, untrash, label names and colours, error texts, and the
+// user's name in sendAs and userinfo — only through googleapis.
+import { google, type gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
 import { connect, failure, raw, startEmulator, type ConnectedAccount } from '../helpers/googleapis-clients.js';
@@ -184,5 +185,62 @@ describe('label names and colours', () => {
     expect(off.data.error.message).toBe('Label color #123456 is not on the allowed color palette');
     const patched = await failure(gmail.users.labels.patch({ userId: 'me', id: created.data.id ?? '', requestBody: { color: { backgroundColor: '#fb4c2f', textColor: '#fefefe' } } }));
     expect(patched.status).toBe(400);
+  });
+});
+
+describe('error texts', () => {
+  it('a duplicate label name is 409 ABORTED, reason aborted', async () => {
+    await gmail.users.labels.create({ userId: 'me', requestBody: { name: 'Receipts' } });
+    const err = await failure(gmail.users.labels.create({ userId: 'me', requestBody: { name: 'receipts' } }));
+    expect(err.status).toBe(409);
+    expect(err.data.error).toMatchObject({ code: 409, message: 'Label name exists or conflicts', status: 'ABORTED', errors: [{ reason: 'aborted', domain: 'global' }] });
+  });
+
+  it('more than 1000 ids: "Number of ids cannot exceed 1000"', async () => {
+    const ids = Array.from({ length: 1001 }, (_, i) => (i + 1).toString(16).padStart(16, '1'));
+    for (const call of [
+      () => gmail.users.messages.batchModify({ userId: 'me', requestBody: { ids, addLabelIds: ['STARRED'] } }),
+      () => gmail.users.messages.batchDelete({ userId: 'me', requestBody: { ids } }),
+    ]) {
+      const err = await failure(call());
+      expect(err.status).toBe(400);
+      expect(err.data.error).toMatchObject({ message: 'Number of ids cannot exceed 1000', errors: [{ reason: 'invalidArgument' }] });
+    }
+  });
+
+  it('no credentials: 401 "Request is missing required authentication credential"; a bad token: "invalid authentication credentials"', async () => {
+    const anonymous = google.gmail({ version: 'v1', rootUrl: `${emu.url}/`, retry: false });
+    const missing = await failure(anonymous.users.getProfile({ userId: 'me' }));
+    expect(missing.status).toBe(401);
+    expect(missing.data.error).toMatchObject({
+      code: 401,
+      status: 'UNAUTHENTICATED',
+      message:
+        'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
+      errors: [{ reason: 'required', location: 'Authorization', locationType: 'header' }],
+    });
+
+    const bogus = google.gmail({ version: 'v1', rootUrl: `${emu.url}/`, retry: false, headers: { Authorization: 'Bearer ya29.bogus' } });
+    const invalid = await failure(bogus.users.getProfile({ userId: 'me' }));
+    expect(invalid.status).toBe(401);
+    expect(invalid.data.error.message).toMatch(/^Request had invalid authentication credentials\./);
+    expect(invalid.data.error.errors[0]).toMatchObject({ reason: 'authError', message: 'Invalid Credentials' });
+  });
+});
+
+describe("the user's name", () => {
+  it('settings.sendAs carries the display name', async () => {
+    const { data } = await gmail.users.settings.sendAs.list({ userId: 'me' });
+    expect(data.sendAs?.[0]).toMatchObject({ sendAsEmail: OWNER, displayName: 'Olivia Owner', isPrimary: true });
+  });
+
+  it('userinfo (v2 and v3) carries the name and an opaque numeric account id', async () => {
+    const oauth2 = google.oauth2({ version: 'v2', auth: owner.auth as never, rootUrl: `${emu.url}/` });
+    const v2 = (await oauth2.userinfo.get()).data;
+    expect(v2).toMatchObject({ email: OWNER, verified_email: true, name: 'Olivia Owner', given_name: 'Olivia', family_name: 'Owner' });
+    expect(v2.id).toMatch(/^\d+$/);
+
+    const v3 = (await owner.auth.request<{ sub: string; name: string; email: string }>({ url: `${emu.url}/oauth2/v3/userinfo` })).data;
+    expect(v3).toMatchObject({ sub: v2.id, name: 'Olivia Owner', email: OWNER, email_verified: true });
   });
 });

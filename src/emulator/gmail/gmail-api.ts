@@ -169,11 +169,11 @@ export const GMAIL_ROUTES: GmailRoute[] = [
   }),
 
   // settings: the primary address only (what a reply's signature comes from)
-  route('GET', 'settings/sendAs', 'settings.sendAs.list', 'read', ({ mailbox }) => ({
+  route('GET', 'settings/sendAs', 'settings.sendAs.list', 'read', ({ account, mailbox }) => ({
     sendAs: [
       {
         sendAsEmail: mailbox.email,
-        displayName: '',
+        displayName: account.name,
         replyToAddress: '',
         signature: mailbox.signature,
         isPrimary: true,
