@@ -352,6 +352,7 @@ export class Mailbox {
       snippet: ownString(described.snippet),
       rfc822MessageId: ownString(described.rfc822MessageId),
       hasAttachment: described.hasAttachment,
+      attachmentNames: ownString(described.attachmentNames),
     };
     this.messages.set(id, msg);
     const thread = this.threads.get(threadId);
