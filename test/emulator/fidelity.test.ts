@@ -1,7 +1,7 @@
 // Contract tests for the places where Gmail's answers are easy to get wrong: labels on drafts,
 // empty label changes, malformed ids, untrash, label names and colours, error texts, and the
 // user's name in sendAs and userinfo — only through googleapis.
-import { google, type gmail_v1 } from 'googleapis';
+import { google, type gmail_v1, type oauth2_v2 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
 import { connect, failure, raw, startEmulator, type ConnectedAccount } from '../helpers/googleapis-clients.js';
@@ -235,7 +235,7 @@ describe("the user's name", () => {
   });
 
   it('userinfo (v2 and v3) carries the name and an opaque numeric account id', async () => {
-    const oauth2 = google.oauth2({ version: 'v2', auth: owner.auth as never, rootUrl: `${emu.url}/` });
+    const oauth2 = google.oauth2({ version: 'v2', auth: owner.auth as unknown as oauth2_v2.Options['auth'], rootUrl: `${emu.url}/` });
     const v2 = (await oauth2.userinfo.get()).data;
     expect(v2).toMatchObject({ email: OWNER, verified_email: true, name: 'Olivia Owner', given_name: 'Olivia', family_name: 'Owner' });
     expect(v2.id).toMatch(/^\d+$/);
