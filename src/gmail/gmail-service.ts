@@ -164,8 +164,9 @@ export class GmailService {
     );
   }
 
-  /** Returns the message's label ids after the change. */
+  /** Returns the message's label ids after the change. Gmail refuses an empty change (400), so that one only reads them. */
   async modifyMessage(messageId: string, change: LabelChange): Promise<string[]> {
+    if (isEmptyChange(change)) return (await this.getMessage(messageId, 'minimal')).labelIds;
     const data = await this.call('messages.modify', 'message', () =>
       this.gmail.users.messages.modify({
         userId: this.userId,

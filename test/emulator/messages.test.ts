@@ -181,7 +181,7 @@ describe('users.messages.get formats', () => {
   });
 
   it('answers 404 in Google error format for an unknown id', async () => {
-    const err = await failure(gmail.users.messages.get({ userId: 'me', id: 'ffffffffffffffff' }));
+    const err = await failure(gmail.users.messages.get({ userId: 'me', id: '7fffffffffffffff' }));
     expect(err.status).toBe(404);
     expect(err.data.error).toMatchObject({ code: 404, status: 'NOT_FOUND', errors: [{ reason: 'notFound', domain: 'global' }] });
   });

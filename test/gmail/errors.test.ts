@@ -134,6 +134,20 @@ describe('not found', () => {
     expect(await caught(() => service.updateDraft('r-missing', { threadId: '18c0ffee00000000', raw: 'eA' }))).toMatchObject({ resource: 'draft' });
   });
 
+  it('an id that cannot be a Gmail id is a non-retryable GmailBadRequestError ("Invalid id value"), never "gone"', async () => {
+    const { service } = await harness.account('badid');
+    for (const call of [
+      () => service.getThread('thread-1'),
+      () => service.getMessage('8000000000000000'),
+      () => service.modifyThread('not-a-gmail-id', { add: ['STARRED'] }),
+    ]) {
+      const err = await caught(call);
+      expect(err).toBeInstanceOf(GmailBadRequestError);
+      expect(err).toMatchObject({ status: 400, reason: 'invalidArgument', retryable: false });
+      expect((err as Error).message).toContain('Invalid id value');
+    }
+  });
+
   it('getDraft answers null and deleteDraft false for a draft that is gone', async () => {
     const { service } = await harness.account('nodraft');
     expect(await service.getDraft('r-missing')).toBeNull();
@@ -263,7 +277,7 @@ describe('other statuses', () => {
     const account = await harness.account('conflict');
     await account.gmail.users.labels.create({ userId: 'me', requestBody: { name: 'Dup' } });
     const raw = await caught(() => account.gmail.users.labels.create({ userId: 'me', requestBody: { name: 'Dup' } }));
-    expect(mapGmailError(raw, { operation: 'labels.create' })).toMatchObject({ name: 'GmailConflictError', status: 409, reason: 'duplicate' });
+    expect(mapGmailError(raw, { operation: 'labels.create' })).toMatchObject({ name: 'GmailConflictError', status: 409, reason: 'aborted' });
     expect(mapGmailError(raw)).toBeInstanceOf(GmailConflictError);
   });
 });

@@ -277,6 +277,26 @@ describe('labels on threads and messages', () => {
     const before = await callsOf('threads.modify');
     await service.modifyThread(parent.threadId, {});
     expect((await callsOf('threads.modify')).calls).toBe(before.calls);
+
+    // Gmail answers 400 to a modify with nothing to change: an empty change only reads the labels.
+    const modifies = await callsOf('messages.modify');
+    expect(await service.modifyMessage(parent.id, {})).toEqual((await service.getMessage(parent.id, 'minimal')).labelIds);
+    expect((await callsOf('messages.modify')).calls).toBe(modifies.calls);
+  });
+
+  it('labels put on a thread that holds our draft land on its mail, never on the draft', async () => {
+    const account = await harness.account('draftlabels');
+    const { service } = account;
+    const parent = await inboundThread(account);
+    const draft = await service.createDraft({ threadId: parent.threadId, raw: replyTo(account, parent, 'Oui.') });
+    const outbox = (await service.ensureLabels(['Outbox'])).get('Outbox')!;
+
+    await service.modifyThread(parent.threadId, { add: [outbox] });
+
+    const thread = await service.getThread(parent.threadId);
+    expect(thread.messages.find((m) => m.id === draft.messageId)?.labelIds).toEqual(['DRAFT']);
+    expect(thread.messages.find((m) => m.id === parent.id)?.labelIds).toContain(outbox);
+    expect(await service.getThreadLabelIds(parent.threadId)).toContain(outbox);
   });
 
   it('batchModify splits more than 1000 ids into chunks', async () => {

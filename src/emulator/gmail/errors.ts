@@ -23,7 +23,7 @@ const statusByCode: Record<number, string> = {
   401: 'UNAUTHENTICATED',
   403: 'PERMISSION_DENIED',
   404: 'NOT_FOUND',
-  409: 'ALREADY_EXISTS',
+  409: 'ABORTED',
   429: 'RESOURCE_EXHAUSTED',
   500: 'INTERNAL',
   503: 'UNAVAILABLE',
@@ -61,14 +61,29 @@ export const badRequest = (message: string, reason = 'invalidArgument'): GmailAp
 export const notFound = (message = 'Requested entity was not found.'): GmailApiError =>
   new GmailApiError(404, message, 'notFound');
 
+const SEE_DEVCONSOLE =
+  'Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.';
+
+/** A bearer token that is unknown, expired or revoked. */
 export const unauthenticated = (): GmailApiError =>
   new GmailApiError(
     401,
-    'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential. See https://developers.google.com/identity/sign-in/web/devconsole-project.',
+    `Request had invalid authentication credentials. ${SEE_DEVCONSOLE}`,
     'authError',
     'global',
     { 'WWW-Authenticate': 'Bearer realm="https://accounts.google.com/", error="invalid_token"' },
-    { location: 'Authorization', locationType: 'header' },
+    { message: 'Invalid Credentials', location: 'Authorization', locationType: 'header' },
+  );
+
+/** No Authorization header at all. */
+export const missingCredentials = (): GmailApiError =>
+  new GmailApiError(
+    401,
+    `Request is missing required authentication credential. ${SEE_DEVCONSOLE}`,
+    'required',
+    'global',
+    { 'WWW-Authenticate': 'Bearer realm="https://accounts.google.com/"' },
+    { message: 'Login Required.', location: 'Authorization', locationType: 'header' },
   );
 
 export const forbidden = (message: string, reason = 'forbidden'): GmailApiError =>

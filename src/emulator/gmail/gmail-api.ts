@@ -3,6 +3,7 @@
 import { badRequest, GmailApiError, notFound } from './errors.js';
 import { breakMime } from './faults.js';
 import { HISTORY_TYPES, type HistoryRecord, type HistoryType } from './history.js';
+import { gmailId } from './ids.js';
 import type { LabelRecord } from './labels.js';
 import type { Mailbox } from './mailbox.js';
 import { parseFormat, readAttachment, renderMessage, type GmailMessage, type StoredMessage } from './message.js';
@@ -55,8 +56,24 @@ function rawFrom(message: unknown, what: string): { raw: Buffer; threadId?: stri
 function labelChanges(call: GmailCall): { add: string[]; remove: string[] } {
   const add = stringList(call.body.addLabelIds, 'add_label_ids');
   const remove = stringList(call.body.removeLabelIds, 'remove_label_ids');
+  if (add.length === 0 && remove.length === 0) throw badRequest('No label add or removes specified');
   call.mailbox.labels.checkModifiable([...add, ...remove]);
   return { add, remove };
+}
+
+/** messages.batchModify / batchDelete ids: at most 1000, each a well-formed Gmail id. */
+function batchIds(body: Record<string, unknown>): string[] {
+  const ids = stringList(body.ids, 'ids');
+  if (ids.length > 1000) throw badRequest('Number of ids cannot exceed 1000');
+  return ids.map(gmailId);
+}
+
+const messageParam = (call: Pick<GmailCall, 'mailbox' | 'params'>, name = 'id'): StoredMessage => call.mailbox.getMessage(gmailId(call.params[name] ?? ''));
+
+const threadParam = (call: Pick<GmailCall, 'mailbox' | 'params'>): StoredMessage[] => [...call.mailbox.getThread(gmailId(call.params.id ?? ''))];
+
+function threadSummary(mailbox: Mailbox, thread: StoredMessage[]) {
+  return { id: (thread[0] as StoredMessage).threadId, historyId: String(mailbox.threadHistoryId(thread)), messages: thread.map(summary) };
 }
 
 const summary = (msg: StoredMessage): GmailMessage => ({ id: msg.id, threadId: msg.threadId, labelIds: [...msg.labelIds] });
@@ -152,11 +169,11 @@ export const GMAIL_ROUTES: GmailRoute[] = [
   }),
 
   // settings: the primary address only (what a reply's signature comes from)
-  route('GET', 'settings/sendAs', 'settings.sendAs.list', 'read', ({ mailbox }) => ({
+  route('GET', 'settings/sendAs', 'settings.sendAs.list', 'read', ({ account, mailbox }) => ({
     sendAs: [
       {
         sendAsEmail: mailbox.email,
-        displayName: '',
+        displayName: account.name,
         replyToAddress: '',
         signature: mailbox.signature,
         isPrimary: true,
@@ -169,10 +186,7 @@ export const GMAIL_ROUTES: GmailRoute[] = [
 
   // labels
   route('GET', 'labels', 'labels.list', 'read', ({ mailbox }) => ({ labels: mailbox.labels.list() })),
-  route('POST', 'labels', 'labels.create', 'labels', ({ mailbox, body }) => {
-    if (typeof body.name !== 'string') throw badRequest('Invalid label name');
-    return mailbox.labels.create(body as { name: string });
-  }),
+  route('POST', 'labels', 'labels.create', 'labels', ({ mailbox, body }) => mailbox.labels.create(body as { name: unknown })),
   route('GET', 'labels/:id', 'labels.get', 'read', ({ mailbox, params }) => labelWithCounts(mailbox, mailbox.labels.require(params.id ?? ''))),
   route('PATCH', 'labels/:id', 'labels.patch', 'labels', ({ mailbox, params, body }) => mailbox.labels.update(params.id ?? '', body)),
   route('PUT', 'labels/:id', 'labels.update', 'labels', ({ mailbox, params, body }) => mailbox.labels.update(params.id ?? '', body)),
@@ -197,8 +211,7 @@ export const GMAIL_ROUTES: GmailRoute[] = [
     return summary(world.send(account, raw, threadId));
   }),
   route('POST', 'messages/batchModify', 'messages.batchModify', 'modify', (call) => {
-    const ids = stringList(call.body.ids, 'ids');
-    if (ids.length > 1000) throw badRequest('Too many messages in batch: at most 1000 ids are allowed');
+    const ids = batchIds(call.body);
     const { add, remove } = labelChanges(call);
     for (const id of ids) {
       const msg = call.mailbox.findMessage(id);
@@ -207,9 +220,7 @@ export const GMAIL_ROUTES: GmailRoute[] = [
     return undefined;
   }),
   route('POST', 'messages/batchDelete', 'messages.batchDelete', 'delete', ({ mailbox, body }) => {
-    const ids = stringList(body.ids, 'ids');
-    if (ids.length > 1000) throw badRequest('Too many messages in batch: at most 1000 ids are allowed');
-    for (const id of ids) {
+    for (const id of batchIds(body)) {
       const msg = mailbox.findMessage(id);
       if (msg) mailbox.deleteMessage(msg);
     }
@@ -217,28 +228,29 @@ export const GMAIL_ROUTES: GmailRoute[] = [
   }),
   route('POST', 'messages', 'messages.insert', 'modify', (call) => insertMessage(call, 'receivedTime')),
   route('POST', 'messages/import', 'messages.import', 'modify', (call) => insertMessage(call, 'dateHeader')),
-  route('GET', 'messages/:id', 'messages.get', 'read', (call) => renderGet(call, call.mailbox.getMessage(call.params.id ?? ''))),
-  route('GET', 'messages/:messageId/attachments/:id', 'messages.attachments.get', 'read', ({ mailbox, params }) =>
-    readAttachment(mailbox.getMessage(params.messageId ?? ''), params.id ?? ''),
+  route('GET', 'messages/:id', 'messages.get', 'read', (call) => renderGet(call, messageParam(call))),
+  route('GET', 'messages/:messageId/attachments/:id', 'messages.attachments.get', 'read', (call) =>
+    readAttachment(messageParam(call, 'messageId'), call.params.id ?? ''),
   ),
   route('POST', 'messages/:id/modify', 'messages.modify', 'modify', (call) => {
-    const msg = call.mailbox.getMessage(call.params.id ?? '');
+    const msg = messageParam(call);
     const { add, remove } = labelChanges(call);
+    if (call.mailbox.isDraft(msg)) throw badRequest('Labels cannot be changed on a draft message');
     call.mailbox.modifyLabels(msg, add, remove);
     return summary(msg);
   }),
-  route('POST', 'messages/:id/trash', 'messages.trash', 'modify', ({ mailbox, params }) => {
-    const msg = mailbox.getMessage(params.id ?? '');
-    mailbox.trash(msg);
+  route('POST', 'messages/:id/trash', 'messages.trash', 'modify', (call) => {
+    const msg = messageParam(call);
+    call.mailbox.trash(msg);
     return summary(msg);
   }),
-  route('POST', 'messages/:id/untrash', 'messages.untrash', 'modify', ({ mailbox, params }) => {
-    const msg = mailbox.getMessage(params.id ?? '');
-    mailbox.untrash(msg);
+  route('POST', 'messages/:id/untrash', 'messages.untrash', 'modify', (call) => {
+    const msg = messageParam(call);
+    call.mailbox.untrash(msg);
     return summary(msg);
   }),
-  route('DELETE', 'messages/:id', 'messages.delete', 'delete', ({ mailbox, params }) => {
-    mailbox.deleteMessage(mailbox.getMessage(params.id ?? ''));
+  route('DELETE', 'messages/:id', 'messages.delete', 'delete', (call) => {
+    call.mailbox.deleteMessage(messageParam(call));
     return undefined;
   }),
 
@@ -258,25 +270,25 @@ export const GMAIL_ROUTES: GmailRoute[] = [
       resultSizeEstimate: page.resultSizeEstimate,
     };
   }),
-  route('GET', 'threads/:id', 'threads.get', 'read', (call) => renderThread(call, call.mailbox.getThread(call.params.id ?? ''))),
+  route('GET', 'threads/:id', 'threads.get', 'read', (call) => renderThread(call, threadParam(call))),
   route('POST', 'threads/:id/modify', 'threads.modify', 'modify', (call) => {
-    const thread = [...call.mailbox.getThread(call.params.id ?? '')];
+    const thread = threadParam(call);
     const { add, remove } = labelChanges(call);
     for (const msg of thread) call.mailbox.modifyLabels(msg, add, remove);
-    return { id: call.params.id, historyId: String(call.mailbox.threadHistoryId(thread)), messages: thread.map(summary) };
+    return threadSummary(call.mailbox, thread);
   }),
-  route('POST', 'threads/:id/trash', 'threads.trash', 'modify', ({ mailbox, params }) => {
-    const thread = [...mailbox.getThread(params.id ?? '')];
-    for (const msg of thread) mailbox.trash(msg);
-    return { id: params.id, historyId: String(mailbox.threadHistoryId(thread)), messages: thread.map(summary) };
+  route('POST', 'threads/:id/trash', 'threads.trash', 'modify', (call) => {
+    const thread = threadParam(call);
+    for (const msg of thread) call.mailbox.trash(msg);
+    return threadSummary(call.mailbox, thread);
   }),
-  route('POST', 'threads/:id/untrash', 'threads.untrash', 'modify', ({ mailbox, params }) => {
-    const thread = [...mailbox.getThread(params.id ?? '')];
-    for (const msg of thread) mailbox.untrash(msg);
-    return { id: params.id, historyId: String(mailbox.threadHistoryId(thread)), messages: thread.map(summary) };
+  route('POST', 'threads/:id/untrash', 'threads.untrash', 'modify', (call) => {
+    const thread = threadParam(call);
+    for (const msg of thread) call.mailbox.untrash(msg);
+    return threadSummary(call.mailbox, thread);
   }),
-  route('DELETE', 'threads/:id', 'threads.delete', 'delete', ({ mailbox, params }) => {
-    for (const msg of [...mailbox.getThread(params.id ?? '')]) mailbox.deleteMessage(msg);
+  route('DELETE', 'threads/:id', 'threads.delete', 'delete', (call) => {
+    for (const msg of threadParam(call)) call.mailbox.deleteMessage(msg);
     return undefined;
   }),
 

@@ -1,5 +1,17 @@
-// Gmail-shaped identifiers, deterministic given the emulator seed.
+// Gmail-shaped identifiers, deterministic given the emulator seed, and the check Gmail applies
+// to the message and thread ids it is given.
+import { badRequest } from './errors.js';
 import { Random } from './random.js';
+
+/**
+ * A message or thread id as Gmail reads it: hexadecimal (either case) for a signed 64-bit
+ * integer, so 1 to 16 digits below 8000000000000000. Anything else is 400 "Invalid id value"
+ * (measured against Gmail by other projects), not 404; a well-formed unknown id is 404.
+ */
+export function gmailId(id: string): string {
+  if (!/^[0-9a-f]{1,16}$/i.test(id) || (id.length === 16 && parseInt(id[0] as string, 16) >= 8)) throw badRequest('Invalid id value');
+  return id.toLowerCase();
+}
 
 export class IdSource {
   private readonly random: Random;

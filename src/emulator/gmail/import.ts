@@ -22,6 +22,7 @@ const TAKEOUT_LABELS: Record<string, string> = {
   important: 'IMPORTANT',
   spam: 'SPAM',
   trash: 'TRASH',
+  chat: 'CHAT',
   opened: '',
   archived: '',
   drafts: '',

@@ -1,5 +1,6 @@
 // Gmail's system labels and the user-label records of one mailbox.
 import { badRequest, GmailApiError, notFound } from './errors.js';
+import { checkLabelColor, checkLabelName, type LabelColor } from './label-rules.js';
 
 export interface LabelRecord {
   id: string;
@@ -7,7 +8,7 @@ export interface LabelRecord {
   type: 'system' | 'user';
   messageListVisibility?: 'show' | 'hide';
   labelListVisibility?: 'labelShow' | 'labelShowIfUnread' | 'labelHide';
-  color?: { textColor?: string; backgroundColor?: string };
+  color?: LabelColor;
 }
 
 export const SYSTEM_LABEL_IDS = [
@@ -29,6 +30,8 @@ export const SYSTEM_LABEL_IDS = [
 
 /** Labels that only Gmail itself sets; messages.modify rejects them. */
 const RESERVED_FOR_GMAIL = new Set(['DRAFT', 'SENT', 'CHAT']);
+
+const nameConflict = (): GmailApiError => new GmailApiError(409, 'Label name exists or conflicts', 'aborted');
 
 function systemLabel(id: string): LabelRecord {
   const hidden = id.startsWith('CATEGORY_') || id === 'CHAT';
@@ -59,17 +62,16 @@ export class LabelTable {
     return label;
   }
 
-  create(input: Omit<Partial<LabelRecord>, 'id' | 'type'> & { name: string }): LabelRecord {
-    const name = input.name.trim();
-    if (!name) throw badRequest('Invalid label name', 'invalidArgument');
-    if (this.findByName(name)) throw new GmailApiError(409, 'Label name exists or conflicts', 'duplicate');
+  create(input: Omit<Partial<LabelRecord>, 'id' | 'type' | 'name'> & { name: unknown }): LabelRecord {
+    const name = checkLabelName(input.name);
+    if (this.findByName(name)) throw nameConflict();
     const label: LabelRecord = {
       id: `Label_${this.nextUserLabel++}`,
       name,
       type: 'user',
       messageListVisibility: input.messageListVisibility ?? 'show',
       labelListVisibility: input.labelListVisibility ?? 'labelShow',
-      ...(input.color ? { color: input.color } : {}),
+      ...(input.color ? { color: checkLabelColor(input.color) } : {}),
     };
     this.byId.set(label.id, label);
     return label;
@@ -79,13 +81,14 @@ export class LabelTable {
     const label = this.require(id);
     if (label.type === 'system') throw badRequest(`Invalid update for system label: ${id}`);
     if (patch.name !== undefined) {
-      const other = this.findByName(patch.name);
-      if (other && other.id !== id) throw new GmailApiError(409, 'Label name exists or conflicts', 'duplicate');
-      label.name = patch.name;
+      const name = checkLabelName(patch.name);
+      const other = this.findByName(name);
+      if (other && other.id !== id) throw nameConflict();
+      label.name = name;
     }
     if (patch.messageListVisibility) label.messageListVisibility = patch.messageListVisibility;
     if (patch.labelListVisibility) label.labelListVisibility = patch.labelListVisibility;
-    if (patch.color) label.color = patch.color;
+    if (patch.color) label.color = checkLabelColor(patch.color);
     return label;
   }
 

@@ -352,6 +352,7 @@ export class Mailbox {
       snippet: ownString(described.snippet),
       rfc822MessageId: ownString(described.rfc822MessageId),
       hasAttachment: described.hasAttachment,
+      attachmentNames: ownString(described.attachmentNames),
     };
     this.messages.set(id, msg);
     const thread = this.threads.get(threadId);
@@ -371,9 +372,25 @@ export class Mailbox {
     return msg;
   }
 
+  /** Draft messages carry only DRAFT, whatever happens to their thread. */
+  isDraft(msg: StoredMessage): boolean {
+    return this.draftByMessageId.has(msg.id);
+  }
+
+  /**
+   * Adds and removes labels (no effect on a draft message). Adding TRASH remembers what the same
+   * change removed (INBOX, SPAM), and removing TRASH puts that back: untrash returns a message
+   * to where it was.
+   */
   modifyLabels(msg: StoredMessage, add: readonly string[], remove: readonly string[]): void {
-    const added = add.filter((id) => !msg.labelIds.includes(id) && !remove.includes(id));
+    if (this.isDraft(msg)) return;
+    const trashing = add.includes('TRASH') && !msg.labelIds.includes('TRASH') && !remove.includes('TRASH');
+    const untrashing = remove.includes('TRASH') && msg.labelIds.includes('TRASH');
+    const restored = untrashing ? (msg.beforeTrash ?? []).filter((id) => !remove.includes(id) && this.labels.get(id)) : [];
+    const added = [...new Set([...add, ...restored])].filter((id) => !msg.labelIds.includes(id) && !remove.includes(id));
     const removed = remove.filter((id) => msg.labelIds.includes(id));
+    if (trashing) msg.beforeTrash = removed.filter((id) => id !== 'TRASH');
+    if (untrashing) delete msg.beforeTrash;
     if (added.length > 0) {
       msg.labelIds.push(...added);
       this.record('labelAdded', msg, added);

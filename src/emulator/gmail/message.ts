@@ -3,9 +3,9 @@
 // tree is parsed on demand when a `full` or attachment read asks for it.
 import { badRequest, notFound } from './errors.js';
 import {
+  attachmentFilenames,
   extractText,
   findPart,
-  hasAttachment,
   headerValue,
   makeSnippet,
   parseMime,
@@ -31,6 +31,10 @@ export interface StoredMessage {
   /** The RFC 2822 Message-ID, used for threading replies. */
   rfc822MessageId: string;
   hasAttachment: boolean;
+  /** Attachment file names, lower-case, one per line (filename: search). */
+  attachmentNames: string;
+  /** Labels that trashing removed (INBOX, SPAM), put back when the message leaves the trash. */
+  beforeTrash?: string[];
 }
 
 export type MessageFormat = 'minimal' | 'metadata' | 'full' | 'raw';
@@ -42,9 +46,12 @@ export function parseFormat(value: string | undefined): MessageFormat {
 }
 
 /** Search fields of a raw message, computed once when it enters the store. */
-export function describeRaw(raw: Buffer): Pick<StoredMessage, 'from' | 'to' | 'subject' | 'snippet' | 'rfc822MessageId' | 'hasAttachment'> & { headers: Header[] } {
+export function describeRaw(
+  raw: Buffer,
+): Pick<StoredMessage, 'from' | 'to' | 'subject' | 'snippet' | 'rfc822MessageId' | 'hasAttachment' | 'attachmentNames'> & { headers: Header[] } {
   const root = parseMime(raw);
   const headers = root.headers;
+  const attachments = attachmentFilenames(root);
   const to = [headerValue(headers, 'to'), headerValue(headers, 'cc')].filter(Boolean).join(', ');
   return {
     headers,
@@ -53,7 +60,8 @@ export function describeRaw(raw: Buffer): Pick<StoredMessage, 'from' | 'to' | 's
     subject: headerValue(headers, 'subject') ?? '',
     snippet: makeSnippet(extractText(root)),
     rfc822MessageId: (headerValue(headers, 'message-id') ?? '').trim(),
-    hasAttachment: hasAttachment(root),
+    hasAttachment: attachments.length > 0,
+    attachmentNames: attachments.join('\n').toLowerCase(),
   };
 }
 

@@ -381,9 +381,10 @@ export function makeSnippet(text: string): string {
   return collapsed.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
-export function hasAttachment(root: MimePart): boolean {
-  if (root.parts.length === 0) return root.isAttachment;
-  return root.parts.some(hasAttachment);
+/** The file names of a message's attachments ('' for an attachment without one). */
+export function attachmentFilenames(root: MimePart): string[] {
+  if (root.parts.length === 0) return root.isAttachment ? [root.filename] : [];
+  return root.parts.flatMap(attachmentFilenames);
 }
 
 // ---------------------------------------------------------------- building

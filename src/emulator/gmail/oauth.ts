@@ -64,6 +64,9 @@ function isLoopback(uri: string): boolean {
   }
 }
 
+/** Google's account id (`sub`): an opaque decimal number, stable per address. */
+export const subjectId = (email: string): string => BigInt('0x' + createHash('sha256').update(email).digest('hex').slice(0, 16)).toString();
+
 const token = (prefix: string, bytes: number): string => prefix + randomBytes(bytes).toString('base64url');
 
 export class OAuthServer {
@@ -184,7 +187,7 @@ export class OAuthServer {
       iss: 'https://accounts.google.com',
       azp: grant.clientId,
       aud: grant.clientId,
-      sub: BigInt('0x' + createHash('sha256').update(grant.email).digest('hex').slice(0, 16)).toString(),
+      sub: subjectId(grant.email),
       email: grant.email,
       email_verified: true,
       iat,

@@ -4,9 +4,9 @@
 // check, quota admission, injected latency and errors, the handler, and metrics.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { handleControl } from './control-api.js';
-import { badRequest, forbidden, GmailApiError, notFound, unauthenticated } from './errors.js';
+import { badRequest, forbidden, GmailApiError, missingCredentials, notFound, unauthenticated } from './errors.js';
 import { matchGmailRoute } from './gmail-api.js';
-import { scopesAllow } from './oauth.js';
+import { scopesAllow, subjectId, type AccessTokenInfo } from './oauth.js';
 import type { GmailWorld } from './world.js';
 
 const MAX_BODY_BYTES = 50 * 1024 * 1024;
@@ -56,6 +56,23 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   }
 }
 
+/** The token's grant, or the 401 Google gives: "missing" without an Authorization header, "invalid" otherwise. */
+function authenticate(world: GmailWorld, req: IncomingMessage): AccessTokenInfo {
+  const auth = world.oauth.authenticate(req.headers.authorization);
+  if (auth) return auth;
+  throw req.headers.authorization ? unauthenticated() : missingCredentials();
+}
+
+/** OpenID userinfo: v3 (OpenID Connect claims) or v2 (the older field names). */
+function userinfo(world: GmailWorld, auth: AccessTokenInfo, version: 'v2' | 'v3') {
+  const name = world.findAccount(auth.email)?.name ?? '';
+  const [givenName, ...rest] = name.split(' ');
+  const names = { name, given_name: givenName ?? '', ...(rest.length > 0 ? { family_name: rest.join(' ') } : {}) };
+  return version === 'v3'
+    ? { sub: subjectId(auth.email), ...names, email: auth.email, email_verified: true }
+    : { id: subjectId(auth.email), email: auth.email, verified_email: true, ...names };
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function handleGmail(world: GmailWorld, req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> {
@@ -73,8 +90,7 @@ async function handleGmail(world: GmailWorld, req: IncomingMessage, res: ServerR
   let units = 0;
   let release: (() => void) | undefined;
   try {
-    const auth = world.oauth.authenticate(req.headers.authorization);
-    if (!auth) throw unauthenticated();
+    const auth = authenticate(world, req);
     if (userId !== 'me' && userId.toLowerCase() !== auth.email) throw forbidden(`Delegation denied for ${auth.email}`);
     if (!match) throw notFound(`Method not found: ${req.method} ${path}`);
     if (!scopesAllow(auth.scopes, match.route.scope)) throw new GmailApiError(403, 'Request had insufficient authentication scopes.', 'insufficientPermissions');
@@ -133,12 +149,13 @@ async function handleOAuth(world: GmailWorld, req: IncomingMessage, res: ServerR
       send(res, 200, world.keys.jwks(), { 'cache-control': 'public, max-age=60' });
       return true;
     case 'GET /oauth2/v3/userinfo':
-    case 'GET /oauth2/v2/userinfo': {
-      const auth = world.oauth.authenticate(req.headers.authorization);
-      if (!auth) sendError(res, unauthenticated());
-      else send(res, 200, { sub: auth.email, email: auth.email, email_verified: true, verified_email: true });
+    case 'GET /oauth2/v2/userinfo':
+      try {
+        send(res, 200, userinfo(world, authenticate(world, req), path.includes('/v3/') ? 'v3' : 'v2'));
+      } catch (err) {
+        sendError(res, err);
+      }
       return true;
-    }
     default:
       return false;
   }
