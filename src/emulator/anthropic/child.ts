@@ -3,11 +3,13 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import type { EmulatorMetrics } from './index.js';
+import type { EmulatorMetrics, ScriptStep } from './index.js';
 
 export interface ChildAnthropicEmulator {
   url: string;
   metrics(): Promise<EmulatorMetrics>;
+  /** POST /__emulator/scripts; resolves to the marker. */
+  script(name: string, steps: ScriptStep[]): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -36,6 +38,16 @@ export async function spawnAnthropicEmulator(flags: string[] = []): Promise<Chil
       const response = await fetch(`${url}/__emulator/metrics`);
       if (!response.ok) throw new Error(`anthropic emulator metrics: HTTP ${response.status}`);
       return (await response.json()) as EmulatorMetrics;
+    },
+    async script(name, steps) {
+      const response = await fetch(`${url}/__emulator/scripts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name, steps }),
+      });
+      const body = (await response.json()) as { marker?: string; error?: { message: string } };
+      if (!response.ok) throw new Error(`anthropic emulator script: ${body.error?.message ?? response.status}`);
+      return body.marker!;
     },
     close: async () => {
       if (child.exitCode !== null) return;

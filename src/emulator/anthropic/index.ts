@@ -6,12 +6,17 @@
 // markers in the newest email: [emulator:invalid-output], [emulator:overloaded] (529),
 // [emulator:rate-limit] (429 with retry-after), [emulator:server-error] (500), each optionally with a
 // count, e.g. [emulator:rate-limit:2] fails only the first two calls. [emulator:category=X] anywhere in
-// the prompt forces category X. Control API: GET /__emulator/metrics, GET|POST /__emulator/config,
-// POST /__emulator/reset.
+// the prompt forces category X. Multi-turn tool use: tool_use / tool_result turns are validated as the
+// API does; an unscripted conversation offering tools calls a read-like tool first, then answers; a
+// script (see script.ts and docs/anthropic-emulator.md) decides turn by turn for conversations carrying
+// `[emulator:script=<name>]`. Control API: GET /__emulator/metrics, GET|POST /__emulator/config,
+// POST /__emulator/reset, GET|POST|DELETE /__emulator/scripts, DELETE /__emulator/scripts/<name>.
 import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPatch } from './config.js';
+import type { ScriptStatus, ScriptStep } from './script.js';
 import { AnthropicEmulatorServer, type CapturedRequest, type EmulatorMetrics } from './server.js';
 
-export type { CapturedRequest, EmulatorConfig, EmulatorConfigPatch, EmulatorMetrics };
+export type { CapturedRequest, EmulatorConfig, EmulatorConfigPatch, EmulatorMetrics, ScriptStatus, ScriptStep };
+export { scriptMarker } from './script.js';
 export type { ErrorRates } from './config.js';
 
 export interface AnthropicEmulatorOptions extends EmulatorConfigPatch {
@@ -30,8 +35,16 @@ export interface AnthropicEmulator {
   config(): EmulatorConfig;
   /** Changes switches at run time; throws on an invalid value. */
   configure(patch: EmulatorConfigPatch): EmulatorConfig;
-  /** Zeroes metrics, marker counters and request numbering; keeps the configuration. */
+  /** Zeroes metrics, marker and script fault counters and request numbering; keeps config and scripts. */
   reset(): void;
+  /**
+   * Registers (or replaces) a script for the conversations whose system prompt or first user message
+   * carries the returned marker, `[emulator:script=<name>]`. Throws on an invalid script.
+   */
+  script(name: string, steps: ScriptStep[]): string;
+  removeScript(name: string): boolean;
+  clearScripts(): void;
+  scripts(): ScriptStatus[];
 }
 
 export async function startAnthropicEmulator(opts: AnthropicEmulatorOptions = {}): Promise<AnthropicEmulator> {
@@ -47,6 +60,10 @@ export async function startAnthropicEmulator(opts: AnthropicEmulatorOptions = {}
     config: () => server.getConfig(),
     configure: (p) => server.configure(p),
     reset: () => server.reset(),
+    script: (name, steps) => server.script(name, steps),
+    removeScript: (name) => server.removeScript(name),
+    clearScripts: () => server.clearScripts(),
+    scripts: () => server.scripts(),
   };
 }
 export { spawnAnthropicEmulator, type ChildAnthropicEmulator } from './child.js';

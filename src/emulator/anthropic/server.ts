@@ -6,9 +6,19 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPatch } from './config.js';
 import { FaultPlan, type Fault } from './faults.js';
+import { createHash } from 'node:crypto';
+import { defaultToolInput, hasToolResults, isToolConversation, readLikeTool, scriptConflict, turnOf } from './agent.js';
 import { draw, makeId } from './random.js';
-import { classify, draft, invalidDecision, newestEmail, toolInput } from './responder.js';
-import { contentText, systemText, validateMessagesRequest, type Endpoint, type MessagesRequest } from './validation.js';
+import { classify, draft, invalidDecision, newestEmail, toolInput, type EmailView } from './responder.js';
+import { ScriptBook, scriptNameIn, type ScriptStatus, type ScriptToolCall } from './script.js';
+import {
+  contentText,
+  systemText,
+  validateMessagesRequest,
+  type Endpoint,
+  type MessageParam,
+  type MessagesRequest,
+} from './validation.js';
 
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
@@ -25,9 +35,13 @@ export interface EmulatorMetrics {
   requests: number;
   /** Responses to those calls by HTTP status. */
   byStatus: Record<string, number>;
-  /** Successful calls answered with a tool_use block / with text. */
+  /** Successful calls answered with tool_use blocks (stop_reason tool_use) / with text only. */
   toolUseResponses: number;
   textResponses: number;
+  /** tool_use blocks sent, over all successful calls (a turn may call several tools). */
+  toolUseBlocks: number;
+  /** Calls answered from a registered script (faults included). */
+  scriptedResponses: number;
   /** Successful calls whose output was made to fail the client's schema on purpose. */
   invalidOutputs: number;
   /** Token usage summed over successful calls, as reported in `usage`. */
@@ -45,6 +59,8 @@ function emptyMetrics(): EmulatorMetrics {
     byStatus: {},
     toolUseResponses: 0,
     textResponses: 0,
+    toolUseBlocks: 0,
+    scriptedResponses: 0,
     invalidOutputs: 0,
     inputTokens: 0,
     outputTokens: 0,
@@ -55,6 +71,49 @@ function emptyMetrics(): EmulatorMetrics {
 }
 
 const countTokens = (text: string) => Math.ceil(text.length / 4);
+
+type ContentBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
+
+interface Answer {
+  content: ContentBlock[];
+  /** What output tokens are counted over. */
+  outputText: string;
+  stopReason: 'tool_use' | 'end_turn' | 'max_tokens' | 'stop_sequence';
+  stopSequence?: string;
+}
+
+/** A scripted final text: end_turn, stop_sequence when the script names one, max_tokens when too long. */
+function textAnswer(request: MessagesRequest, text: string, stopSequence?: string): Answer {
+  if (countTokens(text) > request.max_tokens) {
+    const cut = text.slice(0, request.max_tokens * 4);
+    return { content: [{ type: 'text', text: cut }], outputText: cut, stopReason: 'max_tokens' };
+  }
+  return stopSequence === undefined
+    ? { content: [{ type: 'text', text }], outputText: text, stopReason: 'end_turn' }
+    : { content: [{ type: 'text', text }], outputText: text, stopReason: 'stop_sequence', stopSequence };
+}
+
+const firstUserText = (request: MessagesRequest) => {
+  const first = request.messages.find((m) => m.role === 'user');
+  return first ? contentText(first.content) : '';
+};
+
+const EMAIL_TAG = /<(email|message)\b/;
+
+/**
+ * The email the "model" reads: the newest one in the last user message, as always. In a tool
+ * conversation the last user message holds tool results, so it is the newest user message that has an
+ * <email>/<message> block, or else the first user message.
+ */
+function emailOf(request: MessagesRequest): EmailView {
+  const users = request.messages.filter((m: MessageParam) => m.role === 'user');
+  if (!isToolConversation(request)) {
+    const lastUser = users.at(-1);
+    return newestEmail(lastUser ? contentText(lastUser.content) : '');
+  }
+  const withEmail = [...users].reverse().find((m) => EMAIL_TAG.test(contentText(m.content)));
+  return newestEmail(contentText((withEmail ?? users[0])?.content ?? ''));
+}
 
 /** Everything the model reads: the system prompt and every message, as one text. */
 function promptTextOf(request: MessagesRequest): string {
@@ -80,6 +139,9 @@ export class AnthropicEmulatorServer {
   private config: EmulatorConfig;
   private metricsState = emptyMetrics();
   private readonly faults = new FaultPlan();
+  private readonly scriptBook = new ScriptBook();
+  /** Ids of tool_use blocks a script sent for a tool not in `tools`: accepted back in later turns. */
+  private readonly unknownToolUseIds = new Set<string>();
   /** Numbers the valid /v1/messages calls: the key of their seeded draws and ids. */
   private requestCounter = 0;
   /** Numbers every response, for request-id headers. */
@@ -132,12 +194,33 @@ export class AnthropicEmulatorServer {
     return structuredClone(this.metricsState);
   }
 
-  /** Zeroes the metrics, the marker counters and the request numbering; the configuration stays. */
+  /**
+   * Zeroes the metrics, the marker counters, the scripts' fault counters and the request numbering; the
+   * configuration and the registered scripts stay.
+   */
   reset(): void {
     const inFlight = this.metricsState.inFlight;
     this.metricsState = { ...emptyMetrics(), inFlight };
     this.faults.reset();
+    this.scriptBook.resetCounters();
     this.requestCounter = 0;
+  }
+
+  /** Registers (or replaces) a script; returns the marker to put in the system prompt. Throws if invalid. */
+  script(name: string, steps: unknown): string {
+    return this.scriptBook.register(name, steps);
+  }
+
+  removeScript(name: string): boolean {
+    return this.scriptBook.remove(name);
+  }
+
+  clearScripts(): void {
+    this.scriptBook.clear();
+  }
+
+  scripts(): ScriptStatus[] {
+    return this.scriptBook.list();
   }
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -164,6 +247,28 @@ export class AnthropicEmulatorServer {
       this.reset();
       return this.sendJson(res, 200, { ok: true });
     }
+    if (path === '/__emulator/scripts') {
+      if (req.method === 'GET') return this.sendJson(res, 200, { scripts: this.scripts() });
+      if (req.method === 'DELETE') {
+        this.clearScripts();
+        return this.sendJson(res, 200, { ok: true });
+      }
+      if (req.method === 'POST') {
+        const body = await this.readJson(req, res);
+        if (body === undefined) return;
+        const { name, steps } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+        try {
+          const marker = this.script(String(name ?? ''), steps);
+          return this.sendJson(res, 200, { name, marker });
+        } catch (err) {
+          return this.sendError(res, 400, 'invalid_request_error', (err as Error).message);
+        }
+      }
+    }
+    if (req.method === 'DELETE' && path.startsWith('/__emulator/scripts/')) {
+      const name = decodeURIComponent(path.slice('/__emulator/scripts/'.length));
+      return this.sendJson(res, 200, { removed: this.removeScript(name) });
+    }
     this.sendError(res, 404, 'not_found_error', 'Not Found');
   }
 
@@ -189,7 +294,7 @@ export class AnthropicEmulatorServer {
     }
     const body = await this.readJson(req, res);
     if (body === undefined) return undefined;
-    const validation = validateMessagesRequest(body, endpoint);
+    const validation = validateMessagesRequest(body, endpoint, { unknownToolUseIds: this.unknownToolUseIds });
     if (!validation.ok) {
       this.sendError(res, validation.status, validation.type, validation.message);
       return undefined;
@@ -235,9 +340,14 @@ export class AnthropicEmulatorServer {
       }
     }
 
-    const lastUser = [...request.messages].reverse().find((msg) => msg.role === 'user');
-    const email = newestEmail(lastUser ? contentText(lastUser.content) : '');
+    const email = emailOf(request);
+    const scriptName = scriptNameIn(systemText(request), firstUserText(request));
+    const turn = turnOf(request);
+    const scripted = scriptName === undefined ? undefined : this.scriptBook.next(scriptName, turn);
+    if (scripted) this.metricsState.scriptedResponses++;
+    if (scripted?.kind === 'error') return this.sendError(res, 400, 'invalid_request_error', scripted.message);
     const fault =
+      (scripted?.kind === 'fault' ? scripted.fault : undefined) ??
       this.faults.fromMarkers(`${email.subject}\n${email.body}`) ??
       FaultPlan.fromRates(this.config.errorRates, seed, n);
     if (fault && fault !== 'invalid-output') {
@@ -247,36 +357,26 @@ export class AnthropicEmulatorServer {
       return this.sendError(res, status, type, message, retryAfter);
     }
 
-    const choice = request.tool_choice;
-    const forcedTool =
-      choice?.type === 'tool'
-        ? request.tools?.find((t) => t.name === choice.name)
-        : choice?.type === 'any'
-          ? request.tools?.[0]
-          : undefined;
-
-    let content: unknown[];
-    let outputText: string;
-    let stopReason: 'tool_use' | 'end_turn' | 'max_tokens';
-    if (forcedTool) {
-      const input = fault === 'invalid-output' ? invalidDecision() : toolInput(forcedTool, classify(promptText, email));
-      content = [{ type: 'tool_use', id: makeId('toolu', seed, n), name: forcedTool.name, input }];
-      outputText = JSON.stringify(input);
-      stopReason = 'tool_use';
-      this.metricsState.toolUseResponses++;
+    let answer: Answer;
+    if (scripted && scripted.kind !== 'fault') {
+      const conflict = scriptConflict(scriptName!, turn, scripted, request);
+      if (conflict) return this.sendError(res, 400, 'invalid_request_error', conflict);
+      answer =
+        scripted.kind === 'tools'
+          ? this.toolAnswer(request, scripted.toolCalls, scripted.text)
+          : textAnswer(request, scripted.text, scripted.stopSequence);
     } else {
-      outputText = fault === 'invalid-output' ? '' : draft(promptText, email);
-      stopReason = 'end_turn';
-      if (countTokens(outputText) > request.max_tokens) {
-        outputText = outputText.slice(0, request.max_tokens * 4);
-        stopReason = 'max_tokens';
-      }
-      content = outputText === '' ? [] : [{ type: 'text', text: outputText }];
+      answer = this.unscriptedAnswer(request, promptText, email, fault === 'invalid-output', n);
+    }
+    if (answer.stopReason === 'tool_use') {
+      this.metricsState.toolUseResponses++;
+      this.metricsState.toolUseBlocks += answer.content.filter((b) => b.type === 'tool_use').length;
+    } else {
       this.metricsState.textResponses++;
     }
     if (fault === 'invalid-output') this.metricsState.invalidOutputs++;
 
-    const outputTokens = Math.max(1, countTokens(outputText));
+    const outputTokens = Math.max(1, countTokens(answer.outputText));
     this.metricsState.inputTokens += inputTokens;
     this.metricsState.outputTokens += outputTokens;
     this.sendJson(res, 200, {
@@ -284,9 +384,9 @@ export class AnthropicEmulatorServer {
       type: 'message',
       role: 'assistant',
       model: request.model,
-      content,
-      stop_reason: stopReason,
-      stop_sequence: null,
+      content: answer.content,
+      stop_reason: answer.stopReason,
+      stop_sequence: answer.stopSequence ?? null,
       usage: {
         input_tokens: inputTokens,
         output_tokens: outputTokens,
@@ -295,6 +395,71 @@ export class AnthropicEmulatorServer {
         service_tier: 'standard',
       },
     });
+  }
+
+  /**
+   * Without a script: a forced tool_choice answers the classification (as always); with tools offered on
+   * auto, the default agent first calls a read-like tool (read_thread preferred) and, once tool results
+   * are back, ends the turn with the drafted reply; otherwise the drafted reply as text.
+   */
+  private unscriptedAnswer(
+    request: MessagesRequest,
+    promptText: string,
+    email: EmailView,
+    invalidOutput: boolean,
+    n: number,
+  ): Answer {
+    const { seed } = this.config;
+    const choice = request.tool_choice;
+    const forcedTool =
+      choice?.type === 'tool'
+        ? request.tools?.find((t) => t.name === choice.name)
+        : choice?.type === 'any'
+          ? request.tools?.[0]
+          : undefined;
+    if (forcedTool) {
+      const input = invalidOutput ? invalidDecision() : toolInput(forcedTool, classify(promptText, email));
+      return {
+        content: [{ type: 'tool_use', id: makeId('toolu', seed, n), name: forcedTool.name, input }],
+        outputText: JSON.stringify(input),
+        stopReason: 'tool_use',
+      };
+    }
+    const reader = choice?.type === 'none' || hasToolResults(request) ? undefined : readLikeTool(request.tools);
+    if (reader && !invalidOutput) {
+      return this.toolAnswer(request, [{ name: reader.name, input: defaultToolInput(reader, promptText, email) }]);
+    }
+    let outputText = invalidOutput ? '' : draft(promptText, email);
+    let stopReason: Answer['stopReason'] = 'end_turn';
+    if (countTokens(outputText) > request.max_tokens) {
+      outputText = outputText.slice(0, request.max_tokens * 4);
+      stopReason = 'max_tokens';
+    }
+    return { content: outputText === '' ? [] : [{ type: 'text', text: outputText }], outputText, stopReason };
+  }
+
+  /**
+   * Optional text, then one tool_use block per call, with ids derived from the conversation so far (the
+   * same conversation gets the same ids, whatever else runs concurrently). Cut to text at max_tokens.
+   */
+  private toolAnswer(request: MessagesRequest, calls: ScriptToolCall[], text?: string): Answer {
+    const conversation = createHash('sha256').update(JSON.stringify(request.messages)).digest('hex');
+    const offered = new Set((request.tools ?? []).map((t) => t.name));
+    const blocks = calls.map((call, k) => {
+      const id = makeId('toolu', this.config.seed, `${conversation}:${k}`);
+      if (!offered.has(call.name)) this.unknownToolUseIds.add(id);
+      return { type: 'tool_use' as const, id, name: call.name, input: call.input };
+    });
+    const outputText = [text ?? '', ...blocks.map((b) => `${b.name}${JSON.stringify(b.input)}`)].join('\n');
+    if (countTokens(outputText) > request.max_tokens) {
+      const cut = (text ?? '').slice(0, request.max_tokens * 4);
+      return { content: cut ? [{ type: 'text', text: cut }] : [], outputText: cut, stopReason: 'max_tokens' };
+    }
+    return {
+      content: [...(text ? [{ type: 'text' as const, text }] : []), ...blocks],
+      outputText,
+      stopReason: 'tool_use',
+    };
   }
 
   /** The parsed JSON body, or undefined after answering 400/413 for an unreadable one. */

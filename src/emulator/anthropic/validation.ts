@@ -32,7 +32,24 @@ export interface MessageParam {
   content: string | Array<{ type: string; [key: string]: unknown }>;
 }
 
-export type ToolChoice = { type: 'auto' | 'any' | 'none' } | { type: 'tool'; name: string };
+export type ToolChoice =
+  | { type: 'auto' | 'any'; disable_parallel_tool_use?: boolean }
+  | { type: 'none' }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean };
+
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content?: string | Array<{ type: string; [key: string]: unknown }>;
+  is_error?: boolean;
+}
 
 export interface MessagesRequest {
   model: string;
@@ -85,7 +102,12 @@ function check(condition: boolean, message: string): asserts condition {
   if (!condition) throw new Invalid(message);
 }
 
-function checkContent(content: unknown, path: string): void {
+/** Pattern of tool_use ids; the API names it in its error text. */
+const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/;
+/** Block types a tool_result's content list may hold. */
+const TOOL_RESULT_CONTENT_TYPES = new Set(['text', 'image', 'document', 'search_result']);
+
+function checkContent(content: unknown, path: string, role: unknown): void {
   check(content !== undefined, `${path}: Field required`);
   if (typeof content === 'string') return;
   check(Array.isArray(content), `${path}: Input should be a valid string or a valid list`);
@@ -95,13 +117,134 @@ function checkContent(content: unknown, path: string): void {
       check(typeof block.text === 'string', `${path}.${j}.text: Field required`);
       check(block.text !== '', `${path}.${j}: text content blocks must be non-empty`);
     }
+    if (block.type === 'tool_use') {
+      check(role === 'assistant', `${path}.${j}: tool_use blocks may only appear in assistant messages`);
+      check(block.id !== undefined, `${path}.${j}.tool_use.id: Field required`);
+      check(
+        typeof block.id === 'string' && TOOL_USE_ID.test(block.id),
+        `${path}.${j}.tool_use.id: String should match pattern '${TOOL_USE_ID.source}'`,
+      );
+      check(block.name !== undefined, `${path}.${j}.tool_use.name: Field required`);
+      check(typeof block.name === 'string', `${path}.${j}.tool_use.name: Input should be a valid string`);
+      check(block.input !== undefined, `${path}.${j}.tool_use.input: Field required`);
+      check(isObject(block.input), `${path}.${j}.tool_use.input: Input should be a valid dictionary`);
+    }
+    if (block.type === 'tool_result') {
+      check(role === 'user', `${path}.${j}: tool_result blocks may only appear in user messages`);
+      check(block.tool_use_id !== undefined, `${path}.${j}.tool_result.tool_use_id: Field required`);
+      check(
+        typeof block.tool_use_id === 'string' && TOOL_USE_ID.test(block.tool_use_id),
+        `${path}.${j}.tool_result.tool_use_id: String should match pattern '${TOOL_USE_ID.source}'`,
+      );
+      check(
+        block.is_error === undefined || typeof block.is_error === 'boolean',
+        `${path}.${j}.tool_result.is_error: Input should be a valid boolean`,
+      );
+      const result = block.content;
+      if (result === undefined || typeof result === 'string') return;
+      check(Array.isArray(result), `${path}.${j}.tool_result.content: Input should be a valid string or a valid list`);
+      result.forEach((inner: unknown, k) => {
+        const at = `${path}.${j}.tool_result.content.${k}`;
+        check(isObject(inner) && typeof inner.type === 'string', `${at}: Input should be a valid dictionary`);
+        check(
+          TOOL_RESULT_CONTENT_TYPES.has(inner.type),
+          `${at}.type: Input should be 'text', 'image', 'document' or 'search_result'`,
+        );
+        if (inner.type === 'text') {
+          check(typeof inner.text === 'string', `${at}.text: Field required`);
+          check(inner.text !== '', `${at}: text content blocks must be non-empty`);
+        }
+      });
+    }
   });
+}
+
+const blocksOf = (message: MessageParam) => (typeof message.content === 'string' ? [] : message.content);
+
+/**
+ * The pairing rules of tool use across turns, in the API's words where confirmed: tool_use ids unique in
+ * the request; every tool_result answers a tool_use of the message just before; the message after an
+ * assistant turn with tool_use blocks is a user turn that starts with their tool_result blocks; tool_use
+ * names are tools of the request (unless the emulator itself called that unknown tool on purpose).
+ */
+function checkToolTurns(messages: MessageParam[], toolNames: Set<string>, opts: ValidationOptions): void {
+  const hasToolBlocks = messages.some((m) =>
+    blocksOf(m).some((b) => b.type === 'tool_use' || b.type === 'tool_result'),
+  );
+  if (!hasToolBlocks) return;
+  check(toolNames.size > 0, 'Requests which include `tool_use` or `tool_result` blocks must define tools.');
+
+  const seen = new Set<string>();
+  messages.forEach((message, i) => {
+    blocksOf(message).forEach((block, j) => {
+      if (block.type !== 'tool_use') return;
+      const { id, name } = block as unknown as ToolUseBlock;
+      check(!seen.has(id), `messages.${i}.content.${j}: \`tool_use\` ids must be unique`);
+      seen.add(id);
+      check(
+        toolNames.has(name) || (opts.unknownToolUseIds?.has(id) ?? false),
+        `messages.${i}.content.${j}.tool_use.name: Tool '${name}' not found in 'tools'`,
+      );
+    });
+  });
+
+  messages.forEach((message, i) => {
+    if (message.role !== 'user') return;
+    const previous = messages[i - 1];
+    const offered = new Set(
+      previous?.role === 'assistant'
+        ? blocksOf(previous)
+            .filter((b) => b.type === 'tool_use')
+            .map((b) => (b as unknown as ToolUseBlock).id)
+        : [],
+    );
+    blocksOf(message).forEach((block, j) => {
+      if (block.type !== 'tool_result') return;
+      const id = (block as unknown as ToolResultBlock).tool_use_id;
+      check(
+        offered.has(id),
+        `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. ` +
+          'Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
+      );
+    });
+  });
+
+  messages.forEach((message, i) => {
+    if (message.role !== 'assistant') return;
+    const ids = blocksOf(message)
+      .filter((b) => b.type === 'tool_use')
+      .map((b) => (b as unknown as ToolUseBlock).id);
+    if (ids.length === 0) return;
+    const next = messages[i + 1];
+    const nextBlocks = next?.role === 'user' ? blocksOf(next) : [];
+    const answered = new Set(
+      nextBlocks.filter((b) => b.type === 'tool_result').map((b) => (b as unknown as ToolResultBlock).tool_use_id),
+    );
+    const missing = ids.filter((id) => !answered.has(id));
+    check(
+      missing.length === 0,
+      `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ` +
+        `${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+    );
+    const leading = nextBlocks.findIndex((b) => b.type !== 'tool_result');
+    const leadingResults = leading < 0 ? nextBlocks.length : leading;
+    check(
+      leadingResults >= answered.size,
+      `messages.${i + 1}: Did not find ${ids.length} \`tool_result\` block(s) at the beginning of this message. ` +
+        'Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.',
+    );
+  });
+}
+
+export interface ValidationOptions {
+  /** Ids of tool_use blocks the emulator answered with a tool not in `tools` because a script said so. */
+  unknownToolUseIds?: ReadonlySet<string>;
 }
 
 /** count_tokens takes the same body as create, less max_tokens. */
 export type Endpoint = 'create' | 'count_tokens';
 
-function checkRequest(body: unknown, endpoint: Endpoint): MessagesRequest {
+function checkRequest(body: unknown, endpoint: Endpoint, opts: ValidationOptions): MessagesRequest {
   check(isObject(body), 'Request body must be a JSON object');
   for (const key of Object.keys(body)) check(KNOWN_FIELDS.has(key), `${key}: Extra inputs are not permitted`);
 
@@ -129,7 +272,7 @@ function checkRequest(body: unknown, endpoint: Endpoint): MessagesRequest {
       message.role === 'user' || message.role === 'assistant',
       `messages.${i}.role: Input should be 'user' or 'assistant'`,
     );
-    checkContent(message.content, `messages.${i}.content`);
+    checkContent(message.content, `messages.${i}.content`, message.role);
   });
 
   if (body.system !== undefined && typeof body.system !== 'string') {
@@ -178,13 +321,22 @@ function checkRequest(body: unknown, endpoint: Endpoint): MessagesRequest {
       check(typeof choice.name === 'string', 'tool_choice.tool.name: Field required');
       check(toolNames.has(choice.name), `tool_choice: Tool '${choice.name}' not found in 'tools'`);
     }
+    check(
+      choice.disable_parallel_tool_use === undefined || typeof choice.disable_parallel_tool_use === 'boolean',
+      `tool_choice.${String(choice.type)}.disable_parallel_tool_use: Input should be a valid boolean`,
+    );
   }
+  checkToolTurns(messages as MessageParam[], toolNames, opts);
   return body as unknown as MessagesRequest;
 }
 
-export function validateMessagesRequest(body: unknown, endpoint: Endpoint = 'create'): Validation {
+export function validateMessagesRequest(
+  body: unknown,
+  endpoint: Endpoint = 'create',
+  opts: ValidationOptions = {},
+): Validation {
   try {
-    const request = checkRequest(body, endpoint);
+    const request = checkRequest(body, endpoint, opts);
     // The API answers an unknown model with 404, not 400.
     if (!request.model.startsWith('claude-')) {
       return { ok: false, status: 404, type: 'not_found_error', message: `model: ${request.model}` };
