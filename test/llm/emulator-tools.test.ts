@@ -291,6 +291,10 @@ describe('scripted conversations', () => {
     const bad = await post('/__emulator/scripts', { name: 'bad one', steps: [{ text: 'x' }] });
     expect(bad.status).toBe(400);
     expect((await post('/__emulator/scripts', { name: 'x', steps: [] })).status).toBe(400);
+    expect(() => emulator.script('trailing', [{ text: 'a' }, { fault: 'overloaded' }])).toThrow(
+      'steps: a fault step must be followed by the step that answers its turn',
+    );
+    expect(() => emulator.script('mixed', [{ text: 'a', fault: 'overloaded' } as never])).toThrow();
     const message = await client.messages.create({
       model: MODEL,
       max_tokens: 10,

@@ -100,6 +100,9 @@ export class ScriptBook {
       const issue = parsed.error.issues[0]!;
       throw new Error(`${issue.path.join('.') || 'script'}: ${issue.message}`);
     }
+    if ('fault' in parsed.data.steps.at(-1)!) {
+      throw new Error('steps: a fault step must be followed by the step that answers its turn');
+    }
     this.scripts.set(name, { steps: parsed.data.steps, failures: new Map(), calls: 0 });
     return scriptMarker(name);
   }
