@@ -380,6 +380,21 @@ describe('faults', () => {
   });
 });
 
+describe('control API', () => {
+  it('creates a webhook with a fixed id and token, rejects a bad one, and clears messages', async () => {
+    const fixed = await emu.control.createWebhook({ id: '1200000000000000001', token: 'fixed-token', name: 'Alerts' });
+    expect(fixed.url).toBe(`${emu.url}/api/webhooks/1200000000000000001/fixed-token`);
+    expect((await post(fixed.url, { content: 'x' })).status).toBe(204);
+    await expect(emu.control.createWebhook({ id: '1200000000000000001' })).rejects.toThrow(/exists/);
+    await expect(emu.control.createWebhook({ id: 'abc' })).rejects.toThrow(/snowflake/);
+    await expect(emu.control.createWebhook({ name: 7 as unknown as string })).rejects.toThrow(/name/);
+    expect((await emu.control.listWebhooks()).map((w) => w.name).sort()).toEqual(['Alerts', 'Inbox']);
+    await emu.control.clear();
+    expect(await emu.control.messages()).toEqual([]);
+    expect(await emu.control.listWebhooks()).toHaveLength(2);
+  });
+});
+
 describe('standalone', () => {
   it('the CLI prints a webhook URL that works', async () => {
     const child = await spawnDiscordEmulator(['--webhook-limit', '2']);

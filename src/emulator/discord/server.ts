@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
 import {
   applyConfigPatch,
   applyFaultPatch,
@@ -537,8 +538,14 @@ export class DiscordEmulatorServer {
       }
       if (path === 'webhooks') {
         if (method === 'GET') return this.sendJson(res, 200, { webhooks: this.listWebhooks() });
-        if (method === 'POST')
-          return this.sendJson(res, 201, this.createWebhook(controlBody(await readJson(req)) as CreateWebhookInput));
+        if (method === 'POST') {
+          const input = CreateWebhookSchema.safeParse(await readJson(req));
+          if (!input.success) {
+            const issue = input.error.issues[0]!;
+            return fail(400, `${issue.path.join('.') || 'body'}: ${issue.message}`);
+          }
+          return this.sendJson(res, 201, this.createWebhook(definedOnly(input.data)));
+        }
       }
       const webhookPath = /^webhooks\/(\d+)(\/messages)?$/.exec(path);
       if (webhookPath) {
@@ -644,10 +651,18 @@ function parseQuery(url: URL, route: Route): Query {
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function controlBody(body: unknown): Record<string, unknown> {
-  if (body === null || body === undefined) return {};
-  if (!isRecord(body)) throw new Error('body: expected a JSON object');
-  return body;
+const CreateWebhookSchema = z
+  .object({
+    name: z.string().min(1).max(80).optional(),
+    channelId: z.string().optional(),
+    guildId: z.string().optional(),
+    id: z.string().optional(),
+    token: z.string().optional(),
+  })
+  .strict();
+
+function definedOnly<T extends object>(input: T): T {
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as T;
 }
 
 /** The JSON body; an empty body reads as {}. 400 50109 for invalid JSON, 413 40005 for too large. */
