@@ -1,18 +1,9 @@
 // Typed client for the Discord emulator's control API (/__emulator/...), for tests, benchmarks and
 // the dev mode. It plays Discord's side (creating webhooks, reading the channel); the app under test
 // only ever sees webhook URLs.
+import { callControl } from '../control-http.js';
 import type { DiscordConfig, DiscordConfigPatch, FaultConfig } from './config.js';
 import type { CreateWebhookInput, DiscordEmulatorMetrics, ReceivedMessage, WebhookRecord } from './server.js';
-
-export class DiscordControlError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'DiscordControlError';
-  }
-}
 
 export class DiscordControlClient {
   readonly baseUrl: string;
@@ -21,19 +12,8 @@ export class DiscordControlClient {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${this.baseUrl}/__emulator/${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    const data: unknown = text ? JSON.parse(text) : undefined;
-    if (!res.ok) {
-      const message = (data as { error?: { message?: string } } | undefined)?.error?.message ?? text;
-      throw new DiscordControlError(res.status, `${method} /__emulator/${path}: ${res.status} ${message}`);
-    }
-    return data as T;
+  private call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return callControl<T>(this.baseUrl, method, path, body);
   }
 
   info(): Promise<{ url: string; webhooks: WebhookRecord[]; config: DiscordConfig; faults: FaultConfig }> {

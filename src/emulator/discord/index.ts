@@ -15,7 +15,8 @@ export type {
   ReceivedMessage,
   WebhookRecord,
 } from './server.js';
-export { DiscordControlClient, DiscordControlError } from './control-client.js';
+export { DiscordControlClient } from './control-client.js';
+export { EmulatorControlError } from '../control-http.js';
 
 export interface DiscordEmulatorOptions extends DiscordConfigPatch {
   /** 0 or omitted: a free port. */

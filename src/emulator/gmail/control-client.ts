@@ -1,5 +1,6 @@
 // Typed client for the emulator's control API (/__emulator/...), for tests, benchmarks and
 // the dev mode. It plays the user and the world; the app under test talks Gmail via googleapis.
+import { callControl } from '../control-http.js';
 import type { FaultConfig } from './faults.js';
 import type { LabelRecord } from './labels.js';
 import type { OAuthClientRegistration } from './oauth.js';
@@ -53,16 +54,6 @@ export interface DeliveredMessage {
   historyId: string;
 }
 
-export class EmulatorControlError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'EmulatorControlError';
-  }
-}
-
 export class EmulatorControlClient {
   readonly baseUrl: string;
 
@@ -70,19 +61,8 @@ export class EmulatorControlClient {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await fetch(`${this.baseUrl}/__emulator/${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    const data: unknown = text ? JSON.parse(text) : undefined;
-    if (!res.ok) {
-      const message = (data as { error?: { message?: string } } | undefined)?.error?.message ?? text;
-      throw new EmulatorControlError(res.status, `${method} /__emulator/${path}: ${res.status} ${message}`);
-    }
-    return data as T;
+  private call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return callControl<T>(this.baseUrl, method, path, body);
   }
 
   private account(email: string, rest = ''): string {

@@ -89,7 +89,8 @@ export async function startGmailEmulator(opts: GmailEmulatorOptions = {}): Promi
   };
 }
 
-export { EmulatorControlClient, EmulatorControlError } from './control-client.js';
+export { EmulatorControlClient } from './control-client.js';
+export { EmulatorControlError } from '../control-http.js';
 export { spawnGmailEmulator, type ChildGmailEmulator, type ChildEmulatorDetails } from './child.js';
 export type { EmulatorInfo, EmulatorMetrics, MailboxState, DeliveredMessage } from './control-client.js';
 export type { CreatedAccount, IncomingMessage } from './world.js';
