@@ -80,23 +80,46 @@ async function buildIntoCache(
   env: NodeJS.ProcessEnv,
   log: (m: string) => void,
 ): Promise<ResolvedTemporalCli> {
-  await mkdir(cacheDir, { recursive: true });
-  const target = join(cacheDir, 'temporal');
-  const release = await acquireBuildLock(join(cacheDir, '.build.lock'), target, log);
-  try {
-    // A concurrent caller may have finished the build while we waited for the lock.
-    if (await isExecutableFile(target)) return { path: target, source: 'cache' };
-    await removeStaleBuildDirs(cacheDir);
-    // Build into a private directory and rename: a killed build never leaves a half-written binary.
-    const buildDir = await mkdtemp(join(cacheDir, '.build-'));
-    try {
+  return installIntoCache({
+    cacheDir,
+    binary: 'temporal',
+    what: 'Temporal CLI',
+    log,
+    install: async (buildDir) => {
       log(
         `building Temporal CLI v${TEMPORAL_CLI_VERSION} with \`go install\` into ${cacheDir}; ` +
           'this takes several minutes the first time (later runs reuse the binary)',
       );
-      const started = Date.now();
       await runGo(go, ['install', '-ldflags', CLI_LDFLAGS, CLI_MODULE], { ...env, GOBIN: buildDir }, log);
-      await rename(join(buildDir, 'temporal'), target);
+    },
+  });
+}
+
+/**
+ * Builds one binary into `cacheDir` under a build lock, so concurrent callers build it once: the
+ * build goes into a private folder and is renamed into place, so a killed build never leaves a
+ * half-written binary. `install(buildDir)` must leave `binary` in buildDir.
+ */
+export async function installIntoCache(opts: {
+  cacheDir: string;
+  binary: string;
+  what: string;
+  log: (m: string) => void;
+  install: (buildDir: string) => Promise<void>;
+}): Promise<{ path: string; source: 'cache' | 'built' }> {
+  const { cacheDir, log } = opts;
+  await mkdir(cacheDir, { recursive: true });
+  const target = join(cacheDir, opts.binary);
+  const release = await acquireBuildLock(join(cacheDir, '.build.lock'), target, log, opts.what);
+  try {
+    // A concurrent caller may have finished the build while we waited for the lock.
+    if (await isExecutableFile(target)) return { path: target, source: 'cache' };
+    await removeStaleBuildDirs(cacheDir);
+    const buildDir = await mkdtemp(join(cacheDir, '.build-'));
+    try {
+      const started = Date.now();
+      await opts.install(buildDir);
+      await rename(join(buildDir, opts.binary), target);
       log(`built ${target} in ${Math.round((Date.now() - started) / 1000)}s`);
       return { path: target, source: 'built' };
     } finally {

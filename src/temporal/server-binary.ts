@@ -14,6 +14,7 @@ import {
   acquireBuildLock,
   findOnPath,
   isExecutableFile,
+  installIntoCache,
   removeStaleBuildDirs,
   runGo,
   TemporalCliError,
@@ -168,25 +169,19 @@ export async function resolveTemporalUiServer(
     log('no Temporal Web UI server found and no Go toolchain on PATH to build one');
     return null;
   }
-  await mkdir(cacheDir, { recursive: true });
-  const release = await acquireBuildLock(join(cacheDir, '.build.lock'), target, log, 'Temporal Web UI server');
-  try {
-    if (await isExecutableFile(target)) return { path: target, source: 'cache' };
-    await removeStaleBuildDirs(cacheDir);
-    const buildDir = await mkdtemp(join(cacheDir, '.build-'));
-    try {
-      const started = Date.now();
+  const built = await installIntoCache({
+    cacheDir,
+    binary: UI_BINARY,
+    what: 'Temporal Web UI server',
+    log,
+    install: async (buildDir) => {
       log(`building the Temporal Web UI server v${TEMPORAL_UI_SERVER_VERSION} with \`go install\` into ${cacheDir}`);
+      // go install names the binary after its package folder (server); installIntoCache renames it.
       await runGo(go, ['install', `${UI_PACKAGE}@v${TEMPORAL_UI_SERVER_VERSION}`], buildEnv(env, buildDir), log);
-      await rename(join(buildDir, 'server'), target);
-      log(`built ${target} in ${Math.round((Date.now() - started) / 1000)}s`);
-      return { path: target, source: 'built' };
-    } finally {
-      await rm(buildDir, { recursive: true, force: true });
-    }
-  } finally {
-    await release();
-  }
+      await rename(join(buildDir, 'server'), join(buildDir, UI_BINARY));
+    },
+  });
+  return built;
 }
 
 function cachePaths(cacheDir: string) {
