@@ -1,0 +1,133 @@
+// The safety policy (seed 001's SafetyEnforcer): for each proposed action, whether it runs now,
+// waits for the user's approval, or is refused, with every reason. It applies to rule, LLM and agent
+// decisions alike. Pure: its facts come from the caller (the user's settings, counts from the
+// journal), never from the mail itself, so mail content cannot widen what it allows.
+import { DANGEROUS_KINDS, SENDING_KINDS, type ActionKind, type ProposedAction } from './contracts.js';
+
+export type AllowanceScope = 'global' | 'account' | 'domain' | 'sender';
+
+/** The user allows a dangerous kind without approval for a scope (domain: subdomains included). */
+export interface Allowance {
+  kind: ActionKind;
+  scope: AllowanceScope;
+  /** The account id, the domain or the sender address; none for global. */
+  ref?: string;
+}
+
+export interface SafetyPolicy {
+  allowances: Allowance[];
+  /** LLM (and agent) decisions below this confidence wait for approval. */
+  minConfidence: number;
+  /** Addresses or domains whose mail is never archived or trashed without the user. */
+  protectedSenders: string[];
+  /** The only addresses a forward may go to. */
+  forwardTo: string[];
+  /** Automatic sends (forward, auto-reply) per account per hour; more wait for approval. */
+  sendsPerHour: number;
+  /** Earned autonomy: auto-reply to a sender only after this many of our drafts to them were sent unedited. */
+  earnedAfter: number;
+  /** The kill switch: every automatic action waits for approval (drafting goes on). */
+  paused: boolean;
+}
+
+export const DEFAULT_SAFETY_POLICY: SafetyPolicy = {
+  allowances: [],
+  minConfidence: 0.8,
+  protectedSenders: [],
+  forwardTo: [],
+  sendsPerHour: 10,
+  earnedAfter: 5,
+  paused: false,
+};
+
+/** What the policy knows about the thread and the account, gathered by the caller. */
+export interface PolicyFacts {
+  accountId: string;
+  /** The sender of the mail the action is about (lower-case address). */
+  sender: string;
+  /** Automatic sends of this account in the last hour (from the journal). */
+  sendsLastHour: number;
+  /** How many of our latest drafts to this sender the user sent unedited, in a row. */
+  draftsSentUnedited: number;
+}
+
+export type PolicyOutcome = 'run' | 'needs_approval' | 'refused';
+
+export interface PolicyVerdict {
+  outcome: PolicyOutcome;
+  /** Every rule that applied, in order: why it runs, waits or is refused. */
+  because: string[];
+}
+
+const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+
+function inDomain(address: string, domain: string): boolean {
+  const d = domainOf(address);
+  const want = domain.toLowerCase().replace(/^@/, '');
+  return d === want || d.endsWith(`.${want}`);
+}
+
+function matchesSender(sender: string, entry: string): boolean {
+  return entry.includes('@') && !entry.startsWith('@') ? sender.toLowerCase() === entry.toLowerCase() : inDomain(sender, entry);
+}
+
+function allowedFor(policy: SafetyPolicy, kind: ActionKind, facts: PolicyFacts): Allowance | undefined {
+  return policy.allowances.find((a) => {
+    if (a.kind !== kind) return false;
+    switch (a.scope) {
+      case 'global':
+        return true;
+      case 'account':
+        return a.ref === facts.accountId;
+      case 'domain':
+        return !!a.ref && inDomain(facts.sender, a.ref);
+      case 'sender':
+        return !!a.ref && facts.sender.toLowerCase() === a.ref.toLowerCase();
+    }
+  });
+}
+
+export function judge(action: ProposedAction, facts: PolicyFacts, policy: SafetyPolicy): PolicyVerdict {
+  const refusals: string[] = [];
+  const approvals: string[] = [];
+  const grants: string[] = [];
+  const { kind, reason } = action;
+
+  if (kind === 'forward') {
+    const to = action.argument?.toLowerCase() ?? '';
+    if (!policy.forwardTo.some((allowed) => allowed.toLowerCase() === to)) {
+      refusals.push(`forward to ${to || '(no address)'}: not an address you allowed forwards to`);
+    }
+  }
+  if (reason.source === 'user') {
+    // The user asked for it (a label, the CLI, the approvals page): nothing to approve.
+    return refusals.length > 0 ? { outcome: 'refused', because: refusals } : { outcome: 'run', because: ['asked for by you'] };
+  }
+
+  if (policy.paused) approvals.push('automatic actions are paused (kill switch)');
+  if ((kind === 'archive' || kind === 'trash') && policy.protectedSenders.some((p) => matchesSender(facts.sender, p))) {
+    approvals.push(`${facts.sender} is a protected sender: never ${kind === 'archive' ? 'archived' : 'trashed'} without you`);
+  }
+  if ((reason.source === 'llm' || reason.source === 'agent') && 'confidence' in reason && reason.confidence < policy.minConfidence) {
+    approvals.push(`the model's confidence ${reason.confidence.toFixed(2)} is below ${policy.minConfidence.toFixed(2)}`);
+  }
+  if (DANGEROUS_KINDS.includes(kind)) {
+    const allowance = allowedFor(policy, kind, facts);
+    if (!allowance) approvals.push(`${kind} needs your approval unless you allow it (global, account, domain or sender)`);
+    else grants.push(`${kind} allowed for ${allowance.scope}${allowance.ref ? ` ${allowance.ref}` : ''}`);
+  }
+  if (kind === 'auto_reply' && facts.draftsSentUnedited < policy.earnedAfter) {
+    approvals.push(
+      `auto-reply to ${facts.sender} is earned after ${policy.earnedAfter} of our drafts sent unedited in a row; so far ${facts.draftsSentUnedited}`,
+    );
+  } else if (kind === 'auto_reply') {
+    grants.push(`earned: your last ${facts.draftsSentUnedited} drafts to ${facts.sender} went out unedited`);
+  }
+  if (SENDING_KINDS.includes(kind) && facts.sendsLastHour >= policy.sendsPerHour) {
+    approvals.push(`${facts.sendsLastHour} automatic sends in the last hour: the cap is ${policy.sendsPerHour}`);
+  }
+
+  if (refusals.length > 0) return { outcome: 'refused', because: [...refusals, ...approvals] };
+  if (approvals.length > 0) return { outcome: 'needs_approval', because: approvals };
+  return { outcome: 'run', because: grants.length > 0 ? grants : [`${kind} is not a dangerous action`] };
+}
