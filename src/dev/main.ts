@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     sync: syncScheduleSettingsFromConfig(cfg),
     archiver: archiverScheduleSettingsFromConfig(cfg),
-  });
+  }, { log: (m) => log.warn(m) });
   // Run retention once now, so a fresh install shows a workflow in the Web UI right away.
   await client.schedule.getHandle(RETENTION_SCHEDULE_ID).trigger();
 
