@@ -196,6 +196,14 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
         }
         throw toActivityFailure(err);
       }
+      if (page.records.length === 0 && page.historyId && historyIdGreater(startHistoryId, page.historyId)) {
+        // Gmail's history never goes backwards: a mailbox behind our cursor was restored or replaced,
+        // and history.list from the cursor would stay empty for good. Repair as after a lost history.
+        log.warn(
+          `account ${accountId}: the mailbox's history id ${page.historyId} is behind our cursor ${startHistoryId}: repairing with an inbox scan`,
+        );
+        return { kind: 'expired' };
+      }
       const threads = page.records.length > 0 ? historyToThreadEvents(page.records, await labelRoles(accountId)) : [];
       const events = await deliver(accountId, threads);
       const more = page.nextPageToken !== undefined && page.records.length > 0;
