@@ -4,9 +4,6 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { AccountNotConnectedError } from './gmail-accounts.js';
 import { GmailError, GmailRateLimitError } from '../gmail/errors.js';
 
-/** Failure types after which only the user reconnecting the account helps. */
-export const ACCOUNT_AUTH_FAILURE_TYPES = ['GmailAuthError', 'AccountNotConnectedError'] as const;
-
 export function toActivityFailure(err: unknown): unknown {
   if (err instanceof AccountNotConnectedError) {
     return ApplicationFailure.create({ type: err.name, message: err.message, nonRetryable: true });

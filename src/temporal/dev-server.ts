@@ -4,7 +4,6 @@
 import { mkdir } from 'node:fs/promises';
 import { createConnection as connectTcp } from 'node:net';
 import { dirname } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 // @temporalio/proto is CommonJS without named-export hints: under ESM only its default export exists.
@@ -12,7 +11,8 @@ import proto, { type temporal } from '@temporalio/proto';
 import { resolveTemporalCli } from './cli-binary.js';
 import { searchAttributeDefinitions } from './search-attributes.js';
 import { freePort } from '../shared/free-port.js';
-import { spawnBoundToUs, type BoundChild } from '../shared/bound-child.js';
+import { spawnBoundToUs } from '../shared/bound-child.js';
+import { untilFrontendAnswers } from './frontend-ready.js';
 
 const HOST = '127.0.0.1';
 const GRPC_ALREADY_EXISTS = 6;
@@ -95,7 +95,14 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   log(`starting ${cli.path} ${args.join(' ')}`);
   const server = spawnBoundToUs(cli.path, args, { log: (line) => log(`temporal: ${line}`) });
   try {
-    await waitUntilServing(address, namespace, server);
+    await untilFrontendAnswers({
+      address,
+      server,
+      what: 'Temporal dev server',
+      timeoutMs: START_TIMEOUT_MS,
+      everyMs: 200,
+      probe: (connection) => connection.workflowService.describeNamespace({ namespace }),
+    });
   } catch (err) {
     await server.stop();
     throw err;
@@ -159,31 +166,6 @@ function extraServerArgs(codecEndpoint: string | undefined): string[] {
     'synchronous=OFF',
     ...(codecEndpoint ? ['--ui-codec-endpoint', codecEndpoint] : []),
   ];
-}
-
-async function waitUntilServing(address: string, namespace: string, server: BoundChild): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  let exited = false;
-  void server.exited.then(() => (exited = true));
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`Temporal dev server exited during start-up:\n${server.outputTail()}`);
-    const connection = Connection.lazy({ address, connectTimeout: 1_000 });
-    try {
-      await connection.withDeadline(Date.now() + 2_000, () =>
-        connection.workflowService.describeNamespace({ namespace }),
-      );
-      return;
-    } catch (err) {
-      lastError = err;
-    } finally {
-      await connection.close();
-    }
-    await sleep(200);
-  }
-  throw new Error(
-    `Temporal dev server did not answer on ${address} within ${START_TIMEOUT_MS / 1000}s (${String(lastError)}):\n${server.outputTail()}`,
-  );
 }
 
 async function startWithSdkDownload(opts: {

@@ -12,6 +12,7 @@ import { Connection, isGrpcServiceError } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { databaseNameOf, redactUrl } from '../db/connection-url.js';
 import { spawnBoundToUs, type BoundChild } from '../shared/bound-child.js';
+import { untilFrontendAnswers } from './frontend-ready.js';
 import { freePort } from '../shared/free-port.js';
 import { ensureSearchAttributes } from './dev-server.js';
 import { projectRoot } from './project-root.js';
@@ -191,7 +192,15 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
     });
     diedDuringStartup.catch(() => {}); // also rejects after a later stop(): nobody waits for it then
     const startup = (async () => {
-      await waitUntilServing(address, server, opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+      await untilFrontendAnswers({
+        address,
+        server,
+        what: 'Temporal server',
+        timeoutMs: opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+        everyMs: 250,
+        probe: (connection) => connection.workflowService.getSystemInfo({}),
+        error: (message) => new TemporalServerError(message),
+      });
       await ensureNamespace(address, namespace, opts.retentionDays ?? 30, log);
       await waitForHistoryAndMatching(address, namespace);
     })();
@@ -320,30 +329,6 @@ export function compactServerLogLine(line: string): string {
 function baseEnv(): NodeJS.ProcessEnv {
   const keep = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG'];
   return Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
-}
-
-async function waitUntilServing(address: string, server: BoundChild, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let exited = false;
-  void server.exited.then(() => (exited = true));
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    if (exited) throw new TemporalServerError(`Temporal server exited during start-up:\n${server.outputTail()}`);
-    // Lazy + close in finally: a failed Connection.connect leaves its channel redialling.
-    const connection = Connection.lazy({ address, connectTimeout: 1_000 });
-    try {
-      await connection.withDeadline(Date.now() + 2_000, () => connection.workflowService.getSystemInfo({}));
-      return;
-    } catch (err) {
-      lastError = err;
-    } finally {
-      await connection.close();
-    }
-    await sleep(250);
-  }
-  throw new TemporalServerError(
-    `Temporal server did not answer on ${address} within ${timeoutMs / 1000}s (${String(lastError)}):\n${server.outputTail()}`,
-  );
 }
 
 /**
