@@ -147,9 +147,13 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
       let last: ThreadStatus | undefined;
       const status = async (): Promise<ThreadStatus> => {
         const handle = harness.handle(threadId);
-        // A closed workflow answers with its result; one that has not run its first task yet, not at all.
-        const closed = (await handle.describe()).status.name === 'COMPLETED';
-        return closed ? ((await handle.result()) as ThreadStatus) : handle.query(threadStatusQuery);
+        try {
+          return await handle.query(threadStatusQuery);
+        } catch (err) {
+          // A closed workflow answers with its result; one that has not run its first task yet, not at all.
+          if ((await handle.describe()).status.name !== 'COMPLETED') throw err;
+          return (await handle.result()) as ThreadStatus;
+        }
       };
       try {
         return await waitUntil(`thread ${threadId}`, async () => {
