@@ -6,11 +6,13 @@ export { archiverWorkflow } from './backfill/archiver-workflow.js';
 export { syncWorkflow } from './sync/sync-workflow.js';
 export { syncAllAccountsWorkflow, watchRenewalWorkflow } from './sync/scheduled-workflows.js';
 export { threadWorkflow } from './thread/thread-workflow.js';
+export { undoActionWorkflow } from './actions/undo-workflow.js';
 export {
   newMessageSignal,
   labelsChangedSignal,
   draftGoneSignal,
   sentSeenSignal,
+  actionDecisionSignal,
   threadStatusQuery,
 } from './thread/signals.js';
 export { accountReconnectedSignal } from './accounts/account-access.js';

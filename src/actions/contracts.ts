@@ -28,10 +28,14 @@ export type ActionReason =
   | { source: 'user' }
   | { source: 'agent'; profile: string; step: number };
 
-export interface ProposedAction {
+/** One configured action: what a rule or a category asks for (category_actions, rules.actions). */
+export interface ActionSpec {
   kind: ActionKind;
   /** The label name (add_label, remove_label) or the address (forward). */
   argument?: string;
+}
+
+export interface ProposedAction extends ActionSpec {
   reason: ActionReason;
 }
 
@@ -42,6 +46,7 @@ export const ACTION_STATES = [
   'scheduled',
   'done',
   'failed',
+  'refused',
   'rejected',
   'expired',
   'undone',
@@ -71,7 +76,7 @@ export type Reversal =
  */
 export function reversalOf(action: Pick<ProposedAction, 'kind' | 'argument'>, state: ActionState): Reversal {
   if (state === 'undone') return { kind: 'none', why: 'already undone' };
-  if (state === 'rejected' || state === 'expired' || state === 'failed') return { kind: 'none', why: `nothing was done (${state})` };
+  if (state === 'rejected' || state === 'expired' || state === 'failed' || state === 'refused') return { kind: 'none', why: `nothing was done (${state})` };
   if (state === 'queued' || state === 'awaiting_approval' || state === 'approved') {
     return { kind: 'none', why: `not done yet (${state}): reject it instead` };
   }
@@ -95,3 +100,74 @@ export function reversalOf(action: Pick<ProposedAction, 'kind' | 'argument'>, st
       return state === 'scheduled' ? { kind: 'cancel_send' } : { kind: 'none', why: 'the message was sent: mail cannot be unsent' };
   }
 }
+
+/** States after which nothing more happens to an action but an undo. */
+export const FINAL_STATES: readonly ActionState[] = ['done', 'failed', 'refused', 'rejected', 'expired', 'undone'];
+
+/** A journal row as the workflow, the CLI and the approvals page see it. */
+export interface JournaledAction extends ActionSpec {
+  id: string;
+  key: string;
+  accountId: string;
+  threadId: string;
+  messageId: string;
+  reason: ActionReason;
+  state: ActionState;
+  verdict: 'run' | 'needs_approval' | 'refused';
+  because: string[];
+  sender: string;
+  scheduledFor?: string;
+  expiresAt?: string;
+  note?: string;
+  decidedBy?: string;
+  result?: ActionResult;
+  createdAt: string;
+  doneAt?: string;
+}
+
+/** What an action did in Gmail, for the journal and for its undo. */
+export interface ActionResult {
+  /** Messages whose labels changed (the reversal changes them back). */
+  messageIds?: string[];
+  /** The label id an add_label/remove_label touched. */
+  labelId?: string;
+  /** Our draft (draft, and an auto-reply waiting for approval). */
+  draftId?: string;
+  /** The message a send produced. */
+  sentMessageId?: string;
+  /** The text an auto-reply sends (written by the LLM before it is proposed). */
+  body?: string;
+  /** Set on a draft once the sent detection saw it go out: whether the user changed it first. */
+  sentUnedited?: boolean;
+}
+
+/** The user's decision about one action: from the CLI, the approvals page, Discord's link or a signal. */
+export interface ActionDecisionEvent {
+  type: 'action_decision';
+  actionId: string;
+  decision: 'approve' | 'reject' | 'undo';
+  /** Who decided: cli, page, signal, gmail. */
+  by: string;
+}
+
+/** The header every message we send carries: the look-before-send finds a send a lost attempt made. */
+export const ACTION_MARKER_HEADER = 'X-Durable-Inbox-Action';
+
+/** How the thread workflow runs actions: part of the thread's settings. */
+export interface ActionSettings {
+  /** A send waits this long first (its undo window). */
+  sendDelayMs: number;
+  /** An approval not given within this long expires; the thread gets Action Required. */
+  approvalExpiryMs: number;
+  /** A Gmail label that, set on any message, pauses every automatic action (the kill switch from a phone). */
+  pauseLabel: string;
+  /** The label on an auto-reply's draft while it waits for approval. */
+  awaitingApprovalLabel: string;
+}
+
+export const DEFAULT_ACTION_SETTINGS: ActionSettings = {
+  sendDelayMs: 2 * 60_000,
+  approvalExpiryMs: 72 * 3600_000,
+  pauseLabel: 'Assistant Paused',
+  awaitingApprovalLabel: 'Awaiting Approval',
+};

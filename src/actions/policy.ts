@@ -49,6 +49,8 @@ export interface PolicyFacts {
   sendsLastHour: number;
   /** How many of our latest drafts to this sender the user sent unedited, in a row. */
   draftsSentUnedited: number;
+  /** The kill-switch label is on a message in the mailbox (set from a phone, say). */
+  pausedByLabel?: boolean;
 }
 
 export type PolicyOutcome = 'run' | 'needs_approval' | 'refused';
@@ -104,7 +106,9 @@ export function judge(action: ProposedAction, facts: PolicyFacts, policy: Safety
     return refusals.length > 0 ? { outcome: 'refused', because: refusals } : { outcome: 'run', because: ['asked for by you'] };
   }
 
-  if (policy.paused) approvals.push('automatic actions are paused (kill switch)');
+  // Drafting goes on under the kill switch: a draft changes nothing the user has not seen.
+  if (kind !== 'draft' && policy.paused) approvals.push('automatic actions are paused (kill switch)');
+  if (kind !== 'draft' && facts.pausedByLabel) approvals.push('automatic actions are paused (the pause label is set in Gmail)');
   if ((kind === 'archive' || kind === 'trash') && policy.protectedSenders.some((p) => matchesSender(facts.sender, p))) {
     approvals.push(`${facts.sender} is a protected sender: never ${kind === 'archive' ? 'archived' : 'trashed'} without you`);
   }

@@ -194,6 +194,23 @@ export class GmailService {
     }
   }
 
+  /** Sends a message (raw RFC 2822, base64url); with threadId it joins that thread. */
+  async sendMessage(raw: string, threadId?: string): Promise<{ id: string; threadId: string }> {
+    const data = await this.call('messages.send', 'message', () =>
+      this.gmail.users.messages.send({ userId: this.userId, requestBody: { raw, ...(threadId ? { threadId } : {}) } }),
+    );
+    return { id: data.id ?? '', threadId: data.threadId ?? threadId ?? '' };
+  }
+
+  async trashThread(threadId: string): Promise<void> {
+    await this.call('threads.trash', 'thread', () => this.gmail.users.threads.trash({ userId: this.userId, id: threadId }));
+  }
+
+  /** Gmail puts the messages back where they were (INBOX included). */
+  async untrashThread(threadId: string): Promise<void> {
+    await this.call('threads.untrash', 'thread', () => this.gmail.users.threads.untrash({ userId: this.userId, id: threadId }));
+  }
+
   async archiveThread(threadId: string): Promise<void> {
     await this.modifyThread(threadId, { remove: ['INBOX'] });
   }

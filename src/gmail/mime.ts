@@ -35,6 +35,8 @@ export interface PlainTextMessageInput {
   date?: Date;
   messageId?: string;
   transferEncoding?: TransferEncoding;
+  /** More headers (an X- marker, say), written after the threading headers. */
+  extraHeaders?: Record<string, string>;
 }
 
 /** RFC 2822 text with CRLF line endings: plain-text UTF-8 body, non-ASCII header text RFC 2047-encoded. */
@@ -50,6 +52,7 @@ export function buildPlainTextMessage(input: PlainTextMessageInput): string {
   if (input.references && input.references.length > 0) {
     headers.push(['References', input.references.map(stripHeaderBreaks).join(' ')]);
   }
+  for (const [name, value] of Object.entries(input.extraHeaders ?? {})) headers.push([name, stripHeaderBreaks(value)]);
   headers.push(['MIME-Version', '1.0']);
   headers.push(['Content-Type', 'text/plain; charset=UTF-8']);
   headers.push(['Content-Transfer-Encoding', encoding]);
@@ -126,6 +129,7 @@ export interface ReplyInput {
   body: string;
   transferEncoding?: TransferEncoding;
   date?: Date;
+  extraHeaders?: Record<string, string>;
 }
 
 export interface BuiltReply {
@@ -150,6 +154,7 @@ export function buildReply(input: ReplyInput): BuiltReply {
     references,
     date: input.date,
     transferEncoding: input.transferEncoding,
+    extraHeaders: input.extraHeaders,
   });
   return { raw: toRaw(rfc2822), subject, inReplyTo, references };
 }

@@ -21,6 +21,8 @@ const LEGACY_COSTS: Record<string, number> = {
   'messages.get': 5,
   'messages.modify': 5,
   'messages.trash': 5,
+  'threads.trash': 10,
+  'threads.untrash': 10,
   'messages.batchModify': 50,
   'messages.send': 100,
   'threads.get': 10,

@@ -2,6 +2,18 @@
 // (raw SQL) and the CLI (Prisma), which select the same columns under the same names.
 import type { Rule } from './rules.js';
 import { isCategory } from '../mail/types.js';
+import { actionSpecsOf, InvalidActionSpecError } from '../actions/action-specs.js';
+import type { ActionSpec } from '../actions/contracts.js';
+
+/** A rule's actions as stored; ones edited by hand into something invalid do nothing rather than guess. */
+function ruleActions(value: unknown): ActionSpec[] {
+  try {
+    return actionSpecsOf(value);
+  } catch (err) {
+    if (err instanceof InvalidActionSpecError) return [];
+    throw err;
+  }
+}
 
 export interface RuleRow {
   id: string;
@@ -14,6 +26,8 @@ export interface RuleRow {
   instruction: string | null;
   priority: number;
   enabled: boolean;
+  /** [{kind, argument?}] or null (the category's actions). */
+  actions?: unknown;
 }
 
 export function ruleFromRow(row: RuleRow): Rule {
@@ -25,6 +39,7 @@ export function ruleFromRow(row: RuleRow): Rule {
     conditions: (row.conditions ?? {}) as Rule['conditions'],
     category: isCategory(row.action) ? row.action : undefined,
     instruction: row.instruction ?? undefined,
+    ...(row.actions !== null && row.actions !== undefined ? { actions: ruleActions(row.actions) } : {}),
     priority: row.priority,
     enabled: row.enabled,
   };

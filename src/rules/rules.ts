@@ -1,6 +1,7 @@
 // Tier one of classification: rules the user (or we) wrote down. A matching deterministic rule decides
 // the category with confidence 1 and no LLM call; instruction rules only add natural-language guidance to
 // the LLM prompt of tier two. Pure functions, no I/O: rules are loaded elsewhere and passed in.
+import type { ActionSpec } from '../actions/contracts.js';
 import { headerValue, parseAddress, senderOf } from '../mail/headers.js';
 import { isCategory, type Category, type EmailForPrompt } from '../mail/types.js';
 
@@ -39,6 +40,8 @@ export interface Rule {
   conditions?: RuleConditions;
   category?: Category;
   instruction?: string;
+  /** What to do with the thread when this rule decides its category; absent: the category's actions. */
+  actions?: ActionSpec[];
   /** Within one scope, a higher priority is tried first. User rules default to 0; built-ins are negative. */
   priority: number;
   enabled: boolean;

@@ -1,6 +1,7 @@
 // The activities the thread workflow calls, as types: the workflow imports only these types,
 // the implementations (gmail-activities.ts, llm-activities.ts, store-activities.ts) satisfy them.
 import type { EmailForPrompt } from '../mail/types.js';
+import type { ActionSpec } from '../actions/contracts.js';
 import type {
   Category,
   DecisionRecord,
@@ -137,9 +138,19 @@ export interface LlmActivities {
 }
 
 export type RulesVerdict = (
-  | { decided: true; category: Category; ruleId: string; reason: string; instructions: string[] }
+  | {
+      decided: true;
+      category: Category;
+      ruleId: string;
+      reason: string;
+      instructions: string[];
+      /** The deciding rule's own actions; absent: the category's. */
+      actions?: ActionSpec[];
+    }
   | { decided: false; instructions: string[] }
 ) & {
+  /** What each category's mail gets for this account (category_actions). */
+  categoryActions: Record<Category, ActionSpec[]>;
   /** Rules that could not be evaluated (bad pattern, missing category...), left out with the reason. */
   skipped?: string[];
 };

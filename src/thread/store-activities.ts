@@ -13,6 +13,8 @@ import {
 import { isCategory } from '../mail/types.js';
 import { ruleFromRow, type RuleRow } from '../rules/rule-rows.js';
 import { uuid7 } from '../db/uuid7.js';
+import { loadCategoryActions } from '../actions/journal.js';
+import { prismaExecutor } from '../quota/sql.js';
 import type { EmailForPrompt } from '../mail/types.js';
 import type { RulesVerdict, StoreActivities } from './activity-contracts.js';
 import type { ThreadMemory, ThreadState } from './contracts.js';
@@ -41,7 +43,7 @@ ON CONFLICT (run_id, seq) DO NOTHING`;
 // Raw SQL on the per-email paths: Prisma's query building costs about a millisecond of the
 // worker's main thread per query (docs/thread-workflow.md).
 const ENABLED_RULES_SQL = `
-SELECT id, scope::text AS scope, scope_ref AS "scopeRef", kind::text AS kind, conditions, action, instruction, priority, enabled
+SELECT id, scope::text AS scope, scope_ref AS "scopeRef", kind::text AS kind, conditions, action, instruction, priority, enabled, actions
 FROM rules
 WHERE enabled AND (scope <> 'account' OR scope_ref = $1)`;
 
@@ -61,12 +63,20 @@ interface ThreadRow {
   handled_message_ids: string[];
 }
 
-function verdictOf(rules: Rule[], email: EmailForPrompt, accountId: string): RulesVerdict {
+function verdictOf(rules: Rule[], email: EmailForPrompt, accountId: string, categoryActions: RulesVerdict['categoryActions']): RulesVerdict {
   const instructions = applicableInstructions(rules, email, accountId);
   const verdict = evaluateRules(rules, email, accountId);
-  return verdict.decided
-    ? { decided: true, category: verdict.category, ruleId: verdict.ruleId, reason: verdict.reason, instructions }
-    : { decided: false, instructions };
+  if (!verdict.decided) return { decided: false, instructions, categoryActions };
+  const actions = rules.find((r) => r.id === verdict.ruleId)?.actions;
+  return {
+    decided: true,
+    category: verdict.category,
+    ruleId: verdict.ruleId,
+    reason: verdict.reason,
+    instructions,
+    categoryActions,
+    ...(actions ? { actions } : {}),
+  };
 }
 
 function partitionValid(rules: Rule[]): { usable: Rule[]; skipped: string[] } {
@@ -89,16 +99,19 @@ export function createStoreActivities(prisma: PrismaClient): StoreActivities {
     async classifyByRules({ accountId, email }) {
       // Which domain and sender rules apply is decided by the domain module (subdomains, `@domain`,
       // case); here only other accounts' rules are left out.
-      const rows = await prisma.$queryRawUnsafe<RuleRow[]>(ENABLED_RULES_SQL, accountId);
+      const [rows, categoryActions] = await Promise.all([
+        prisma.$queryRawUnsafe<RuleRow[]>(ENABLED_RULES_SQL, accountId),
+        loadCategoryActions(prismaExecutor(prisma), accountId),
+      ]);
       const rules = [...BUILTIN_RULES, ...rows.map(ruleFromRow)];
       try {
-        return verdictOf(rules, email, accountId);
+        return verdictOf(rules, email, accountId, categoryActions);
       } catch (err) {
         if (!(err instanceof InvalidRuleError)) throw err;
         // A broken rule (edited by hand in SQL, say) must not hold up the mail: it is left out, and
         // the workflow records why in the thread's decision log.
         const { usable, skipped } = partitionValid(rules);
-        return { ...verdictOf(usable, email, accountId), skipped };
+        return { ...verdictOf(usable, email, accountId, categoryActions), skipped };
       }
     },
 

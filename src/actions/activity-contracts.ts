@@ -1,0 +1,51 @@
+// The action activities as types: the thread workflow and the undo workflow import only these;
+// gmail-activities.ts (Gmail task queue) and store-activities.ts (local, Postgres) implement them.
+import type { LifecycleAction, ProposeActionsInput } from './journal.js';
+import type { ActionResult, ActionState, JournaledAction } from './contracts.js';
+
+export interface ActionGmailActivities {
+  /**
+   * Carries out a queued or approved action that changes labels (archive, labels, read, star,
+   * trash) and journals it done. An action already done returns its result: a retry never acts twice.
+   */
+  performAction(input: { actionId: string }): Promise<ActionResult>;
+  /**
+   * Sends a scheduled forward or auto-reply and journals it done. Looks first for a message carrying
+   * the action's marker in the thread, so a worker killed between sending and journaling never sends
+   * twice. Under the kill switch an automatic send goes back to awaiting approval instead.
+   */
+  sendAction(input: { actionId: string; pauseLabel: string }): Promise<{ sent: boolean; state: ActionState }>;
+  /** Takes a done action back in Gmail (reversalOf) and journals it undone; says why when it cannot be. */
+  undoAction(input: { actionId: string; by: string }): Promise<{ undone: boolean; why?: string }>;
+  /** Whether the kill-switch label is on any message of the mailbox (creates the label so the user can set it). */
+  pausedByLabel(input: { accountId: string; label: string }): Promise<boolean>;
+  /** An auto-reply waiting for approval, visible in the thread as a draft with the awaiting label. */
+  placeApprovalDraft(input: { actionId: string; label: string }): Promise<{ draftId: string; messageId: string }>;
+  /** Deletes an approval draft we placed (rejected, expired); gone already is fine. */
+  discardApprovalDraft(input: { accountId: string; draftId: string }): Promise<void>;
+}
+
+export interface ActionStoreActivities {
+  /** Judges and journals proposed actions (journal.proposeActions). */
+  proposeActions(input: ProposeActionsInput): Promise<JournaledAction[]>;
+  /** Moves an action between states (journal.transitionAction); null when it does not exist. */
+  settleAction(input: {
+    id: string;
+    from: ActionState[];
+    to: ActionState;
+    note?: string;
+    decidedBy?: string;
+    result?: ActionResult;
+    scheduledForMs?: number;
+  }): Promise<{ action: JournaledAction; moved: boolean } | null>;
+  /** Journals changes the thread's own lifecycle made (drafts, Done's archive) as done. */
+  recordLifecycle(input: { accountId: string; threadId: string; sender: string; workflowId: string; actions: LifecycleAction[] }): Promise<void>;
+}
+
+export interface ApprovalNotifyActivities {
+  /**
+   * Tells the user an action waits for approval: a Discord webhook message (a short, secret-free
+   * summary and a signed link to the approvals page), when a webhook is configured. Idempotent per action.
+   */
+  notifyApproval(input: { actionId: string }): Promise<{ notified: boolean; channel?: string }>;
+}

@@ -1,0 +1,102 @@
+// The user's decisions about actions, from outside the workflows (the CLI, the approvals page,
+// Discord's link): approve and reject go to the thread workflow that waits for them, as a signal;
+// undo of a scheduled send too (its workflow holds the timer); undo of a done action runs the undo
+// workflow. Each reports what became of the action, read back from the journal.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { SqlExecutor } from '../quota/sql.js';
+import { actionDecisionSignal } from '../thread/signals.js';
+import { threadWorkflowId } from '../thread/contracts.js';
+import { reversalOf, type ActionDecisionEvent, type ActionState, type JournaledAction } from './contracts.js';
+import { listActions, loadAction, type ActionFilter } from './journal.js';
+import { undoActionWorkflow, undoWorkflowId } from './undo-workflow.js';
+
+export interface DecideDeps {
+  client: Client;
+  db: SqlExecutor;
+  /** The main task queue (the undo workflow's) and the Gmail one (its activity's). */
+  taskQueue: string;
+  gmailTaskQueue: string;
+}
+
+export type Decision = ActionDecisionEvent['decision'];
+
+export interface DecisionOutcome {
+  /** Whether the decision took effect. */
+  ok: boolean;
+  /** One line for the user: what happened, or why nothing did. */
+  message: string;
+  action: JournaledAction | null;
+}
+
+const WAITS_FOR: Record<Decision, ActionState[]> = {
+  approve: ['awaiting_approval'],
+  reject: ['awaiting_approval', 'scheduled'],
+  undo: ['scheduled', 'done'],
+};
+
+/** The states a decision leads to, once its workflow has acted. */
+const SETTLES_IN: Record<Decision, ActionState[]> = {
+  approve: ['approved', 'scheduled', 'done', 'failed'],
+  reject: ['rejected', 'undone'],
+  undo: ['undone'],
+};
+
+export async function decideAction(deps: DecideDeps, actionId: string, decision: Decision, by: string, waitMs = 20_000): Promise<DecisionOutcome> {
+  const action = await loadAction(deps.db, actionId);
+  if (!action) return { ok: false, message: `no action ${actionId}`, action: null };
+  if (!WAITS_FOR[decision].includes(action.state)) {
+    const why = decision === 'undo' ? reversalOf(action, action.state) : undefined;
+    const reason = why?.kind === 'none' ? why.why : `it is ${action.state}`;
+    return { ok: false, message: `cannot ${decision} action ${actionId} (${describe(action)}): ${reason}`, action };
+  }
+
+  if (decision === 'undo' && action.state === 'done') {
+    const result = await deps.client.workflow.execute(undoActionWorkflow, {
+      workflowId: undoWorkflowId(actionId),
+      taskQueue: deps.taskQueue,
+      args: [{ actionId, by, gmailTaskQueue: deps.gmailTaskQueue }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    const after = await loadAction(deps.db, actionId);
+    return result.undone
+      ? { ok: true, message: `undone: ${describe(action)}`, action: after }
+      : { ok: false, message: `cannot undo ${describe(action)}: ${result.why ?? 'unknown'}`, action: after };
+  }
+
+  const event: ActionDecisionEvent = { type: 'action_decision', actionId, decision, by };
+  try {
+    await deps.client.workflow.getHandle(threadWorkflowId(action.accountId, action.threadId)).signal(actionDecisionSignal, event);
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    return { ok: false, message: `the thread of action ${actionId} is no longer running: it cannot be ${decision}d`, action };
+  }
+  const settled = await untilSettled(deps.db, actionId, SETTLES_IN[decision], waitMs);
+  if (!settled) return { ok: false, message: `sent ${decision} for ${describe(action)}; its thread has not acted on it yet`, action };
+  const ok = SETTLES_IN[decision].includes(settled.state) && settled.state !== 'failed';
+  return { ok, message: `${describe(settled)}: ${settled.state}${settled.note ? ` (${settled.note})` : ''}`, action: settled };
+}
+
+/** Undoes, newest first, everything the assistant did that can still be taken back. */
+export async function undoSince(deps: DecideDeps, filter: Pick<ActionFilter, 'accountId' | 'since'>, by: string): Promise<DecisionOutcome[]> {
+  const actions = await listActions(deps.db, { ...filter, states: ['done', 'scheduled'], limit: 1000 });
+  const outcomes: DecisionOutcome[] = [];
+  for (const action of actions) {
+    if (action.reason.source === 'user') continue; // what the user asked for is theirs, not the assistant's
+    outcomes.push(await decideAction(deps, action.id, 'undo', by));
+  }
+  return outcomes;
+}
+
+export function describe(action: Pick<JournaledAction, 'id' | 'kind' | 'argument' | 'threadId'>): string {
+  return `${action.kind}${action.argument ? ` ${action.argument}` : ''} on thread ${action.threadId} (${action.id})`;
+}
+
+async function untilSettled(db: SqlExecutor, actionId: string, states: ActionState[], waitMs: number): Promise<JournaledAction | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const action = await loadAction(db, actionId);
+    if (action && states.includes(action.state)) return action;
+    if (Date.now() >= deadline) return null;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}

@@ -1,0 +1,253 @@
+// Gmail activities of the actions (task queue durable-inbox-gmail): each carries out one journaled
+// action and writes its outcome to the journal. Idempotent: the journal row says what is done, and a
+// send looks for its marker in the thread before it sends, so a retry, a duplicate signal or a
+// worker killed at any point never acts twice.
+import { activityInfo, ApplicationFailure } from '@temporalio/activity';
+import type { GmailAccounts } from '../accounts/gmail-accounts.js';
+import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { GmailNotFoundError } from '../gmail/errors.js';
+import type { GmailService } from '../gmail/gmail-service.js';
+import { buildPlainTextMessage, buildReply, replyRecipients, toRaw } from '../gmail/mime.js';
+import type { ThreadMessage } from '../gmail/types.js';
+import type { SqlExecutor } from '../quota/sql.js';
+import type { ActionGmailActivities } from './activity-contracts.js';
+import { ACTION_MARKER_HEADER, reversalOf, type ActionResult, type JournaledAction } from './contracts.js';
+import { loadAction, loadSafetyPolicy, transitionAction } from './journal.js';
+
+/** How long a pause-label answer is reused: the kill switch takes effect within this long. */
+const PAUSE_CHECK_TTL_MS = 30_000;
+
+const notFound = (what: string) => ApplicationFailure.create({ type: 'ActionNotFoundError', message: `no action ${what}`, nonRetryable: true });
+
+/** The thread's message the action is about, and the user's address (for a reply's recipients). */
+async function messageOf(gmail: GmailService, action: JournaledAction): Promise<{ thread: ThreadMessage[]; message: ThreadMessage }> {
+  const snapshot = await gmail.getThread(action.threadId);
+  const message = snapshot.messages.find((m) => m.id === action.messageId) ?? snapshot.messages.filter((m) => !m.isDraft).at(-1);
+  if (!message) throw ApplicationFailure.create({ type: 'ActionTargetGoneError', message: `thread ${action.threadId} has no messages`, nonRetryable: true });
+  return { thread: snapshot.messages, message };
+}
+
+/** The message an auto-reply or a forward sends, carrying the action's marker. */
+function outgoingMessage(action: JournaledAction, message: ThreadMessage, userEmail: string): string {
+  const marker = { [ACTION_MARKER_HEADER]: action.id };
+  const parent = { messageId: message.messageId, references: message.references, inReplyTo: message.inReplyTo, subject: message.subject };
+  if (action.kind === 'auto_reply') {
+    return buildReply({ parent, from: { address: userEmail }, to: replyRecipients(message, userEmail), body: action.result?.body ?? '', extraHeaders: marker }).raw;
+  }
+  // A forward keeps the thread's headers, so it stays in the thread (where the look-before-send finds it).
+  const quoted = [
+    '---------- Forwarded message ---------',
+    `From: ${message.from ? message.from.address : ''}`,
+    `Date: ${message.date}`,
+    `Subject: ${message.subject}`,
+    '',
+    message.body,
+  ].join('\n');
+  return toRaw(
+    buildPlainTextMessage({
+      from: { address: userEmail },
+      to: [{ address: action.argument! }],
+      subject: `Fwd: ${message.subject.replace(/^(fwd?:\s*)+/i, '')}`,
+      body: quoted,
+      inReplyTo: message.messageId || undefined,
+      references: [...message.references, ...(message.messageId ? [message.messageId] : [])].slice(-20),
+      extraHeaders: marker,
+    }),
+  );
+}
+
+class PauseLabelCache {
+  private readonly byAccount = new Map<string, { at: number; paused: Promise<boolean> }>();
+
+  get(accountId: string, check: () => Promise<boolean>): Promise<boolean> {
+    const cached = this.byAccount.get(accountId);
+    if (cached && Date.now() - cached.at < PAUSE_CHECK_TTL_MS) return cached.paused;
+    const paused = check();
+    this.byAccount.set(accountId, { at: Date.now(), paused });
+    paused.catch(() => this.byAccount.delete(accountId));
+    return paused;
+  }
+}
+
+export function createActionGmailActivities(deps: { accounts: GmailAccounts; db: SqlExecutor }): ActionGmailActivities {
+  const { accounts, db } = deps;
+  const pauses = new PauseLabelCache();
+
+  const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
+    try {
+      return await accounts.call(accountId, fn);
+    } catch (err) {
+      throw toActivityFailure(err);
+    }
+  };
+
+  async function labelId(gmail: GmailService, name: string): Promise<string> {
+    const ids = await gmail.ensureLabels([name]);
+    return ids.get(name)!;
+  }
+
+  async function isPaused(gmail: GmailService, accountId: string, label: string): Promise<boolean> {
+    return pauses.get(accountId, async () => {
+      const id = await labelId(gmail, label); // created when missing, so the user can set it from a phone
+      const page = await gmail.listMessages({ labelIds: [id], maxResults: 1 });
+      return page.messages.length > 0;
+    });
+  }
+
+  /** The label change an action makes, with what its undo needs. */
+  async function change(gmail: GmailService, action: JournaledAction): Promise<ActionResult> {
+    const thread = action.threadId;
+    switch (action.kind) {
+      case 'archive':
+        await gmail.modifyThread(thread, { remove: ['INBOX'] });
+        return {};
+      case 'add_label': {
+        const id = await labelId(gmail, action.argument!);
+        await gmail.modifyThread(thread, { add: [id] });
+        return { labelId: id };
+      }
+      case 'remove_label': {
+        const id = await labelId(gmail, action.argument!);
+        await gmail.modifyThread(thread, { remove: [id] });
+        return { labelId: id };
+      }
+      case 'mark_read':
+        await gmail.modifyThread(thread, { remove: ['UNREAD'] });
+        return { messageIds: [action.messageId] };
+      case 'star':
+        await gmail.modifyMessage(action.messageId, { add: ['STARRED'] });
+        return { messageIds: [action.messageId] };
+      case 'trash':
+        await gmail.trashThread(thread);
+        return {};
+      default:
+        throw ApplicationFailure.create({ type: 'ActionKindError', message: `${action.kind} is not a label change`, nonRetryable: true });
+    }
+  }
+
+  return {
+    async performAction({ actionId }) {
+      const action = await loadAction(db, actionId);
+      if (!action) throw notFound(actionId);
+      if (action.state === 'done') return action.result ?? {};
+      if (action.state !== 'queued' && action.state !== 'approved') {
+        throw ApplicationFailure.create({ type: 'ActionStateError', message: `action ${actionId} is ${action.state}`, nonRetryable: true });
+      }
+      let result: ActionResult;
+      try {
+        result = await withGmail(action.accountId, (gmail) => change(gmail, action));
+      } catch (err) {
+        const failure = err instanceof ApplicationFailure ? err : undefined;
+        if (failure?.nonRetryable) {
+          await transitionAction(db, { id: actionId, from: ['queued', 'approved'], to: 'failed', note: `${failure.type}: ${failure.message}` });
+        }
+        throw err;
+      }
+      await transitionAction(db, { id: actionId, from: ['queued', 'approved'], to: 'done', result });
+      return result;
+    },
+
+    async sendAction({ actionId, pauseLabel }) {
+      const action = await loadAction(db, actionId);
+      if (!action) throw notFound(actionId);
+      if (action.state !== 'scheduled') return { sent: action.state === 'done', state: action.state };
+      return withGmail(action.accountId, async (gmail, userEmail) => {
+        const { thread, message } = await messageOf(gmail, action);
+        // Look before sending: an earlier attempt may have sent it and died before the journal write.
+        const earlier = thread.find((m) => m.isFromUser && !m.isDraft && m.headers[ACTION_MARKER_HEADER.toLowerCase()] === action.id);
+        if (!earlier) {
+          // The kill switch stops an automatic send that nobody approved, even during its delay.
+          const approved = action.decidedBy !== undefined || action.reason.source === 'user';
+          if (!approved) {
+            const policy = await loadSafetyPolicy(db, action.accountId);
+            if (policy.paused || (await isPaused(gmail, action.accountId, pauseLabel))) {
+              const back = await transitionAction(db, {
+                id: actionId,
+                from: ['scheduled'],
+                to: 'awaiting_approval',
+                note: 'automatic actions were paused before it went out: it waits for your approval',
+              });
+              return { sent: false, state: back?.action.state ?? 'awaiting_approval' };
+            }
+          }
+        }
+        const sent = earlier ?? (await gmail.sendMessage(outgoingMessage(action, message, userEmail), action.threadId));
+        if (action.result?.draftId) await gmail.deleteDraft(action.result.draftId); // the approval draft, if any
+        const done = await transitionAction(db, { id: actionId, from: ['scheduled'], to: 'done', result: { sentMessageId: sent.id } });
+        return { sent: true, state: done?.action.state ?? 'done' };
+      });
+    },
+
+    async undoAction({ actionId, by }) {
+      const action = await loadAction(db, actionId);
+      if (!action) throw notFound(actionId);
+      if (action.state === 'undone') return { undone: true };
+      const reversal = reversalOf(action, action.state);
+      if (reversal.kind === 'none') return { undone: false, why: reversal.why };
+      if (reversal.kind === 'cancel_send') return { undone: false, why: 'a scheduled send is cancelled by its thread workflow' };
+      await withGmail(action.accountId, async (gmail) => {
+        try {
+          switch (reversal.kind) {
+            case 'untrash':
+              return await gmail.untrashThread(action.threadId);
+            case 'delete_draft':
+              if (action.result?.draftId) await gmail.deleteDraft(action.result.draftId);
+              return;
+            case 'labels': {
+              const ids = (names: string[]) =>
+                names.map((n) => (n === action.argument && action.result?.labelId ? action.result.labelId : n));
+              const labelChange = { add: ids(reversal.add), remove: ids(reversal.remove) };
+              const messages = action.result?.messageIds;
+              if (messages && messages.length > 0) {
+                for (const id of messages) await gmail.modifyMessage(id, labelChange);
+              } else {
+                await gmail.modifyThread(action.threadId, labelChange);
+              }
+            }
+          }
+        } catch (err) {
+          if (!(err instanceof GmailNotFoundError)) throw err;
+          // Deleted since: nothing is left to take back.
+        }
+      });
+      await transitionAction(db, { id: actionId, from: ['done'], to: 'undone', decidedBy: by, note: `undone by ${by}` });
+      return { undone: true };
+    },
+
+    async pausedByLabel({ accountId, label }) {
+      return withGmail(accountId, (gmail) => isPaused(gmail, accountId, label));
+    },
+
+    async placeApprovalDraft({ actionId, label }) {
+      const action = await loadAction(db, actionId);
+      if (!action) throw notFound(actionId);
+      if (action.result?.draftId) {
+        const draftId = action.result.draftId;
+        const existing = await withGmail(action.accountId, (gmail) => gmail.getDraft(draftId));
+        if (existing) return { draftId: existing.draftId, messageId: existing.messageId };
+      }
+      const placed = await withGmail(action.accountId, async (gmail, userEmail) => {
+        // Look before creating: an attempt that died after creating it left it in the thread.
+        let draft: { draftId: string; messageId: string } | null = null;
+        if (activityInfo().attempt > 1) {
+          for (const ref of await gmail.listDraftsForThread(action.threadId)) {
+            const candidate = await gmail.getDraft(ref.draftId);
+            if (candidate?.message.headers[ACTION_MARKER_HEADER.toLowerCase()] === action.id) draft = candidate;
+          }
+        }
+        if (!draft) {
+          const { message } = await messageOf(gmail, action);
+          draft = await gmail.createDraft({ threadId: action.threadId, raw: outgoingMessage(action, message, userEmail) });
+        }
+        await gmail.modifyThread(action.threadId, { add: [await labelId(gmail, label)] });
+        return { draftId: draft.draftId, messageId: draft.messageId };
+      });
+      await transitionAction(db, { id: actionId, from: ['awaiting_approval'], to: 'awaiting_approval', result: { draftId: placed.draftId } });
+      return placed;
+    },
+
+    async discardApprovalDraft({ accountId, draftId }) {
+      await withGmail(accountId, (gmail) => gmail.deleteDraft(draftId));
+    },
+  };
+}

@@ -1,0 +1,298 @@
+// The action journal in Postgres (table `actions`), and the settings the policy reads (tables
+// `category_actions`, `safety_settings`). One home for its SQL: the thread's store activities, the
+// Gmail action activities, the CLI and the approvals page all go through these functions.
+// Every write is keyed (the action's idempotency key, or its id and the states it may leave), so a
+// retried activity or a second click changes nothing twice.
+import { uuid7 } from '../db/uuid7.js';
+import { CATEGORIES, type Category } from '../mail/types.js';
+import type { SqlExecutor } from '../quota/sql.js';
+import { actionSpecsOf } from './action-specs.js';
+import {
+  actionKey,
+  SENDING_KINDS,
+  type ActionKind,
+  type ActionReason,
+  type ActionResult,
+  type ActionSpec,
+  type ActionState,
+  type JournaledAction,
+  type ProposedAction,
+} from './contracts.js';
+import { DEFAULT_SAFETY_POLICY, judge, type PolicyFacts, type SafetyPolicy } from './policy.js';
+
+type ActionRow = {
+  id: string;
+  key: string;
+  account_id: string;
+  gmail_thread_id: string;
+  message_id: string;
+  kind: string;
+  argument: string | null;
+  reason: ActionReason;
+  verdict: string;
+  because: string[];
+  state: ActionState;
+  sender: string;
+  scheduled_for: Date | null;
+  expires_at: Date | null;
+  result: ActionResult | null;
+  note: string | null;
+  decided_by: string | null;
+  created_at: Date;
+  done_at: Date | null;
+};
+
+const COLUMNS = `id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,
+  state::text AS state, sender, scheduled_for, expires_at, result, note, decided_by, created_at, done_at`;
+
+function actionOf(row: ActionRow): JournaledAction {
+  return {
+    id: row.id,
+    key: row.key,
+    accountId: row.account_id,
+    threadId: row.gmail_thread_id,
+    messageId: row.message_id,
+    kind: row.kind as ActionKind,
+    ...(row.argument !== null ? { argument: row.argument } : {}),
+    reason: row.reason,
+    verdict: row.verdict as JournaledAction['verdict'],
+    because: row.because,
+    state: row.state,
+    sender: row.sender,
+    ...(row.scheduled_for ? { scheduledFor: row.scheduled_for.toISOString() } : {}),
+    ...(row.expires_at ? { expiresAt: row.expires_at.toISOString() } : {}),
+    ...(row.note !== null ? { note: row.note } : {}),
+    ...(row.decided_by !== null ? { decidedBy: row.decided_by } : {}),
+    ...(row.result ? { result: row.result } : {}),
+    createdAt: row.created_at.toISOString(),
+    ...(row.done_at ? { doneAt: row.done_at.toISOString() } : {}),
+  };
+}
+
+// ---- the policy's settings -------------------------------------------------------------------
+
+/** The safety policy for an account: the defaults, then the global settings, then the account's. */
+export async function loadSafetyPolicy(db: SqlExecutor, accountId: string): Promise<SafetyPolicy> {
+  const rows = await db.query<{ scope_ref: string; settings: Partial<SafetyPolicy> }>(
+    `SELECT scope_ref, settings FROM safety_settings WHERE scope_ref IN ('', $1) ORDER BY scope_ref`,
+    [accountId],
+  );
+  return rows.reduce<SafetyPolicy>((policy, row) => ({ ...policy, ...row.settings }), { ...DEFAULT_SAFETY_POLICY });
+}
+
+/** Merges `patch` into the settings of a scope ('' for global, else an account id). */
+export async function updateSafetySettings(db: SqlExecutor, scopeRef: string, patch: Partial<SafetyPolicy>): Promise<void> {
+  await db.query(
+    `INSERT INTO safety_settings (scope_ref, settings, updated_at) VALUES ($1, $2::jsonb, clock_timestamp())
+     ON CONFLICT (scope_ref) DO UPDATE SET settings = safety_settings.settings || EXCLUDED.settings, updated_at = EXCLUDED.updated_at`,
+    [scopeRef, JSON.stringify(patch)],
+  );
+}
+
+/** What each category's mail gets, for an account: its own settings over the global ones. */
+export async function loadCategoryActions(db: SqlExecutor, accountId: string): Promise<Record<Category, ActionSpec[]>> {
+  const rows = await db.query<{ scope_ref: string; category: string; actions: unknown }>(
+    `SELECT scope_ref, category, actions FROM category_actions WHERE scope_ref IN ('', $1) ORDER BY scope_ref`,
+    [accountId],
+  );
+  const byCategory = Object.fromEntries(CATEGORIES.map((c) => [c, [] as ActionSpec[]])) as Record<Category, ActionSpec[]>;
+  for (const row of rows) {
+    if (!(CATEGORIES as readonly string[]).includes(row.category)) continue;
+    try {
+      byCategory[row.category as Category] = actionSpecsOf(row.actions);
+    } catch {
+      // A row edited by hand into something invalid: that category does nothing rather than guess.
+      byCategory[row.category as Category] = [];
+    }
+  }
+  return byCategory;
+}
+
+export async function setCategoryActions(db: SqlExecutor, scopeRef: string, category: Category, actions: ActionSpec[]): Promise<void> {
+  await db.query(
+    `INSERT INTO category_actions (scope_ref, category, actions, updated_at) VALUES ($1, $2, $3::jsonb, clock_timestamp())
+     ON CONFLICT (scope_ref, category) DO UPDATE SET actions = EXCLUDED.actions, updated_at = EXCLUDED.updated_at`,
+    [scopeRef, category, JSON.stringify(actions)],
+  );
+}
+
+// ---- the facts the policy needs, from the journal ---------------------------------------------
+
+async function policyFacts(db: SqlExecutor, accountId: string, sender: string, earnedAfter: number): Promise<Omit<PolicyFacts, 'pausedByLabel'>> {
+  const [sends] = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM actions
+     WHERE account_id = $1 AND kind = ANY($2::text[]) AND state IN ('scheduled', 'done')
+       AND reason->>'source' <> 'user' AND updated_at > clock_timestamp() - interval '1 hour'`,
+    [accountId, SENDING_KINDS],
+  );
+  // Our latest drafts to this sender whose fate the sent detection saw: the unbroken run of
+  // drafts sent unedited, newest first.
+  const drafts = await db.query<{ unedited: boolean }>(
+    `SELECT (result->>'sentUnedited')::boolean AS unedited FROM actions
+     WHERE account_id = $1 AND kind = 'draft' AND sender = $2 AND result ? 'sentUnedited'
+     ORDER BY updated_at DESC LIMIT $3`,
+    [accountId, sender, Math.max(earnedAfter, 1)],
+  );
+  const streak = drafts.findIndex((d) => !d.unedited);
+  return { accountId, sender, sendsLastHour: sends?.n ?? 0, draftsSentUnedited: streak < 0 ? drafts.length : streak };
+}
+
+// ---- writing the journal ----------------------------------------------------------------------
+
+export interface ProposeActionsInput {
+  accountId: string;
+  threadId: string;
+  /** The message the actions answer. */
+  messageId: string;
+  sender: string;
+  workflowId: string;
+  actions: (ProposedAction & { result?: ActionResult })[];
+  pausedByLabel: boolean;
+  approvalExpiryMs: number;
+}
+
+/**
+ * Judges each proposed action by the safety policy and journals it with the verdict: queued (runs
+ * now), awaiting approval (with its expiry) or refused. An action proposed again (a retry, a
+ * redelivered message) finds its row by key and is returned as it stands.
+ */
+export async function proposeActions(db: SqlExecutor, input: ProposeActionsInput): Promise<JournaledAction[]> {
+  const policy = await loadSafetyPolicy(db, input.accountId);
+  const facts: PolicyFacts = { ...(await policyFacts(db, input.accountId, input.sender, policy.earnedAfter)), pausedByLabel: input.pausedByLabel };
+  const keys: string[] = [];
+  for (const action of input.actions) {
+    const key = actionKey({ accountId: input.accountId, threadId: input.threadId, messageId: input.messageId }, action);
+    keys.push(key);
+    const verdict = judge(action, facts, policy);
+    const state: ActionState = verdict.outcome === 'run' ? 'queued' : verdict.outcome === 'refused' ? 'refused' : 'awaiting_approval';
+    await db.query(
+      `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,
+         state, sender, workflow_id, expires_at, result, note, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10::text[], $11::action_state, $12, $13,
+         CASE WHEN $11 = 'awaiting_approval' THEN clock_timestamp() + make_interval(secs => $14::float8 / 1000) END,
+         $15::jsonb, $16, clock_timestamp())
+       ON CONFLICT (key) DO NOTHING`,
+      [
+        uuid7(),
+        key,
+        input.accountId,
+        input.threadId,
+        input.messageId,
+        action.kind,
+        action.argument ?? null,
+        JSON.stringify(action.reason),
+        verdict.outcome,
+        verdict.because,
+        state,
+        input.sender,
+        input.workflowId,
+        input.approvalExpiryMs,
+        action.result ? JSON.stringify(action.result) : null,
+        state === 'refused' ? verdict.because.join('; ') : null,
+      ],
+    );
+  }
+  const rows = await db.query<ActionRow>(`SELECT ${COLUMNS} FROM actions WHERE key = ANY($1::text[])`, [keys]);
+  const byKey = new Map(rows.map((r) => [r.key, actionOf(r)]));
+  return keys.map((k) => byKey.get(k)!);
+}
+
+export interface ActionTransition {
+  id: string;
+  /** The states the action may leave; from any other state nothing changes. */
+  from: readonly ActionState[];
+  to: ActionState;
+  note?: string;
+  decidedBy?: string;
+  /** Merged into the row's result. */
+  result?: ActionResult;
+  /** For `scheduled`: when the send goes out. */
+  scheduledFor?: Date;
+}
+
+/**
+ * Moves an action from one of `from` to `to`; returns the row and whether this call moved it (a
+ * repeat of a transition already made returns the row with `moved: false`).
+ */
+export async function transitionAction(db: SqlExecutor, t: ActionTransition): Promise<{ action: JournaledAction; moved: boolean } | null> {
+  const [moved] = await db.query<ActionRow>(
+    `UPDATE actions SET state = $3::action_state, updated_at = clock_timestamp(),
+       note = COALESCE($4, note), decided_by = COALESCE($5, decided_by),
+       result = CASE WHEN $6::jsonb IS NULL THEN result ELSE COALESCE(result, '{}'::jsonb) || $6::jsonb END,
+       scheduled_for = COALESCE($7, scheduled_for),
+       done_at = CASE WHEN $3 = 'done' THEN clock_timestamp() ELSE done_at END
+     WHERE id = $1 AND state::text = ANY($2::text[])
+     RETURNING ${COLUMNS}`,
+    [t.id, t.from, t.to, t.note ?? null, t.decidedBy ?? null, t.result ? JSON.stringify(t.result) : null, t.scheduledFor ?? null],
+  );
+  if (moved) return { action: actionOf(moved), moved: true };
+  const current = await loadAction(db, t.id);
+  return current ? { action: current, moved: false } : null;
+}
+
+/** A change the thread's own lifecycle made (our draft, Done's archive): journaled as done. */
+export interface LifecycleAction extends ActionSpec {
+  key: string;
+  messageId: string;
+  reason: ActionReason;
+  result: ActionResult;
+}
+
+/** Journals lifecycle changes as done; a key written before gets the new result (a rework's new draft). */
+export async function recordLifecycleActions(
+  db: SqlExecutor,
+  input: { accountId: string; threadId: string; sender: string; workflowId: string; actions: LifecycleAction[] },
+): Promise<void> {
+  for (const a of input.actions) {
+    await db.query(
+      `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,
+         state, sender, workflow_id, result, updated_at, done_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, 'run', $9::text[], 'done', $10, $11, $12::jsonb, clock_timestamp(), clock_timestamp())
+       ON CONFLICT (key) DO UPDATE SET result = COALESCE(actions.result, '{}'::jsonb) || EXCLUDED.result, updated_at = EXCLUDED.updated_at`,
+      [
+        uuid7(),
+        a.key,
+        input.accountId,
+        input.threadId,
+        a.messageId,
+        a.kind,
+        a.argument ?? null,
+        JSON.stringify(a.reason),
+        [a.reason.source === 'user' ? 'asked for by you' : `${a.kind} is not a dangerous action`],
+        input.sender,
+        input.workflowId,
+        JSON.stringify(a.result),
+      ],
+    );
+  }
+}
+
+// ---- reading it -------------------------------------------------------------------------------
+
+export async function loadAction(db: SqlExecutor, id: string): Promise<JournaledAction | null> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
+  const [row] = await db.query<ActionRow>(`SELECT ${COLUMNS} FROM actions WHERE id = $1`, [id]);
+  return row ? actionOf(row) : null;
+}
+
+export interface ActionFilter {
+  accountId?: string;
+  threadId?: string;
+  states?: readonly ActionState[];
+  since?: Date;
+  limit?: number;
+  /** Oldest first (default newest first). */
+  ascending?: boolean;
+}
+
+export async function listActions(db: SqlExecutor, filter: ActionFilter = {}): Promise<JournaledAction[]> {
+  const rows = await db.query<ActionRow>(
+    `SELECT ${COLUMNS} FROM actions
+     WHERE ($1::text IS NULL OR account_id = $1) AND ($2::text IS NULL OR gmail_thread_id = $2)
+       AND ($3::text[] IS NULL OR state::text = ANY($3::text[])) AND ($4::timestamptz IS NULL OR created_at >= $4)
+     ORDER BY created_at ${filter.ascending ? 'ASC' : 'DESC'}, id ${filter.ascending ? 'ASC' : 'DESC'}
+     LIMIT $5`,
+    [filter.accountId ?? null, filter.threadId ?? null, filter.states ?? null, filter.since ?? null, filter.limit ?? 100],
+  );
+  return rows.map(actionOf);
+}
