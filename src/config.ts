@@ -138,6 +138,13 @@ export const envSchema = z.object({
   LABEL_NEEDS_RESPONSE: z.string().min(1).default('Needs Response'),
   LABEL_ACTION_REQUIRED: z.string().min(1).default('Action Required'),
 
+  /** Actions (docs/actions.md): a send waits this long (its undo window); an approval expires after this long. */
+  SEND_DELAY_SECONDS: z.coerce.number().int().min(0).default(120),
+  APPROVAL_EXPIRY_HOURS: z.coerce.number().positive().default(72),
+  /** The kill switch in Gmail: this label on any message pauses every automatic action. */
+  LABEL_PAUSE: z.string().min(1).default('Assistant Paused'),
+  LABEL_AWAITING_APPROVAL: z.string().min(1).default('Awaiting Approval'),
+
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),
   DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
   /** Long threads are cut to this many prompt tokens before an LLM call. */
@@ -213,6 +220,12 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
     llmAttempts: 3,
     reauthRecheckMs: 6 * 3600 * 1000,
     taskQueues: { gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE },
+    actions: {
+      sendDelayMs: cfg.SEND_DELAY_SECONDS * 1000,
+      approvalExpiryMs: Math.round(cfg.APPROVAL_EXPIRY_HOURS * 3600_000),
+      pauseLabel: cfg.LABEL_PAUSE,
+      awaitingApprovalLabel: cfg.LABEL_AWAITING_APPROVAL,
+    },
   };
 }
 

@@ -14,15 +14,15 @@ export interface ActionGmailActivities {
    * the action's marker in the thread, so a worker killed between sending and journaling never sends
    * twice. Under the kill switch an automatic send goes back to awaiting approval instead.
    */
-  sendAction(input: { actionId: string; pauseLabel: string }): Promise<{ sent: boolean; state: ActionState }>;
+  sendAction(input: { actionId: string; pauseLabel: string }): Promise<{ sent: boolean; state: ActionState; sentMessageId?: string }>;
   /** Takes a done action back in Gmail (reversalOf) and journals it undone; says why when it cannot be. */
   undoAction(input: { actionId: string; by: string }): Promise<{ undone: boolean; why?: string }>;
   /** Whether the kill-switch label is on any message of the mailbox (creates the label so the user can set it). */
   pausedByLabel(input: { accountId: string; label: string }): Promise<boolean>;
   /** An auto-reply waiting for approval, visible in the thread as a draft with the awaiting label. */
   placeApprovalDraft(input: { actionId: string; label: string }): Promise<{ draftId: string; messageId: string }>;
-  /** Deletes an approval draft we placed (rejected, expired); gone already is fine. */
-  discardApprovalDraft(input: { accountId: string; draftId: string }): Promise<void>;
+  /** Takes the awaiting label off the thread and deletes the approval draft if given (rejected, expired); gone already is fine. */
+  discardApprovalDraft(input: { accountId: string; threadId: string; draftId?: string; label: string }): Promise<void>;
 }
 
 export interface ActionStoreActivities {
@@ -39,7 +39,7 @@ export interface ActionStoreActivities {
     scheduledForMs?: number;
   }): Promise<{ action: JournaledAction; moved: boolean } | null>;
   /** Journals changes the thread's own lifecycle made (drafts, Done's archive) as done. */
-  recordLifecycle(input: { accountId: string; threadId: string; sender: string; workflowId: string; actions: LifecycleAction[] }): Promise<void>;
+  recordLifecycle(input: { accountId: string; threadId: string; workflowId: string; actions: LifecycleAction[] }): Promise<void>;
 }
 
 export interface ApprovalNotifyActivities {

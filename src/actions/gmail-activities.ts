@@ -174,7 +174,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
         const sent = earlier ?? (await gmail.sendMessage(outgoingMessage(action, message, userEmail), action.threadId));
         if (action.result?.draftId) await gmail.deleteDraft(action.result.draftId); // the approval draft, if any
         const done = await transitionAction(db, { id: actionId, from: ['scheduled'], to: 'done', result: { sentMessageId: sent.id } });
-        return { sent: true, state: done?.action.state ?? 'done' };
+        return { sent: true, state: done?.action.state ?? 'done', sentMessageId: sent.id };
       });
     },
 
@@ -246,8 +246,15 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
       return placed;
     },
 
-    async discardApprovalDraft({ accountId, draftId }) {
-      await withGmail(accountId, (gmail) => gmail.deleteDraft(draftId));
+    async discardApprovalDraft({ accountId, threadId, draftId, label }) {
+      await withGmail(accountId, async (gmail) => {
+        if (draftId) await gmail.deleteDraft(draftId);
+        try {
+          await gmail.modifyThread(threadId, { remove: [await labelId(gmail, label)] });
+        } catch (err) {
+          if (!(err instanceof GmailNotFoundError)) throw err;
+        }
+      });
     },
   };
 }

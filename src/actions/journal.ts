@@ -234,6 +234,8 @@ export async function transitionAction(db: SqlExecutor, t: ActionTransition): Pr
 export interface LifecycleAction extends ActionSpec {
   key: string;
   messageId: string;
+  /** The sender of the mail the change is about (lower-case address). */
+  sender: string;
   reason: ActionReason;
   result: ActionResult;
 }
@@ -241,7 +243,7 @@ export interface LifecycleAction extends ActionSpec {
 /** Journals lifecycle changes as done; a key written before gets the new result (a rework's new draft). */
 export async function recordLifecycleActions(
   db: SqlExecutor,
-  input: { accountId: string; threadId: string; sender: string; workflowId: string; actions: LifecycleAction[] },
+  input: { accountId: string; threadId: string; workflowId: string; actions: LifecycleAction[] },
 ): Promise<void> {
   for (const a of input.actions) {
     await db.query(
@@ -259,7 +261,7 @@ export async function recordLifecycleActions(
         a.argument ?? null,
         JSON.stringify(a.reason),
         [a.reason.source === 'user' ? 'asked for by you' : `${a.kind} is not a dangerous action`],
-        input.sender,
+        a.sender,
         input.workflowId,
         JSON.stringify(a.result),
       ],

@@ -6,19 +6,19 @@
 //   - one of our labels added/removed on a message  → labels_changed (keyed by history id)
 // Drafts being created or updated (ours, mostly) produce nothing.
 import type { HistoryRecord } from '../gmail/types.js';
-import type { LabelRole, ThreadEvent } from '../thread/contracts.js';
+import type { LabelRole, MailboxEvent } from '../thread/contracts.js';
 
 export interface ThreadEvents {
   threadId: string;
-  events: ThreadEvent[];
+  events: MailboxEvent[];
 }
 
 /** Gmail label id → our role, for the account's labels. */
 export type LabelRoles = ReadonlyMap<string, LabelRole>;
 
 export function historyToThreadEvents(records: readonly HistoryRecord[], roles: LabelRoles): ThreadEvents[] {
-  const byThread = new Map<string, ThreadEvent[]>();
-  const push = (threadId: string, event: ThreadEvent) => {
+  const byThread = new Map<string, MailboxEvent[]>();
+  const push = (threadId: string, event: MailboxEvent) => {
     let list = byThread.get(threadId);
     if (!list) byThread.set(threadId, (list = []));
     list.push(event);

@@ -13,7 +13,7 @@ import type { QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
 import { forEachLimited, historyToThreadEvents, type LabelRoles, type ThreadEvents } from './history-events.js';
 import { notifySync, requestFullScan, type SyncTarget } from './notify.js';
-import type { LabelRole, ThreadEvent, ThreadSettings } from '../thread/contracts.js';
+import type { LabelRole, MailboxEvent, ThreadSettings } from '../thread/contracts.js';
 import { historyIdGreater, type SyncActivities, type SyncFanoutActivities } from './contracts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
 
@@ -120,7 +120,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
       where: { accountId, state: 'drafted', draftMessageId: { not: null } },
       select: { gmailThreadId: true, draftMessageId: true },
     });
-    const events = new Map<string, ThreadEvent[]>(
+    const events = new Map<string, MailboxEvent[]>(
       drafted.map((t) => [t.gmailThreadId, [{ type: 'draft_gone', messageId: t.draftMessageId!, changeId }]]),
     );
     for (const request of await labelRequests(accountId, changeId)) {

@@ -95,7 +95,7 @@ export interface GmailActivities {
   /** Which of our labels the thread carries now; null when the thread is gone. */
   threadLabelRoles(input: { accountId: string; threadId: string; labels: LabelNames }): Promise<LabelRole[] | null>;
   /** A message the user sent in the thread after `afterMs` (epoch ms), if any. */
-  findSentReply(input: { accountId: string; threadId: string; afterMs: number }): Promise<{ messageId: string } | null>;
+  findSentReply(input: { accountId: string; threadId: string; afterMs: number }): Promise<{ messageId: string; body: string } | null>;
 }
 
 export interface LlmUsage {

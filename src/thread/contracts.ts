@@ -1,6 +1,7 @@
 // The thread workflow's boundary: its input, the events the sync worker signals, and what
 // its query returns. Shared by the workflow, the ingest function and the activities.
 import type { Category } from '../mail/types.js';
+import type { ActionDecisionEvent, ActionKind, ActionSettings } from '../actions/contracts.js';
 
 export type { Category };
 
@@ -48,6 +49,8 @@ export interface ThreadSettings {
   llmAttempts: number;
   /** While the account's Gmail grant is revoked, look again this often (ms) even without a reconnect signal. */
   reauthRecheckMs: number;
+  /** Send delay, approval expiry, the kill-switch label (defaults: DEFAULT_ACTION_SETTINGS). */
+  actions?: ActionSettings;
 }
 
 export interface ThreadWorkflowInput {
@@ -72,8 +75,27 @@ export interface ThreadMemory {
   handledMessageIds: string[];
 }
 
+/** An action the thread waits on: for the user's approval (until it expires), or to send after its delay. */
+export interface OpenAction {
+  id: string;
+  kind: ActionKind;
+  argument?: string;
+  state: 'awaiting_approval' | 'scheduled';
+  /** Epoch ms: when the approval expires, or when the send goes out. */
+  dueAt: number;
+  /** An auto-reply's draft while it waits for approval: sending it approves, deleting it rejects. */
+  draftId?: string;
+  draftMessageId?: string;
+  draftCreatedAt?: number;
+}
+
 export interface CarriedThreadState extends ThreadMemory {
   lastDraftBody?: string;
+  /** The journal key of our current draft (its sent detection records whether it went out unedited). */
+  draftKey?: string;
+  openActions?: OpenAction[];
+  /** Messages our own sends produced: their arrival in the thread is not the user replying. */
+  sentByUs?: string[];
   seenEvents: string[];
   decisions: DecisionRecord[];
   pending: ThreadEvent[];
@@ -120,7 +142,18 @@ export interface SentSeenEvent {
   messageId: string;
 }
 
-export type ThreadEvent = MessageAddedEvent | LabelsChangedEvent | DraftGoneEvent | SentSeenEvent;
+/** An open action's time came: its approval expired, or its send delay is over (made by the run, not signalled). */
+export interface ActionDueEvent {
+  type: 'action_due';
+  actionId: string;
+}
+
+export type { ActionDecisionEvent };
+
+/** What the sync sees change in the mailbox (ingest.ts delivers these). */
+export type MailboxEvent = MessageAddedEvent | LabelsChangedEvent | DraftGoneEvent | SentSeenEvent;
+
+export type ThreadEvent = MailboxEvent | ActionDecisionEvent | ActionDueEvent;
 
 // ---- query ---------------------------------------------------------------------------------
 
@@ -137,7 +170,8 @@ export interface DecisionRecord {
     | 'action_required'
     | 'skip'
     | 'rule_skipped'
-    | 'draft_kept';
+    | 'draft_kept'
+    | 'action';
   source: 'rules' | 'llm' | 'user' | 'system';
   detail: string;
   model?: string;
@@ -158,6 +192,8 @@ export interface ThreadStatus {
   pendingEvents: number;
   /** Set while the thread waits for the user to reconnect the account (the failure that stopped it). */
   waitingFor?: string;
+  /** Actions waiting for approval or for their send delay. */
+  openActions?: OpenAction[];
   decisions: DecisionRecord[];
 }
 
@@ -179,5 +215,7 @@ export function opensThread(event: ThreadEvent): boolean {
 export function eventKey(event: ThreadEvent): string {
   if (event.type === 'labels_changed') return `${event.type}:${event.changeId}`;
   if (event.type === 'draft_gone' && event.changeId) return `${event.type}:${event.messageId}:${event.changeId}`;
+  if (event.type === 'action_decision') return `${event.type}:${event.actionId}:${event.decision}`;
+  if (event.type === 'action_due') return `${event.type}:${event.actionId}`;
   return `${event.type}:${event.messageId}`;
 }

@@ -255,7 +255,7 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
       return withGmail(accountId, async (gmail, userEmail) => {
         try {
           const sent = findSentReplyAfter(await gmail.getThread(threadId), afterMs, userEmail);
-          return sent ? { messageId: sent.id } : null;
+          return sent ? { messageId: sent.id, body: sent.body.slice(0, BODY_CAP) } : null;
         } catch (err) {
           if (err instanceof GmailNotFoundError) return null;
           throw err;

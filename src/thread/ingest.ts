@@ -6,7 +6,7 @@ import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { InboxAccountId, InboxState } from '../temporal/search-attributes.js';
 import { draftGoneSignal, labelsChangedSignal, newMessageSignal, sentSeenSignal } from './signals.js';
 import { threadWorkflow } from './thread-workflow.js';
-import { opensThread, threadWorkflowId, type ThreadEvent, type ThreadSettings } from './contracts.js';
+import { opensThread, threadWorkflowId, type MailboxEvent, type ThreadSettings } from './contracts.js';
 
 export type IngestOutcome = 'started_or_signalled' | 'signalled' | 'ignored_closed';
 
@@ -18,8 +18,8 @@ const signals = {
 } as const;
 
 /** Each event type has its own signal (readable in the Web UI); all take the event itself. */
-function signalFor(event: ThreadEvent): SignalDefinition<[ThreadEvent]> {
-  return signals[event.type] as SignalDefinition<[ThreadEvent]>;
+function signalFor(event: MailboxEvent): SignalDefinition<[MailboxEvent]> {
+  return signals[event.type] as SignalDefinition<[MailboxEvent]>;
 }
 
 export async function ingestThreadEvent(
@@ -27,7 +27,7 @@ export async function ingestThreadEvent(
   params: {
     accountId: string;
     threadId: string;
-    event: ThreadEvent;
+    event: MailboxEvent;
     settings: ThreadSettings;
     /** The workflow task queue (cfg.TEMPORAL_TASK_QUEUE). */
     taskQueue?: string;

@@ -6,6 +6,7 @@ import {
   type CarriedThreadState,
   type Category,
   type DecisionRecord,
+  type OpenAction,
   type ThreadEvent,
   type ThreadMemory,
   type ThreadState,
@@ -22,6 +23,12 @@ export interface ThreadRecord extends ThreadMemory {
   lastDraftBody?: string;
   /** This run's decision log (the status query); Postgres keeps all of them. */
   decisions: DecisionRecord[];
+  /** The journal key of our current draft (kept across continue-as-new only). */
+  draftKey?: string;
+  /** Actions waiting for approval or for their send delay: the run stays open for them. */
+  openActions: OpenAction[];
+  /** Messages our own sends produced. */
+  sentByUs: string[];
 }
 
 /**
@@ -43,6 +50,9 @@ export function openRecord(carried: CarriedThreadState | undefined, remembered: 
     handledMessageIds: from?.handledMessageIds ?? [],
     lastDraftBody: carried?.lastDraftBody,
     decisions: carried?.decisions ?? [],
+    draftKey: carried?.draftKey,
+    openActions: carried?.openActions ?? [],
+    sentByUs: carried?.sentByUs ?? [],
   };
 }
 
@@ -69,6 +79,9 @@ export function carriedOf(record: ThreadRecord, seenEvents: Iterable<string>, pe
   return {
     ...memoryOf(record),
     lastDraftBody: record.lastDraftBody,
+    ...(record.draftKey ? { draftKey: record.draftKey } : {}),
+    ...(record.openActions.length > 0 ? { openActions: record.openActions } : {}),
+    ...(record.sentByUs.length > 0 ? { sentByUs: record.sentByUs.slice(-HANDLED_KEPT) } : {}),
     seenEvents: [...seenEvents].slice(-SEEN_EVENTS_KEPT),
     decisions: isClosed(record) ? [] : record.decisions.slice(-DECISIONS_CARRIED),
     pending,
@@ -94,6 +107,7 @@ export function statusOf(
     reworkCount: record.reworkCount,
     pendingEvents: run.pendingEvents,
     ...(run.waitingFor ? { waitingFor: run.waitingFor } : {}),
+    ...(record.openActions.length > 0 ? { openActions: record.openActions } : {}),
     decisions: record.decisions,
   };
 }

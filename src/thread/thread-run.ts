@@ -13,19 +13,30 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { AccountReconnect, waitingForAccountAccess } from '../accounts/account-access.js';
+import type { ActionGmailActivities, ActionStoreActivities, ApprovalNotifyActivities } from '../actions/activity-contracts.js';
+import { DEFAULT_ACTION_SETTINGS, type ActionSettings } from '../actions/contracts.js';
+import type { LifecycleAction } from '../actions/journal.js';
 import { InboxAccountId, InboxCategory, InboxState } from '../temporal/search-attributes.js';
 import type { GmailActivities, LlmActivities, StoreActivities } from './activity-contracts.js';
 import { proxyQueueActivities, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
 import {
   eventKey,
   opensThread,
+  threadWorkflowId,
   type DecisionRecord,
   type ThreadEvent,
   type ThreadState,
   type ThreadStatus,
   type ThreadWorkflowInput,
 } from './contracts.js';
-import { draftGoneSignal, labelsChangedSignal, newMessageSignal, sentSeenSignal, threadStatusQuery } from './signals.js';
+import {
+  actionDecisionSignal,
+  draftGoneSignal,
+  labelsChangedSignal,
+  newMessageSignal,
+  sentSeenSignal,
+  threadStatusQuery,
+} from './signals.js';
 import {
   carriedOf,
   indexedOf,
@@ -47,6 +58,14 @@ export class ThreadRun {
   readonly llm: LlmActivities;
   /** Postgres reads and writes: local activities (a marker in history, no task round trip). */
   readonly store: StoreActivities;
+  /** The actions' Gmail steps (Gmail task queue); like `gmail`, they wait while the grant is lost. */
+  readonly actions: ActionGmailActivities;
+  /** The action journal's writes (local activities). */
+  readonly journal: ActionStoreActivities;
+  readonly notify: ApprovalNotifyActivities;
+  readonly actionSettings: ActionSettings;
+  /** Changes the lifecycle made in Gmail (drafts, Done's archive), journaled with the next save. */
+  private lifecycle: LifecycleAction[] = [];
 
   private readonly queue: ThreadEvent[];
   private readonly seen: Set<string>;
@@ -73,7 +92,11 @@ export class ThreadRun {
     this.gmail = waitingForAccountAccess(proxyQueueActivities<GmailActivities>('gmail', input.settings), this.reconnect);
     this.llm = proxyQueueActivities<LlmActivities>('llm', input.settings);
     this.store = store;
-    for (const signal of [newMessageSignal, labelsChangedSignal, draftGoneSignal, sentSeenSignal]) {
+    this.actions = waitingForAccountAccess(proxyQueueActivities<ActionGmailActivities>('gmail', input.settings), this.reconnect);
+    this.journal = proxyLocalActivities<ActionStoreActivities>(STORE_ACTIVITY_OPTIONS);
+    this.notify = proxyQueueActivities<ApprovalNotifyActivities>('gmail', input.settings);
+    this.actionSettings = input.settings.actions ?? DEFAULT_ACTION_SETTINGS;
+    for (const signal of [newMessageSignal, labelsChangedSignal, draftGoneSignal, sentSeenSignal, actionDecisionSignal]) {
       setHandler(signal, (event: ThreadEvent) => this.enqueue(event));
     }
     setHandler(threadStatusQuery, () => this.status());
@@ -94,6 +117,15 @@ export class ThreadRun {
     return isClosed(this.record);
   }
 
+  get workflowId(): string {
+    return threadWorkflowId(this.accountId, this.threadId);
+  }
+
+  /** Journals a change the lifecycle made in Gmail (written with the next save). */
+  journalLifecycle(action: LifecycleAction): void {
+    this.lifecycle.push(action);
+  }
+
   private enqueue(event: ThreadEvent): void {
     const key = eventKey(event);
     if (this.seen.has(key)) return; // a duplicate delivery changes nothing
@@ -107,9 +139,16 @@ export class ThreadRun {
    */
   async nextEvent(): Promise<ThreadEvent | 'idle' | 'continue'> {
     const { settings } = this;
-    const timeout = this.record.state === 'skipped' ? settings.skippedIdleTimeoutMs : settings.idleTimeoutMs;
+    const idle = this.record.state === 'skipped' ? settings.skippedIdleTimeoutMs : settings.idleTimeoutMs;
+    // An open action (an approval's expiry, a send's delay) wakes the run when its time comes.
+    const due = this.record.openActions.reduce<number | undefined>((min, a) => (min === undefined || a.dueAt < min ? a.dueAt : min), undefined);
+    const timeout = due === undefined ? idle : Math.max(1, Math.min(idle, due - Date.now()));
     const woken = await condition(() => this.queue.length > 0 || workflowInfo().continueAsNewSuggested, timeout);
-    if (!woken) return 'idle';
+    if (!woken) {
+      const dueAction = this.record.openActions.find((a) => a.dueAt <= Date.now());
+      if (dueAction) return { type: 'action_due', actionId: dueAction.id };
+      return this.record.openActions.length > 0 ? this.nextEvent() : 'idle';
+    }
     return this.queue.shift() ?? 'continue';
   }
 
@@ -152,6 +191,10 @@ export class ThreadRun {
 
   /** Writes the thread row and the new decisions when anything changed since the last write. */
   async save(): Promise<void> {
+    if (this.lifecycle.length > 0) {
+      await this.journal.recordLifecycle({ ...this.ids, workflowId: this.workflowId, actions: this.lifecycle });
+      this.lifecycle = [];
+    }
     const changes = unsaved(this.record, this.saved);
     if (!changes) return;
     await this.store.saveThread({
@@ -162,6 +205,20 @@ export class ThreadRun {
       decisions: changes.decisions,
     });
     this.saved = changes.saved;
+  }
+
+  /** A closing thread leaves nothing waiting: approvals expire, scheduled sends are cancelled. */
+  private async closeOpenActions(): Promise<void> {
+    for (const open of this.record.openActions.splice(0)) {
+      const awaiting = open.state === 'awaiting_approval';
+      await this.journal.settleAction({
+        id: open.id,
+        from: [open.state],
+        to: awaiting ? 'expired' : 'undone',
+        note: `the thread was closed (${this.record.state}) before it ${awaiting ? 'was approved' : 'went out'}`,
+      });
+      this.decide({ kind: 'action', source: 'system', detail: `${open.kind} ${awaiting ? 'expired' : 'cancelled'}: the thread was closed` });
+    }
   }
 
   status(): ThreadStatus {
@@ -183,6 +240,7 @@ export class ThreadRun {
    * run rather than dropped.
    */
   async finish(): Promise<ThreadStatus> {
+    await this.closeOpenActions();
     await this.save();
     await condition(allHandlersFinished);
     if (this.queue.some(opensThread)) await this.continueAsNew();

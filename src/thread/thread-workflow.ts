@@ -3,9 +3,25 @@
 // which step in which state is transitions.ts; the record and its views are thread-record.ts; the
 // Temporal plumbing of a run (signals, query, search attributes, Postgres writes) is thread-run.ts.
 import { ActivityFailure, deprecatePatch } from '@temporalio/workflow';
+import {
+  actionKey,
+  SENDING_KINDS,
+  type ActionReason,
+  type ActionSpec,
+  type JournaledAction,
+  type ProposedAction,
+} from '../actions/contracts.js';
 import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contracts.js';
 import { failureType, GIVE_UP_TYPES } from './activity-proxies.js';
-import type { LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
+import type {
+  ActionDecisionEvent,
+  ActionDueEvent,
+  LabelsChangedEvent,
+  OpenAction,
+  ThreadEvent,
+  ThreadStatus,
+  ThreadWorkflowInput,
+} from './contracts.js';
 import { draftEditedByUser, extractReworkInstructions } from './rework.js';
 import { ThreadRun } from './thread-run.js';
 import { nextStep } from './transitions.js';
@@ -55,10 +71,16 @@ async function handle(run: ThreadRun, event: ThreadEvent): Promise<void> {
     case 'check_draft':
       return checkDraft(run, event);
     case 'mark_replied':
-      run.decide({ kind: 'sent', source: 'user', detail: `the user replied (${event.messageId})` });
+      run.decide({ kind: 'sent', source: 'user', detail: `the user replied (${'messageId' in event ? event.messageId : ''})` });
       return run.transition('sent');
     case 'recheck_labels':
       return recheckLabels(run, event as LabelsChangedEvent);
+    case 'check_approval_draft':
+      return checkApprovalDraft(run);
+    case 'decide_action':
+      return decideAction(run, event as ActionDecisionEvent);
+    case 'action_due':
+      return actionDue(run, event as ActionDueEvent);
     case 'ignore':
       return;
   }
@@ -85,22 +107,35 @@ async function classifyAndAnswer(run: ThreadRun): Promise<void> {
   if (!verdict) return; // the LLM step gave up: Action Required
   run.summarize(`${record.category}: ${thread.subject}`);
 
-  if (record.category === 'needs_response' && keepDraft) {
+  // What the rule or the category asks for: a draft (the reply the user sends), and the rest,
+  // carried out under the safety policy. An auto-reply replaces the draft.
+  const wantsDraft = verdict.actions.some((a) => a.kind === 'draft') && !verdict.actions.some((a) => a.kind === 'auto_reply');
+  if (wantsDraft && keepDraft) {
     run.decide({
       kind: 'draft_kept',
       source: 'system',
       detail: `kept the draft you edited; it does not answer message ${email.messageId} yet (add Rework to have it rewritten)`,
     });
     run.transition('drafted');
-  } else if (record.category === 'needs_response') {
+  } else if (wantsDraft) {
     run.transition('needs_response');
-    await draftReply(run, thread, verdict.instructions, undefined, verdict.draft);
+    await draftReply(run, thread, verdict.instructions, undefined, verdict.draft, verdict.reason);
   } else if (record.state !== 'drafted') {
     run.decide({ kind: 'skip', source: 'system', detail: `no reply needed (${record.category})` });
     run.transition('skipped');
   } else {
     run.transition('drafted'); // a new message that needs no answer: the draft stays
   }
+  await carryOutActions(run, thread, email, verdict);
+}
+
+/** The classification's outcome: what to tell the drafter, and what to do with the thread, on whose word. */
+interface Verdict {
+  instructions: string[];
+  /** The reply, when the LLM wrote it in the classification step. */
+  draft?: LlmDraft;
+  actions: ActionSpec[];
+  reason: ActionReason;
 }
 
 /**
@@ -113,7 +148,7 @@ async function classify(
   thread: ThreadContent,
   email: PromptMessage,
   keepDraft: boolean,
-): Promise<{ instructions: string[]; draft?: LlmDraft } | undefined> {
+): Promise<Verdict | undefined> {
   const { record } = run;
   const rules = await run.store.classifyByRules({ accountId: run.accountId, email });
   for (const reason of rules.skipped ?? []) run.decide({ kind: 'rule_skipped', source: 'system', detail: reason });
@@ -121,7 +156,11 @@ async function classify(
     record.category = rules.category;
     record.confidence = 1;
     run.decide({ kind: 'classify', source: 'rules', ruleId: rules.ruleId, detail: `${rules.category}: ${rules.reason}` });
-    return { instructions: rules.instructions };
+    return {
+      instructions: rules.instructions,
+      actions: rules.actions ?? rules.categoryActions[rules.category],
+      reason: { source: 'rule', ruleId: rules.ruleId },
+    };
   }
   const triage = await llmStep(run, 'classification', () =>
     run.llm.triageWithLlm({
@@ -145,7 +184,12 @@ async function classify(
     tokensIn: verdict.tokensIn,
     tokensOut: verdict.tokensOut,
   });
-  return { instructions: rules.instructions, draft: triage.draft };
+  return {
+    instructions: rules.instructions,
+    draft: triage.draft,
+    actions: rules.categoryActions[verdict.category],
+    reason: { source: 'llm', confidence: verdict.confidence, model: verdict.model },
+  };
 }
 
 /** Needs Response added by the user: draft a reply to this thread, whatever it was classified as. */
@@ -172,6 +216,7 @@ async function draftReply(
   instructions: string[],
   rework?: { instructions: string; previousDraft: string },
   written?: LlmDraft,
+  reason: ActionReason = { source: 'user' },
 ): Promise<void> {
   const { record } = run;
   const replyTo = thread.latestInbound ?? thread.messages[thread.messages.length - 1];
@@ -191,6 +236,9 @@ async function draftReply(
   record.draftMessageId = ref.messageId;
   record.draftCreatedAt ??= ref.internalDate;
   record.lastDraftBody = draft.body;
+  const key = actionKey({ ...run.ids, messageId: replyTo.messageId }, { kind: 'draft' });
+  record.draftKey = key;
+  run.journalLifecycle({ key, kind: 'draft', messageId: replyTo.messageId, sender: addressOf(replyTo.from), reason, result: { draftId: ref.draftId } });
   run.decide({
     kind: rework ? 'rework' : 'draft',
     source: 'llm',
@@ -253,6 +301,15 @@ async function archive(run: ThreadRun): Promise<void> {
     archive: true,
   });
   run.decide({ kind: 'archive', source: 'user', detail: 'Done label: archived' });
+  const messageId = run.record.handledMessageIds.at(-1) ?? run.threadId;
+  run.journalLifecycle({
+    key: actionKey({ ...run.ids, messageId }, { kind: 'archive' }),
+    kind: 'archive',
+    messageId,
+    sender: '',
+    reason: { source: 'user' },
+    result: {},
+  });
   run.transition('archived');
 }
 
@@ -278,7 +335,13 @@ async function draftDisappeared(run: ThreadRun): Promise<void> {
   const sent = await run.gmail.findSentReply({ ...run.ids, afterMs: run.record.draftCreatedAt ?? 0 });
   await run.gmail.changeLabels({ ...run.ids, labels: run.settings.labels, add: [], remove: ['outbox', 'rework'] });
   if (sent) {
-    run.decide({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}` });
+    const unedited = run.record.lastDraftBody !== undefined && !draftEditedByUser(sent.body, run.record.lastDraftBody);
+    if (run.record.draftKey) {
+      const messageId = run.record.draftKey.split(':')[2] ?? '';
+      // What earned autonomy counts: our drafts to this sender that went out as we wrote them.
+      run.journalLifecycle({ key: run.record.draftKey, kind: 'draft', messageId, sender: '', reason: { source: 'user' }, result: { sentUnedited: unedited } });
+    }
+    run.decide({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}${unedited ? ' (unedited)' : ''}` });
     run.transition('sent');
   } else {
     run.decide({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
@@ -323,5 +386,187 @@ async function llmStep<T>(run: ThreadRun, what: string, step: () => Promise<T>):
       return undefined;
     }
     throw err;
+  }
+}
+
+// ---- actions: carried out under the safety policy, approved, sent after a delay, undone ----------
+
+/** The address in `Name <address>`, lower-cased. */
+function addressOf(from: string): string {
+  return (/<([^>]+)>/.exec(from)?.[1] ?? from).trim().toLowerCase();
+}
+
+const labelOf = (a: { kind: string; argument?: string }) => (a.argument ? `${a.kind} ${a.argument}` : a.kind);
+
+/**
+ * The actions besides the draft: each is judged by the safety policy and journaled (the activity
+ * does both), then runs, waits for approval, or is refused. Mail content never reaches the policy:
+ * the actions come from the user's rules and categories, the LLM only picks the category.
+ */
+async function carryOutActions(run: ThreadRun, thread: ThreadContent, email: PromptMessage, verdict: Verdict): Promise<void> {
+  const specs = verdict.actions.filter((a) => a.kind !== 'draft');
+  if (specs.length === 0) return;
+  const proposals: (ProposedAction & { result?: { body: string } })[] = [];
+  for (const spec of specs) {
+    if (spec.kind !== 'auto_reply') {
+      proposals.push({ ...spec, reason: verdict.reason });
+      continue;
+    }
+    const written = verdict.draft ?? (await writeReply(run, thread, email.from, verdict.instructions));
+    if (written) proposals.push({ ...spec, reason: verdict.reason, result: { body: written.body } });
+  }
+  const pausedByLabel = await run.actions.pausedByLabel({ accountId: run.accountId, label: run.actionSettings.pauseLabel });
+  const journaled = await run.journal.proposeActions({
+    ...run.ids,
+    messageId: email.messageId,
+    sender: addressOf(email.from),
+    workflowId: run.workflowId,
+    actions: proposals,
+    pausedByLabel,
+    approvalExpiryMs: run.actionSettings.approvalExpiryMs,
+  });
+  for (const action of journaled) await startAction(run, action);
+}
+
+async function startAction(run: ThreadRun, action: JournaledAction): Promise<void> {
+  switch (action.state) {
+    case 'refused':
+      run.decide({ kind: 'action', source: 'system', detail: `refused ${labelOf(action)}: ${action.because.join('; ')}` });
+      return;
+    case 'queued':
+    case 'approved':
+      return runAction(run, action);
+    case 'awaiting_approval':
+      return awaitApproval(run, action);
+    case 'scheduled':
+      if (!run.record.openActions.some((a) => a.id === action.id)) {
+        run.record.openActions.push({ ...openOf(action), state: 'scheduled', dueAt: Date.parse(action.scheduledFor ?? '') || Date.now() });
+      }
+      return;
+    default:
+      return; // carried out already (the message was redelivered)
+  }
+}
+
+const openOf = (a: Pick<JournaledAction, 'id' | 'kind' | 'argument'>) => ({ id: a.id, kind: a.kind, ...(a.argument ? { argument: a.argument } : {}) });
+
+/** Runs a queued or approved action: a label change now; a send after its delay (Undo cancels it). */
+async function runAction(run: ThreadRun, action: Pick<OpenAction, 'id' | 'kind' | 'argument' | 'draftId'>): Promise<void> {
+  if (SENDING_KINDS.includes(action.kind)) {
+    const dueAt = Date.now() + run.actionSettings.sendDelayMs;
+    await run.journal.settleAction({ id: action.id, from: ['queued', 'approved'], to: 'scheduled', scheduledForMs: dueAt });
+    run.record.openActions.push({ ...openOf(action), state: 'scheduled', dueAt, ...(action.draftId ? { draftId: action.draftId } : {}) });
+    run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)} goes out at ${new Date(dueAt).toISOString()} unless you undo it` });
+    return;
+  }
+  try {
+    await run.actions.performAction({ actionId: action.id });
+    run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)}: done` });
+  } catch (err) {
+    const type = failureType(err);
+    if (!type) throw err;
+    // Retrying cannot help (the activity journaled it failed, with the reason): the thread goes on.
+    run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)} failed: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}` });
+  }
+}
+
+/** Waits, durably, for approve or reject until the approval expires; an auto-reply shows as a draft meanwhile. */
+async function awaitApproval(run: ThreadRun, action: JournaledAction): Promise<void> {
+  if (run.record.openActions.some((a) => a.id === action.id)) return;
+  const open: OpenAction = { ...openOf(action), state: 'awaiting_approval', dueAt: Date.parse(action.expiresAt ?? '') || Date.now() };
+  if (action.kind === 'auto_reply') {
+    const placedAfter = Date.now();
+    const draft = await run.actions.placeApprovalDraft({ actionId: action.id, label: run.actionSettings.awaitingApprovalLabel });
+    Object.assign(open, { draftId: draft.draftId, draftMessageId: draft.messageId, draftCreatedAt: placedAfter });
+  }
+  run.record.openActions.push(open);
+  run.decide({
+    kind: 'action',
+    source: 'system',
+    detail: `${labelOf(action)} waits for your approval until ${new Date(open.dueAt).toISOString()}: ${action.because.join('; ')}`,
+  });
+}
+
+function takeOpen(run: ThreadRun, actionId: string): OpenAction | undefined {
+  const at = run.record.openActions.findIndex((a) => a.id === actionId);
+  return at < 0 ? undefined : run.record.openActions.splice(at, 1)[0];
+}
+
+/** Approve, reject or undo, from the CLI, the approvals page, Discord's link or a signal. */
+async function decideAction(run: ThreadRun, event: ActionDecisionEvent): Promise<void> {
+  const open = run.record.openActions.find((a) => a.id === event.actionId);
+  if (!open) {
+    // Not waiting here: done already (undo takes it back), or decided before (a repeat changes nothing).
+    if (event.decision !== 'undo') return;
+    const undone = await run.actions.undoAction({ actionId: event.actionId, by: event.by });
+    run.decide({ kind: 'action', source: 'user', detail: undone.undone ? `undid ${event.actionId}` : `cannot undo ${event.actionId}: ${undone.why}` });
+    return;
+  }
+  if (event.decision === 'approve') {
+    if (open.state !== 'awaiting_approval') return; // scheduled: approved already
+    takeOpen(run, open.id);
+    const settled = await run.journal.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'approved', decidedBy: event.by });
+    if (!settled?.moved) return;
+    run.decide({ kind: 'action', source: 'user', detail: `${labelOf(open)} approved (${event.by})` });
+    return runAction(run, open);
+  }
+  // Reject, or undo during a send's delay: nothing goes out.
+  takeOpen(run, open.id);
+  const to = open.state === 'awaiting_approval' ? 'rejected' : 'undone';
+  await run.journal.settleAction({ id: open.id, from: [open.state], to, decidedBy: event.by, note: `${to} (${event.by})` });
+  if (open.draftId) await discardApprovalDraft(run, open, true);
+  run.decide({ kind: 'action', source: 'user', detail: `${labelOf(open)} ${to} (${event.by})` });
+}
+
+/** An approval expired (Action Required), or a send's delay is over (it goes out). */
+async function actionDue(run: ThreadRun, event: ActionDueEvent): Promise<void> {
+  const open = takeOpen(run, event.actionId);
+  if (!open) return;
+  if (open.state === 'awaiting_approval') {
+    await run.journal.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'expired', note: 'no decision before it expired' });
+    if (open.draftId) await discardApprovalDraft(run, open, true);
+    return needsTheUser(run, `approval of ${labelOf(open)} expired`);
+  }
+  const sent = await run.actions.sendAction({ actionId: open.id, pauseLabel: run.actionSettings.pauseLabel });
+  if (sent.state === 'awaiting_approval') {
+    // The kill switch went on during the delay: it waits for the user now.
+    run.record.openActions.push({ ...open, state: 'awaiting_approval', dueAt: Date.now() + run.actionSettings.approvalExpiryMs, draftId: undefined });
+    run.decide({ kind: 'action', source: 'system', detail: `${labelOf(open)} paused before it went out: waits for your approval` });
+    return;
+  }
+  if (sent.sentMessageId) run.record.sentByUs.push(sent.sentMessageId);
+  if (open.draftId) await discardApprovalDraft(run, open, false);
+  run.decide({ kind: 'action', source: 'system', detail: sent.sent ? `${labelOf(open)} sent (${sent.sentMessageId})` : `${labelOf(open)} not sent: ${sent.state}` });
+  if (sent.sent && open.kind === 'auto_reply' && !run.record.draftId) run.transition('sent');
+}
+
+async function discardApprovalDraft(run: ThreadRun, open: OpenAction, deleteDraft: boolean): Promise<void> {
+  await run.actions.discardApprovalDraft({
+    ...run.ids,
+    ...(deleteDraft && open.draftId ? { draftId: open.draftId } : {}),
+    label: run.actionSettings.awaitingApprovalLabel,
+  });
+}
+
+/** The auto-reply waiting as a draft is gone or sent: sending it in Gmail approves it, deleting it rejects it. */
+async function checkApprovalDraft(run: ThreadRun): Promise<void> {
+  const open = run.record.openActions.find((a) => a.state === 'awaiting_approval' && a.draftId);
+  if (!open?.draftId) return;
+  const current = await run.gmail.readDraft({ accountId: run.accountId, draftId: open.draftId });
+  if (current) {
+    open.draftMessageId = current.messageId; // edited in Gmail: still waiting
+    return;
+  }
+  takeOpen(run, open.id);
+  const sent = await run.gmail.findSentReply({ ...run.ids, afterMs: open.draftCreatedAt ?? 0 });
+  await discardApprovalDraft(run, open, false);
+  if (sent) {
+    run.record.sentByUs.push(sent.messageId);
+    await run.journal.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'done', decidedBy: 'gmail', result: { sentMessageId: sent.messageId } });
+    run.decide({ kind: 'sent', source: 'user', detail: `${labelOf(open)} approved by sending it in Gmail (${sent.messageId})` });
+    run.transition('sent');
+  } else {
+    await run.journal.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'rejected', decidedBy: 'gmail', note: 'its draft was deleted in Gmail' });
+    run.decide({ kind: 'action', source: 'user', detail: `${labelOf(open)} rejected by deleting its draft in Gmail` });
   }
 }

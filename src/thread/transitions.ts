@@ -1,7 +1,7 @@
 // Which step each event leads to in each state of a thread: the thread workflow's rules, as data.
 // Pure (no Temporal, no I/O): the workflow asks nextStep() for every event it takes off its queue,
 // and test/thread/transitions.test.ts checks every (state, event) pair.
-import { CLOSED_STATES, type ThreadEvent, type ThreadState } from './contracts.js';
+import { CLOSED_STATES, type OpenAction, type ThreadEvent, type ThreadState } from './contracts.js';
 
 /** An event as the rules see it: the signal, read against what the thread knows. */
 export type EventKind =
@@ -25,7 +25,17 @@ export type EventKind =
   /** Label changes without a step (removals). */
   | 'other_labels'
   /** Request labels a gap repair found on the thread: look which are still there. */
-  | 'labels_to_recheck';
+  | 'labels_to_recheck'
+  /** A message one of our own sends produced (an auto-reply, a forward). */
+  | 'own_send'
+  /** The user sent a message while an auto-reply waits for approval as a draft: perhaps that draft. */
+  | 'approval_draft_maybe_sent'
+  /** The draft of an auto-reply waiting for approval was deleted: sent or thrown away. */
+  | 'approval_draft_gone'
+  /** The user approved, rejected or undid an action (CLI, page, Discord link, signal). */
+  | 'action_decision'
+  /** An open action's time came: its approval expired, or its send delay is over. */
+  | 'action_due';
 
 export type Step =
   /** Read the thread, classify it (rules, then the LLM), draft when it needs a reply. */
@@ -46,6 +56,12 @@ export type Step =
   | 'mark_replied'
   /** Read the thread's labels, then take the request labels still on it as a label change. */
   | 'recheck_labels'
+  /** Read the approval draft: sent (approved in Gmail) or deleted (rejected in Gmail). */
+  | 'check_approval_draft'
+  /** Carry out the user's decision about an action. */
+  | 'decide_action'
+  /** Expire the approval, or send. */
+  | 'action_due'
   | 'ignore';
 
 /** What the rules need to know of the thread besides its state. */
@@ -54,6 +70,8 @@ export interface ThreadFacts {
   draftId?: string;
   draftMessageId?: string;
   handledMessageIds: readonly string[];
+  openActions: readonly OpenAction[];
+  sentByUs: readonly string[];
 }
 
 type Row = Partial<Record<ThreadState, Step>>;
@@ -84,6 +102,11 @@ export const TRANSITIONS: Record<EventKind, Row> = {
   needs_response_label: { ...inEveryOpenState('draft_on_request'), drafted: 'clear_needs_response' },
   other_labels: {},
   labels_to_recheck: inEveryOpenState('recheck_labels'),
+  own_send: {},
+  approval_draft_maybe_sent: inEveryOpenState('check_approval_draft'),
+  approval_draft_gone: inEveryOpenState('check_approval_draft'),
+  action_decision: inEveryOpenState('decide_action'),
+  action_due: inEveryOpenState('action_due'),
 };
 
 export function stepFor(state: ThreadState, kind: EventKind): Step {
@@ -93,15 +116,27 @@ export function stepFor(state: ThreadState, kind: EventKind): Step {
 
 /** What an event means for this thread (several request labels at once: Done, then Rework, then Needs Response). */
 export function kindOf(event: ThreadEvent, facts: ThreadFacts): EventKind {
+  const waiting = facts.openActions.filter((a) => a.state === 'awaiting_approval' && a.draftId !== undefined);
+  const approvalDraft = waiting.length > 0;
+  const sentKind = (messageId: string): EventKind => {
+    if (facts.sentByUs.includes(messageId)) return 'own_send';
+    if (approvalDraft) return 'approval_draft_maybe_sent';
+    return facts.draftId ? 'draft_maybe_sent' : 'user_replied';
+  };
   switch (event.type) {
     case 'message_added':
       if (event.labelIds.includes('DRAFT')) return 'draft_message';
-      if (event.labelIds.includes('SENT')) return facts.draftId ? 'draft_maybe_sent' : 'user_replied';
+      if (event.labelIds.includes('SENT')) return sentKind(event.messageId);
       return facts.handledMessageIds.includes(event.messageId) ? 'redelivered_mail' : 'inbound_mail';
     case 'sent_seen':
-      return facts.draftId ? 'draft_maybe_sent' : 'user_replied';
+      return sentKind(event.messageId);
     case 'draft_gone':
+      if (waiting.some((a) => a.draftMessageId === event.messageId)) return 'approval_draft_gone';
       return facts.draftId && event.messageId === facts.draftMessageId ? 'draft_gone' : 'stale_draft_gone';
+    case 'action_decision':
+      return 'action_decision';
+    case 'action_due':
+      return 'action_due';
     case 'labels_changed':
       if (event.reconcile) return 'labels_to_recheck';
       if (event.added.includes('done')) return 'done_label';

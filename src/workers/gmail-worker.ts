@@ -1,6 +1,7 @@
 // Worker for the Gmail task queue: every Gmail side effect. Its own queue lets operators cap
 // Gmail calls (GMAIL_ACTIVITIES_PER_SECOND, all workers of the queue together).
 import { Worker } from '@temporalio/worker';
+import { createActionGmailActivities } from '../actions/gmail-activities.js';
 import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
 import { prismaExecutor } from '../quota/sql.js';
 import { isMainModule } from '../shared/main-module.js';
@@ -19,6 +20,7 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.
     taskQueue,
     activities: {
       ...createGmailActivities(metered),
+      ...createActionGmailActivities({ accounts: metered, db: prismaExecutor(ctx.prisma) }),
       ...createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: prismaExecutor(ctx.prisma) }),
     },
     dataConverter: ctx.dataConverter,

@@ -3,6 +3,7 @@
 import { Worker } from '@temporalio/worker';
 import { createRetentionActivities } from '../retention/retention-activities.js';
 import { createStoreActivities } from '../thread/store-activities.js';
+import { createActionStoreActivities } from '../actions/store-activities.js';
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
 import { prismaExecutor } from '../quota/sql.js';
 import { createHandoffWorkerActivities, createSyncWorkerActivities } from './sync-activities.js';
@@ -20,6 +21,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.c
     activities: {
       ...createRetentionActivities(ctx.prisma),
       ...createStoreActivities(ctx.prisma),
+      ...createActionStoreActivities(prismaExecutor(ctx.prisma)),
       ...createBackfillStoreActivities(prismaExecutor(ctx.prisma)),
       ...createHandoffWorkerActivities(ctx, taskQueue),
       ...createSyncWorkerActivities(ctx, taskQueue),

@@ -22,7 +22,7 @@ import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
 import { threadStatusQuery } from '../../src/thread/signals.js';
 import {
   threadWorkflowId,
-  type ThreadEvent,
+  type MailboxEvent,
   type ThreadSettings,
   type ThreadStatus,
 } from '../../src/thread/contracts.js';
@@ -44,7 +44,7 @@ export interface InboxHarness {
   /** Starts the three workers of this harness (again, after stopWorkers). */
   startWorkers(which?: { gmail?: boolean; llm?: boolean; workflow?: boolean }): Promise<void>;
   stopWorkers(): Promise<void>;
-  ingest(threadId: string, event: ThreadEvent): Promise<void>;
+  ingest(threadId: string, event: MailboxEvent): Promise<void>;
   handle(threadId: string): WorkflowHandle;
   waitFor(threadId: string, done: (s: ThreadStatus) => boolean, timeoutMs?: number): Promise<ThreadStatus>;
   close(): Promise<void>;

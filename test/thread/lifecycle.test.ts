@@ -175,7 +175,9 @@ describe('thread workflow lifecycle', () => {
       });
       const status = await h.waitFor(threadId, (s) => s.state === 'skipped' && s.pendingEvents === 0);
       expect(status.category).toBe('automated');
-      expect(status.decisions.map((d) => d.kind)).toEqual(['rule_skipped', 'classify', 'skip']);
+      // Automated mail gets the default actions: marked read and labelled.
+      expect(status.decisions.map((d) => d.kind)).toEqual(['rule_skipped', 'classify', 'skip', 'action', 'action']);
+      expect(status.decisions.slice(3).map((d) => d.detail)).toEqual(['mark_read: done', 'add_label Notifications: done']);
       expect(status.decisions[0]!.detail).toMatch(new RegExp(`rule "${broken.id}": conditions.subject: invalid regular expression`));
       expect(status.decisions[1]).toMatchObject({ source: 'rules', ruleId: working.id });
       const logged = await h.prisma.decision.findMany({ where: { thread: { gmailThreadId: threadId }, kind: 'rule_skipped' } });

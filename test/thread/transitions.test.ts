@@ -15,6 +15,9 @@ const r = 'refuse_rework';
 const d = 'draft_on_request';
 const l = 'recheck_labels';
 const m = 'mark_replied';
+const p = 'check_approval_draft';
+const da = 'decide_action';
+const due = 'action_due';
 
 // columns:                   pending     skipped     needs_resp. drafted     rework_req. action_req. sent archived discarded
 const EXPECTED: Record<EventKind, Step[]> = {
@@ -30,6 +33,11 @@ const EXPECTED: Record<EventKind, Step[]> = {
   needs_response_label:    [d,          d,          d,          'clear_needs_response', d, d,      x, x, x],
   other_labels:            [x,          x,          x,          x,          x,          x,          x, x, x],
   labels_to_recheck:       [l,          l,          l,          l,          l,          l,          x, x, x],
+  own_send:                [x,          x,          x,          x,          x,          x,          x, x, x],
+  approval_draft_maybe_sent: [p,        p,          p,          p,          p,          p,          x, x, x],
+  approval_draft_gone:     [p,          p,          p,          p,          p,          p,          x, x, x],
+  action_decision:         [da,         da,         da,         da,         da,         da,         x, x, x],
+  action_due:              [due,        due,        due,        due,        due,        due,        x, x, x],
 };
 
 const pairs = (Object.keys(EXPECTED) as EventKind[]).flatMap((kind) =>
@@ -52,7 +60,14 @@ describe('thread transitions', () => {
 });
 
 describe('what an event means for the thread', () => {
-  const facts = (more: Partial<Parameters<typeof kindOf>[1]> = {}) => ({ state: 'drafted' as const, handledMessageIds: ['m1'], ...more });
+  const facts = (more: Partial<Parameters<typeof kindOf>[1]> = {}) => ({
+    state: 'drafted' as const,
+    handledMessageIds: ['m1'],
+    openActions: [],
+    sentByUs: [],
+    ...more,
+  });
+  const waitingDraft = { id: 'a1', kind: 'auto_reply' as const, state: 'awaiting_approval' as const, dueAt: 0, draftId: 'r9', draftMessageId: 'd9' };
   const labels = (added: LabelRole[], reconcile?: boolean): ThreadEvent => ({
     type: 'labels_changed',
     messageId: 'm1',
@@ -76,13 +91,19 @@ describe('what an event means for the thread', () => {
     ['Needs Response', labels(['needsResponse']), {}, 'needs_response_label'],
     ['a removal only', labels([]), {}, 'other_labels'],
     ['labels found by a gap repair', labels(['done'], true), {}, 'labels_to_recheck'],
+    ['our own auto-reply arriving', { type: 'message_added', messageId: 's2', labelIds: ['SENT'] }, { sentByUs: ['s2'], draftId: 'r1' }, 'own_send'],
+    ['sent mail while an auto-reply waits as a draft', { type: 'sent_seen', messageId: 's3' }, { openActions: [waitingDraft] }, 'approval_draft_maybe_sent'],
+    ['the approval draft deleted', { type: 'draft_gone', messageId: 'd9' }, { openActions: [waitingDraft] }, 'approval_draft_gone'],
+    ['a scheduled send keeps no draft watch', { type: 'draft_gone', messageId: 'd9' }, { openActions: [{ ...waitingDraft, state: 'scheduled' }] }, 'stale_draft_gone'],
+    ['an approval', { type: 'action_decision', actionId: 'a1', decision: 'approve', by: 'cli' }, {}, 'action_decision'],
+    ['an action coming due', { type: 'action_due', actionId: 'a1' }, {}, 'action_due'],
   ])('%s', (_what, event, more, kind) => {
     expect(kindOf(event, facts(more))).toBe(kind);
   });
 
   it('leads a redelivered message nowhere, whatever the state', () => {
     for (const state of STATES) {
-      expect(nextStep({ state, handledMessageIds: ['m1'] }, { type: 'message_added', messageId: 'm1', labelIds: ['INBOX'] })).toBe('ignore');
+      expect(nextStep({ state, handledMessageIds: ['m1'], openActions: [], sentByUs: [] }, { type: 'message_added', messageId: 'm1', labelIds: ['INBOX'] })).toBe('ignore');
     }
   });
 });
