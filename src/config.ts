@@ -143,6 +143,8 @@ export const envSchema = z.object({
   APPROVAL_EXPIRY_HOURS: z.coerce.number().positive().default(72),
   /** The kill switch in Gmail: this label on any message pauses every automatic action. */
   LABEL_PAUSE: z.string().min(1).default('Assistant Paused'),
+  /** How long the Gmail worker reuses its answer to "is the pause label set?" (the kill switch acts within this long). */
+  PAUSE_LABEL_CHECK_SECONDS: z.coerce.number().min(0).default(30),
   LABEL_AWAITING_APPROVAL: z.string().min(1).default('Awaiting Approval'),
 
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),

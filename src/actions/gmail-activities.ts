@@ -14,8 +14,6 @@ import type { ActionGmailActivities } from './activity-contracts.js';
 import { ACTION_MARKER_HEADER, reversalOf, type ActionResult, type JournaledAction } from './contracts.js';
 import { loadAction, loadSafetyPolicy, transitionAction } from './journal.js';
 
-/** How long a pause-label answer is reused: the kill switch takes effect within this long. */
-const PAUSE_CHECK_TTL_MS = 30_000;
 
 const notFound = (what: string) => ApplicationFailure.create({ type: 'ActionNotFoundError', message: `no action ${what}`, nonRetryable: true });
 
@@ -56,12 +54,15 @@ function outgoingMessage(action: JournaledAction, message: ThreadMessage, userEm
   );
 }
 
+/** Answers to "is the pause label set?", reused for a while: the kill switch acts within that long. */
 class PauseLabelCache {
   private readonly byAccount = new Map<string, { at: number; paused: Promise<boolean> }>();
 
+  constructor(private readonly ttlMs: number) {}
+
   get(accountId: string, check: () => Promise<boolean>): Promise<boolean> {
     const cached = this.byAccount.get(accountId);
-    if (cached && Date.now() - cached.at < PAUSE_CHECK_TTL_MS) return cached.paused;
+    if (cached && Date.now() - cached.at < this.ttlMs) return cached.paused;
     const paused = check();
     this.byAccount.set(accountId, { at: Date.now(), paused });
     paused.catch(() => this.byAccount.delete(accountId));
@@ -69,9 +70,9 @@ class PauseLabelCache {
   }
 }
 
-export function createActionGmailActivities(deps: { accounts: GmailAccounts; db: SqlExecutor }): ActionGmailActivities {
+export function createActionGmailActivities(deps: { accounts: GmailAccounts; db: SqlExecutor; pauseCheckTtlMs?: number }): ActionGmailActivities {
   const { accounts, db } = deps;
-  const pauses = new PauseLabelCache();
+  const pauses = new PauseLabelCache(deps.pauseCheckTtlMs ?? 30_000);
 
   const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
     try {

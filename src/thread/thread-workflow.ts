@@ -2,7 +2,7 @@
 // Response) → notice the reply was sent. The process is threadWorkflow below; which event leads to
 // which step in which state is transitions.ts; the record and its views are thread-record.ts; the
 // Temporal plumbing of a run (signals, query, search attributes, Postgres writes) is thread-run.ts.
-import { ActivityFailure, deprecatePatch } from '@temporalio/workflow';
+import { ActivityFailure } from '@temporalio/workflow';
 import {
   actionKey,
   SENDING_KINDS,
@@ -26,19 +26,7 @@ import { draftEditedByUser, extractReworkInstructions } from './rework.js';
 import { ThreadRun } from './thread-run.js';
 import { nextStep } from './transitions.js';
 
-/**
- * Retired: it sent runs started before v2 (local Postgres steps, three task round trips per draft)
- * to a frozen copy of the v1 code. Nothing released ever ran v1, so the copy is gone; the marker
- * stays deprecated until no recorded history carries it, then the call goes too.
- */
-export const THREAD_V2_PATCH = 'thread-v2-local-store-triage';
-/** Deprecated: new mail in a drafted thread checks whether the user edited the draft (always, now). */
-export const KEEP_EDITED_DRAFT_PATCH = 'keep-edited-draft';
-/** Deprecated: Needs Response on a thread that has our draft takes the label off (always, now). */
-export const CLEAR_ANSWERED_NEEDS_RESPONSE_PATCH = 'clear-answered-needs-response';
-
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<ThreadStatus> {
-  deprecatePatch(THREAD_V2_PATCH);
   const run = await ThreadRun.open(input); // what continue-as-new carried, or what earlier runs left
   run.show();
   while (!run.closed) {
@@ -101,7 +89,6 @@ async function classifyAndAnswer(run: ThreadRun): Promise<void> {
   // A draft the user has edited is their work: new mail in the thread does not overwrite it (and
   // no reply is written for it). Rework rewrites it on request, with the new mail.
   const mayHaveUserDraft = record.state === 'drafted' && record.draftId !== undefined;
-  if (mayHaveUserDraft) deprecatePatch(KEEP_EDITED_DRAFT_PATCH);
   const keepDraft = mayHaveUserDraft && (await draftIsUsers(run));
   const verdict = await classify(run, thread, email, keepDraft);
   if (!verdict) return; // the LLM step gave up: Action Required
@@ -205,7 +192,6 @@ async function draftOnRequest(run: ThreadRun): Promise<void> {
 /** Needs Response on a thread that has our draft: the draft answers it, so the label comes off. */
 async function clearNeedsResponse(run: ThreadRun): Promise<void> {
   run.decide({ kind: 'label', source: 'user', detail: 'Needs Response: already drafted' });
-  deprecatePatch(CLEAR_ANSWERED_NEEDS_RESPONSE_PATCH);
   await run.gmail.changeLabels({ ...run.ids, labels: run.settings.labels, add: [], remove: ['needsResponse'] });
 }
 

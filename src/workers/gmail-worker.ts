@@ -20,7 +20,7 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.
     taskQueue,
     activities: {
       ...createGmailActivities(metered),
-      ...createActionGmailActivities({ accounts: metered, db: prismaExecutor(ctx.prisma) }),
+      ...createActionGmailActivities({ accounts: metered, db: prismaExecutor(ctx.prisma), pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_SECONDS * 1000 }),
       ...createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: prismaExecutor(ctx.prisma) }),
     },
     dataConverter: ctx.dataConverter,

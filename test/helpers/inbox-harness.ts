@@ -39,6 +39,8 @@ export interface InboxHarness {
   settings: ThreadSettings;
   /** The account's Gmail service, as the activities see it (to read drafts in assertions). */
   accountGmail(): Promise<AccountGmail>;
+  /** The account directory a Gmail worker uses (unmetered). */
+  gmailAccounts(): GmailAccounts;
   /** The user connects the account again: a new grant in the emulator, stored as `accounts connect` stores it. */
   regrant(): Promise<void>;
   /** Starts the three workers of this harness (again, after stopWorkers). */
@@ -111,6 +113,7 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
     email,
     settings,
     accountGmail: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)).forAccount(account.id),
+    gmailAccounts: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)),
     async regrant() {
       const grant = await gmail.control.createAccount({ email });
       await prisma.account.update({
