@@ -1,12 +1,14 @@
 // `npm run cli -- <command> ...`: a tiny dispatcher; each command lives in its own module.
 import { loadConfigOrExit } from '../config.js';
 import { runAccountsCli } from './accounts.js';
+import { runActionsCli } from './actions.js';
 import { runBackfillCli } from './backfill.js';
 import { runRulesCli } from './rules.js';
 import { runThreadsCli } from './threads.js';
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   accounts: (argv) => runAccountsCli(loadConfigOrExit(), argv),
+  actions: (argv) => runActionsCli(loadConfigOrExit(), argv),
   backfill: (argv) => runBackfillCli(loadConfigOrExit(), argv),
   rules: (argv) => runRulesCli(loadConfigOrExit(), argv),
   threads: (argv) => runThreadsCli(loadConfigOrExit(), argv),

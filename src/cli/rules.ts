@@ -2,7 +2,7 @@
 // rules stored in Postgres (docs/rules.md).
 //   list   [--account A]                          user rules (for A: the ones that apply to it) and built-ins
 //   add    --scope global|account|domain|sender [--ref REF]
-//          (--category C | --instruction TEXT)
+//          (--category C [--actions LIST] | --instruction TEXT)
 //          [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]
 //   enable|disable|remove <rule id>
 //   test   [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
@@ -16,6 +16,8 @@ import type { PrismaClient } from '../db/client.js';
 import { ruleFromRow } from '../rules/rule-rows.js';
 import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule } from '../rules/rules.js';
 import { CATEGORIES } from '../mail/types.js';
+import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
+import type { ActionSpec } from '../actions/contracts.js';
 import { findAccount, noSuchAccount } from './account-ref.js';
 import { usageFailure, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
@@ -23,11 +25,12 @@ import { printTable } from './table.js';
 export type RulesCliIo = CliIo;
 
 const USAGE = `usage: npm run cli -- rules list [--account A]
-       npm run cli -- rules add --scope global|account|domain|sender [--ref REF] (--category C | --instruction TEXT)
+       npm run cli -- rules add --scope global|account|domain|sender [--ref REF] (--category C [--actions LIST] | --instruction TEXT)
                                 [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]
        npm run cli -- rules enable|disable|remove <rule id>
        npm run cli -- rules test [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
-categories: ${CATEGORIES.join(', ')}`;
+categories: ${CATEGORIES.join(', ')}
+LIST: what to do with the thread instead of the category's actions, e.g. archive,add_label:Receipts (docs/actions.md)`;
 
 
 const OPTIONS = {
@@ -42,6 +45,7 @@ const OPTIONS = {
   body: { type: 'string' },
   header: { type: 'string', multiple: true },
   priority: { type: 'string' },
+  actions: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -124,13 +128,25 @@ async function listRules(prisma: PrismaClient, io: RulesCliIo, account?: string)
       r.id,
       r.scope,
       (r.scope === 'account' && r.scopeRef ? emails.get(r.scopeRef) : undefined) ?? r.scopeRef ?? '-',
-      r.kind === 'deterministic' ? `category ${r.category ?? '?'}` : `instruction: ${JSON.stringify(r.instruction ?? '')}`,
+      r.kind === 'deterministic'
+        ? `category ${r.category ?? '?'}${r.actions ? `, then ${formatActionList(r.actions)}` : ''}`
+        : `instruction: ${JSON.stringify(r.instruction ?? '')}`,
       describeConditions(r),
       String(r.priority),
       r.id.startsWith('builtin:') ? 'built-in' : r.enabled ? 'yes' : 'no',
     ]),
   );
   io.out('\nA more specific scope wins (sender > domain > account > global); within a scope, the higher priority.');
+}
+
+function actionsArgument(text: string, category: string | undefined): ActionSpec[] {
+  if (!category) throw new UsageError('--actions goes with --category (an instruction rule decides nothing)');
+  try {
+    return parseActionList(text);
+  } catch (err) {
+    if (err instanceof InvalidActionSpecError) throw new UsageError(`--actions: ${err.message}`);
+    throw err;
+  }
 }
 
 export async function addRule(prisma: PrismaClient, values: Values): Promise<Rule> {
@@ -154,6 +170,7 @@ export async function addRule(prisma: PrismaClient, values: Values): Promise<Rul
     instruction: args.instruction,
     priority: args.priority ?? 0,
     enabled: true,
+    ...(values.actions !== undefined ? { actions: actionsArgument(values.actions, args.category) } : {}),
   };
   try {
     validateRule(rule);
@@ -171,6 +188,7 @@ export async function addRule(prisma: PrismaClient, values: Values): Promise<Rul
       action: rule.category ?? 'instruction',
       instruction: rule.instruction ?? null,
       priority: rule.priority,
+      ...(rule.actions ? { actions: rule.actions as object[] } : {}),
     },
   });
   return ruleFromRow(row);
