@@ -1,8 +1,10 @@
 // Pipeline benchmark (issue 4): N emails delivered into the Gmail emulator and handed to the ingest
 // function, through the thread workflows on a real Temporal dev server, the Gmail and LLM workers
-// and Postgres, with the Anthropic emulator answering after 300 ms. Every email needs a reply, so
-// each one takes the whole path: classify (LLM) → context → draft (LLM) → Gmail draft → labels.
+// and Postgres, with the Anthropic emulator answering after 300 ms. Most emails need a reply and
+// take the whole path: classify (LLM) → context → draft (LLM) → Gmail draft → labels; the rest are
+// newsletters and automated notices that get the default actions (docs/actions.md).
 //   --emails N        emails (default 1000)
+//   --bulk PERCENT    newsletters and automated notices among them, half each (default 20; 0: replies only)
 //   --accounts A      mailboxes they are spread over (default 10)
 //   --llm-latency MS  Anthropic emulator latency (default 300)
 // Gmail quotas are off here: this measures our pipeline; bench e2e measures it under Gmail's quota.
@@ -26,6 +28,41 @@ import { createLlmWorker } from '../../src/workers/llm-worker.js';
 import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
 
+type MailKind = 'reply' | 'newsletter' | 'automated';
+
+/** Spreads the bulk mail evenly through the run: `bulkPercent` of the emails, newsletters and notices alternating. */
+function mailKind(i: number, bulkPercent: number): MailKind {
+  const bulkSoFar = Math.floor(((i + 1) * bulkPercent) / 100) - Math.floor((i * bulkPercent) / 100);
+  if (bulkSoFar === 0) return 'reply';
+  return Math.floor(((i + 1) * bulkPercent) / 100) % 2 === 0 ? 'newsletter' : 'automated';
+}
+
+function mailOf(kind: MailKind, i: number): { from: string; subject: string; text: string; headers?: Record<string, string> } {
+  switch (kind) {
+    case 'reply':
+      return {
+        from: `Client ${i} <client${i}@partner.example>`,
+        subject: `Question ${i} about the contract`,
+        text: `Hi,\n\nCould you send me the signed contract (reference ${i}) by Friday?\n\nThanks`,
+      };
+    case 'newsletter':
+      return {
+        from: `Weekly ${i} <news@letters.example>`,
+        subject: `This week, issue ${i}`,
+        text: 'The week in review.',
+        headers: { 'List-Unsubscribe': '<mailto:unsubscribe@letters.example>' },
+      };
+    case 'automated':
+      return { from: `CI <ci@builds.example>`, subject: `Build ${i} passed`, text: 'All green.', headers: { 'Auto-Submitted': 'auto-generated' } };
+  }
+}
+
+/** Gmail quota units the emulator charged so far (it counts them with quotas off too). */
+async function unitsSpent(control: { metrics(): Promise<{ methods: Record<string, { units: number }> }> }): Promise<number> {
+  const m = await control.metrics();
+  return Object.values(m.methods).reduce((sum, x) => sum + x.units, 0);
+}
+
 function flag(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(`--${name}`);
   const value = i >= 0 ? Number(args[i + 1]) : fallback;
@@ -39,6 +76,9 @@ export async function run(args: string[]): Promise<void> {
   const emails = flag(args, 'emails', 1000);
   const accountsCount = flag(args, 'accounts', 10);
   const llmLatency = flag(args, 'llm-latency', 300);
+  const bulkIndex = args.indexOf('--bulk');
+  const bulkPercent = bulkIndex >= 0 ? Number(args[bulkIndex + 1]) : 20;
+  if (!Number.isInteger(bulkPercent) || bulkPercent < 0 || bulkPercent > 100) throw new Error('--bulk expects a percentage, 0 to 100');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
   const temporal = await startDevServer({ port: 0, headless: true });
@@ -87,17 +127,14 @@ export async function run(args: string[]): Promise<void> {
   const settings = threadSettingsFromConfig(cfg);
 
   // Deliver first (the mailbox fills), then ingest everything as a sync burst would.
-  const threads: { accountId: string; threadId: string; messageId: string }[] = [];
+  const threads: { accountId: string; threadId: string; messageId: string; kind: MailKind }[] = [];
   for (let i = 0; i < emails; i++) {
     const account = accounts[i % accounts.length]!;
-    const m = await gmail.control.deliver(account.email, {
-      from: `Client ${i} <client${i}@partner.example>`,
-      to: [account.email],
-      subject: `Question ${i} about the contract`,
-      text: `Hi,\n\nCould you send me the signed contract (reference ${i}) by Friday?\n\nThanks`,
-    });
-    threads.push({ accountId: account.id, threadId: m.threadId, messageId: m.id });
+    const kind = mailKind(i, bulkPercent);
+    const m = await gmail.control.deliver(account.email, { ...mailOf(kind, i), to: [account.email] });
+    threads.push({ accountId: account.id, threadId: m.threadId, messageId: m.id, kind });
   }
+  const unitsBefore = await unitsSpent(gmail.control);
 
   const rssBefore = process.memoryUsage().rss;
   let peakRss = rssBefore;
@@ -120,7 +157,8 @@ export async function run(args: string[]): Promise<void> {
     }),
   );
 
-  // Drafted = the thread row says so (written by the workflow right after the Outbox label).
+  // Settled = the thread row says drafted (written right after the Outbox label), or skipped for
+  // bulk mail (written after its actions).
   const draftedAt = new Map<string, number>();
   const deadline = Date.now() + 30 * 60_000;
   // Each poll asks only for rows written lately; the overlap covers transactions that commit out of
@@ -128,7 +166,7 @@ export async function run(args: string[]): Promise<void> {
   let since = new Date(0);
   while (draftedAt.size < threads.length && Date.now() < deadline) {
     const rows = await prisma.thread.findMany({
-      where: { state: 'drafted', updatedAt: { gte: since } },
+      where: { state: { in: ['drafted', 'skipped'] }, updatedAt: { gte: since } },
       select: { gmailThreadId: true, updatedAt: true },
       orderBy: { updatedAt: 'asc' },
     });
@@ -154,11 +192,16 @@ export async function run(args: string[]): Promise<void> {
     await Promise.all(accounts.map(async (a) => (await gmail.control.getState(a.email, { messageLimit: 1 })).drafts.length))
   ).reduce((x, y) => x + y, 0);
 
-  console.log(`pipeline emails: ${threads.length} (${accountsCount} mailboxes, Anthropic emulator at ${llmLatency} ms)`);
-  console.log(`pipeline drafted: ${draftedAt.size} threads, ${drafts} Gmail drafts`);
+  const units = (await unitsSpent(gmail.control)) - unitsBefore;
+  const counts = { reply: 0, newsletter: 0, automated: 0 };
+  for (const t of threads) counts[t.kind] += 1;
+  const actionsDone = await prisma.action.count({ where: { state: 'done', kind: { not: 'draft' } } });
+  console.log(`pipeline emails: ${threads.length} (${counts.reply} to answer, ${counts.newsletter} newsletters, ${counts.automated} automated; ${accountsCount} mailboxes, Anthropic emulator at ${llmLatency} ms)`);
+  console.log(`pipeline settled: ${draftedAt.size} threads, ${drafts} Gmail drafts, ${actionsDone} default actions done`);
+  console.log(`pipeline Gmail units/email: ${(units / threads.length).toFixed(1)} (default actions on)`);
   console.log(`pipeline: ${Math.round((draftedAt.size / (end - start)) * 60_000)} emails/min`);
-  console.log(`pipeline ingest→draft p50: ${percentile(latencies, 50)} ms`);
-  console.log(`pipeline ingest→draft p95: ${percentile(latencies, 95)} ms`);
+  console.log(`pipeline ingest→settled p50: ${percentile(latencies, 50)} ms`);
+  console.log(`pipeline ingest→settled p95: ${percentile(latencies, 95)} ms`);
   console.log(`pipeline history: ${(events / sample.length).toFixed(1)} events/thread`);
   console.log(`pipeline worker process peak RSS: ${Math.round(peakRss / 1024 / 1024)} MiB (the three workers)`);
   console.log(`pipeline LLM calls: ${(await anthropic.metrics()).requests}`);
