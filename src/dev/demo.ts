@@ -3,6 +3,7 @@
 import type { Env } from '../config.js';
 import { startGmailEmulator, type RunningGmailEmulator } from '../emulator/gmail/index.js';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic/index.js';
+import type { PrismaClient } from '../db/client.js';
 import { createLogger } from '../shared/log.js';
 
 const log = createLogger('demo');
@@ -65,12 +66,46 @@ export async function startDemoWorld(cfg: Env): Promise<DemoWorld> {
   };
 }
 
-/** Creates the demo account in the Gmail emulator with a seeded mailbox; returns its refresh token. */
+/** The demo's routine sender: scheduling questions from them get an auto-reply, which waits for approval. */
+export const DEMO_AUTO_REPLY_SENDER = 'alice.martin@example.com';
+
+/**
+ * Creates the demo account in the Gmail emulator with a seeded mailbox (its newsletters and notices
+ * get the default actions), plus one scheduling question the demo rule answers with an auto-reply;
+ * returns its refresh token.
+ */
 export async function seedDemoMailbox(gmail: RunningGmailEmulator, messages: number): Promise<{ refreshToken: string }> {
   const account = await gmail.control.createAccount({ email: DEMO_EMAIL, name: 'Demo User' });
   if (messages > 0) {
     const { inserted } = await gmail.control.seed(DEMO_EMAIL, { seed: 1, count: messages, spanDays: 7 });
     log.info(`demo mailbox ${DEMO_EMAIL}: ${inserted} messages from the last 7 days`);
   }
+  await gmail.control.deliver(DEMO_EMAIL, {
+    from: { name: 'Alice Martin', email: DEMO_AUTO_REPLY_SENDER },
+    to: [DEMO_EMAIL],
+    subject: 'Can we move our call to Thursday?',
+    text: 'Hi,\n\nWould Thursday at 15:00 work instead of Wednesday for our weekly call?\n\nThanks,\nAlice',
+  });
   return { refreshToken: account.refreshToken };
+}
+
+/**
+ * The demo's rule (once): scheduling questions from the routine sender are answered with an
+ * auto-reply. Auto-replies are earned, so this one waits for approval (docs/actions.md).
+ */
+export async function ensureDemoRules(prisma: PrismaClient): Promise<void> {
+  const existing = await prisma.rule.findFirst({ where: { scope: 'sender', scopeRef: DEMO_AUTO_REPLY_SENDER, kind: 'deterministic' } });
+  if (existing) return;
+  await prisma.rule.create({
+    data: {
+      scope: 'sender',
+      scopeRef: DEMO_AUTO_REPLY_SENDER,
+      kind: 'deterministic',
+      conditions: { subject: '/call|meeting|thursday|lunch/' },
+      action: 'needs_response',
+      actions: [{ kind: 'auto_reply' }],
+      priority: 0,
+    },
+  });
+  log.info(`demo rule: scheduling questions from ${DEMO_AUTO_REPLY_SENDER} get an auto-reply (it waits for your approval)`);
 }

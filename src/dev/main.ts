@@ -19,7 +19,7 @@ import { requestFullScan } from '../sync/notify.js';
 import { resolveTokenKey } from '../temporal/encryption-keys.js';
 import { createGmailWorker } from '../workers/gmail-worker.js';
 import { createLlmWorker } from '../workers/llm-worker.js';
-import { DEMO_EMAIL, seedDemoMailbox, startDemoWorld } from './demo.js';
+import { DEMO_EMAIL, ensureDemoRules, seedDemoMailbox, startDemoWorld } from './demo.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { startCodecServer } from '../codec-server/server.js';
 import { AesGcmPayloadCodec } from '../temporal/codec.js';
@@ -128,6 +128,7 @@ async function main(): Promise<void> {
 
   if (demo.gmail) {
     // The emulator starts empty each time: a fresh demo mailbox, and a cursor from this mailbox.
+    await ensureDemoRules(ctx.prisma);
     const { refreshToken } = await seedDemoMailbox(demo.gmail, cfg.DEMO_MAILBOX_MESSAGES);
     await ctx.prisma.account.updateMany({ where: { email: DEMO_EMAIL }, data: { historyId: null } });
     const syncTarget = { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE };

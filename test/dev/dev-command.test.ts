@@ -9,6 +9,8 @@ import { Connection } from '@temporalio/client';
 import { expect, inject, it } from 'vitest';
 import { waitUntil } from '../helpers/wait-until.js';
 import { freePort } from '../../src/shared/free-port.js';
+import { createPrismaClient } from '../../src/db/client.js';
+import { DEMO_AUTO_REPLY_SENDER, DEMO_EMAIL } from '../../src/dev/demo.js';
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -17,7 +19,8 @@ const portOpen = (port: number) =>
     socket.once('error', () => resolve(false));
   });
 
-it('comes up with the demo mailbox flowing into thread workflows, and Ctrl-C leaves nothing running', async () => {
+it('comes up with the demo mailbox flowing into thread workflows and its actions, and Ctrl-C leaves nothing running', async () => {
+  const startedAt = Date.now();
   const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-'));
   const ports = {
     temporal: await freePort(),
@@ -59,6 +62,7 @@ it('comes up with the demo mailbox flowing into thread workflows, and Ctrl-C lea
     expect(await health.json()).toMatchObject({ status: 'ok' });
 
     const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+    const prisma = createPrismaClient(inject('databaseUrl'));
     try {
       const threads = await waitUntil('thread workflows of the demo mailbox', async () => {
         const { count } = await connection.workflowService.countWorkflowExecutions({
@@ -68,8 +72,20 @@ it('comes up with the demo mailbox flowing into thread workflows, and Ctrl-C lea
         return Number(count ?? 0) > 0 && Number(count);
       }, { timeoutMs: 60_000, everyMs: 500 });
       expect(threads).toBeGreaterThan(0);
+
+      // The demo shows the actions: its newsletters labelled and archived, and one auto-reply
+      // waiting for approval (as a draft in Gmail).
+      const since = new Date(startedAt);
+      const actions = await waitUntil('the demo actions', async () => {
+        const rows = await prisma.action.findMany({ where: { account: { email: DEMO_EMAIL }, createdAt: { gte: since } } });
+        const newsletter = rows.some((a) => a.kind === 'archive' && a.state === 'done') && rows.some((a) => a.kind === 'add_label' && a.argument === 'Newsletters' && a.state === 'done');
+        const autoReply = rows.find((a) => a.kind === 'auto_reply' && a.state === 'awaiting_approval' && (a.result as { draftId?: string } | null)?.draftId);
+        return newsletter && autoReply ? rows : undefined;
+      }, { timeoutMs: 60_000, everyMs: 500 });
+      expect(actions.find((a) => a.kind === 'auto_reply')!.sender).toBe(DEMO_AUTO_REPLY_SENDER);
     } finally {
       await connection.close();
+      await prisma.$disconnect();
     }
   } finally {
     child.kill('SIGINT');
