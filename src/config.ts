@@ -91,6 +91,18 @@ export const envSchema = z.object({
 
   HTTP_PORT: port.default(3000),
   HTTP_HOST: z.string().default('127.0.0.1'),
+  /** The app's address as the user's browser reaches it (links in Discord messages); default http://127.0.0.1:<HTTP_PORT>. */
+  PUBLIC_BASE_URL: url.optional(),
+
+  /** Approvals (docs/actions.md): signs the page's links and CSRF tokens; dev mode derives one from the token key. */
+  APPROVALS_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
+  /** Opens the list page (GET /approvals?token=…); unset: only the signed per-action links work. */
+  APPROVALS_OPERATOR_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
+  /** How long a signed approval link stays valid. */
+  APPROVALS_LINK_TTL_HOURS: z.coerce.number().positive().default(96),
+  /** A Discord webhook (https://discord.com/api/webhooks/<id>/<token>) approval requests are posted to; a secret. */
+  DISCORD_WEBHOOK_URL: url.optional(),
+  DISCORD_EMULATOR_PORT: port.default(8237),
 
   GMAIL_API_ROOT_URL: url.optional(),
   GOOGLE_CLIENT_ID: z.string().min(1).optional(),
@@ -172,7 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Env {
   if (result.success) {
     const cfg = result.data;
     if (cfg.DURABLE_INBOX_MODE === 'production') {
-      const missing = (['PAYLOAD_ENCRYPTION_KEYS', 'TOKEN_ENCRYPTION_KEY', 'DATABASE_URL'] as const).filter(
+      const missing = (['PAYLOAD_ENCRYPTION_KEYS', 'TOKEN_ENCRYPTION_KEY', 'DATABASE_URL', 'APPROVALS_SECRET'] as const).filter(
         (k) => cfg[k] === undefined,
       );
       if (missing.length > 0) {
@@ -254,6 +266,24 @@ export function syncScheduleSettingsFromConfig(cfg: Env): SyncScheduleSettings {
 
 export function archiverScheduleSettingsFromConfig(cfg: Env): ArchiverScheduleSettings {
   return { every: cfg.ARCHIVER_EVERY, trash: cfg.ARCHIVER_TRASH, enabled: cfg.ARCHIVER_ENABLED };
+}
+
+/** The approvals page and its notifications: who may open what, where links point, where Discord is. */
+export interface ApprovalsSettings {
+  operatorToken?: string;
+  linkTtlMs: number;
+  /** Where links point, without a trailing slash. */
+  publicBaseUrl: string;
+  discordWebhookUrl?: string;
+}
+
+export function approvalsSettingsFromConfig(cfg: Env): ApprovalsSettings {
+  return {
+    ...(cfg.APPROVALS_OPERATOR_TOKEN ? { operatorToken: cfg.APPROVALS_OPERATOR_TOKEN } : {}),
+    linkTtlMs: cfg.APPROVALS_LINK_TTL_HOURS * 3600_000,
+    publicBaseUrl: (cfg.PUBLIC_BASE_URL ?? `http://127.0.0.1:${cfg.HTTP_PORT}`).replace(/\/+$/, ''),
+    ...(cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: cfg.DISCORD_WEBHOOK_URL } : {}),
+  };
 }
 
 /** Where the real Temporal server's binaries come from when they are not built into .cache. */

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { archiverScheduleSettingsFromConfig, ConfigError, loadConfig, quotaOptionsFromConfig } from '../src/config.js';
+import { approvalsSettingsFromConfig, archiverScheduleSettingsFromConfig, ConfigError, loadConfig, quotaOptionsFromConfig } from '../src/config.js';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -51,15 +51,34 @@ describe('loadConfig', () => {
     expect(cfg.PAYLOAD_ENCRYPTION_KEYS?.[0]?.key.length).toBe(32);
   });
 
-  it('requires real keys and a database in production mode', () => {
+  it('requires real keys, a database and the approvals secret in production mode', () => {
     expect(() => loadConfig({ DURABLE_INBOX_MODE: 'production' })).toThrow(/required when DURABLE_INBOX_MODE=production/);
-    const cfg = loadConfig({
+    const production = {
       DURABLE_INBOX_MODE: 'production',
       PAYLOAD_ENCRYPTION_KEYS: `k1:${key()}`,
       TOKEN_ENCRYPTION_KEY: key(),
       DATABASE_URL: 'postgresql://u@h/db',
-    });
+    };
+    expect(() => loadConfig(production)).toThrow(/^APPROVALS_SECRET: required when DURABLE_INBOX_MODE=production/);
+    const cfg = loadConfig({ ...production, APPROVALS_SECRET: key() });
     expect(cfg.DURABLE_INBOX_MODE).toBe('production');
+  });
+
+  it('points approval links at the HTTP server unless PUBLIC_BASE_URL says otherwise', () => {
+    expect(approvalsSettingsFromConfig(loadConfig({ HTTP_PORT: '3100' }))).toEqual({ linkTtlMs: 96 * 3600_000, publicBaseUrl: 'http://127.0.0.1:3100' });
+    const cfg = loadConfig({
+      PUBLIC_BASE_URL: 'https://inbox.example.com/app/',
+      APPROVALS_OPERATOR_TOKEN: 'operator-token-0123456789',
+      APPROVALS_LINK_TTL_HOURS: '2',
+      DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/1/abc',
+    });
+    expect(approvalsSettingsFromConfig(cfg)).toEqual({
+      publicBaseUrl: 'https://inbox.example.com/app',
+      operatorToken: 'operator-token-0123456789',
+      linkTtlMs: 2 * 3600_000,
+      discordWebhookUrl: 'https://discord.com/api/webhooks/1/abc',
+    });
+    expect(() => loadConfig({ APPROVALS_SECRET: 'short' })).toThrow(/^APPROVALS_SECRET: expected at least 32 characters/);
   });
 
   it('stops `npm run dev` with one line, not a stack trace', () => {

@@ -139,6 +139,8 @@ export interface ActionResult {
   body?: string;
   /** Set on a draft once the sent detection saw it go out: whether the user changed it first. */
   sentUnedited?: boolean;
+  /** The Discord message that asked for approval (so it is posted once). */
+  discordMessageId?: string;
 }
 
 /** The user's decision about one action: from the CLI, the approvals page, Discord's link or a signal. */

@@ -1,9 +1,11 @@
-// Dev mode without Google or Anthropic credentials: the bundled emulators stand in, with a
-// demo mailbox whose mail flows through the real sync → thread workflows → Gmail path.
+// Dev mode without Google, Anthropic or Discord credentials: the bundled emulators stand in, with a
+// demo mailbox whose mail flows through the real sync → thread workflows → Gmail path, and a
+// Discord webhook that approval requests are posted to.
 import type { Env } from '../config.js';
 import { startGmailEmulator, type RunningGmailEmulator } from '../emulator/gmail/index.js';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic/index.js';
 import type { PrismaClient } from '../db/client.js';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../emulator/discord/index.js';
 import { createLogger } from '../shared/log.js';
 
 const log = createLogger('demo');
@@ -17,6 +19,7 @@ export interface DemoWorld {
   env: Record<string, string>;
   gmail?: RunningGmailEmulator;
   anthropic?: AnthropicEmulator;
+  discord?: RunningDiscordEmulator;
   close(): Promise<void>;
 }
 
@@ -25,8 +28,10 @@ export async function startDemoWorld(cfg: Env): Promise<DemoWorld> {
   const env: Record<string, string> = {};
   const useGmail = cfg.EMULATORS === 'always' || (cfg.EMULATORS === 'auto' && !cfg.GOOGLE_CLIENT_ID);
   const useAnthropic = cfg.EMULATORS === 'always' || (cfg.EMULATORS === 'auto' && !cfg.ANTHROPIC_API_KEY);
+  const useDiscord = cfg.EMULATORS === 'always' || (cfg.EMULATORS === 'auto' && !cfg.DISCORD_WEBHOOK_URL);
   let gmail: RunningGmailEmulator | undefined;
   let anthropic: AnthropicEmulator | undefined;
+  let discord: RunningDiscordEmulator | undefined;
 
   if (useGmail) {
     const pushEndpoint = `http://127.0.0.1:${cfg.HTTP_PORT}/gmail/push`;
@@ -55,13 +60,21 @@ export async function startDemoWorld(cfg: Env): Promise<DemoWorld> {
     Object.assign(env, { ANTHROPIC_API_KEY: 'emulator', ANTHROPIC_BASE_URL: anthropic.url });
     log.info(`no ANTHROPIC_API_KEY: Anthropic emulator at ${anthropic.url}`);
   }
+  if (useDiscord) {
+    discord = await startDiscordEmulator({ port: cfg.DISCORD_EMULATOR_PORT });
+    const webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
+    env.DISCORD_WEBHOOK_URL = webhook.url;
+    log.info(`no DISCORD_WEBHOOK_URL: Discord emulator at ${discord.url}`);
+  }
   return {
     env,
     gmail,
     anthropic,
+    discord,
     async close() {
       await gmail?.close();
       await anthropic?.close();
+      await discord?.close();
     },
   };
 }

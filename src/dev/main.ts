@@ -2,11 +2,13 @@
 // Starts (or reuses) the Temporal dev server, the database and its migrations, the codec
 // server, the workers and the HTTP server; prints where to look. Ctrl-C stops everything
 // this process started, in reverse order, and exits 0.
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from '@temporalio/worker';
 import {
+  approvalsSettingsFromConfig,
   archiverScheduleSettingsFromConfig,
   gmailOAuthSettings,
   loadConfigOrExit,
@@ -62,10 +64,13 @@ async function main(): Promise<void> {
   const dataDir = userCfg.DATA_DIR ? join(resolve(userCfg.DATA_DIR), '/') : defaultDataDir;
   mkdirSync(dataDir, { recursive: true });
 
-  // Without Google or Anthropic credentials, the bundled emulators stand in.
+  // Without Google, Anthropic or Discord credentials, the bundled emulators stand in.
   const demo = await startDemoWorld(userCfg);
   stack.push({ name: 'emulators', stop: () => demo.close() });
-  const cfg = loadConfigOrExit({ ...process.env, ...demo.env });
+  // The list page needs an operator token: without one, a fresh one for this run (printed below).
+  const operatorToken = userCfg.APPROVALS_OPERATOR_TOKEN ? {} : { APPROVALS_OPERATOR_TOKEN: randomBytes(18).toString('base64url') };
+  const cfg = loadConfigOrExit({ ...process.env, ...demo.env, ...operatorToken });
+  const approvals = approvalsSettingsFromConfig(cfg);
 
   const database = await resolveDatabase(cfg, log);
   stack.push({ name: 'database', stop: () => database.stop() });
@@ -157,8 +162,10 @@ async function main(): Promise<void> {
       `  Temporal          ${temporal.address}${temporal.reused ? ' (already running, reused)' : ''}`,
       `  Codec server      ${codecServer.url}${cfg.CODEC_SERVER_TOKEN ? ' (bearer token required)' : ''}`,
       `  Health            ${http.url}/healthz`,
+      `  Approvals         ${approvals.publicBaseUrl}/approvals?token=${userCfg.APPROVALS_OPERATOR_TOKEN ? '<APPROVALS_OPERATOR_TOKEN>' : approvals.operatorToken}`,
       ...(demo.gmail ? [`  Gmail emulator    ${demo.gmail.url}  (demo mailbox ${DEMO_EMAIL})`] : []),
       ...(demo.anthropic ? [`  Anthropic emul.   ${demo.anthropic.url}`] : []),
+      ...(demo.discord ? [`  Discord emulator  ${demo.discord.url}/__emulator/messages  (the approval requests it received)`] : []),
       `  Schedules         ${schedules.join(', ')}  (npm run temporal:cli -- schedule list)`,
       '  Ctrl-C stops everything started here.',
       '',

@@ -1,11 +1,15 @@
-// The app's HTTP routes, from the configuration: the health check, and Gmail push when
-// PUSH_AUDIENCE and PUSH_SERVICE_ACCOUNT_EMAIL are set. `npm run dev` and `npm run start:http`
-// serve the same routes.
+// The app's HTTP routes, from the configuration: the health check, the approvals page, and Gmail
+// push when PUSH_AUDIENCE and PUSH_SERVICE_ACCOUNT_EMAIL are set. `npm run dev` and
+// `npm run start:http` serve the same routes.
 import type { Client } from '@temporalio/client';
-import type { Env } from '../config.js';
+import { approvalsSettingsFromConfig, type Env } from '../config.js';
+import { approvalKeysOnce } from '../actions/approval-links.js';
+import { decideAction } from '../actions/decide.js';
 import type { PrismaClient } from '../db/client.js';
+import { prismaExecutor } from '../quota/sql.js';
 import { createLogger } from '../shared/log.js';
 import { PUSH_PATH, pushRoute } from '../sync/push-route.js';
+import { approvalsRoutes } from './approvals-routes.js';
 import { healthRoute } from './health.js';
 import type { Routes } from './server.js';
 
@@ -14,8 +18,20 @@ const log = createLogger('http');
 export function appRoutes(cfg: Env, deps: { prisma: PrismaClient; client: Client }): Routes {
   return {
     'GET /healthz': healthRoute({ temporal: deps.client, prisma: deps.prisma }),
+    ...approvalRoutes(cfg, deps),
     ...pushRoutes(cfg, deps),
   };
+}
+
+function approvalRoutes(cfg: Env, deps: { prisma: PrismaClient; client: Client }): Routes {
+  const db = prismaExecutor(deps.prisma);
+  const decideDeps = { client: deps.client, db, taskQueue: cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: cfg.GMAIL_TASK_QUEUE };
+  return approvalsRoutes({
+    db,
+    decide: (actionId, decision, by) => decideAction(decideDeps, actionId, decision, by),
+    keys: approvalKeysOnce(cfg),
+    settings: approvalsSettingsFromConfig(cfg),
+  });
 }
 
 function pushRoutes(cfg: Env, deps: { prisma: PrismaClient; client: Client }): Routes {

@@ -1,9 +1,10 @@
-// The app's HTTP server (node:http): health today, the Gmail push endpoint with the sync issue.
+// The app's HTTP server (node:http): health, the Gmail push endpoint, the approvals page.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
-export type Routes = Record<string, RouteHandler>; // key: "GET /healthz"
+/** Keys: "GET /healthz" for one path, "GET /approvals/a/*" for every path under /approvals/a/. */
+export type Routes = Record<string, RouteHandler>;
 
 export interface HttpServer {
   url: string;
@@ -16,10 +17,20 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(data);
 }
 
+function routeFor(routes: Routes, method: string, path: string): RouteHandler | undefined {
+  const exact = routes[`${method} ${path}`];
+  if (exact) return exact;
+  for (let end = path.lastIndexOf('/'); end > 0; end = path.lastIndexOf('/', end - 1)) {
+    const handler = routes[`${method} ${path.slice(0, end)}/*`];
+    if (handler && path.length > end + 1) return handler;
+  }
+  return undefined;
+}
+
 export async function startHttpServer(opts: { host: string; port: number; routes: Routes }): Promise<HttpServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    const handler = opts.routes[`${req.method} ${path}`];
+    const handler = routeFor(opts.routes, req.method ?? 'GET', path ?? '/');
     if (!handler) {
       sendJson(res, 404, { error: 'not found' });
       return;

@@ -46,3 +46,15 @@ export const STORE_ACTIVITY_OPTIONS = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 } as const;
+
+/**
+ * The approval notification (Gmail task queue, where the I/O workers are): a few attempts, then the
+ * thread goes on without it; the approval waits on the page, the CLI and in Gmail all the same.
+ */
+export function proxyNotifyActivities<T>(settings: ThreadSettings): ActivityInterfaceFor<T> {
+  return proxyActivities<T>({
+    taskQueue: settings.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', maximumAttempts: 8 },
+  });
+}

@@ -18,7 +18,7 @@ import { DEFAULT_ACTION_SETTINGS, type ActionSettings } from '../actions/contrac
 import type { LifecycleAction } from '../actions/journal.js';
 import { InboxAccountId, InboxCategory, InboxState } from '../temporal/search-attributes.js';
 import type { GmailActivities, LlmActivities, StoreActivities } from './activity-contracts.js';
-import { proxyQueueActivities, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
+import { proxyNotifyActivities, proxyQueueActivities, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
 import {
   eventKey,
   opensThread,
@@ -94,7 +94,7 @@ export class ThreadRun {
     this.store = store;
     this.actions = waitingForAccountAccess(proxyQueueActivities<ActionGmailActivities>('gmail', input.settings), this.reconnect);
     this.journal = proxyLocalActivities<ActionStoreActivities>(STORE_ACTIVITY_OPTIONS);
-    this.notify = proxyQueueActivities<ApprovalNotifyActivities>('gmail', input.settings);
+    this.notify = proxyNotifyActivities<ApprovalNotifyActivities>(input.settings);
     this.actionSettings = input.settings.actions ?? DEFAULT_ACTION_SETTINGS;
     for (const signal of [newMessageSignal, labelsChangedSignal, draftGoneSignal, sentSeenSignal, actionDecisionSignal]) {
       setHandler(signal, (event: ThreadEvent) => this.enqueue(event));

@@ -466,11 +466,23 @@ async function awaitApproval(run: ThreadRun, action: JournaledAction): Promise<v
     Object.assign(open, { draftId: draft.draftId, draftMessageId: draft.messageId, draftCreatedAt: placedAfter });
   }
   run.record.openActions.push(open);
+  const notified = await notifyApproval(run, action.id);
   run.decide({
     kind: 'action',
     source: 'system',
-    detail: `${labelOf(action)} waits for your approval until ${new Date(open.dueAt).toISOString()}: ${action.because.join('; ')}`,
+    detail: `${notified}${labelOf(action)} waits for your approval until ${new Date(open.dueAt).toISOString()}: ${action.because.join('; ')}`,
   });
+}
+
+/** Asks the user (Discord) when a channel is configured; a notification that keeps failing is recorded, not fatal. */
+async function notifyApproval(run: ThreadRun, actionId: string): Promise<string> {
+  try {
+    const notified = await run.notify.notifyApproval({ actionId });
+    return notified.notified ? `asked on ${notified.channel}: ` : '';
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    return `could not notify (${failureType(err) ?? 'error'}: ${err.cause?.message ?? ''}); `;
+  }
 }
 
 function takeOpen(run: ThreadRun, actionId: string): OpenAction | undefined {

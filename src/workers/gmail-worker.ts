@@ -1,7 +1,11 @@
-// Worker for the Gmail task queue: every Gmail side effect. Its own queue lets operators cap
-// Gmail calls (GMAIL_ACTIVITIES_PER_SECOND, all workers of the queue together).
+// Worker for the Gmail task queue: every Gmail side effect, and the approval notifications (the
+// other outside call of an action). Its own queue lets operators cap Gmail calls
+// (GMAIL_ACTIVITIES_PER_SECOND, all workers of the queue together).
 import { Worker } from '@temporalio/worker';
 import { createActionGmailActivities } from '../actions/gmail-activities.js';
+import { approvalKeysOnce } from '../actions/approval-links.js';
+import { createApprovalNotifyActivities } from '../actions/notify-activities.js';
+import { approvalsSettingsFromConfig } from '../config.js';
 import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
 import { prismaExecutor } from '../quota/sql.js';
 import { isMainModule } from '../shared/main-module.js';
@@ -22,6 +26,11 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.
       ...createGmailActivities(metered),
       ...createActionGmailActivities({ accounts: metered, db: prismaExecutor(ctx.prisma), pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_SECONDS * 1000 }),
       ...createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: prismaExecutor(ctx.prisma) }),
+      ...createApprovalNotifyActivities({
+        db: prismaExecutor(ctx.prisma),
+        keys: approvalKeysOnce(ctx.cfg),
+        settings: approvalsSettingsFromConfig(ctx.cfg),
+      }),
     },
     dataConverter: ctx.dataConverter,
     maxTaskQueueActivitiesPerSecond: ctx.cfg.GMAIL_ACTIVITIES_PER_SECOND,

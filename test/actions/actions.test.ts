@@ -12,17 +12,22 @@ import { actionDecisionSignal } from '../../src/thread/signals.js';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
 
 const SEND_DELAY_MS = 1500;
 
 let h: InboxHarness;
 let deps: DecideDeps;
+let discord: RunningDiscordEmulator;
+let webhook: { id: string; url: string };
 const db = () => prismaExecutor(h.prisma);
 const ruleIds: string[] = [];
 
 beforeAll(async () => {
+  discord = await startDiscordEmulator();
+  webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
   h = await startInboxHarness({
-    env: { PAUSE_LABEL_CHECK_SECONDS: '1' },
+    env: { PAUSE_LABEL_CHECK_SECONDS: '1', DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: 'http://127.0.0.1:3999' },
     settings: {
       actions: { sendDelayMs: SEND_DELAY_MS, approvalExpiryMs: 10 * 60_000, pauseLabel: 'Assistant Paused', awaitingApprovalLabel: 'Awaiting Approval' },
     },
@@ -38,6 +43,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   await h?.close();
+  await discord?.close();
 });
 
 /** A rule for one sender domain that decides the category and, optionally, the actions. */
@@ -196,6 +202,11 @@ describe('the safety policy', () => {
     expect(waiting.because).toEqual(['forward needs your approval unless you allow it (global, account, domain or sender)']);
     const status = await idle(threadId, 'skipped');
     expect(status.openActions).toEqual([expect.objectContaining({ id: waiting.id, state: 'awaiting_approval' })]);
+    // The Discord notification: a signed link to the page for this action, no mail content.
+    const posted = (await discord.control.messages(webhook.id)).filter((m) => m.message.content.includes(`/approvals/a/${waiting.id}?exp=`));
+    expect(posted).toHaveLength(1);
+    expect(posted[0]!.message.content).not.toContain('Please review');
+    expect(status.decisions.find((d) => d.detail.includes('waits for your approval'))!.detail).toMatch(/^asked on discord: forward/);
 
     const approve = { type: 'action_decision' as const, actionId: waiting.id, decision: 'approve' as const, by: 'signal' };
     await h.handle(threadId).signal(actionDecisionSignal, approve);

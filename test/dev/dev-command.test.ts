@@ -29,6 +29,7 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
     http: await freePort(),
     gmail: await freePort(),
     anthropic: await freePort(),
+    discord: await freePort(),
   };
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], {
     env: {
@@ -41,6 +42,7 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
       HTTP_PORT: String(ports.http),
       GMAIL_EMULATOR_PORT: String(ports.gmail),
       ANTHROPIC_EMULATOR_PORT: String(ports.anthropic),
+      DISCORD_EMULATOR_PORT: String(ports.discord),
       DEMO_MAILBOX_MESSAGES: '10',
       LOG_LEVEL: 'warn',
     },
@@ -60,6 +62,13 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
     const health = await fetch(`http://127.0.0.1:${ports.http}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok' });
+    // The approvals list page opens with the token printed for this run; approval requests go to the Discord emulator.
+    const approvals = /Approvals +(http:\S+)/.exec(output)?.[1];
+    expect(approvals, output).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${ports.http}/approvals\\?token=[\\w-]{24}$`));
+    expect((await fetch(approvals!)).status).toBe(200);
+    expect(output).toContain(`Discord emulator  http://127.0.0.1:${ports.discord}/__emulator/messages`);
+    const discord = (await (await fetch(`http://127.0.0.1:${ports.discord}/__emulator/info`)).json()) as { webhooks: unknown[] };
+    expect(discord.webhooks).toHaveLength(1);
 
     const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
     const prisma = createPrismaClient(inject('databaseUrl'));

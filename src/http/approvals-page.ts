@@ -1,0 +1,133 @@
+// The approvals page's HTML: one action with its buttons, the operator's list, and the short pages
+// for refusals. Server-rendered, no script; every value from the journal goes through escapeHtml.
+import type { JournaledAction } from '../actions/contracts.js';
+import type { Decision } from '../actions/decide.js';
+import { reasonText } from '../actions/approval-request.js';
+
+export function escapeHtml(value: unknown): string {
+  return String(value).replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** One action as the page shows it, with what its forms need. */
+export interface ActionCard {
+  action: JournaledAction;
+  accountEmail: string | null;
+  /** Its own page: a signed link (path and query). */
+  href: string;
+  /** Where its forms post, and the link fields and CSRF token they carry. */
+  form: { action: string; exp: number; sig: string; csrf: string };
+  decisions: Decision[];
+}
+
+export interface Outcome {
+  ok: boolean;
+  message: string;
+}
+
+const BUTTON_LABELS: Record<Decision, string> = { approve: 'Approve', reject: 'Reject', undo: 'Undo' };
+
+const STYLE = `
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #1d1d1f; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
+table { border-collapse: collapse; width: 100%; } td, th { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; } dt { color: #666; } dd { margin: 0; }
+pre { white-space: pre-wrap; background: #f5f5f7; padding: .75rem; border-radius: 6px; }
+form { display: inline; } button { font: inherit; padding: .3rem .9rem; margin-right: .4rem; cursor: pointer; }
+.outcome { padding: .6rem .9rem; border-radius: 6px; } .ok { background: #e3f6e8; } .failed { background: #fde8e8; }
+.state { font-weight: 600; }`;
+
+function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>${escapeHtml(title)} · durable-inbox</title>
+<style>${STYLE}</style>
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}
+
+function buttons(card: ActionCard): string {
+  if (card.decisions.length === 0) return '';
+  const { form } = card;
+  return `<form method="post" action="${escapeHtml(form.action)}">
+<input type="hidden" name="exp" value="${escapeHtml(form.exp)}">
+<input type="hidden" name="sig" value="${escapeHtml(form.sig)}">
+<input type="hidden" name="csrf" value="${escapeHtml(form.csrf)}">
+${card.decisions.map((d) => `<button type="submit" name="decision" value="${d}">${BUTTON_LABELS[d]}</button>`).join('')}
+</form>`;
+}
+
+function what(action: JournaledAction): string {
+  return `${escapeHtml(action.kind)}${action.argument !== undefined ? ` <code>${escapeHtml(action.argument)}</code>` : ''}`;
+}
+
+export function renderActionPage(card: ActionCard, outcome?: Outcome): string {
+  const { action } = card;
+  const rows: [string, string][] = [
+    ['Action', what(action)],
+    ['State', `<span class="state" id="state">${escapeHtml(action.state)}</span>`],
+    ['Account', escapeHtml(card.accountEmail ?? action.accountId)],
+    ['Thread', `<code>${escapeHtml(action.threadId)}</code>`],
+    ['From', escapeHtml(action.sender || '–')],
+    ['Proposed by', escapeHtml(reasonText(action.reason))],
+    ['Why', action.because.length ? `<ul>${action.because.map((b) => `<li>${escapeHtml(b)}</li>`).join('')}</ul>` : '–'],
+    ...(action.note ? [['Note', escapeHtml(action.note)] as [string, string]] : []),
+    ...(action.expiresAt && action.state === 'awaiting_approval' ? [['Expires', escapeHtml(action.expiresAt)] as [string, string]] : []),
+    ...(action.scheduledFor && action.state === 'scheduled' ? [['Sends at', escapeHtml(action.scheduledFor)] as [string, string]] : []),
+    ...(action.decidedBy ? [['Decided by', escapeHtml(action.decidedBy)] as [string, string]] : []),
+    ['Proposed', escapeHtml(action.createdAt)],
+  ];
+  const body = action.kind === 'auto_reply' && action.result?.body !== undefined
+    ? `<h2>The reply it would send</h2>\n<pre id="reply">${escapeHtml(action.result.body)}</pre>`
+    : '';
+  const banner = outcome
+    ? `<p class="outcome ${outcome.ok ? 'ok' : 'failed'}" id="outcome" role="status">${escapeHtml(outcome.message)}</p>`
+    : '';
+  return layout(
+    `${action.kind} – approval`,
+    `<h1>${what(action)}</h1>
+${banner}
+<dl>
+${rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join('\n')}
+</dl>
+${body}
+<p>${buttons(card)}</p>`,
+  );
+}
+
+function table(cards: ActionCard[], empty: string): string {
+  if (cards.length === 0) return `<p>${escapeHtml(empty)}</p>`;
+  const row = (c: ActionCard) =>
+    `<tr data-action-id="${escapeHtml(c.action.id)}"><td>${escapeHtml(c.action.createdAt.slice(0, 16).replace('T', ' '))}</td>` +
+    `<td><a href="${escapeHtml(c.href)}">${what(c.action)}</a></td><td>${escapeHtml(c.accountEmail ?? c.action.accountId)}</td>` +
+    `<td class="state">${escapeHtml(c.action.state)}</td><td>${escapeHtml(reasonText(c.action.reason))}</td><td>${buttons(c)}</td></tr>`;
+  return `<table>
+<thead><tr><th>Proposed (UTC)</th><th>Action</th><th>Account</th><th>State</th><th>By</th><th></th></tr></thead>
+<tbody>
+${cards.map(row).join('\n')}
+</tbody>
+</table>`;
+}
+
+export function renderListPage(lists: { pending: ActionCard[]; recent: ActionCard[] }): string {
+  return layout(
+    'Approvals',
+    `<h1>Approvals</h1>
+<h2>Waiting for you (${lists.pending.length})</h2>
+${table(lists.pending, 'Nothing waits for approval.')}
+<h2>Recent actions</h2>
+${table(lists.recent, 'No actions yet.')}`,
+  );
+}
+
+/** A refusal or an error, said plainly. */
+export function renderMessagePage(title: string, message: string): string {
+  return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p id="message">${escapeHtml(message)}</p>`);
+}

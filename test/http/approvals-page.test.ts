@@ -1,0 +1,268 @@
+// The approvals page in a real browser (Debian's chromium through playwright-core), served by our
+// HTTP server over a scratch journal, with the real decideAction: its signal reaches a stand-in of
+// the thread workflow on the test Temporal server, which settles the action in the journal.
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import pg from 'pg';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { approvalLink, deriveApprovalKeys, linkUrl, signLink } from '../../src/actions/approval-links.js';
+import type { JournaledAction } from '../../src/actions/contracts.js';
+import { decideAction } from '../../src/actions/decide.js';
+import { loadAction } from '../../src/actions/journal.js';
+import { applyMigrations } from '../../src/db/migrate.js';
+import { approvalsRoutes } from '../../src/http/approvals-routes.js';
+import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { pgExecutor, type SqlExecutor } from '../../src/quota/sql.js';
+import { freePort } from '../../src/shared/free-port.js';
+import { threadWorkflowId } from '../../src/thread/contracts.js';
+import { seedAccount, seedAction, settleDecision } from '../helpers/approvals.js';
+import { createScratchDatabase } from '../helpers/scratch-database.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const OPERATOR_TOKEN = 'operator-token-for-the-page-test';
+const keys = deriveApprovalKeys('page-test-secret-of-at-least-32-characters');
+const REPLY = 'Thanks Alice, Friday works. <script>alert("x")</script> & "quotes" \'too\'';
+const HOSTILE_LABEL = '"><img src=x onerror=alert(1)>';
+
+let database: { url: string; drop(): Promise<void> };
+let pool: pg.Pool;
+let db: SqlExecutor;
+let connection: Connection;
+let nativeConnection: NativeConnection;
+let workflowBundle: WorkflowBundle;
+let worker: Worker;
+let running: Promise<void>;
+let server: HttpServer;
+let browser: Browser;
+let accountId: string;
+const taskQueue = `approvals-page-${randomUUID()}`;
+const standIns: string[] = [];
+const dialogs: string[] = [];
+
+async function threadOf(action: JournaledAction): Promise<void> {
+  const client = new Client({ connection });
+  const workflowId = threadWorkflowId(action.accountId, action.threadId);
+  await client.workflow.start('threadStandIn', { taskQueue, workflowId });
+  standIns.push(workflowId);
+}
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  return page;
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  database = await createScratchDatabase();
+  await applyMigrations(database.url);
+  pool = new pg.Pool({ connectionString: database.url, max: 4 });
+  db = pgExecutor(pool);
+  accountId = await seedAccount(db, 'page-test@durable-inbox.test');
+
+  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
+  const address = inject('temporalAddress');
+  connection = await Connection.connect({ address });
+  nativeConnection = await NativeConnection.connect({ address });
+  workflowBundle = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('../fixtures/workflows/approval-stand-ins.ts', import.meta.url)),
+    logger: new DefaultLogger('WARN'),
+  });
+  worker = await Worker.create({
+    connection: nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: { settleDecision: (event: Parameters<typeof settleDecision>[1]) => settleDecision(db, event) },
+  });
+  running = worker.run();
+
+  const port = await freePort();
+  const client = new Client({ connection });
+  server = await startHttpServer({
+    host: '127.0.0.1',
+    port,
+    routes: approvalsRoutes({
+      db,
+      decide: (actionId, decision, by) => decideAction({ client, db, taskQueue, gmailTaskQueue: `${taskQueue}-gmail` }, actionId, decision, by, 15_000),
+      keys: async () => keys,
+      settings: { publicBaseUrl: `http://127.0.0.1:${port}`, linkTtlMs: 3600_000, operatorToken: OPERATOR_TOKEN },
+    }),
+  });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  const client = connection && new Client({ connection });
+  for (const id of standIns) await client?.workflow.getHandle(id).terminate('test over').catch(() => {});
+  worker?.shutdown();
+  await running?.catch(() => {});
+  await nativeConnection?.close();
+  await connection?.close();
+  await pool?.end();
+  await database?.drop();
+});
+
+describe('the approvals page', () => {
+  it('shows an auto-reply from its signed link, escaped, and approves it with one click', async () => {
+    const action = await seedAction(db, { accountId, kind: 'auto_reply', result: { body: REPLY, draftId: 'r-1' } });
+    await threadOf(action);
+    const page = await newPage();
+
+    const response = await page.goto(approvalLink(keys, server.url, action.id, 3600_000));
+    expect(response?.status()).toBe(200);
+    expect(await page.locator('h1').textContent()).toBe('auto_reply');
+    expect(await page.locator('#state').textContent()).toBe('awaiting_approval');
+    expect(await page.locator('#reply').textContent()).toBe(REPLY);
+    const text = await page.locator('body').innerText();
+    expect(text).toContain('page-test@durable-inbox.test');
+    expect(text).toContain(action.threadId);
+    expect(text).toContain('auto_reply is a dangerous action: it needs your approval');
+    expect(text).toContain('the LLM (confidence 0.91, claude-sonnet-4-6)');
+    expect(await page.locator('script').count()).toBe(0);
+    const cookies = await page.context().cookies();
+    expect(cookies).toEqual([expect.objectContaining({ name: 'approvals_session', httpOnly: true, sameSite: 'Strict', path: '/approvals' })]);
+
+    const [posted] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Approve' }).click(),
+    ]);
+    expect(posted.status(), await posted.text()).toBe(200);
+    expect(await page.locator('#outcome').textContent()).toMatch(/^auto_reply on thread .*: approved$/);
+    expect(await page.locator('#state').textContent()).toBe('approved');
+    expect(await page.getByRole('button').count()).toBe(0); // nothing left to decide
+    expect(await loadAction(db, action.id)).toMatchObject({ state: 'approved', decidedBy: 'page' });
+    expect(dialogs).toEqual([]);
+  });
+
+  it('answers 403 to a forged or an expired link, and shows nothing of the action', async () => {
+    const action = await seedAction(db, { accountId, kind: 'auto_reply', result: { body: REPLY } });
+    const page = await newPage();
+
+    const good = new URL(approvalLink(keys, server.url, action.id, 3600_000));
+    const forged = new URL(good);
+    forged.searchParams.set('sig', deriveApprovalKeys('another-secret-of-at-least-32-characters!').link.toString('base64url').slice(0, 43));
+    let response = await page.goto(forged.toString());
+    expect(response?.status()).toBe(403);
+    expect(await page.locator('#message').textContent()).toBe('This link is not valid.');
+
+    const extended = new URL(good);
+    extended.searchParams.set('exp', String(Number(good.searchParams.get('exp')) + 86_400));
+    expect((await page.goto(extended.toString()))?.status()).toBe(403);
+
+    const otherAction = await seedAction(db, { accountId, kind: 'trash' });
+    expect((await page.goto(good.toString().replace(action.id, otherAction.id)))?.status()).toBe(403);
+
+    response = await page.goto(linkUrl(server.url, signLink(keys, action.id, Date.now() - 1000)));
+    expect(response?.status()).toBe(403);
+    expect(await page.locator('#message').textContent()).toMatch(/^This link has expired/);
+    expect(await page.content()).not.toContain('Friday');
+  });
+
+  it('refuses a POST without the CSRF token, or from another site, and changes nothing', async () => {
+    const action = await seedAction(db, { accountId, kind: 'forward', argument: 'boss@example.com' });
+    await threadOf(action);
+    const link = signLink(keys, action.id, Date.now() + 3600_000);
+    const page = await newPage();
+    await page.goto(linkUrl(server.url, link)); // a real session cookie and form
+    const session = (await page.context().cookies())[0]!;
+    const csrf = await page.locator('input[name=csrf]').getAttribute('value');
+
+    const post = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}/approvals/a/${action.id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const fields = { exp: String(link.exp), sig: link.sig, decision: 'approve' };
+    const cookie = `${session.name}=${session.value}`;
+    expect((await post(fields, { cookie })).status).toBe(403); // no token
+    expect((await post({ ...fields, csrf: 'x'.repeat(43) }, { cookie })).status).toBe(403); // a made-up token
+    expect((await post({ ...fields, csrf: csrf! })).status).toBe(403); // the token without its session
+    expect((await post({ ...fields, csrf: csrf! }, { cookie, origin: 'https://evil.example' })).status).toBe(403);
+    expect((await post({ ...fields, sig: 'A'.repeat(43), csrf: csrf! }, { cookie })).status).toBe(403);
+
+    // A page on another origin posting the form in the victim's browser.
+    const attacker: Server = createServer((_, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<form method="post" action="${server.url}/approvals/a/${action.id}">
+        <input name="exp" value="${link.exp}"><input name="sig" value="${link.sig}"><input name="decision" value="approve">
+        <button>Win a prize</button></form>`);
+    });
+    await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = attacker.address() as { port: number };
+      await page.goto(`http://localhost:${port}/`);
+      const [refused] = await Promise.all([
+        page.waitForResponse((r) => r.request().method() === 'POST'),
+        page.getByRole('button', { name: 'Win a prize' }).click(),
+      ]);
+      expect(refused.status()).toBe(403);
+    } finally {
+      attacker.close();
+    }
+
+    expect(await loadAction(db, action.id)).toMatchObject({ state: 'awaiting_approval' });
+    expect((await loadAction(db, action.id))?.decidedBy).toBeUndefined();
+  });
+
+  it('lists pending and recent actions for the operator token, and rejects from the list', async () => {
+    const pending = await seedAction(db, { accountId, kind: 'add_label', argument: HOSTILE_LABEL });
+    await threadOf(pending);
+    await seedAction(db, { accountId, kind: 'archive', state: 'done' });
+    const page = await newPage();
+
+    expect((await page.goto(`${server.url}/approvals`))?.status()).toBe(403);
+    expect((await page.goto(`${server.url}/approvals?token=wrong-token-of-some-length`))?.status()).toBe(403);
+    expect((await page.goto(`${server.url}/approvals?token=${OPERATOR_TOKEN}`))?.status()).toBe(200);
+
+    const row = page.locator(`tr[data-action-id="${pending.id}"]`).first();
+    expect(await row.locator('a').textContent()).toBe(`add_label ${HOSTILE_LABEL}`);
+    expect(await page.locator('img').count()).toBe(0);
+    // Links and forms name the action by id only.
+    for (const a of await page.locator('a').all()) {
+      expect(await a.getAttribute('href')).toMatch(/^\/approvals\/a\/[0-9a-f-]{36}\?exp=\d+&sig=[\w-]{43}$/);
+    }
+    for (const form of await page.locator('form').all()) {
+      expect(await form.getAttribute('action')).toMatch(/^\/approvals\/a\/[0-9a-f-]{36}$/);
+    }
+
+    const [posted] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      row.getByRole('button', { name: 'Reject' }).click(),
+    ]);
+    expect(posted.status()).toBe(200);
+    expect(await page.locator('#outcome').textContent()).toMatch(/: rejected$/);
+    expect(await loadAction(db, pending.id)).toMatchObject({ state: 'rejected', decidedBy: 'page' });
+    expect(dialogs).toEqual([]);
+  });
+
+  it('says why when a decision no longer applies', async () => {
+    const action = await seedAction(db, { accountId, kind: 'trash' });
+    await threadOf(action);
+    const page = await newPage();
+    await page.goto(approvalLink(keys, server.url, action.id, 3600_000));
+    await settleDecision(db, { type: 'action_decision', actionId: action.id, decision: 'reject', by: 'cli' }); // decided elsewhere meanwhile
+
+    const [posted] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Approve' }).click(),
+    ]);
+    expect(posted.status()).toBe(409);
+    expect(await page.locator('#outcome').textContent()).toMatch(/^cannot approve action .*: it is rejected$/);
+    expect(await loadAction(db, action.id)).toMatchObject({ state: 'rejected', decidedBy: 'cli' });
+  });
+});
