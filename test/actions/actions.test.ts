@@ -194,6 +194,19 @@ describe('the safety policy', () => {
     expect((await h.handle(threadId).query('status') as { openActions?: unknown[] }).openActions).toBeUndefined();
   });
 
+  it('sends nothing when the kill switch goes on during a send\'s delay: the send waits for approval instead', async () => {
+    await ruleFor('fwd-paused.example', 'fyi', [{ kind: 'forward', argument: 'assistant@me.example' }]);
+    await policy({ forwardTo: ['assistant@me.example'], allowances: [{ kind: 'forward', scope: 'global' }] });
+    const { threadId } = await deliverAndIngest(h, { from: 'Una <una@fwd-paused.example>', subject: 'Report', text: 'Monthly report.' });
+    await actionUntil(threadId, 'forward', (a) => a.state === 'scheduled');
+    await policy({ paused: true });
+    const held = await actionUntil(threadId, 'forward', (a) => a.state === 'awaiting_approval');
+    expect(held.note).toBe('automatic actions were paused before it went out: it waits for your approval');
+    expect(await sentIn(threadId)).toHaveLength(0);
+    const status = await idle(threadId, 'skipped');
+    expect(status.openActions).toEqual([expect.objectContaining({ id: held.id, state: 'awaiting_approval' })]);
+  });
+
   it('holds a forward without an allowance for approval; approval by signal sends it once, duplicates change nothing', async () => {
     await ruleFor('fwd-approve.example', 'fyi', [{ kind: 'forward', argument: 'assistant@me.example' }]);
     await policy({ forwardTo: ['assistant@me.example'] });
