@@ -147,6 +147,29 @@ describe('default actions', () => {
   });
 });
 
+describe('label removal and our draft', () => {
+  it('removes a label by a rule, and puts it back on undo', async () => {
+    await ruleFor('unlabel.example', 'fyi', [{ kind: 'remove_label', argument: 'Clients' }]);
+    const m = await h.gmail.control.deliver(h.email, { from: 'Pat <pat@unlabel.example>', to: [h.email], subject: 'Old client', text: 'Hi.', labelIds: ['Clients'] });
+    expect(await threadLabels(m.threadId)).toContain('Clients');
+    await h.ingest(m.threadId, { type: 'message_added', messageId: m.id, labelIds: ['INBOX'] });
+    const removed = await actionUntil(m.threadId, 'remove_label', (a) => a.state === 'done');
+    expect(await threadLabels(m.threadId)).not.toContain('Clients');
+    expect((await decideAction(deps, removed.id, 'undo', 'test')).ok).toBe(true);
+    expect(await threadLabels(m.threadId)).toContain('Clients');
+  });
+
+  it('journals our draft, and undo deletes it', async () => {
+    const { threadId } = await deliverAndIngest(h, { from: 'Alice <alice@partner.example>', subject: 'Figures', text: 'Could you send me the figures?' });
+    const drafted = await idle(threadId, 'drafted');
+    const draft = await actionUntil(threadId, 'draft', (a) => a.state === 'done');
+    expect(draft.result?.draftId).toBe(drafted.draftId);
+    expect(draft.reason).toMatchObject({ source: 'llm' });
+    expect((await decideAction(deps, draft.id, 'undo', 'test')).ok).toBe(true);
+    expect((await mailbox()).drafts.filter((d) => d.threadId === threadId)).toEqual([]);
+  });
+});
+
 describe('the safety policy', () => {
   it('refuses a forward to an address the user did not allow, and records why', async () => {
     await ruleFor('fwd-refused.example', 'fyi', [{ kind: 'forward', argument: 'someone@elsewhere.example' }]);
