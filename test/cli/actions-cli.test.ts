@@ -49,7 +49,7 @@ describe('actions CLI', () => {
     const [label] = await journal(threadId);
     const shown = await cli('show', label!.id);
     expect(shown.out).toContain(`undo       npm run cli -- actions undo ${label!.id}`);
-    expect(shown.out).toMatch(/policy     run: add_label is not a dangerous action/);
+    expect(shown.out).toMatch(/policy {5}run: add_label is not a dangerous action/);
 
     const undone = await cli('undo', '--account', h.email, '--since', '1h');
     expect(undone.code).toBe(0);
