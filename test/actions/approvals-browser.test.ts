@@ -3,8 +3,8 @@
 // it from the message, clicks Approve on our page, and the thread workflow sends the forward after
 // its delay; a done archive is undone from the page. Real dev server, Postgres, Gmail and Anthropic
 // emulators, our HTTP server with the app's routes.
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
@@ -15,7 +15,6 @@ import { freePort } from '../../src/shared/free-port.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 let h: InboxHarness;
 let discord: RunningDiscordEmulator;
 let webhook: { id: string; url: string };
@@ -23,7 +22,6 @@ let http: HttpServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
   discord = await startDiscordEmulator();
   webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
   const port = await freePort();
@@ -33,10 +31,7 @@ beforeAll(async () => {
   });
   await h.startWorkers();
   http = await startHttpServer({ host: '127.0.0.1', port, routes: appRoutes(h.cfg, { prisma: h.prisma, client: h.client }) });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

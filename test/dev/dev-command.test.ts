@@ -91,7 +91,17 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
         const autoReply = rows.find((a) => a.kind === 'auto_reply' && a.state === 'awaiting_approval' && (a.result as { draftId?: string } | null)?.draftId);
         return newsletter && autoReply ? rows : undefined;
       }, { timeoutMs: 60_000, everyMs: 500 });
-      expect(actions.find((a) => a.kind === 'auto_reply')!.sender).toBe(DEMO_AUTO_REPLY_SENDER);
+      const autoReply = actions.find((a) => a.kind === 'auto_reply')!;
+      expect(autoReply.sender).toBe(DEMO_AUTO_REPLY_SENDER);
+      // Its Discord notification, in the emulator, links to its page.
+      const posted = await waitUntil('the auto-reply\'s Discord message', async () => {
+        const { messages } = (await (await fetch(`http://127.0.0.1:${ports.discord}/__emulator/messages`)).json()) as { messages: { message: { content: string } }[] };
+        return messages.find((m) => m.message.content.includes(`/approvals/a/${autoReply.id}?exp=`));
+      }, { timeoutMs: 30_000, everyMs: 500 });
+      const link = /<(http:[^>]+)>/.exec(posted.message.content)![1]!;
+      const page = await fetch(link);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('auto_reply');
     } finally {
       await connection.close();
       await prisma.$disconnect();

@@ -2,13 +2,13 @@
 // HTTP server over a scratch journal, with the real decideAction: its signal reaches a stand-in of
 // the thread workflow on the test Temporal server, which settles the action in the journal.
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import pg from 'pg';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { approvalLink, deriveApprovalKeys, linkUrl, signLink } from '../../src/actions/approval-links.js';
 import type { JournaledAction } from '../../src/actions/contracts.js';
@@ -23,7 +23,6 @@ import { threadWorkflowId } from '../../src/thread/contracts.js';
 import { seedAccount, seedAction, settleDecision } from '../helpers/approvals.js';
 import { createScratchDatabase } from '../helpers/scratch-database.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const OPERATOR_TOKEN = 'operator-token-for-the-page-test';
 const keys = deriveApprovalKeys('page-test-secret-of-at-least-32-characters');
 const REPLY = 'Thanks Alice, Friday works. <script>alert("x")</script> & "quotes" \'too\'';
@@ -62,7 +61,6 @@ async function newPage(): Promise<Page> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
   database = await createScratchDatabase();
   await applyMigrations(database.url);
   pool = new pg.Pool({ connectionString: database.url, max: 4 });
@@ -97,10 +95,7 @@ beforeAll(async () => {
       settings: { publicBaseUrl: `http://127.0.0.1:${port}`, linkTtlMs: 3600_000, operatorToken: OPERATOR_TOKEN },
     }),
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
