@@ -1,14 +1,10 @@
 // LLM activities (task queue durable-inbox-llm): classification and drafting through
-// @anthropic-ai/sdk, a per-account daily token budget, tokens recorded per call.
+// @anthropic-ai/sdk, within the per-account daily token budget (src/llm/guard.ts).
 import type Anthropic from '@anthropic-ai/sdk';
-import { activityInfo, ApplicationFailure, cancellationSignal, heartbeat } from '@temporalio/activity';
+import { activityInfo, cancellationSignal, heartbeat } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
-import {
-  classifyAnthropicError,
-  classifyEmail,
-  draftReply,
-  LlmOutputInvalidError,
-} from '../llm/index.js';
+import { classifyEmail, draftReply } from '../llm/index.js';
+import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
 import type { LlmActivities, LlmClassification, LlmDraft, PromptMessage, ReplyContext } from './activity-contracts.js';
 
 /** What triageWithLlm heartbeats once the email is classified: a retry starts from here. */
@@ -20,61 +16,6 @@ function isTriageCheckpoint(value: unknown): value is TriageCheckpoint {
   return typeof value === 'object' && value !== null && 'classification' in value;
 }
 
-export interface LlmSettings {
-  model: string;
-  /** Tokens (in + out) one account may spend per UTC day; over it, threads go to Action Required. */
-  dailyTokenBudget: number;
-  /** Long threads are cut to this many prompt tokens. */
-  maxInputTokens: number;
-}
-
-export class TokenBudgetExceededError extends Error {
-  constructor(accountId: string, spent: number, budget: number) {
-    super(`account ${accountId} spent ${spent} of its ${budget} LLM tokens today`);
-    this.name = 'TokenBudgetExceededError';
-  }
-}
-
-/** Today in UTC as YYYY-MM-DD (a date literal, whatever the session's time zone). */
-function isoDay(now = new Date()): string {
-  return now.toISOString().slice(0, 10);
-}
-
-/**
- * SDK and schema errors → Temporal failures: retry (honouring Retry-After) or give up. Output that
- * fails its schema is retried until `outputAttempts`; throttling and outages are retried without limit.
- */
-function toActivityFailure(err: unknown, outputAttempts: number): unknown {
-  if (err instanceof LlmOutputInvalidError) {
-    return ApplicationFailure.create({
-      type: err.name,
-      message: err.message,
-      details: [{ field: err.field }],
-      nonRetryable: activityInfo().attempt >= outputAttempts,
-    });
-  }
-  if (err instanceof TokenBudgetExceededError) {
-    return ApplicationFailure.create({ type: err.name, message: err.message, nonRetryable: true });
-  }
-  const kind = classifyAnthropicError(err);
-  if (!kind) return err;
-  switch (kind.kind) {
-    case 'rate_limited':
-    case 'overloaded':
-      return ApplicationFailure.create({
-        type: kind.kind === 'rate_limited' ? 'LlmRateLimitedError' : 'LlmOverloadedError',
-        message: kind.message,
-        nextRetryDelay: kind.retryAfterMs,
-      });
-    case 'auth':
-      return ApplicationFailure.create({ type: 'LlmAuthError', message: kind.message, nonRetryable: true });
-    case 'bad_request':
-      return ApplicationFailure.create({ type: 'LlmRequestRejectedError', message: kind.message, nonRetryable: true });
-    case 'server':
-      return ApplicationFailure.create({ type: 'LlmServerError', message: kind.message });
-  }
-}
-
 export function createLlmActivities(deps: {
   prisma: PrismaClient;
   anthropic: Anthropic;
@@ -82,44 +23,7 @@ export function createLlmActivities(deps: {
 }): LlmActivities {
   const { prisma, anthropic, settings } = deps;
 
-  // Raw statements: these run around every model call, and Prisma's query building costs more CPU
-  // than the round trip.
-  async function ensureBudget(accountId: string): Promise<void> {
-    const rows = await prisma.$queryRawUnsafe<{ spent: number }[]>(
-      'SELECT tokens_in + tokens_out AS spent FROM token_usage WHERE account_id = $1 AND day = $2::date',
-      accountId,
-      isoDay(),
-    );
-    const spent = Number(rows[0]?.spent ?? 0);
-    if (spent >= settings.dailyTokenBudget) throw new TokenBudgetExceededError(accountId, spent, settings.dailyTokenBudget);
-  }
-
-  async function record(accountId: string, tokensIn: number, tokensOut: number): Promise<void> {
-    await prisma.$executeRawUnsafe(
-      `INSERT INTO token_usage (account_id, day, tokens_in, tokens_out) VALUES ($1, $2::date, $3, $4)
-       ON CONFLICT (account_id, day) DO UPDATE
-       SET tokens_in = token_usage.tokens_in + EXCLUDED.tokens_in, tokens_out = token_usage.tokens_out + EXCLUDED.tokens_out`,
-      accountId,
-      isoDay(),
-      tokensIn,
-      tokensOut,
-    );
-  }
-
-  async function guarded<T extends { tokensIn: number; tokensOut: number }>(
-    accountId: string,
-    outputAttempts: number,
-    call: () => Promise<T>,
-  ) {
-    try {
-      await ensureBudget(accountId);
-      const result = await call();
-      await record(accountId, result.tokensIn, result.tokensOut);
-      return result;
-    } catch (err) {
-      throw toActivityFailure(err, outputAttempts);
-    }
-  }
+  const guarded = createLlmGuard(prisma, settings);
 
   async function classify(accountId: string, email: PromptMessage, instructions: string[], outputAttempts: number): Promise<LlmClassification> {
     const out = await guarded(accountId, outputAttempts, () =>

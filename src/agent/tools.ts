@@ -1,0 +1,52 @@
+// The agent's tools as the model sees them (name, description, JSON schema) and the zod schema each
+// call's input must pass. The turn's activity checks every call against these before the workflow
+// runs it; mail content never widens what a tool can do (no tool takes a recipient or an account).
+import { z } from 'zod';
+import type { AgentToolName } from './contracts.js';
+
+const label = z.string().trim().min(1).max(225);
+
+export const TOOL_INPUTS = {
+  read_thread: z.object({}).strict(),
+  search_mailbox: z.object({ query: z.string().trim().min(1).max(200), max_results: z.number().int().min(1).max(10).optional() }).strict(),
+  sender_history: z.object({}).strict(),
+  write_draft: z.object({ body: z.string().trim().min(1).max(20_000) }).strict(),
+  send_reply: z.object({ body: z.string().trim().min(1).max(20_000) }).strict(),
+  add_label: z.object({ label }).strict(),
+  remove_label: z.object({ label }).strict(),
+  archive: z.object({}).strict(),
+  escalate: z.object({ reason: z.string().trim().min(1).max(1000) }).strict(),
+} satisfies Record<AgentToolName, z.ZodType>;
+
+const DESCRIPTIONS: Record<AgentToolName, string> = {
+  read_thread: "Read the thread you are handling: every message's sender, date, subject and text.",
+  search_mailbox: "Search the user's mailbox with a Gmail query (from:, to:, subject:, newer_than:, ...). Returns sender, subject, date and snippet of up to max_results messages.",
+  sender_history: 'What the assistant knows about the sender of this thread: earlier threads, decisions and drafts, and whether the user sent them.',
+  write_draft: 'Write (or replace) the reply to this thread as a draft the user reviews and sends.',
+  send_reply: 'Send a reply to this thread. The safety policy decides whether it goes out (after a short delay) or waits for the user\'s approval; the result says which.',
+  add_label: 'Add a label to this thread (created when missing).',
+  remove_label: 'Remove a label from this thread.',
+  archive: 'Archive this thread (take it out of the inbox).',
+  escalate: 'Hand the thread to the user (Action Required) with your reason, when you cannot or should not answer it yourself.',
+};
+
+export interface ToolDefinition {
+  name: AgentToolName;
+  description: string;
+  input_schema: { type: 'object'; [key: string]: unknown };
+}
+
+export function toolDefinitions(tools: readonly AgentToolName[]): ToolDefinition[] {
+  return tools.map((name) => {
+    const { $schema: _ignored, ...schema } = z.toJSONSchema(TOOL_INPUTS[name]) as Record<string, unknown>;
+    return { name, description: DESCRIPTIONS[name], input_schema: { ...schema, type: 'object' } };
+  });
+}
+
+/** The call's input, parsed; or why it failed its schema (the model gets this and may try again). */
+export function checkToolInput(name: AgentToolName, input: unknown): { ok: true; input: unknown } | { ok: false; message: string } {
+  const parsed = TOOL_INPUTS[name].safeParse(input);
+  if (parsed.success) return { ok: true, input: parsed.data };
+  const issue = parsed.error.issues[0]!;
+  return { ok: false, message: `invalid input for ${name}: ${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}` };
+}
