@@ -38,6 +38,8 @@ export interface ActionStoreActivities {
     result?: ActionResult;
     scheduledForMs?: number;
   }): Promise<{ action: JournaledAction; moved: boolean } | null>;
+  /** The action as the journal has it now. */
+  readAction(input: { id: string }): Promise<JournaledAction | null>;
   /** Journals changes the thread's own lifecycle made (drafts, Done's archive) as done. */
   recordLifecycle(input: { accountId: string; threadId: string; workflowId: string; actions: LifecycleAction[] }): Promise<void>;
 }

@@ -34,9 +34,9 @@ const WAITS_FOR: Record<Decision, ActionState[]> = {
   undo: ['scheduled', 'done'],
 };
 
-/** The states a decision leads to, once its workflow has acted. */
+/** The states a decision leads to, once its workflow has acted (approved is a step on the way). */
 const SETTLES_IN: Record<Decision, ActionState[]> = {
-  approve: ['approved', 'scheduled', 'done', 'failed'],
+  approve: ['scheduled', 'done', 'failed'],
   reject: ['rejected', 'undone'],
   undo: ['undone'],
 };

@@ -149,6 +149,8 @@ export interface ProposeActionsInput {
   actions: (ProposedAction & { result?: ActionResult })[];
   pausedByLabel: boolean;
   approvalExpiryMs: number;
+  /** Sends wait for approval whatever the policy allows, for this reason (an agent profile's setting). */
+  sendsNeedApproval?: string;
 }
 
 /**
@@ -163,7 +165,11 @@ export async function proposeActions(db: SqlExecutor, input: ProposeActionsInput
   for (const action of input.actions) {
     const key = actionKey({ accountId: input.accountId, threadId: input.threadId, messageId: input.messageId }, action);
     keys.push(key);
-    const verdict = judge(action, facts, policy);
+    let verdict = judge(action, facts, policy);
+    if (input.sendsNeedApproval && verdict.outcome !== 'refused' && SENDING_KINDS.includes(action.kind)) {
+      const because = verdict.outcome === 'run' ? [input.sendsNeedApproval] : [...verdict.because, input.sendsNeedApproval];
+      verdict = { outcome: 'needs_approval', because };
+    }
     const state: ActionState = verdict.outcome === 'run' ? 'queued' : verdict.outcome === 'refused' ? 'refused' : 'awaiting_approval';
     await db.query(
       `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,

@@ -28,6 +28,8 @@ export interface RuleRow {
   enabled: boolean;
   /** [{kind, argument?}] or null (the category's actions). */
   actions?: unknown;
+  /** An agent profile's name, or null. */
+  route?: string | null;
 }
 
 export function ruleFromRow(row: RuleRow): Rule {
@@ -40,6 +42,7 @@ export function ruleFromRow(row: RuleRow): Rule {
     category: isCategory(row.action) ? row.action : undefined,
     instruction: row.instruction ?? undefined,
     ...(row.actions !== null && row.actions !== undefined ? { actions: ruleActions(row.actions) } : {}),
+    ...(row.route ? { route: row.route } : {}),
     priority: row.priority,
     enabled: row.enabled,
   };

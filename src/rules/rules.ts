@@ -42,6 +42,8 @@ export interface Rule {
   instruction?: string;
   /** What to do with the thread when this rule decides its category; absent: the category's actions. */
   actions?: ActionSpec[];
+  /** An agent profile's name: the thread goes to that agent instead of classify → draft. */
+  route?: string;
   /** Within one scope, a higher priority is tried first. User rules default to 0; built-ins are negative. */
   priority: number;
   enabled: boolean;

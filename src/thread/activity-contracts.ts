@@ -2,6 +2,7 @@
 // the implementations (gmail-activities.ts, llm-activities.ts, store-activities.ts) satisfy them.
 import type { EmailForPrompt } from '../mail/types.js';
 import type { ActionSpec } from '../actions/contracts.js';
+import type { AgentProfile } from '../agent/contracts.js';
 import type {
   Category,
   DecisionRecord,
@@ -146,6 +147,8 @@ export type RulesVerdict = (
       instructions: string[];
       /** The deciding rule's own actions; absent: the category's. */
       actions?: ActionSpec[];
+      /** The deciding rule routes the thread to this agent. */
+      route?: AgentProfile;
     }
   | { decided: false; instructions: string[] }
 ) & {

@@ -171,7 +171,8 @@ export interface DecisionRecord {
     | 'skip'
     | 'rule_skipped'
     | 'draft_kept'
-    | 'action';
+    | 'action'
+    | 'agent';
   source: 'rules' | 'llm' | 'user' | 'system';
   detail: string;
   model?: string;

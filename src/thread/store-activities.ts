@@ -14,6 +14,7 @@ import { isCategory } from '../mail/types.js';
 import { ruleFromRow, type RuleRow } from '../rules/rule-rows.js';
 import { uuid7 } from '../db/uuid7.js';
 import { loadCategoryActions } from '../actions/journal.js';
+import { loadAgentProfile } from '../agent/profiles.js';
 import { prismaExecutor } from '../quota/sql.js';
 import type { EmailForPrompt } from '../mail/types.js';
 import type { RulesVerdict, StoreActivities } from './activity-contracts.js';
@@ -43,7 +44,7 @@ ON CONFLICT (run_id, seq) DO NOTHING`;
 // Raw SQL on the per-email paths: Prisma's query building costs about a millisecond of the
 // worker's main thread per query (docs/thread-workflow.md).
 const ENABLED_RULES_SQL = `
-SELECT id, scope::text AS scope, scope_ref AS "scopeRef", kind::text AS kind, conditions, action, instruction, priority, enabled, actions
+SELECT id, scope::text AS scope, scope_ref AS "scopeRef", kind::text AS kind, conditions, action, instruction, priority, enabled, actions, route
 FROM rules
 WHERE enabled AND (scope <> 'account' OR scope_ref = $1)`;
 
@@ -67,7 +68,7 @@ function verdictOf(rules: Rule[], email: EmailForPrompt, accountId: string, cate
   const instructions = applicableInstructions(rules, email, accountId);
   const verdict = evaluateRules(rules, email, accountId);
   if (!verdict.decided) return { decided: false, instructions, categoryActions };
-  const actions = rules.find((r) => r.id === verdict.ruleId)?.actions;
+  const rule = rules.find((r) => r.id === verdict.ruleId);
   return {
     decided: true,
     category: verdict.category,
@@ -75,7 +76,8 @@ function verdictOf(rules: Rule[], email: EmailForPrompt, accountId: string, cate
     reason: verdict.reason,
     instructions,
     categoryActions,
-    ...(actions ? { actions } : {}),
+    ...(rule?.actions ? { actions: rule.actions } : {}),
+    ...(rule?.route ? { routeTo: rule.route } : {}),
   };
 }
 
@@ -95,6 +97,15 @@ function partitionValid(rules: Rule[]): { usable: Rule[]; skipped: string[] } {
 }
 
 export function createStoreActivities(prisma: PrismaClient): StoreActivities {
+  /** A routing rule's agent profile, loaded; a route to a profile that does not exist is left out, with why. */
+  async function withRoute(verdict: RulesVerdict & { routeTo?: string }): Promise<RulesVerdict> {
+    const { routeTo, ...rest } = verdict;
+    if (!routeTo || !rest.decided) return rest;
+    const profile = await loadAgentProfile(prismaExecutor(prisma), routeTo);
+    if (profile) return { ...rest, route: profile };
+    return { ...rest, skipped: [...(rest.skipped ?? []), `rule ${rest.ruleId} routes to agent profile "${routeTo}", which does not exist: classified without it`] };
+  }
+
   return {
     async classifyByRules({ accountId, email }) {
       // Which domain and sender rules apply is decided by the domain module (subdomains, `@domain`,
@@ -105,13 +116,13 @@ export function createStoreActivities(prisma: PrismaClient): StoreActivities {
       ]);
       const rules = [...BUILTIN_RULES, ...rows.map(ruleFromRow)];
       try {
-        return verdictOf(rules, email, accountId, categoryActions);
+        return await withRoute(verdictOf(rules, email, accountId, categoryActions));
       } catch (err) {
         if (!(err instanceof InvalidRuleError)) throw err;
         // A broken rule (edited by hand in SQL, say) must not hold up the mail: it is left out, and
         // the workflow records why in the thread's decision log.
         const { usable, skipped } = partitionValid(rules);
-        return { ...verdictOf(usable, email, accountId, categoryActions), skipped };
+        return { ...(await withRoute(verdictOf(usable, email, accountId, categoryActions))), skipped };
       }
     },
 

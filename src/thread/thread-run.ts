@@ -16,6 +16,7 @@ import { AccountReconnect, waitingForAccountAccess } from '../accounts/account-a
 import type { ActionGmailActivities, ActionStoreActivities, ApprovalNotifyActivities } from '../actions/activity-contracts.js';
 import { DEFAULT_ACTION_SETTINGS, type ActionSettings } from '../actions/contracts.js';
 import type { LifecycleAction } from '../actions/journal.js';
+import type { AgentGmailActivities, AgentLlmActivities, AgentStoreActivities } from '../agent/activity-contracts.js';
 import { InboxAccountId, InboxCategory, InboxState } from '../temporal/search-attributes.js';
 import type { GmailActivities, LlmActivities, StoreActivities } from './activity-contracts.js';
 import { proxyNotifyActivities, proxyQueueActivities, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
@@ -63,6 +64,10 @@ export class ThreadRun {
   /** The action journal's writes (local activities). */
   readonly journal: ActionStoreActivities;
   readonly notify: ApprovalNotifyActivities;
+  /** The agent route's model turns (LLM queue), mailbox search (Gmail queue) and Postgres steps. */
+  readonly agentLlm: AgentLlmActivities;
+  readonly agentGmail: AgentGmailActivities;
+  readonly agentStore: AgentStoreActivities;
   readonly actionSettings: ActionSettings;
   /** Changes the lifecycle made in Gmail (drafts, Done's archive), journaled with the next save. */
   private lifecycle: LifecycleAction[] = [];
@@ -96,6 +101,9 @@ export class ThreadRun {
     this.journal = proxyLocalActivities<ActionStoreActivities>(STORE_ACTIVITY_OPTIONS);
     this.notify = proxyNotifyActivities<ApprovalNotifyActivities>(input.settings);
     this.actionSettings = input.settings.actions ?? DEFAULT_ACTION_SETTINGS;
+    this.agentLlm = proxyQueueActivities<AgentLlmActivities>('llm', input.settings);
+    this.agentGmail = waitingForAccountAccess(proxyQueueActivities<AgentGmailActivities>('gmail', input.settings), this.reconnect);
+    this.agentStore = proxyLocalActivities<AgentStoreActivities>(STORE_ACTIVITY_OPTIONS);
     for (const signal of [newMessageSignal, labelsChangedSignal, draftGoneSignal, sentSeenSignal, actionDecisionSignal]) {
       setHandler(signal, (event: ThreadEvent) => this.enqueue(event));
     }

@@ -2,7 +2,9 @@
 // Response) → notice the reply was sent. The process is threadWorkflow below; which event leads to
 // which step in which state is transitions.ts; the record and its views are thread-record.ts; the
 // Temporal plumbing of a run (signals, query, search attributes, Postgres writes) is thread-run.ts.
-import { ActivityFailure } from '@temporalio/workflow';
+import { ActivityFailure, workflowInfo } from '@temporalio/workflow';
+import { agentLoop, briefing, type AgentHands } from '../agent/agent-loop.js';
+import type { AgentProfile, AgentToolName } from '../agent/contracts.js';
 import {
   actionKey,
   SENDING_KINDS,
@@ -93,6 +95,7 @@ async function classifyAndAnswer(run: ThreadRun): Promise<void> {
   const verdict = await classify(run, thread, email, keepDraft);
   if (!verdict) return; // the LLM step gave up: Action Required
   run.summarize(`${record.category}: ${thread.subject}`);
+  if (verdict.route) return handToAgent(run, thread, email, verdict.route);
 
   // What the rule or the category asks for: a draft (the reply the user sends), and the rest,
   // carried out under the safety policy. An auto-reply replaces the draft.
@@ -123,6 +126,8 @@ interface Verdict {
   draft?: LlmDraft;
   actions: ActionSpec[];
   reason: ActionReason;
+  /** The deciding rule hands the thread to this agent instead. */
+  route?: AgentProfile;
 }
 
 /**
@@ -147,6 +152,7 @@ async function classify(
       instructions: rules.instructions,
       actions: rules.actions ?? rules.categoryActions[rules.category],
       reason: { source: 'rule', ruleId: rules.ruleId },
+      ...(rules.route ? { route: rules.route } : {}),
     };
   }
   const triage = await llmStep(run, 'classification', () =>
@@ -209,10 +215,24 @@ async function draftReply(
   if (!replyTo) return;
   const draft = written ?? (await writeReply(run, thread, replyTo.from, instructions, rework));
   if (!draft) return;
+  const draftId = await placeReply(run, replyTo, draft.body, reason);
+  run.decide({
+    kind: rework ? 'rework' : 'draft',
+    source: 'llm',
+    detail: rework ? `revised with: ${rework.instructions}` : `draft ${draftId}`,
+    model: draft.model,
+    tokensIn: draft.tokensIn,
+    tokensOut: draft.tokensOut,
+  });
+}
+
+/** Puts the reply in the thread as our draft, labelled Outbox, journaled; the thread is drafted. */
+async function placeReply(run: ThreadRun, replyTo: PromptMessage, body: string, reason: ActionReason): Promise<string> {
+  const { record } = run;
   const ref = await run.gmail.placeDraft({
     ...run.ids,
     draftId: record.draftId,
-    body: draft.body,
+    body,
     replyTo,
     labels: run.settings.labels,
     add: ['outbox'],
@@ -221,19 +241,12 @@ async function draftReply(
   record.draftId = ref.draftId;
   record.draftMessageId = ref.messageId;
   record.draftCreatedAt ??= ref.internalDate;
-  record.lastDraftBody = draft.body;
+  record.lastDraftBody = body;
   const key = actionKey({ ...run.ids, messageId: replyTo.messageId }, { kind: 'draft' });
   record.draftKey = key;
   run.journalLifecycle({ key, kind: 'draft', messageId: replyTo.messageId, sender: addressOf(replyTo.from), reason, result: { draftId: ref.draftId } });
-  run.decide({
-    kind: rework ? 'rework' : 'draft',
-    source: 'llm',
-    detail: rework ? `revised with: ${rework.instructions}` : `draft ${ref.draftId}`,
-    model: draft.model,
-    tokensIn: draft.tokensIn,
-    tokensOut: draft.tokensOut,
-  });
   run.transition('drafted');
+  return ref.draftId;
 }
 
 async function writeReply(
@@ -401,6 +414,16 @@ async function carryOutActions(run: ThreadRun, thread: ThreadContent, email: Pro
     const written = verdict.draft ?? (await writeReply(run, thread, email.from, verdict.instructions));
     if (written) proposals.push({ ...spec, reason: verdict.reason, result: { body: written.body } });
   }
+  await proposeAndStart(run, email, proposals);
+}
+
+/** Judges and journals proposed actions, then runs, opens or records each; returns them as journaled. */
+async function proposeAndStart(
+  run: ThreadRun,
+  email: PromptMessage,
+  proposals: (ProposedAction & { result?: { body: string } })[],
+  sendsNeedApproval?: string,
+): Promise<JournaledAction[]> {
   const pausedByLabel = await run.actions.pausedByLabel({ accountId: run.accountId, label: run.actionSettings.pauseLabel });
   const journaled = await run.journal.proposeActions({
     ...run.ids,
@@ -410,8 +433,10 @@ async function carryOutActions(run: ThreadRun, thread: ThreadContent, email: Pro
     actions: proposals,
     pausedByLabel,
     approvalExpiryMs: run.actionSettings.approvalExpiryMs,
+    ...(sendsNeedApproval ? { sendsNeedApproval } : {}),
   });
   for (const action of journaled) await startAction(run, action);
+  return journaled;
 }
 
 async function startAction(run: ThreadRun, action: JournaledAction): Promise<void> {
@@ -566,5 +591,96 @@ async function checkApprovalDraft(run: ThreadRun): Promise<void> {
   } else {
     await run.journal.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'rejected', decidedBy: 'gmail', note: 'its draft was deleted in Gmail' });
     run.decide({ kind: 'action', source: 'user', detail: `${labelOf(open)} rejected by deleting its draft in Gmail` });
+  }
+}
+
+// ---- the agent route: a routing rule hands the thread to an agent that works with tools ---------
+
+/**
+ * Runs the profile's agent on the new mail (src/agent/agent-loop.ts). Its tools act on this thread
+ * only, through the same policy, journal and approvals as every other action.
+ */
+async function handToAgent(run: ThreadRun, thread: ThreadContent, email: PromptMessage, profile: AgentProfile): Promise<void> {
+  const runKey = `${workflowInfo().runId}:${email.messageId}`;
+  const reasonAt = (step: number): ActionReason => ({ source: 'agent', profile: profile.name, step });
+  run.decide({ kind: 'agent', source: 'system', detail: `handed to agent ${profile.name} (${profile.tools.join(', ')}; at most ${profile.maxSteps} steps)` });
+  let tokensIn = 0;
+  let tokensOut = 0;
+
+  async function act(spec: ActionSpec & { body?: string }, step: number): Promise<string> {
+    const { body, ...action } = spec;
+    const approval = profile.sendsNeedApproval ? `agent ${profile.name}'s sends need your approval` : undefined;
+    const [journaled] = await proposeAndStart(run, email, [{ ...action, reason: reasonAt(step), ...(body ? { result: { body } } : {}) }], approval);
+    const now = journaled ? ((await run.journal.readAction({ id: journaled.id })) ?? journaled) : undefined;
+    if (!now) return 'nothing was done';
+    switch (now.state) {
+      case 'done':
+        return `${labelOf(now)}: done`;
+      case 'scheduled':
+        return `${labelOf(now)}: goes out at ${now.scheduledFor ?? 'soon'} unless the user undoes it`;
+      case 'awaiting_approval':
+        return `${labelOf(now)}: waits for the user's approval (${now.because.join('; ')})`;
+      case 'refused':
+        return `${labelOf(now)}: refused by the safety policy (${now.because.join('; ')})`;
+      default:
+        return `${labelOf(now)}: ${now.state}${now.note ? ` (${now.note})` : ''}`;
+    }
+  }
+
+  const hands: AgentHands = {
+    async turn(messages) {
+      const turn = await run.agentLlm.agentTurn({ accountId: run.accountId, profile, messages });
+      tokensIn += turn.tokensIn;
+      tokensOut += turn.tokensOut;
+      return turn;
+    },
+    async tool(call, step) {
+      const input = call.input as Record<string, unknown>;
+      switch (call.name as AgentToolName) {
+        case 'read_thread':
+          return thread.messages.map((m) => `From: ${m.from}\nDate: ${m.date}\nSubject: ${m.subject}\n\n${m.body}`).join('\n\n---\n\n');
+        case 'search_mailbox': {
+          const hits = await run.agentGmail.searchMailbox({ accountId: run.accountId, query: String(input.query), maxResults: Number(input.max_results ?? 5) });
+          return hits.length === 0 ? 'no messages match' : hits.map((h) => `${h.date} | ${h.from} | ${h.subject} | ${h.snippet}`).join('\n');
+        }
+        case 'sender_history':
+          return run.agentStore.senderHistory({ accountId: run.accountId, sender: addressOf(email.from) });
+        case 'write_draft': {
+          const draftId = await placeReply(run, email, String(input.body), reasonAt(step));
+          return `draft ${draftId} is in the thread for the user to review`;
+        }
+        case 'send_reply':
+          return act({ kind: 'auto_reply', body: String(input.body) }, step);
+        case 'add_label':
+        case 'remove_label':
+          return act({ kind: call.name as 'add_label' | 'remove_label', argument: String(input.label) }, step);
+        case 'archive':
+          return act({ kind: 'archive' }, step);
+        case 'escalate':
+          return 'the user will take it from here';
+      }
+    },
+    recordSteps: (steps) => run.agentStore.recordAgentSteps({ ...run.ids, runKey, profile: profile.name, steps }),
+  };
+
+  let outcome;
+  try {
+    outcome = await agentLoop(profile, briefing(email, run.threadId), hands);
+  } catch (err) {
+    const type = failureType(err);
+    if (!type || !GIVE_UP_TYPES.includes(type)) throw err;
+    return needsTheUser(run, `agent ${profile.name} stopped: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}`);
+  }
+  const usage = { model: profile.model, tokensIn, tokensOut };
+  switch (outcome.kind) {
+    case 'escalated':
+      run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} escalated: ${outcome.reason}`, ...usage });
+      return needsTheUser(run, `agent ${profile.name}: ${outcome.reason}`);
+    case 'step_limit':
+      run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} reached its step limit (${outcome.steps})`, ...usage });
+      return needsTheUser(run, `agent ${profile.name} reached its step limit (${outcome.steps}) without finishing`);
+    case 'ended':
+      run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} finished: ${outcome.text.slice(0, 300)}`, ...usage });
+      if (run.record.state === 'pending') run.transition('skipped');
   }
 }

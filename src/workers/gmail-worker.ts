@@ -3,6 +3,7 @@
 // (GMAIL_ACTIVITIES_PER_SECOND, all workers of the queue together).
 import { Worker } from '@temporalio/worker';
 import { createActionGmailActivities } from '../actions/gmail-activities.js';
+import { createAgentGmailActivities } from '../agent/gmail-activities.js';
 import { approvalKeysOnce } from '../actions/approval-links.js';
 import { createApprovalNotifyActivities } from '../actions/notify-activities.js';
 import { approvalsSettingsFromConfig } from '../config.js';
@@ -24,6 +25,7 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.
     taskQueue,
     activities: {
       ...createGmailActivities(metered),
+      ...createAgentGmailActivities(metered),
       ...createActionGmailActivities({ accounts: metered, db: prismaExecutor(ctx.prisma), pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_SECONDS * 1000 }),
       ...createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: prismaExecutor(ctx.prisma) }),
       ...createApprovalNotifyActivities({

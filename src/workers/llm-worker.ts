@@ -1,6 +1,7 @@
-// Worker for the LLM task queue: classification and drafting through @anthropic-ai/sdk.
+// Worker for the LLM task queue: classification, drafting and the agent's turns through @anthropic-ai/sdk.
 // Its own queue lets operators cap LLM calls (LLM_ACTIVITIES_PER_SECOND) apart from Gmail's.
 import { Worker } from '@temporalio/worker';
+import { createAgentLlmActivities } from '../agent/llm-activities.js';
 import { createLlmActivities } from '../thread/llm-activities.js';
 import { createLlmClient } from '../llm/index.js';
 import { isMainModule } from '../shared/main-module.js';
@@ -11,15 +12,15 @@ export async function createLlmWorker(ctx: WorkerContext, taskQueue = ctx.cfg.LL
   const { cfg } = ctx;
   if (!cfg.ANTHROPIC_API_KEY) throw new Error('ANTHROPIC_API_KEY is needed (npm run dev uses the Anthropic emulator)');
   const anthropic = createLlmClient({ apiKey: cfg.ANTHROPIC_API_KEY, baseURL: cfg.ANTHROPIC_BASE_URL });
+  const settings = { model: cfg.ANTHROPIC_MODEL, dailyTokenBudget: cfg.DAILY_TOKEN_BUDGET, maxInputTokens: cfg.LLM_MAX_INPUT_TOKENS };
   return Worker.create({
     connection: ctx.connection,
     namespace: cfg.TEMPORAL_NAMESPACE,
     taskQueue,
-    activities: createLlmActivities({
-      prisma: ctx.prisma,
-      anthropic,
-      settings: { model: cfg.ANTHROPIC_MODEL, dailyTokenBudget: cfg.DAILY_TOKEN_BUDGET, maxInputTokens: cfg.LLM_MAX_INPUT_TOKENS },
-    }),
+    activities: {
+      ...createLlmActivities({ prisma: ctx.prisma, anthropic, settings }),
+      ...createAgentLlmActivities({ prisma: ctx.prisma, anthropic, settings }),
+    },
     dataConverter: ctx.dataConverter,
     maxTaskQueueActivitiesPerSecond: cfg.LLM_ACTIVITIES_PER_SECOND,
     maxConcurrentActivityTaskExecutions: 100,

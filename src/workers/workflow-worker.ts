@@ -4,6 +4,7 @@ import { Worker } from '@temporalio/worker';
 import { createRetentionActivities } from '../retention/retention-activities.js';
 import { createStoreActivities } from '../thread/store-activities.js';
 import { createActionStoreActivities } from '../actions/store-activities.js';
+import { createAgentStoreActivities } from '../agent/store-activities.js';
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
 import { prismaExecutor } from '../quota/sql.js';
 import { createHandoffWorkerActivities, createSyncWorkerActivities } from './sync-activities.js';
@@ -22,6 +23,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.c
       ...createRetentionActivities(ctx.prisma),
       ...createStoreActivities(ctx.prisma),
       ...createActionStoreActivities(prismaExecutor(ctx.prisma)),
+      ...createAgentStoreActivities(prismaExecutor(ctx.prisma)),
       ...createBackfillStoreActivities(prismaExecutor(ctx.prisma)),
       ...createHandoffWorkerActivities(ctx, taskQueue),
       ...createSyncWorkerActivities(ctx, taskQueue),

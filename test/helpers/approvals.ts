@@ -1,5 +1,6 @@
 // Journal rows for the approvals tests: an account and actions in any state, written as the thread
 // workflow's journal writes them, plus the stand-in's settling of a decision.
+import { SENDING_KINDS } from '../../src/actions/contracts.js';
 import { uuid7 } from '../../src/db/uuid7.js';
 import type { ActionDecisionEvent, ActionReason, ActionResult, ActionState, JournaledAction } from '../../src/actions/contracts.js';
 import { loadAction, transitionAction } from '../../src/actions/journal.js';
@@ -52,8 +53,13 @@ export async function seedAction(db: SqlExecutor, input: SeedActionInput): Promi
   return (await loadAction(db, id))!;
 }
 
-/** What the thread workflow does with a decision, in short: approve → approved, reject → rejected. */
+/**
+ * What the thread workflow does with a decision, in short: an approved send is scheduled (an
+ * approved label change is done), a rejected action rejected.
+ */
 export async function settleDecision(db: SqlExecutor, event: ActionDecisionEvent): Promise<void> {
-  const to = event.decision === 'approve' ? 'approved' : event.decision === 'reject' ? 'rejected' : 'undone';
+  const action = await loadAction(db, event.actionId);
+  const approved = action && SENDING_KINDS.includes(action.kind) ? 'scheduled' : 'done';
+  const to = event.decision === 'approve' ? approved : event.decision === 'reject' ? 'rejected' : 'undone';
   await transitionAction(db, { id: event.actionId, from: ['awaiting_approval', 'scheduled'], to, decidedBy: event.by });
 }

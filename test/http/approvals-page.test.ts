@@ -136,10 +136,11 @@ describe('the approvals page', () => {
       page.getByRole('button', { name: 'Approve' }).click(),
     ]);
     expect(posted.status(), await posted.text()).toBe(200);
-    expect(await page.locator('#outcome').textContent()).toMatch(/^auto_reply on thread .*: approved$/);
-    expect(await page.locator('#state').textContent()).toBe('approved');
-    expect(await page.getByRole('button').count()).toBe(0); // nothing left to decide
-    expect(await loadAction(db, action.id)).toMatchObject({ state: 'approved', decidedBy: 'page' });
+    expect(await page.locator('#outcome').textContent()).toMatch(/^auto_reply on thread .*: scheduled$/);
+    expect(await page.locator('#state').textContent()).toBe('scheduled');
+    // Waiting out its send delay: Undo is all that is left.
+    expect(await page.getByRole('button').allTextContents()).toEqual(['Undo']);
+    expect(await loadAction(db, action.id)).toMatchObject({ state: 'scheduled', decidedBy: 'page' });
     expect(dialogs).toEqual([]);
   });
 
