@@ -210,7 +210,6 @@ async function draftReply(
   written?: LlmDraft,
   reason: ActionReason = { source: 'user' },
 ): Promise<void> {
-  const { record } = run;
   const replyTo = thread.latestInbound ?? thread.messages[thread.messages.length - 1];
   if (!replyTo) return;
   const draft = written ?? (await writeReply(run, thread, replyTo.from, instructions, rework));

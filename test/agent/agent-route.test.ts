@@ -97,7 +97,8 @@ describe('agent route', () => {
     const { threadId } = await deliverAndIngest(h, { from: 'Cy <cy@agent-approve.example>', subject: 'Thursday?', text: 'Does Thursday work?' });
     const waiting = await waitUntil('the reply to wait', async () => (await actionsOf(threadId)).find((a) => a.kind === 'auto_reply' && a.state === 'awaiting_approval'), { timeoutMs: 60_000 });
     expect(waiting.because).toContain("agent test-agent-approve.example's sends need your approval");
-    expect((await steps(threadId)).find((s) => s.name === 'send_reply')!.result).toMatch(/waits for the user's approval/);
+    const told = await waitUntil('the send_reply step', async () => (await steps(threadId)).find((s) => s.name === 'send_reply'), { timeoutMs: 30_000 });
+    expect(told.result).toMatch(/waits for the user's approval/);
     const deps = { client: h.client, db: db(), taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE };
     expect((await decideAction(deps, waiting.id, 'approve', 'test')).action?.state).toBe('scheduled');
     await waitUntil('the reply to go out', async () => (await actionsOf(threadId)).find((a) => a.state === 'done'), { timeoutMs: 30_000 });
