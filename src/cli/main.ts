@@ -2,6 +2,7 @@
 import { loadConfigOrExit } from '../config.js';
 import { runAccountsCli } from './accounts.js';
 import { runActionsCli } from './actions.js';
+import { runAgentsCli } from './agents.js';
 import { runBackfillCli } from './backfill.js';
 import { runRulesCli } from './rules.js';
 import { runThreadsCli } from './threads.js';
@@ -9,6 +10,7 @@ import { runThreadsCli } from './threads.js';
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   accounts: (argv) => runAccountsCli(loadConfigOrExit(), argv),
   actions: (argv) => runActionsCli(loadConfigOrExit(), argv),
+  agents: (argv) => runAgentsCli(loadConfigOrExit(), argv),
   backfill: (argv) => runBackfillCli(loadConfigOrExit(), argv),
   rules: (argv) => runRulesCli(loadConfigOrExit(), argv),
   threads: (argv) => runThreadsCli(loadConfigOrExit(), argv),

@@ -2,7 +2,7 @@
 // rules stored in Postgres (docs/rules.md).
 //   list   [--account A]                          user rules (for A: the ones that apply to it) and built-ins
 //   add    --scope global|account|domain|sender [--ref REF]
-//          (--category C [--actions LIST] | --instruction TEXT)
+//          (--category C [--actions LIST] [--route AGENT] | --instruction TEXT)
 //          [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]
 //   enable|disable|remove <rule id>
 //   test   [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
@@ -25,12 +25,13 @@ import { printTable } from './table.js';
 export type RulesCliIo = CliIo;
 
 const USAGE = `usage: npm run cli -- rules list [--account A]
-       npm run cli -- rules add --scope global|account|domain|sender [--ref REF] (--category C [--actions LIST] | --instruction TEXT)
+       npm run cli -- rules add --scope global|account|domain|sender [--ref REF] (--category C [--actions LIST] [--route AGENT] | --instruction TEXT)
                                 [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]
        npm run cli -- rules enable|disable|remove <rule id>
        npm run cli -- rules test [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
 categories: ${CATEGORIES.join(', ')}
-LIST: what to do with the thread instead of the category's actions, e.g. archive,add_label:Receipts (docs/actions.md)`;
+LIST: what to do with the thread instead of the category's actions, e.g. archive,add_label:Receipts (docs/actions.md)
+AGENT: an agent profile (npm run cli -- agents list) the thread is handed to instead (docs/agent.md)`;
 
 
 const OPTIONS = {
@@ -46,6 +47,7 @@ const OPTIONS = {
   header: { type: 'string', multiple: true },
   priority: { type: 'string' },
   actions: { type: 'string' },
+  route: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -129,7 +131,7 @@ async function listRules(prisma: PrismaClient, io: RulesCliIo, account?: string)
       r.scope,
       (r.scope === 'account' && r.scopeRef ? emails.get(r.scopeRef) : undefined) ?? r.scopeRef ?? '-',
       r.kind === 'deterministic'
-        ? `category ${r.category ?? '?'}${r.actions ? `, then ${formatActionList(r.actions)}` : ''}`
+        ? `category ${r.category ?? '?'}${r.route ? `, agent ${r.route}` : ''}${r.actions ? `, then ${formatActionList(r.actions)}` : ''}`
         : `instruction: ${JSON.stringify(r.instruction ?? '')}`,
       describeConditions(r),
       String(r.priority),
@@ -147,6 +149,12 @@ function actionsArgument(text: string, category: string | undefined): ActionSpec
     if (err instanceof InvalidActionSpecError) throw new UsageError(`--actions: ${err.message}`);
     throw err;
   }
+}
+
+async function routeArgument(prisma: PrismaClient, name: string, category: string | undefined): Promise<string> {
+  if (!category) throw new UsageError('--route goes with --category (an instruction rule decides nothing)');
+  if (!(await prisma.agentProfile.findUnique({ where: { name } }))) throw new UsageError(`--route: no agent profile ${name} (see npm run cli -- agents list)`);
+  return name;
 }
 
 export async function addRule(prisma: PrismaClient, values: Values): Promise<Rule> {
@@ -171,6 +179,7 @@ export async function addRule(prisma: PrismaClient, values: Values): Promise<Rul
     priority: args.priority ?? 0,
     enabled: true,
     ...(values.actions !== undefined ? { actions: actionsArgument(values.actions, args.category) } : {}),
+    ...(values.route !== undefined ? { route: await routeArgument(prisma, values.route, args.category) } : {}),
   };
   try {
     validateRule(rule);
@@ -189,6 +198,7 @@ export async function addRule(prisma: PrismaClient, values: Values): Promise<Rul
       instruction: rule.instruction ?? null,
       priority: rule.priority,
       ...(rule.actions ? { actions: rule.actions as object[] } : {}),
+      ...(rule.route ? { route: rule.route } : {}),
     },
   });
   return ruleFromRow(row);

@@ -105,6 +105,40 @@ async function show(prisma: PrismaClient, io: ThreadsCliIo, threadId: string | u
       d.tokensIn === null ? '-' : `${d.tokensIn}/${d.tokensOut ?? 0}`,
     ]),
   );
+  await printAgentSteps(prisma, io, t.accountId, t.gmailThreadId);
+}
+
+const brief = (value: unknown, max = 80) => {
+  const text = (typeof value === 'string' ? value : JSON.stringify(value ?? '')).replace(/\s+/g, ' ');
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+};
+
+/** The agent runs of the thread, step by step: model turns and tool calls, inputs, results, tokens. */
+async function printAgentSteps(prisma: PrismaClient, io: ThreadsCliIo, accountId: string, threadId: string): Promise<void> {
+  const steps = await prisma.agentStep.findMany({ where: { accountId, gmailThreadId: threadId }, orderBy: [{ startedAt: 'asc' }, { seq: 'asc' }] });
+  if (steps.length === 0) return;
+  const runs = [...new Set(steps.map((s) => s.runKey))];
+  for (const run of runs) {
+    const ofRun = steps.filter((s) => s.runKey === run);
+    const tokensIn = ofRun.reduce((n, s) => n + (s.tokensIn ?? 0), 0);
+    const tokensOut = ofRun.reduce((n, s) => n + (s.tokensOut ?? 0), 0);
+    io.out('');
+    io.out(`agent ${ofRun[0]!.profile}, run ${run}: ${ofRun.filter((s) => s.name === 'model').length} model turn(s), ${tokensIn}/${tokensOut} tokens`);
+    printTable(
+      io.out,
+      ['#', 'STARTED', 'MS', 'STEP', 'STATUS', 'INPUT', 'RESULT', 'TOKENS'],
+      ofRun.map((s) => [
+        String(s.seq),
+        s.startedAt.toISOString().slice(11, 23),
+        String(s.finishedAt.getTime() - s.startedAt.getTime()),
+        s.name,
+        s.status,
+        brief(s.input, 50),
+        brief(s.result),
+        s.tokensIn === null ? '-' : `${s.tokensIn}/${s.tokensOut ?? 0}`,
+      ]),
+    );
+  }
 }
 
 /** Entry for src/cli/main.ts. Returns the exit code. */

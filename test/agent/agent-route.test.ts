@@ -185,3 +185,59 @@ describe('mail that tries to instruct the agent', () => {
     expect(all.messages.filter((m) => m.labelIds.includes('SENT') && (m.to.includes('evil.example') || m.threadId === threadId))).toEqual([]);
   });
 });
+
+describe('the CLI', () => {
+  async function run(entry: (cfg: InboxHarness['cfg'], argv: string[], io: { out: (l: string) => void }) => Promise<number>, ...argv: string[]) {
+    const lines: string[] = [];
+    const code = await entry(h.cfg, argv, { out: (l) => lines.push(l) });
+    return { code, out: lines.join('\n') };
+  }
+
+  it('creates a profile, routes mail to it with a rule, and threads show prints the run step by step', async () => {
+    const { runAgentsCli } = await import('../../src/cli/agents.js');
+    const { runRulesCli } = await import('../../src/cli/rules.js');
+    const { runThreadsCli } = await import('../../src/cli/threads.js');
+    const marker = h.anthropic.script('cli-agent', [
+      { toolCalls: [{ name: 'read_thread', input: {} }] },
+      { toolCalls: [{ name: 'write_draft', input: { body: 'Noon is fine.' } }] },
+      { text: 'Drafted.' },
+    ]);
+    const set = await run(runAgentsCli, 'set', 'cli-agent', '--instructions', `Confirm meeting times. ${marker}`, '--tools', 'read_thread,write_draft,escalate', '--max-steps', '4');
+    expect(set).toEqual({ code: 0, out: 'created agent cli-agent: read_thread, write_draft, escalate; at most 4 steps; sends wait for your approval' });
+    expect((await run(runAgentsCli, 'list')).out).toMatch(/cli-agent\s+read_thread,write_draft,escalate\s+4\s+approval/);
+    expect((await run(runAgentsCli, 'list')).out).toMatch(/scheduling\s+read_thread,search_mailbox/); // the shipped example
+    const added = await run(runRulesCli, 'add', '--scope', 'domain', '--ref', 'agent-cli.example', '--category', 'needs_response', '--route', 'cli-agent');
+    expect(added.code).toBe(0);
+    const ruleId = /rule (\S+)/.exec(added.out)?.[1];
+    cleanup.push(() => h.prisma.rule.deleteMany({ where: { route: 'cli-agent' } }), () => h.prisma.agentProfile.deleteMany({ where: { name: 'cli-agent' } }));
+    expect(ruleId, added.out).toBeDefined();
+
+    const { threadId } = await deliverAndIngest(h, { from: 'Ivo <ivo@agent-cli.example>', subject: 'Noon?', text: 'Is noon OK?' });
+    await settled(threadId, 'drafted');
+    const shown = await run(runThreadsCli, 'show', threadId, '--account', h.email);
+    expect(shown.out).toMatch(/agent cli-agent, run .*: 3 model turn\(s\), \d+\/\d+ tokens/);
+    expect(shown.out).toMatch(/read_thread\s+ok/);
+    expect(shown.out).toMatch(/write_draft\s+ok\s+\{"body":"Noon is fine\."\}/);
+
+    expect((await run(runAgentsCli, 'remove', 'cli-agent')).out).toMatch(/1 rule\(s\) route to cli-agent/);
+  });
+
+  it.each([
+    [['set', 'Bad Name', '--instructions', 'Do things for me please.'], /name: expected a name of lower-case letters/],
+    [['set', 'x', '--instructions', 'Do things for me please.', '--tools', 'read_thread,teleport'], /--tools: expected tools among/],
+    [['set', 'x', '--instructions', 'Do things for me please.', '--max-steps', '0'], /--max-steps: expected 1 to 50/],
+    [['show', 'nobody'], /no agent profile nobody/],
+  ])('refuses %j (exit 2)', async (argv, message) => {
+    const { runAgentsCli } = await import('../../src/cli/agents.js');
+    const result = await run(runAgentsCli, ...argv);
+    expect(result.code).toBe(2);
+    expect(result.out).toMatch(message);
+  });
+
+  it('refuses a route to a profile that does not exist', async () => {
+    const { runRulesCli } = await import('../../src/cli/rules.js');
+    const result = await run(runRulesCli, 'add', '--scope', 'global', '--category', 'fyi', '--route', 'ghost');
+    expect(result).toMatchObject({ code: 2 });
+    expect(result.out).toMatch(/--route: no agent profile ghost/);
+  });
+});
