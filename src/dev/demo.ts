@@ -81,6 +81,8 @@ export async function startDemoWorld(cfg: Env): Promise<DemoWorld> {
 
 /** The demo's routine sender: scheduling questions from them get an auto-reply, which waits for approval. */
 export const DEMO_AUTO_REPLY_SENDER = 'alice.martin@example.com';
+/** The demo sender whose scheduling mail goes to the example agent profile (docs/agent.md). */
+export const DEMO_AGENT_SENDER = 'bob@okafor.example.org';
 
 /**
  * Creates the demo account in the Gmail emulator with a seeded mailbox (its newsletters and notices
@@ -99,6 +101,12 @@ export async function seedDemoMailbox(gmail: RunningGmailEmulator, messages: num
     subject: 'Can we move our call to Thursday?',
     text: 'Hi,\n\nWould Thursday at 15:00 work instead of Wednesday for our weekly call?\n\nThanks,\nAlice',
   });
+  await gmail.control.deliver(DEMO_EMAIL, {
+    from: { name: 'Bob Okafor', email: DEMO_AGENT_SENDER },
+    to: [DEMO_EMAIL],
+    subject: 'Re-scheduling our meeting',
+    text: 'Hello,\n\nSomething came up on Tuesday. Could we meet on Wednesday morning instead?\n\nBob',
+  });
   return { refreshToken: account.refreshToken };
 }
 
@@ -107,6 +115,20 @@ export async function seedDemoMailbox(gmail: RunningGmailEmulator, messages: num
  * auto-reply. Auto-replies are earned, so this one waits for approval (docs/actions.md).
  */
 export async function ensureDemoRules(prisma: PrismaClient): Promise<void> {
+  if (!(await prisma.rule.findFirst({ where: { scope: 'sender', scopeRef: DEMO_AGENT_SENDER, route: 'scheduling' } }))) {
+    await prisma.rule.create({
+      data: {
+        scope: 'sender',
+        scopeRef: DEMO_AGENT_SENDER,
+        kind: 'deterministic',
+        conditions: { subject: '/call|meeting|schedul|lunch/' },
+        action: 'needs_response',
+        route: 'scheduling',
+        priority: 0,
+      },
+    });
+    log.info(`demo rule: scheduling mail from ${DEMO_AGENT_SENDER} goes to the agent profile "scheduling"`);
+  }
   const existing = await prisma.rule.findFirst({ where: { scope: 'sender', scopeRef: DEMO_AUTO_REPLY_SENDER, kind: 'deterministic' } });
   if (existing) return;
   await prisma.rule.create({

@@ -91,6 +91,12 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
         const autoReply = rows.find((a) => a.kind === 'auto_reply' && a.state === 'awaiting_approval' && (a.result as { draftId?: string } | null)?.draftId);
         return newsletter && autoReply ? rows : undefined;
       }, { timeoutMs: 60_000, everyMs: 500 });
+      // The demo's agent: the scheduling profile read the thread and drafted the reply.
+      const agentSteps = await waitUntil('the demo agent run', async () => {
+        const steps = await prisma.agentStep.findMany({ where: { profile: 'scheduling', startedAt: { gte: since } }, orderBy: { seq: 'asc' } });
+        return steps.filter((s) => s.name === 'model').length === 3 ? steps : undefined;
+      }, { timeoutMs: 60_000, everyMs: 500 });
+      expect(agentSteps.map((s) => s.name)).toEqual(['model', 'read_thread', 'model', 'write_draft', 'model']);
       const autoReply = actions.find((a) => a.kind === 'auto_reply')!;
       expect(autoReply.sender).toBe(DEMO_AUTO_REPLY_SENDER);
       // Its Discord notification, in the emulator, links to its page.

@@ -309,17 +309,19 @@ describe('scripted conversations', () => {
 });
 
 describe('default agent (no script)', () => {
-  it('reads with read_thread first, then answers with the drafted reply', async () => {
+  it('reads with read_thread first, writes the reply with the draft tool, then answers with it', async () => {
     const calls: unknown[] = [];
     const { responses } = await runLoop(
       { messages: [{ role: 'user', content: EMAIL }] },
       {
         read_thread: (input) => (calls.push(input), 'the thread'),
+        write_draft: (input) => (calls.push(input), 'draft saved'),
       },
     );
-    expect(calls).toEqual([{ thread_id: 't-1842' }]);
-    expect(responses.map((r) => r.stop_reason)).toEqual(['tool_use', 'end_turn']);
-    const text = responses[1]!.content[0];
+    expect(calls[0]).toEqual({ thread_id: 't-1842' });
+    expect(calls[1]).toMatchObject({ thread_id: 't-1842', body: expect.stringContaining('Hi Ann,') });
+    expect(responses.map((r) => r.stop_reason)).toEqual(['tool_use', 'tool_use', 'end_turn']);
+    const text = responses[2]!.content[0];
     expect(text?.type === 'text' && text.text).toContain('Hi Ann,');
     expect(text?.type === 'text' && text.text).toContain('"Lunch on Friday"');
   });
@@ -345,9 +347,9 @@ describe('default agent (no script)', () => {
   it('applies email fault markers and configured latency to tool turns too', async () => {
     const { responses, messages } = await runLoop(
       { messages: [{ role: 'user', content: EMAIL }] },
-      { read_thread: () => 'ok' },
+      { read_thread: () => 'ok', write_draft: () => 'ok' },
     );
-    expect(responses).toHaveLength(2);
+    expect(responses).toHaveLength(3);
     const marked = messages.map((m, i) =>
       i === 0 ? { ...m, content: EMAIL.replace('Friday?', 'Friday? [emulator:overloaded]') } : m,
     );

@@ -49,6 +49,14 @@ export function defaultToolInput(tool: ToolDefinition, promptText: string, email
   return input;
 }
 
+/** A tool that writes a draft (its name says so, it takes a string `body`), if offered and not called yet. */
+export function unusedDraftTool(request: MessagesRequest): ToolDefinition | undefined {
+  const tool = (request.tools ?? []).find((t) => /draft/i.test(t.name) && t.input_schema.properties?.body?.type === 'string');
+  if (!tool) return undefined;
+  const called = request.messages.some((m) => m.role === 'assistant' && blocksOf(m).some((b) => b.type === 'tool_use' && b.name === tool.name));
+  return called ? undefined : tool;
+}
+
 /**
  * Why a scripted turn cannot answer this request, as the emulator's own 400 text, or undefined when it
  * can. A real model obeys tool_choice and disable_parallel_tool_use and only calls offered tools; a script

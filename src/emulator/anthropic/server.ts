@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPatch } from './config.js';
 import { FaultPlan, type Fault } from './faults.js';
 import { createHash } from 'node:crypto';
-import { defaultToolInput, hasToolResults, isToolConversation, readLikeTool, scriptConflict, turnOf } from './agent.js';
+import { defaultToolInput, hasToolResults, isToolConversation, readLikeTool, scriptConflict, turnOf, unusedDraftTool } from './agent.js';
 import { draw, makeId } from './random.js';
 import { classify, draft, invalidDecision, newestEmail, toolInput, type EmailView } from './responder.js';
 import { ScriptBook, scriptNameIn, type ScriptStatus, type ScriptToolCall } from './script.js';
@@ -399,8 +399,9 @@ export class AnthropicEmulatorServer {
 
   /**
    * Without a script: a forced tool_choice answers the classification (as always); with tools offered on
-   * auto, the default agent first calls a read-like tool (read_thread preferred) and, once tool results
-   * are back, ends the turn with the drafted reply; otherwise the drafted reply as text.
+   * auto, the default agent first calls a read-like tool (read_thread preferred), then a draft-writing
+   * tool with the drafted reply when one is offered, then ends the turn with the reply; otherwise the
+   * drafted reply as text.
    */
   private unscriptedAnswer(
     request: MessagesRequest,
@@ -428,6 +429,12 @@ export class AnthropicEmulatorServer {
     const reader = choice?.type === 'none' || hasToolResults(request) ? undefined : readLikeTool(request.tools);
     if (reader && !invalidOutput) {
       return this.toolAnswer(request, [{ name: reader.name, input: defaultToolInput(reader, promptText, email) }]);
+    }
+    // Once it has read, an agent that can write a draft writes the reply there, then says so.
+    const drafter = choice?.type === 'none' || !hasToolResults(request) ? undefined : unusedDraftTool(request);
+    if (drafter && !invalidOutput) {
+      const input = { ...defaultToolInput(drafter, promptText, email), body: draft(promptText, email) };
+      return this.toolAnswer(request, [{ name: drafter.name, input }]);
     }
     let outputText = invalidOutput ? '' : draft(promptText, email);
     let stopReason: Answer['stopReason'] = 'end_turn';
