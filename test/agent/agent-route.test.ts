@@ -103,6 +103,7 @@ describe('agent route', () => {
     expect((await decideAction(deps, waiting.id, 'approve', 'test')).action?.state).toBe('scheduled');
     await waitUntil('the reply to go out', async () => (await actionsOf(threadId)).find((a) => a.state === 'done'), { timeoutMs: 30_000 });
     expect(await sentIn(threadId)).toHaveLength(1);
+    await recordHistory(h, threadId, 'thread-agent-send-approved');
   });
 
   it('sends by itself where the policy allows it', async () => {
@@ -120,6 +121,7 @@ describe('agent route', () => {
     const { threadId } = await deliverAndIngest(h, { from: 'Ed <ed@agent-escalate.example>', subject: 'Contract terms', text: 'Can you accept clause 4?' });
     const status = await settled(threadId, 'action_required');
     expect(status.decisions.at(-1)!.detail).toBe('agent test-agent-escalate.example: This asks about a contract, not scheduling.');
+    await recordHistory(h, threadId, 'thread-agent-escalated');
   });
 
   it('stops at its step limit and hands the thread over', async () => {
@@ -151,6 +153,7 @@ describe('agent route', () => {
     expect(recorded.filter((s) => s.name === 'write_draft').map((s) => s.status)).toEqual(['invalid', 'ok']);
     expect(recorded.find((s) => s.status === 'invalid')!.result).toMatch(/^invalid input for write_draft: /);
     expect(await sentIn(threadId)).toHaveLength(0);
+    await recordHistory(h, threadId, 'thread-agent-refused-and-invalid');
   });
 
   it('rides out a 529 storm: the turn is retried until the model answers', async () => {
