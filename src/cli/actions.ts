@@ -23,7 +23,7 @@ import type { Allowance, AllowanceScope, SafetyPolicy } from '../actions/policy.
 import { CATEGORIES, type Category } from '../mail/types.js';
 import { prismaExecutor } from '../quota/sql.js';
 import { findAccount, noSuchAccount } from './account-ref.js';
-import { usageFailure, UsageError, withDatabase, type CliIo } from './command.js';
+import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
 const USAGE = `usage: npm run cli -- actions list [--account A] [--state ${ACTION_STATES.join('|')}] [--thread T] [--limit N]
@@ -211,18 +211,9 @@ async function policy(prisma: PrismaClient, io: CliIo, values: Values): Promise<
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runActionsCli(cfg: Env, argv: string[], io: CliIo = { out: (l) => console.log(l) }): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (!(SUBCOMMANDS as readonly string[]).includes(sub ?? '')) {
-    io.out(USAGE);
-    return 2;
-  }
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (err) {
-    return usageFailure(io, 'actions', (err as Error).message, USAGE);
-  }
-  const { values, positionals } = parsed;
+  const parsed = parseSubcommand(io, { name: 'actions', usage: USAGE, subcommands: SUBCOMMANDS, options: OPTIONS }, argv);
+  if (typeof parsed === 'number') return parsed;
+  const { sub, values, positionals } = parsed;
   let ok = true;
   const code = await withDatabase(cfg, io, { name: 'actions', usage: USAGE }, async (prisma) => {
     switch (sub) {

@@ -4,14 +4,13 @@
 //   set <name> --instructions TEXT [--tools T,T...] [--max-steps N] [--model M] [--sends-need-approval yes|no] [--description TEXT]
 //   remove <name>
 // Route mail to a profile with `rules add ... --category C --route <name>`.
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { Env } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
 import { AGENT_TOOLS, type AgentProfile, type AgentToolName } from '../agent/contracts.js';
 import { listAgentProfiles, loadAgentProfile, saveAgentProfile } from '../agent/profiles.js';
 import { prismaExecutor } from '../quota/sql.js';
-import { usageFailure, UsageError, withDatabase, type CliIo } from './command.js';
+import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
 const USAGE = `usage: npm run cli -- agents list
@@ -68,17 +67,9 @@ async function set(prisma: PrismaClient, io: CliIo, name: string | undefined, va
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runAgentsCli(cfg: Env, argv: string[], io: CliIo = { out: (l) => console.log(l) }): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (!['list', 'show', 'set', 'remove'].includes(sub ?? '')) {
-    io.out(USAGE);
-    return 2;
-  }
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (err) {
-    return usageFailure(io, 'agents', (err as Error).message, USAGE);
-  }
+  const parsed = parseSubcommand(io, { name: 'agents', usage: USAGE, subcommands: ['list', 'show', 'set', 'remove'], options: OPTIONS }, argv);
+  if (typeof parsed === 'number') return parsed;
+  const { sub } = parsed;
   const name = parsed.positionals[0];
   return withDatabase(cfg, io, { name: 'agents', usage: USAGE }, async (prisma) => {
     const db = prismaExecutor(prisma);

@@ -1,5 +1,6 @@
 // What the database-backed CLI commands share: a bad argument is a UsageError, printed with the
 // command's usage (exit 2, nothing changed); the database is resolved for the command and released.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Env } from '../config.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
@@ -37,5 +38,29 @@ export async function withDatabase(
   } finally {
     await prisma.$disconnect();
     await database.stop();
+  }
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Parsed<O extends Options> = ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>;
+
+/**
+ * `<sub> [flags] [positionals]` of a command: the subcommand, and its flags parsed strictly; or the
+ * exit code when the subcommand is unknown (usage printed, 2) or a flag is (usage failure, 2).
+ */
+export function parseSubcommand<O extends Options>(
+  io: CliIo,
+  command: { name: string; usage: string; subcommands: readonly string[]; options: O },
+  argv: string[],
+): ({ sub: string } & Parsed<O>) | number {
+  const [sub, ...rest] = argv;
+  if (!sub || !command.subcommands.includes(sub)) {
+    io.out(command.usage);
+    return 2;
+  }
+  try {
+    return { sub, ...parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true }) };
+  } catch (err) {
+    return usageFailure(io, command.name, (err as Error).message, command.usage);
   }
 }

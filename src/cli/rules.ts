@@ -19,7 +19,7 @@ import { CATEGORIES } from '../mail/types.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
 import type { ActionSpec } from '../actions/contracts.js';
 import { findAccount, noSuchAccount } from './account-ref.js';
-import { usageFailure, UsageError, withDatabase, type CliIo } from './command.js';
+import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
 export type RulesCliIo = CliIo;
@@ -249,17 +249,9 @@ async function testRules(prisma: PrismaClient, io: RulesCliIo, values: Values): 
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runRulesCli(cfg: Env, argv: string[], io: RulesCliIo = { out: (l) => console.log(l) }): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (!sub || !['list', 'add', 'enable', 'disable', 'remove', 'test'].includes(sub)) {
-    io.out(USAGE);
-    return 2;
-  }
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (err) {
-    return usageFailure(io, 'rules', (err as Error).message, USAGE);
-  }
+  const parsed = parseSubcommand(io, { name: 'rules', usage: USAGE, subcommands: ['list', 'add', 'enable', 'disable', 'remove', 'test'], options: OPTIONS }, argv);
+  if (typeof parsed === 'number') return parsed;
+  const { sub } = parsed;
   return withDatabase(cfg, io, { name: 'rules', usage: USAGE }, async (prisma) => {
     switch (sub) {
       case 'list':

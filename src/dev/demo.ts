@@ -111,36 +111,30 @@ export async function seedDemoMailbox(gmail: RunningGmailEmulator, messages: num
 }
 
 /**
- * The demo's rule (once): scheduling questions from the routine sender are answered with an
- * auto-reply. Auto-replies are earned, so this one waits for approval (docs/actions.md).
+ * The demo's rules (once): one sender's scheduling mail goes to the example agent (docs/agent.md);
+ * another's is answered with an auto-reply, which waits for approval as auto-replies are earned
+ * (docs/actions.md).
  */
 export async function ensureDemoRules(prisma: PrismaClient): Promise<void> {
-  if (!(await prisma.rule.findFirst({ where: { scope: 'sender', scopeRef: DEMO_AGENT_SENDER, route: 'scheduling' } }))) {
-    await prisma.rule.create({
-      data: {
-        scope: 'sender',
-        scopeRef: DEMO_AGENT_SENDER,
-        kind: 'deterministic',
-        conditions: { subject: '/call|meeting|schedul|lunch/' },
-        action: 'needs_response',
-        route: 'scheduling',
-        priority: 0,
-      },
-    });
-    log.info(`demo rule: scheduling mail from ${DEMO_AGENT_SENDER} goes to the agent profile "scheduling"`);
-  }
-  const existing = await prisma.rule.findFirst({ where: { scope: 'sender', scopeRef: DEMO_AUTO_REPLY_SENDER, kind: 'deterministic' } });
-  if (existing) return;
-  await prisma.rule.create({
-    data: {
-      scope: 'sender',
-      scopeRef: DEMO_AUTO_REPLY_SENDER,
-      kind: 'deterministic',
-      conditions: { subject: '/call|meeting|thursday|lunch/' },
-      action: 'needs_response',
-      actions: [{ kind: 'auto_reply' }],
-      priority: 0,
+  const demoRules = [
+    {
+      sender: DEMO_AGENT_SENDER,
+      subject: '/call|meeting|schedul|lunch/',
+      does: { route: 'scheduling' },
+      says: 'goes to the agent profile "scheduling"',
     },
-  });
-  log.info(`demo rule: scheduling questions from ${DEMO_AUTO_REPLY_SENDER} get an auto-reply (it waits for your approval)`);
+    {
+      sender: DEMO_AUTO_REPLY_SENDER,
+      subject: '/call|meeting|thursday|lunch/',
+      does: { actions: [{ kind: 'auto_reply' }] },
+      says: 'gets an auto-reply (it waits for your approval)',
+    },
+  ];
+  for (const rule of demoRules) {
+    if (await prisma.rule.findFirst({ where: { scope: 'sender', scopeRef: rule.sender, kind: 'deterministic' } })) continue;
+    await prisma.rule.create({
+      data: { scope: 'sender', scopeRef: rule.sender, kind: 'deterministic', conditions: { subject: rule.subject }, action: 'needs_response', priority: 0, ...rule.does },
+    });
+    log.info(`demo rule: scheduling mail from ${rule.sender} ${rule.says}`);
+  }
 }
