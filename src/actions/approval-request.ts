@@ -14,6 +14,8 @@ export function reasonText(reason: ActionReason): string {
       return 'you';
     case 'agent':
       return `agent ${reason.profile}, step ${reason.step}`;
+    case 'system':
+      return `the thread's lifecycle (${reason.why})`;
   }
 }
 

@@ -26,7 +26,9 @@ export type ActionReason =
   | { source: 'rule'; ruleId: string }
   | { source: 'llm'; confidence: number; model?: string }
   | { source: 'user' }
-  | { source: 'agent'; profile: string; step: number };
+  | { source: 'agent'; profile: string; step: number }
+  /** The thread's own lifecycle (Action Required when it needs you, Outbox off once a draft is gone). */
+  | { source: 'system'; why: string };
 
 /** One configured action: what a rule or a category asks for (category_actions, rules.actions). */
 export interface ActionSpec {

@@ -81,7 +81,9 @@ export async function undoSince(deps: DecideDeps, filter: Pick<ActionFilter, 'ac
   const actions = await listActions(deps.db, { ...filter, states: ['done', 'scheduled'], limit: 1000 });
   const outcomes: DecisionOutcome[] = [];
   for (const action of actions) {
-    if (action.reason.source === 'user') continue; // what the user asked for is theirs, not the assistant's
+    // What the user asked for is theirs, and the lifecycle's bookkeeping (Outbox off once the draft
+    // went out) is not the assistant acting on mail.
+    if (action.reason.source === 'user' || action.reason.source === 'system') continue;
     outcomes.push(await decideAction(deps, action.id, 'undo', by));
   }
   return outcomes;

@@ -195,8 +195,9 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
               if (action.result?.draftId) await gmail.deleteDraft(action.result.draftId);
               return;
             case 'labels': {
-              const ids = (names: string[]) =>
-                names.map((n) => (n === action.argument && action.result?.labelId ? action.result.labelId : n));
+              // System labels (INBOX, UNREAD, ...) are their own ids; a user label is looked up by name.
+              const argumentId = action.argument ? (action.result?.labelId ?? (await labelId(gmail, action.argument))) : undefined;
+              const ids = (names: string[]) => names.map((n) => (n === action.argument && argumentId ? argumentId : n));
               const labelChange = { add: ids(reversal.add), remove: ids(reversal.remove) };
               const messages = action.result?.messageIds;
               if (messages && messages.length > 0) {

@@ -266,7 +266,7 @@ export async function recordLifecycleActions(
         a.kind,
         a.argument ?? null,
         JSON.stringify(a.reason),
-        [a.reason.source === 'user' ? 'asked for by you' : `${a.kind} is not a dangerous action`],
+        [a.reason.source === 'user' ? 'asked for by you' : a.reason.source === 'system' ? a.reason.why : `${a.kind} is not a dangerous action`],
         a.sender,
         input.workflowId,
         JSON.stringify(a.result),

@@ -199,6 +199,7 @@ async function draftOnRequest(run: ThreadRun): Promise<void> {
 async function clearNeedsResponse(run: ThreadRun): Promise<void> {
   run.decide({ kind: 'label', source: 'user', detail: 'Needs Response: already drafted' });
   await run.gmail.changeLabels({ ...run.ids, labels: run.settings.labels, add: [], remove: ['needsResponse'] });
+  journalLabel(run, 'remove_label', run.settings.labels.needsResponse, 'Needs Response on a thread our draft answers');
 }
 
 /** Writes the reply (unless `written` already holds it) and puts it in the thread, labelled Outbox. */
@@ -332,6 +333,7 @@ async function recheckLabels(run: ThreadRun, event: LabelsChangedEvent): Promise
 async function draftDisappeared(run: ThreadRun): Promise<void> {
   const sent = await run.gmail.findSentReply({ ...run.ids, afterMs: run.record.draftCreatedAt ?? 0 });
   await run.gmail.changeLabels({ ...run.ids, labels: run.settings.labels, add: [], remove: ['outbox', 'rework'] });
+  journalLabel(run, 'remove_label', run.settings.labels.outbox, 'our draft is gone');
   if (sent) {
     const unedited = run.record.lastDraftBody !== undefined && !draftEditedByUser(sent.body, run.record.lastDraftBody);
     if (run.record.draftKey) {
@@ -370,7 +372,22 @@ async function needsTheUser(run: ThreadRun, reason: string): Promise<void> {
     add: ['actionRequired'],
     remove: ['rework', 'needsResponse'],
   });
+  journalLabel(run, 'add_label', run.settings.labels.actionRequired, reason);
   run.transition('action_required');
+}
+
+/** Journals a label change of the thread's own lifecycle, keyed by the latest message it handled. */
+function journalLabel(run: ThreadRun, kind: 'add_label' | 'remove_label', label: string, why: string): void {
+  const messageId = run.record.handledMessageIds.at(-1) ?? run.threadId;
+  run.journalLifecycle({
+    key: actionKey({ ...run.ids, messageId }, { kind, argument: label }),
+    kind,
+    argument: label,
+    messageId,
+    sender: '',
+    reason: { source: 'system', why },
+    result: {},
+  });
 }
 
 /** Runs an LLM step; when its retries end in an error retrying cannot fix, the thread needs the user. */

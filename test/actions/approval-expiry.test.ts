@@ -28,8 +28,11 @@ it('expires an approval after its time: expired in the journal, its draft delete
   expect(status.decisions.at(-1)!.detail).toBe('approval of auto_reply expired');
   expect(status.openActions).toBeUndefined();
 
-  const [action] = await listActions(prismaExecutor(h.prisma), { accountId: h.accountId, threadId });
-  expect(action).toMatchObject({ kind: 'auto_reply', state: 'expired', note: 'no decision before it expired' });
+  const journal = await listActions(prismaExecutor(h.prisma), { accountId: h.accountId, threadId, ascending: true });
+  expect(journal.map((a) => `${a.kind} ${a.argument ?? ''} ${a.state}`.replace('  ', ' '))).toEqual(['auto_reply expired', 'add_label Action Required done']);
+  expect(journal[0]).toMatchObject({ note: 'no decision before it expired' });
+  // The lifecycle's label change is journaled with its reason, and can be taken back.
+  expect(journal[1]!.reason).toEqual({ source: 'system', why: 'approval of auto_reply expired' });
   const state = await h.gmail.control.getState(h.email);
   expect(state.drafts.filter((d) => d.threadId === threadId)).toEqual([]);
   const names = new Map(state.labels.map((l) => [l.id, l.name]));
