@@ -1,7 +1,9 @@
-// One workflow per Gmail thread: classify → draft → wait for the user (Rework, Done, Needs
-// Response) → notice the reply was sent. The process is threadWorkflow below; which event leads to
-// which step in which state is transitions.ts; the record and its views are thread-record.ts; the
-// Temporal plumbing of a run (signals, query, search attributes, Postgres writes) is thread-run.ts.
+// One workflow per Gmail thread: classify → act (draft, and the rule's or category's actions under
+// the safety policy, or hand the thread to an agent) → wait for the user (Rework, Done, Needs
+// Response, approve / reject / undo) → notice the reply was sent. The process is threadWorkflow
+// below, its steps in process order after it; which event leads to which step in which state is
+// transitions.ts; the record and its views are thread-record.ts; the Temporal plumbing of a run
+// (signals, query, search attributes, Postgres writes) is thread-run.ts.
 import { ActivityFailure, workflowInfo } from '@temporalio/workflow';
 import { agentLoop, briefing, type AgentHands } from '../agent/agent-loop.js';
 import type { AgentProfile, AgentToolName } from '../agent/contracts.js';
