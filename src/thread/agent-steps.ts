@@ -1,0 +1,100 @@
+// The agent route's step of the thread workflow: a routing rule hands the thread to an agent
+// (src/agent/agent-loop.ts); this gives the loop its hands on this thread. Workflow code.
+import { ActivityFailure, workflowInfo } from '@temporalio/workflow';
+import { agentLoop, briefing, type AgentHands } from '../agent/agent-loop.js';
+import type { AgentProfile, AgentToolName } from '../agent/contracts.js';
+import type { ActionReason, ActionSpec } from '../actions/contracts.js';
+import { labelOf, proposeAndStart } from './action-steps.js';
+import type { PromptMessage, ThreadContent } from './activity-contracts.js';
+import { failureType, GIVE_UP_TYPES } from './activity-proxies.js';
+import { addressOf, needsTheUser, placeReply } from './common-steps.js';
+import type { ThreadRun } from './thread-run.js';
+
+/**
+ * Runs the profile's agent on the new mail (src/agent/agent-loop.ts). Its tools act on this thread
+ * only, through the same policy, journal and approvals as every other action.
+ */
+export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: PromptMessage, profile: AgentProfile): Promise<void> {
+  const runKey = `${workflowInfo().runId}:${email.messageId}`;
+  const reasonAt = (step: number): ActionReason => ({ source: 'agent', profile: profile.name, step });
+  run.decide({ kind: 'agent', source: 'system', detail: `handed to agent ${profile.name} (${profile.tools.join(', ')}; at most ${profile.maxSteps} steps)` });
+  let tokensIn = 0;
+  let tokensOut = 0;
+
+  async function act(spec: ActionSpec & { body?: string }, step: number): Promise<string> {
+    const { body, ...action } = spec;
+    const approval = profile.sendsNeedApproval ? `agent ${profile.name}'s sends need your approval` : undefined;
+    const [journaled] = await proposeAndStart(run, email, [{ ...action, reason: reasonAt(step), ...(body ? { result: { body } } : {}) }], approval);
+    const now = journaled ? ((await run.journal.readAction({ id: journaled.id })) ?? journaled) : undefined;
+    if (!now) return 'nothing was done';
+    switch (now.state) {
+      case 'done':
+        return `${labelOf(now)}: done`;
+      case 'scheduled':
+        return `${labelOf(now)}: goes out at ${now.scheduledFor ?? 'soon'} unless the user undoes it`;
+      case 'awaiting_approval':
+        return `${labelOf(now)}: waits for the user's approval (${now.because.join('; ')})`;
+      case 'refused':
+        return `${labelOf(now)}: refused by the safety policy (${now.because.join('; ')})`;
+      default:
+        return `${labelOf(now)}: ${now.state}${now.note ? ` (${now.note})` : ''}`;
+    }
+  }
+
+  const hands: AgentHands = {
+    async turn(messages) {
+      const turn = await run.agentLlm.agentTurn({ accountId: run.accountId, profile, messages });
+      tokensIn += turn.tokensIn;
+      tokensOut += turn.tokensOut;
+      return turn;
+    },
+    async tool(call, step) {
+      const input = call.input as Record<string, unknown>;
+      switch (call.name as AgentToolName) {
+        case 'read_thread':
+          return thread.messages.map((m) => `From: ${m.from}\nDate: ${m.date}\nSubject: ${m.subject}\n\n${m.body}`).join('\n\n---\n\n');
+        case 'search_mailbox': {
+          const hits = await run.agentGmail.searchMailbox({ accountId: run.accountId, query: String(input.query), maxResults: Number(input.max_results ?? 5) });
+          return hits.length === 0 ? 'no messages match' : hits.map((h) => `${h.date} | ${h.from} | ${h.subject} | ${h.snippet}`).join('\n');
+        }
+        case 'sender_history':
+          return run.agentStore.senderHistory({ accountId: run.accountId, sender: addressOf(email.from) });
+        case 'write_draft': {
+          const draftId = await placeReply(run, email, String(input.body), reasonAt(step));
+          return `draft ${draftId} is in the thread for the user to review`;
+        }
+        case 'send_reply':
+          return act({ kind: 'auto_reply', body: String(input.body) }, step);
+        case 'add_label':
+        case 'remove_label':
+          return act({ kind: call.name as 'add_label' | 'remove_label', argument: String(input.label) }, step);
+        case 'archive':
+          return act({ kind: 'archive' }, step);
+        case 'escalate':
+          return 'the user will take it from here';
+      }
+    },
+    recordSteps: (steps) => run.agentStore.recordAgentSteps({ ...run.ids, runKey, profile: profile.name, steps }),
+  };
+
+  let outcome;
+  try {
+    outcome = await agentLoop(profile, briefing(email, run.threadId), hands);
+  } catch (err) {
+    const type = failureType(err);
+    if (!type || !GIVE_UP_TYPES.includes(type)) throw err;
+    return needsTheUser(run, `agent ${profile.name} stopped: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}`);
+  }
+  const usage = { model: profile.model, tokensIn, tokensOut };
+  switch (outcome.kind) {
+    case 'escalated':
+      run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} escalated: ${outcome.reason}`, ...usage });
+      return needsTheUser(run, `agent ${profile.name}: ${outcome.reason}`);
+    case 'step_limit':
+      run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} reached its step limit (${outcome.steps})`, ...usage });
+      return needsTheUser(run, `agent ${profile.name} reached its step limit (${outcome.steps}) without finishing`);
+    case 'ended':
+      run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} finished: ${outcome.text.slice(0, 300)}`, ...usage });
+      if (run.record.state === 'pending') run.transition('skipped');
+  }
+}
