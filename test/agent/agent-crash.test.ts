@@ -64,7 +64,11 @@ it('resumes at the step it was in after a SIGKILL mid-loop, without repeating a 
     ]);
     const state = await h.gmail.control.getState(h.email);
     expect(state.drafts.filter((d) => d.threadId === threadId)).toHaveLength(1);
-    const journal = await listActions(prismaExecutor(h.prisma), { accountId: h.accountId, threadId, ascending: true });
+    // The draft is journaled with the thread's save, once the run's event is handled.
+    const journal = await waitUntil('the journal', async () => {
+      const rows = await listActions(prismaExecutor(h.prisma), { accountId: h.accountId, threadId, ascending: true });
+      return rows.length >= 2 ? rows : undefined;
+    }, { timeoutMs: 30_000 });
     expect(journal.map((a) => `${a.kind} ${a.state}`).sort()).toEqual(['add_label done', 'draft done']);
   } finally {
     worker.kill('SIGKILL');
