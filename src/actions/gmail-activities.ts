@@ -7,6 +7,7 @@ import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
 import { GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
+import { LabelDirectory } from '../gmail/label-directory.js';
 import { buildPlainTextMessage, buildReply, replyRecipients, toRaw } from '../gmail/mime.js';
 import type { ThreadMessage } from '../gmail/types.js';
 import type { SqlExecutor } from '../quota/sql.js';
@@ -73,6 +74,7 @@ class PauseLabelCache {
 export function createActionGmailActivities(deps: { accounts: GmailAccounts; db: SqlExecutor; pauseCheckTtlMs?: number }): ActionGmailActivities {
   const { accounts, db } = deps;
   const pauses = new PauseLabelCache(deps.pauseCheckTtlMs ?? 30_000);
+  const labels = new LabelDirectory();
 
   const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
     try {
@@ -82,17 +84,16 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
     }
   };
 
-  async function labelId(gmail: GmailService, name: string): Promise<string> {
-    const ids = await gmail.ensureLabels([name]);
-    return ids.get(name)!;
+  /** Runs `use` with the label's id (the label created when missing, looked up again if deleted since). */
+  function withLabel<T>(accountId: string, gmail: GmailService, name: string, use: (id: string) => Promise<T>): Promise<T> {
+    return labels.withIds(accountId, gmail, [name], (ids) => use(ids.get(name)!));
   }
 
   async function isPaused(gmail: GmailService, accountId: string, label: string): Promise<boolean> {
-    return pauses.get(accountId, async () => {
-      const id = await labelId(gmail, label); // created when missing, so the user can set it from a phone
-      const page = await gmail.listMessages({ labelIds: [id], maxResults: 1 });
-      return page.messages.length > 0;
-    });
+    // The label is created when missing, so the user can set it from a phone.
+    return pauses.get(accountId, () =>
+      withLabel(accountId, gmail, label, async (id) => (await gmail.listMessages({ labelIds: [id], maxResults: 1 })).messages.length > 0),
+    );
   }
 
   /** The label change an action makes, with what its undo needs. */
@@ -102,16 +103,16 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
       case 'archive':
         await gmail.modifyThread(thread, { remove: ['INBOX'] });
         return {};
-      case 'add_label': {
-        const id = await labelId(gmail, action.argument!);
-        await gmail.modifyThread(thread, { add: [id] });
-        return { labelId: id };
-      }
-      case 'remove_label': {
-        const id = await labelId(gmail, action.argument!);
-        await gmail.modifyThread(thread, { remove: [id] });
-        return { labelId: id };
-      }
+      case 'add_label':
+        return withLabel(action.accountId, gmail, action.argument!, async (id) => {
+          await gmail.modifyThread(thread, { add: [id] });
+          return { labelId: id };
+        });
+      case 'remove_label':
+        return withLabel(action.accountId, gmail, action.argument!, async (id) => {
+          await gmail.modifyThread(thread, { remove: [id] });
+          return { labelId: id };
+        });
       case 'mark_read':
         await gmail.modifyThread(thread, { remove: ['UNREAD'] });
         return { messageIds: [action.messageId] };
@@ -195,16 +196,20 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
               if (action.result?.draftId) await gmail.deleteDraft(action.result.draftId);
               return;
             case 'labels': {
-              // System labels (INBOX, UNREAD, ...) are their own ids; a user label is looked up by name.
-              const argumentId = action.argument ? (action.result?.labelId ?? (await labelId(gmail, action.argument))) : undefined;
-              const ids = (names: string[]) => names.map((n) => (n === action.argument && argumentId ? argumentId : n));
-              const labelChange = { add: ids(reversal.add), remove: ids(reversal.remove) };
-              const messages = action.result?.messageIds;
-              if (messages && messages.length > 0) {
-                for (const id of messages) await gmail.modifyMessage(id, labelChange);
-              } else {
-                await gmail.modifyThread(action.threadId, labelChange);
-              }
+              // System labels (INBOX, UNREAD, ...) are their own ids; a user label is the id the action
+              // recorded, else looked up by name.
+              const takeBack = async (argumentId?: string) => {
+                const ids = (names: string[]) => names.map((n) => (n === action.argument && argumentId ? argumentId : n));
+                const labelChange = { add: ids(reversal.add), remove: ids(reversal.remove) };
+                const messages = action.result?.messageIds;
+                if (messages && messages.length > 0) {
+                  for (const id of messages) await gmail.modifyMessage(id, labelChange);
+                } else {
+                  await gmail.modifyThread(action.threadId, labelChange);
+                }
+              };
+              if (!action.argument || action.result?.labelId) return await takeBack(action.result?.labelId);
+              return await withLabel(action.accountId, gmail, action.argument, takeBack);
             }
           }
         } catch (err) {
@@ -241,7 +246,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
           const { message } = await messageOf(gmail, action);
           draft = await gmail.createDraft({ threadId: action.threadId, raw: outgoingMessage(action, message, userEmail) });
         }
-        await gmail.modifyThread(action.threadId, { add: [await labelId(gmail, label)] });
+        await withLabel(action.accountId, gmail, label, (id) => gmail.modifyThread(action.threadId, { add: [id] }));
         return { draftId: draft.draftId, messageId: draft.messageId };
       });
       await transitionAction(db, { id: actionId, from: ['awaiting_approval'], to: 'awaiting_approval', result: { draftId: placed.draftId } });
@@ -252,7 +257,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
       await withGmail(accountId, async (gmail) => {
         if (draftId) await gmail.deleteDraft(draftId);
         try {
-          await gmail.modifyThread(threadId, { remove: [await labelId(gmail, label)] });
+          await withLabel(accountId, gmail, label, (id) => gmail.modifyThread(threadId, { remove: [id] }));
         } catch (err) {
           if (!(err instanceof GmailNotFoundError)) throw err;
         }

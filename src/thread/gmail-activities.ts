@@ -7,6 +7,7 @@ import { buildReply, replyRecipients, type ReplyParent } from '../gmail/mime.js'
 import { findSentReplyAfter, latestInboundMessage } from '../gmail/thread-queries.js';
 import { GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
+import { LabelDirectory } from '../gmail/label-directory.js';
 import type { ThreadMessage } from '../gmail/types.js';
 import type { LabelNames, LabelRole } from './contracts.js';
 import { BUILTIN_RULES, evaluateRules } from '../rules/rules.js';
@@ -126,21 +127,6 @@ async function writeDraft(
 function sameText(a: string, b: string): boolean {
   const norm = (s: string) => s.replace(/\r\n?/g, '\n').trim();
   return norm(a) === norm(b);
-}
-
-/** Label ids by name, per account; created in Gmail when missing. */
-class LabelDirectory {
-  private readonly byAccount = new Map<string, Promise<Map<string, string>>>();
-
-  async ids(accountId: string, gmail: GmailService, names: string[]): Promise<Map<string, string>> {
-    let known = this.byAccount.get(accountId);
-    const cached = known ? await known.catch(() => undefined) : undefined;
-    if (cached && names.every((n) => cached.has(n))) return cached;
-    known = gmail.ensureLabels([...new Set([...(cached?.keys() ?? []), ...names])]);
-    this.byAccount.set(accountId, known);
-    known.catch(() => this.byAccount.delete(accountId));
-    return known;
-  }
 }
 
 export function createGmailActivities(accounts: GmailAccounts): GmailActivities {
