@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { PayloadCodecError } from '../temporal/codec.js';
+import { sendJson } from '../shared/json-response.js';
 
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 const ALLOWED_HEADERS = 'content-type, x-namespace, authorization';
@@ -185,11 +186,6 @@ function toJson({ metadata, data }: Payload): JsonPayload {
   };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();

@@ -1,7 +1,8 @@
 // GET /healthz: 200 when Temporal and PostgreSQL both answer, 503 (with which one failed) otherwise.
 import type { Client } from '@temporalio/client';
 import type { PrismaClient } from '../db/client.js';
-import { sendJson, type RouteHandler } from './server.js';
+import { sendJson } from '../shared/json-response.js';
+import type { RouteHandler } from './server.js';
 
 export interface HealthDeps {
   temporal: Client;

@@ -1,6 +1,7 @@
 // The app's HTTP server (node:http): health, the Gmail push endpoint, the approvals page.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sendJson } from '../shared/json-response.js';
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 /** Keys: "GET /healthz" for one path, "GET /approvals/a/*" for every path under /approvals/a/. */
@@ -11,11 +12,6 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
-  res.end(data);
-}
 
 function routeFor(routes: Routes, method: string, path: string): RouteHandler | undefined {
   const exact = routes[`${method} ${path}`];

@@ -4,6 +4,7 @@ import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sendJson as writeJson } from '../../shared/json-response.js';
 import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPatch } from './config.js';
 import { FaultPlan, type Fault } from './faults.js';
 import { createHash } from 'node:crypto';
@@ -512,14 +513,6 @@ export class AnthropicEmulatorServer {
     headers: Record<string, string> = {},
     requestId = this.nextRequestId(),
   ): void {
-    if (res.headersSent || res.destroyed) return;
-    const payload = JSON.stringify(body);
-    res.writeHead(status, {
-      ...headers,
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(payload),
-      'request-id': requestId,
-    });
-    res.end(payload);
+    writeJson(res, status, body, { ...headers, 'request-id': requestId });
   }
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { sendJson } from '../../shared/json-response.js';
 import {
   applyConfigPatch,
   applyFaultPatch,
@@ -155,8 +156,8 @@ export class DiscordEmulatorServer {
     this.config = structuredClone(startConfig);
     this.server = createServer((req, res) => {
       this.route(req, res).catch((err: unknown) => {
-        if (err instanceof HttpError) return this.sendJson(res, err.status, err.body);
-        this.sendJson(res, 500, { message: `emulator failure: ${(err as Error).message}`, code: 0 });
+        if (err instanceof HttpError) return sendJson(res, err.status, err.body);
+        sendJson(res, 500, { message: `emulator failure: ${(err as Error).message}`, code: 0 });
       });
     });
     this.server.keepAliveTimeout = 30_000;
@@ -264,7 +265,7 @@ export class DiscordEmulatorServer {
     const url = new URL(req.url ?? '/', 'http://emulator');
     if (url.pathname.startsWith('/__emulator/')) return this.control(url, req, res);
     if (url.pathname.startsWith('/api/')) return this.api(url, req, res);
-    this.sendJson(res, 404, { message: '404: Not Found', code: 0 });
+    sendJson(res, 404, { message: '404: Not Found', code: 0 });
   }
 
   private async api(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -286,18 +287,18 @@ export class DiscordEmulatorServer {
     if (this.injectFault(res)) return;
 
     const match = WEBHOOK_PATH.exec(url.pathname);
-    if (!match) return this.sendJson(res, 404, { message: '404: Not Found', code: 0 });
+    if (!match) return sendJson(res, 404, { message: '404: Not Found', code: 0 });
     const [, id = '', token, messageId] = match;
     if (token === undefined) {
       // /webhooks/{id} without a token needs a bot token (Authorization: Bot ...), which webhooks never have.
-      return this.sendJson(res, 401, { message: '401: Unauthorized', code: 0 });
+      return sendJson(res, 401, { message: '401: Unauthorized', code: 0 });
     }
     const route = routeOf(req.method ?? 'GET', messageId !== undefined);
-    if (!route) return this.sendJson(res, 405, { message: '405: Method Not Allowed', code: 0 });
+    if (!route) return sendJson(res, 405, { message: '405: Method Not Allowed', code: 0 });
 
     const webhook = isSnowflake(id) ? this.webhooks.get(id) : undefined;
-    if (!webhook) return this.sendJson(res, 404, UNKNOWN_WEBHOOK);
-    if (webhook.token !== token) return this.sendJson(res, 401, INVALID_TOKEN);
+    if (!webhook) return sendJson(res, 404, UNKNOWN_WEBHOOK);
+    if (webhook.token !== token) return sendJson(res, 401, INVALID_TOKEN);
 
     const now = this.now();
     const bucket = this.limiter.take(`${webhook.id}:${route}`, this.config.rateLimits.webhook, now);
@@ -308,7 +309,7 @@ export class DiscordEmulatorServer {
       await this.answer(route, url, req, res, webhook, messageId, headers);
     } catch (err) {
       // Form errors carry the bucket's headers too, as every answer on a limited route does.
-      if (err instanceof HttpError) return this.sendJson(res, err.status, err.body, headers);
+      if (err instanceof HttpError) return sendJson(res, err.status, err.body, headers);
       throw err;
     }
   }
@@ -327,7 +328,7 @@ export class DiscordEmulatorServer {
       case 'execute':
         return this.execute(req, res, webhook, query, headers);
       case 'get_webhook':
-        return this.sendJson(res, 200, this.webhookObject(webhook), headers);
+        return sendJson(res, 200, this.webhookObject(webhook), headers);
       case 'modify_webhook': {
         const body = await readJson(req);
         if (!isRecord(body))
@@ -348,7 +349,7 @@ export class DiscordEmulatorServer {
           }
           webhook.name = body.name;
         }
-        return this.sendJson(res, 200, this.webhookObject(webhook), headers);
+        return sendJson(res, 200, this.webhookObject(webhook), headers);
       }
       case 'delete_webhook':
         this.webhooks.delete(webhook.id);
@@ -366,7 +367,7 @@ export class DiscordEmulatorServer {
     headers: Record<string, string>,
   ): Promise<void> {
     const validation = validateMessageBody(await readJson(req), 'execute');
-    if (!validation.ok) return this.sendJson(res, 400, validation.body, headers);
+    if (!validation.ok) return sendJson(res, 400, validation.body, headers);
     const input = validation.input;
 
     const channelId = query.threadId ?? webhook.channelId;
@@ -413,7 +414,7 @@ export class DiscordEmulatorServer {
       deleted: false,
     });
     this.metricsState.messagesCreated++;
-    if (query.wait) return this.sendJson(res, 200, message, headers);
+    if (query.wait) return sendJson(res, 200, message, headers);
     return this.sendEmpty(res, headers);
   }
 
@@ -434,22 +435,22 @@ export class DiscordEmulatorServer {
         // A message in a thread is found only with its thread_id, as on Discord.
         m.threadId === query.threadId,
     );
-    if (!stored) return this.sendJson(res, 404, UNKNOWN_MESSAGE, headers);
-    if (route === 'get_message') return this.sendJson(res, 200, stored.message, headers);
+    if (!stored) return sendJson(res, 404, UNKNOWN_MESSAGE, headers);
+    if (route === 'get_message') return sendJson(res, 200, stored.message, headers);
     if (route === 'delete_message') {
       stored.deleted = true;
       this.metricsState.messagesDeleted++;
       return this.sendEmpty(res, headers);
     }
     const validation = validateMessageBody(await readJson(req), 'edit');
-    if (!validation.ok) return this.sendJson(res, 400, validation.body, headers);
+    if (!validation.ok) return sendJson(res, 400, validation.body, headers);
     const edit: MessageInput = validation.input;
     const next = {
       content: edit.content !== undefined ? (edit.content ?? '') : stored.message.content,
       embeds: edit.embeds !== undefined ? (edit.embeds ?? []) : stored.message.embeds,
       components: edit.components !== undefined ? (edit.components ?? []) : stored.message.components,
     };
-    if (isEmpty(next)) return this.sendJson(res, 400, EMPTY_MESSAGE, headers);
+    if (isEmpty(next)) return sendJson(res, 400, EMPTY_MESSAGE, headers);
     stored.message = {
       ...stored.message,
       ...next,
@@ -459,7 +460,7 @@ export class DiscordEmulatorServer {
     if (edit.allowed_mentions !== undefined) stored.allowedMentions = edit.allowed_mentions;
     stored.edits++;
     this.metricsState.messagesEdited++;
-    return this.sendJson(res, 200, stored.message, headers);
+    return sendJson(res, 200, stored.message, headers);
   }
 
   private webhookObject(w: WebhookRecord) {
@@ -487,7 +488,7 @@ export class DiscordEmulatorServer {
         'x-ratelimit-scope': f.global ? 'global' : 'user',
       };
       if (f.global) headers['x-ratelimit-global'] = 'true';
-      this.sendJson(res, 429, { message: RATE_LIMITED, retry_after: f.retryAfterSeconds, global: f.global }, headers);
+      sendJson(res, 429, { message: RATE_LIMITED, retry_after: f.retryAfterSeconds, global: f.global }, headers);
       return true;
     }
     if (f.serverErrors > 0) {
@@ -499,7 +500,7 @@ export class DiscordEmulatorServer {
         503: 'Service Unavailable',
         504: 'Gateway Timeout',
       };
-      this.sendJson(res, f.serverErrorStatus, {
+      sendJson(res, f.serverErrorStatus, {
         message: `${f.serverErrorStatus}: ${text[f.serverErrorStatus]}`,
         code: 0,
       });
@@ -515,7 +516,7 @@ export class DiscordEmulatorServer {
     scope: 'user' | 'shared',
   ): void {
     const retryAfter = Math.round(state.retryAfter * 1000) / 1000;
-    this.sendJson(
+    sendJson(
       res,
       429,
       { message: RATE_LIMITED, retry_after: retryAfter, global: false },
@@ -526,10 +527,10 @@ export class DiscordEmulatorServer {
   private async control(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = url.pathname.slice('/__emulator/'.length).replace(/\/+$/, '');
     const method = req.method ?? 'GET';
-    const fail = (status: number, message: string) => this.sendJson(res, status, { error: { message } });
+    const fail = (status: number, message: string) => sendJson(res, status, { error: { message } });
     try {
       if (method === 'GET' && path === 'info') {
-        return this.sendJson(res, 200, {
+        return sendJson(res, 200, {
           url: this.baseUrl,
           webhooks: this.listWebhooks(),
           config: this.getConfig(),
@@ -537,14 +538,14 @@ export class DiscordEmulatorServer {
         });
       }
       if (path === 'webhooks') {
-        if (method === 'GET') return this.sendJson(res, 200, { webhooks: this.listWebhooks() });
+        if (method === 'GET') return sendJson(res, 200, { webhooks: this.listWebhooks() });
         if (method === 'POST') {
           const input = CreateWebhookSchema.safeParse(await readJson(req));
           if (!input.success) {
             const issue = input.error.issues[0]!;
             return fail(400, `${issue.path.join('.') || 'body'}: ${issue.message}`);
           }
-          return this.sendJson(res, 201, this.createWebhook(definedOnly(input.data)));
+          return sendJson(res, 201, this.createWebhook(definedOnly(input.data)));
         }
       }
       const webhookPath = /^webhooks\/(\d+)(\/messages)?$/.exec(path);
@@ -553,42 +554,42 @@ export class DiscordEmulatorServer {
         const webhook = this.webhooks.get(id);
         if (!webhook) return fail(404, `no webhook ${id}`);
         if (messages && method === 'GET') {
-          return this.sendJson(res, 200, {
+          return sendJson(res, 200, {
             messages: this.listMessages({
               webhookId: id,
               includeDeleted: url.searchParams.get('includeDeleted') === 'true',
             }),
           });
         }
-        if (!messages && method === 'GET') return this.sendJson(res, 200, { ...webhook });
+        if (!messages && method === 'GET') return sendJson(res, 200, { ...webhook });
         if (!messages && method === 'DELETE') {
           this.deleteWebhook(id);
-          return this.sendJson(res, 200, { deleted: true });
+          return sendJson(res, 200, { deleted: true });
         }
       }
       if (method === 'GET' && path === 'messages') {
         const webhookId = url.searchParams.get('webhookId') ?? undefined;
         const includeDeleted = url.searchParams.get('includeDeleted') === 'true';
-        return this.sendJson(res, 200, {
+        return sendJson(res, 200, {
           messages: this.listMessages({ ...(webhookId ? { webhookId } : {}), includeDeleted }),
         });
       }
       if (method === 'POST' && path === 'clear') {
         this.clear();
-        return this.sendJson(res, 200, { ok: true });
+        return sendJson(res, 200, { ok: true });
       }
       if (method === 'POST' && path === 'reset') {
         this.reset();
-        return this.sendJson(res, 200, { ok: true });
+        return sendJson(res, 200, { ok: true });
       }
-      if (method === 'GET' && path === 'metrics') return this.sendJson(res, 200, this.metrics());
+      if (method === 'GET' && path === 'metrics') return sendJson(res, 200, this.metrics());
       if (path === 'config') {
-        if (method === 'GET') return this.sendJson(res, 200, this.getConfig());
-        if (method === 'PUT' || method === 'POST') return this.sendJson(res, 200, this.configure(await readJson(req)));
+        if (method === 'GET') return sendJson(res, 200, this.getConfig());
+        if (method === 'PUT' || method === 'POST') return sendJson(res, 200, this.configure(await readJson(req)));
       }
       if (path === 'faults') {
-        if (method === 'GET') return this.sendJson(res, 200, this.getFaults());
-        if (method === 'PUT' || method === 'POST') return this.sendJson(res, 200, this.setFaults(await readJson(req)));
+        if (method === 'GET') return sendJson(res, 200, this.getFaults());
+        if (method === 'PUT' || method === 'POST') return sendJson(res, 200, this.setFaults(await readJson(req)));
       }
       return fail(404, `no control route ${method} /__emulator/${path}`);
     } catch (err) {
@@ -603,16 +604,6 @@ export class DiscordEmulatorServer {
     res.end();
   }
 
-  private sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    if (res.headersSent || res.destroyed) return;
-    const payload = JSON.stringify(body);
-    res.writeHead(status, {
-      ...headers,
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(payload),
-    });
-    res.end(payload);
-  }
 }
 
 interface Query {
