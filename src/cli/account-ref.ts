@@ -1,5 +1,6 @@
 // How the CLI names an account: its email address (any case) or its id.
 import type { PrismaClient } from '../db/client.js';
+import { UsageError } from './command.js';
 
 export async function findAccount(prisma: PrismaClient, ref: string): Promise<{ id: string; email: string } | null> {
   const where = ref.includes('@') ? { email: ref.toLowerCase() } : { id: ref };
@@ -8,3 +9,15 @@ export async function findAccount(prisma: PrismaClient, ref: string): Promise<{ 
 }
 
 export const noSuchAccount = (ref: string) => `no account ${ref} (see npm run cli -- accounts list)`;
+
+/** The account a command names; no such account is a usage error. */
+export async function requireAccount(prisma: PrismaClient, ref: string): Promise<{ id: string; email: string }> {
+  const found = await findAccount(prisma, ref);
+  if (!found) throw new UsageError(noSuchAccount(ref));
+  return found;
+}
+
+/** The id of the account an optional --account names. */
+export async function accountIdOf(prisma: PrismaClient, ref: string | undefined): Promise<string | undefined> {
+  return ref === undefined ? undefined : (await requireAccount(prisma, ref)).id;
+}

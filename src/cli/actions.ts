@@ -22,7 +22,7 @@ import { listActions, loadAction, loadCategoryActions, loadSafetyPolicy, setCate
 import type { Allowance, AllowanceScope, SafetyPolicy } from '../actions/policy.js';
 import { CATEGORIES, type Category } from '../mail/types.js';
 import { prismaExecutor } from '../quota/sql.js';
-import { findAccount, noSuchAccount } from './account-ref.js';
+import { accountIdOf } from './account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
@@ -61,12 +61,6 @@ const SUBCOMMANDS = ['list', 'show', 'approve', 'reject', 'undo', 'pause', 'resu
 
 const when = (iso: string | undefined) => (iso ? iso.slice(0, 19).replace('T', ' ') : '-');
 
-async function accountIdOf(prisma: PrismaClient, account: string | undefined): Promise<string | undefined> {
-  if (account === undefined) return undefined;
-  const found = await findAccount(prisma, account);
-  if (!found) throw new UsageError(noSuchAccount(account));
-  return found.id;
-}
 
 function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, flag: string): T {
   const parsed = schema.safeParse(value);

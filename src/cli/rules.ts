@@ -18,7 +18,7 @@ import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError,
 import { CATEGORIES } from '../mail/types.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
 import type { ActionSpec } from '../actions/contracts.js';
-import { findAccount, noSuchAccount } from './account-ref.js';
+import { requireAccount } from './account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
@@ -98,11 +98,6 @@ function splitHeader(spec: string): { name: string; value?: string } {
   return eq < 0 ? { name } : { name, value: spec.slice(eq + 1) };
 }
 
-async function resolveAccount(prisma: PrismaClient, account: string): Promise<{ id: string; email: string }> {
-  const found = await findAccount(prisma, account);
-  if (!found) throw new UsageError(noSuchAccount(account));
-  return { id: found.id, email: found.email };
-}
 
 function describeConditions(rule: Rule): string {
   const c = rule.conditions ?? {};
@@ -112,7 +107,7 @@ function describeConditions(rule: Rule): string {
 }
 
 async function listRules(prisma: PrismaClient, io: RulesCliIo, account?: string): Promise<void> {
-  const owner = account ? await resolveAccount(prisma, account) : undefined;
+  const owner = account ? await requireAccount(prisma, account) : undefined;
   const rows = await prisma.rule.findMany({
     where: owner ? { OR: [{ scope: { not: 'account' } }, { scopeRef: owner.id }] } : {},
     orderBy: [{ scope: 'asc' }, { priority: 'desc' }, { createdAt: 'asc' }],
@@ -160,7 +155,7 @@ async function routeArgument(prisma: PrismaClient, name: string, category: strin
 export async function addRule(prisma: PrismaClient, values: Values): Promise<Rule> {
   const args = parseOrThrow(addArgs, values);
   let scopeRef = args.ref;
-  if (args.scope === 'account') scopeRef = (await resolveAccount(prisma, args.ref!)).id;
+  if (args.scope === 'account') scopeRef = (await requireAccount(prisma, args.ref!)).id;
   if (args.scope === 'sender' || args.scope === 'domain') scopeRef = scopeRef!.toLowerCase();
   const rule: Rule = {
     id: 'new',
@@ -219,7 +214,7 @@ async function changeRule(prisma: PrismaClient, io: RulesCliIo, sub: 'enable' | 
 
 async function testRules(prisma: PrismaClient, io: RulesCliIo, values: Values): Promise<void> {
   if (!values.from) throw new UsageError('test needs --from (the sender of the email to try)');
-  const owner = values.account ? await resolveAccount(prisma, values.account) : undefined;
+  const owner = values.account ? await requireAccount(prisma, values.account) : undefined;
   const accountId = owner?.id ?? '';
   const headers: Record<string, string> = {};
   for (const spec of values.header ?? []) {

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Env } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
 import { THREAD_STATES } from '../thread/contracts.js';
-import { findAccount, noSuchAccount } from './account-ref.js';
+import { accountIdOf } from './account-ref.js';
 import { usageFailure, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
@@ -28,12 +28,6 @@ const listArgs = z.object({
     .default(50),
 });
 
-async function accountIdOf(prisma: PrismaClient, account: string | undefined): Promise<string | undefined> {
-  if (account === undefined) return undefined;
-  const found = await findAccount(prisma, account);
-  if (!found) throw new UsageError(noSuchAccount(account));
-  return found.id;
-}
 
 /** The thread in Gmail's web client (the API's thread id is the one its URLs use). */
 const gmailLink = (email: string, threadId: string) => `https://mail.google.com/mail/u/${encodeURIComponent(email)}/#all/${threadId}`;
