@@ -5,24 +5,20 @@ import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
-import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { deriveApprovalKeys, verifyLink } from '../../src/actions/approval-links.js';
 import { loadAction } from '../../src/actions/journal.js';
 import { createApprovalNotifyActivities, type ApprovalNotifyDeps } from '../../src/actions/notify-activities.js';
-import { applyMigrations } from '../../src/db/migrate.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
-import { pgExecutor, type SqlExecutor } from '../../src/quota/sql.js';
-import { seedAccount, seedAction } from '../helpers/approvals.js';
-import { createScratchDatabase } from '../helpers/scratch-database.js';
+import type { SqlExecutor } from '../../src/quota/sql.js';
+import { openJournal, seedAction } from '../helpers/approvals.js';
 
 const keys = deriveApprovalKeys('notify-test-secret-of-at-least-32-characters');
 const BODY = 'Dear Alice, the merger closes Friday; the wire code is 7741-PRIVATE.';
 const SENDER = 'alice@secret-partner.example';
 const BASE_URL = 'https://inbox.example.com/app';
 
-let database: { url: string; drop(): Promise<void> };
-let pool: pg.Pool;
+let journal: Awaited<ReturnType<typeof openJournal>>;
 let db: SqlExecutor;
 let discord: RunningDiscordEmulator;
 let webhook: { id: string; token: string; url: string };
@@ -46,11 +42,8 @@ async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure>
 }
 
 beforeAll(async () => {
-  database = await createScratchDatabase();
-  await applyMigrations(database.url);
-  pool = new pg.Pool({ connectionString: database.url, max: 4 });
-  db = pgExecutor(pool);
-  accountId = await seedAccount(db, 'notify-test@durable-inbox.test');
+  journal = await openJournal('notify-test@durable-inbox.test');
+  ({ db, accountId } = journal);
   discord = await startDiscordEmulator();
 });
 
@@ -61,8 +54,7 @@ beforeEach(async () => {
 
 afterAll(async () => {
   await discord?.close();
-  await pool?.end();
-  await database?.drop();
+  await journal?.close();
 });
 
 describe('notifyApproval', () => {

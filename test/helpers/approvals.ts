@@ -4,7 +4,26 @@ import { SENDING_KINDS } from '../../src/actions/contracts.js';
 import { uuid7 } from '../../src/db/uuid7.js';
 import type { ActionDecisionEvent, ActionReason, ActionResult, ActionState, JournaledAction } from '../../src/actions/contracts.js';
 import { loadAction, transitionAction } from '../../src/actions/journal.js';
-import type { SqlExecutor } from '../../src/quota/sql.js';
+import { applyMigrations } from '../../src/db/migrate.js';
+import { pgExecutor, type SqlExecutor } from '../../src/quota/sql.js';
+import pg from 'pg';
+import { createScratchDatabase } from './scratch-database.js';
+
+/** A scratch database with the schema and one account, for journal rows; close() drops it. */
+export async function openJournal(email: string): Promise<{ db: SqlExecutor; accountId: string; close(): Promise<void> }> {
+  const database = await createScratchDatabase();
+  await applyMigrations(database.url);
+  const pool = new pg.Pool({ connectionString: database.url, max: 4 });
+  const db = pgExecutor(pool);
+  return {
+    db,
+    accountId: await seedAccount(db, email),
+    async close() {
+      await pool.end();
+      await database.drop();
+    },
+  };
+}
 
 export async function seedAccount(db: SqlExecutor, email: string): Promise<string> {
   const id = uuid7();

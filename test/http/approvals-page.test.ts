@@ -6,7 +6,6 @@ import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
-import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -14,22 +13,19 @@ import { approvalLink, deriveApprovalKeys, linkUrl, signLink } from '../../src/a
 import type { JournaledAction } from '../../src/actions/contracts.js';
 import { decideAction } from '../../src/actions/decide.js';
 import { loadAction } from '../../src/actions/journal.js';
-import { applyMigrations } from '../../src/db/migrate.js';
 import { approvalsRoutes } from '../../src/http/approvals-routes.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { pgExecutor, type SqlExecutor } from '../../src/quota/sql.js';
+import type { SqlExecutor } from '../../src/quota/sql.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
-import { seedAccount, seedAction, settleDecision } from '../helpers/approvals.js';
-import { createScratchDatabase } from '../helpers/scratch-database.js';
+import { openJournal, seedAction, settleDecision } from '../helpers/approvals.js';
 
 const OPERATOR_TOKEN = 'operator-token-for-the-page-test';
 const keys = deriveApprovalKeys('page-test-secret-of-at-least-32-characters');
 const REPLY = 'Thanks Alice, Friday works. <script>alert("x")</script> & "quotes" \'too\'';
 const HOSTILE_LABEL = '"><img src=x onerror=alert(1)>';
 
-let database: { url: string; drop(): Promise<void> };
-let pool: pg.Pool;
+let journal: Awaited<ReturnType<typeof openJournal>>;
 let db: SqlExecutor;
 let connection: Connection;
 let nativeConnection: NativeConnection;
@@ -61,11 +57,8 @@ async function newPage(): Promise<Page> {
 }
 
 beforeAll(async () => {
-  database = await createScratchDatabase();
-  await applyMigrations(database.url);
-  pool = new pg.Pool({ connectionString: database.url, max: 4 });
-  db = pgExecutor(pool);
-  accountId = await seedAccount(db, 'page-test@durable-inbox.test');
+  journal = await openJournal('page-test@durable-inbox.test');
+  ({ db, accountId } = journal);
 
   Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
   const address = inject('temporalAddress');
@@ -107,8 +100,7 @@ afterAll(async () => {
   await running?.catch(() => {});
   await nativeConnection?.close();
   await connection?.close();
-  await pool?.end();
-  await database?.drop();
+  await journal?.close();
 });
 
 describe('the approvals page', () => {
