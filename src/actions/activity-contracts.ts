@@ -1,6 +1,6 @@
 // The action activities as types: the thread workflow and the undo workflow import only these;
 // gmail-activities.ts (Gmail task queue) and store-activities.ts (local, Postgres) implement them.
-import type { LifecycleAction, ProposeActionsInput } from './journal.js';
+import type { ProposeActionsInput } from './journal.js';
 import type { ActionResult, ActionState, JournaledAction } from './contracts.js';
 
 export interface ActionGmailActivities {
@@ -40,8 +40,6 @@ export interface ActionStoreActivities {
   }): Promise<{ action: JournaledAction; moved: boolean } | null>;
   /** The action as the journal has it now. */
   readAction(input: { id: string }): Promise<JournaledAction | null>;
-  /** Journals changes the thread's own lifecycle made (drafts, Done's archive) as done. */
-  recordLifecycle(input: { accountId: string; threadId: string; workflowId: string; actions: LifecycleAction[] }): Promise<void>;
 }
 
 export interface ApprovalNotifyActivities {

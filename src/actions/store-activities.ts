@@ -1,14 +1,13 @@
 // Postgres activities of the actions (local activities of the thread workflow): the journal's writes.
 import type { SqlExecutor } from '../quota/sql.js';
 import type { ActionStoreActivities } from './activity-contracts.js';
-import { loadAction, proposeActions, recordLifecycleActions, transitionAction } from './journal.js';
+import { loadAction, proposeActions, transitionAction } from './journal.js';
 
 export function createActionStoreActivities(db: SqlExecutor): ActionStoreActivities {
   return {
     proposeActions: (input) => proposeActions(db, input),
     settleAction: ({ scheduledForMs, ...t }) =>
       transitionAction(db, { ...t, ...(scheduledForMs !== undefined ? { scheduledFor: new Date(scheduledForMs) } : {}) }),
-    recordLifecycle: (input) => recordLifecycleActions(db, input),
     readAction: ({ id }) => loadAction(db, id),
   };
 }

@@ -2,6 +2,7 @@
 // the implementations (gmail-activities.ts, llm-activities.ts, store-activities.ts) satisfy them.
 import type { EmailForPrompt } from '../mail/types.js';
 import type { ActionSpec } from '../actions/contracts.js';
+import type { LifecycleAction } from '../actions/journal.js';
 import type { AgentProfile } from '../agent/contracts.js';
 import type {
   Category,
@@ -163,7 +164,7 @@ export interface StoreActivities {
   classifyByRules(input: { accountId: string; email: PromptMessage }): Promise<RulesVerdict>;
   /** What earlier runs of this thread left in Postgres; null for a thread never seen. */
   loadThread(input: { accountId: string; threadId: string }): Promise<ThreadMemory | null>;
-  /** Upserts the thread row and appends new decisions (idempotent by run id and sequence). */
+  /** Upserts the thread row, appends new decisions (idempotent by run id and sequence) and journals the lifecycle's changes (by key). */
   saveThread(input: {
     accountId: string;
     threadId: string;
@@ -172,5 +173,7 @@ export interface StoreActivities {
     closed: boolean;
     /** Decisions not saved yet, with their index in the run's decision list (the idempotency key). */
     decisions: { seq: number; decision: DecisionRecord }[];
+    /** Changes the lifecycle made in Gmail (drafts, Done's archive, its labels), journaled as done. */
+    journal?: LifecycleAction[];
   }): Promise<void>;
 }

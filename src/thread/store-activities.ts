@@ -13,12 +13,12 @@ import {
 import { isCategory } from '../mail/types.js';
 import { ruleFromRow, type RuleRow } from '../rules/rule-rows.js';
 import { uuid7 } from '../db/uuid7.js';
-import { loadCategoryActions } from '../actions/journal.js';
+import { loadCategoryActions, recordLifecycleActions } from '../actions/journal.js';
 import { loadAgentProfile } from '../agent/profiles.js';
 import { prismaExecutor } from '../quota/sql.js';
 import type { EmailForPrompt } from '../mail/types.js';
 import type { RulesVerdict, StoreActivities } from './activity-contracts.js';
-import type { ThreadMemory, ThreadState } from './contracts.js';
+import { threadWorkflowId, type ThreadMemory, type ThreadState } from './contracts.js';
 
 const SAVE_THREAD_SQL = `
 WITH thread AS (
@@ -142,7 +142,10 @@ export function createStoreActivities(prisma: PrismaClient): StoreActivities {
       return memory;
     },
 
-    async saveThread({ accountId, threadId, workflowRunId, memory, closed, decisions }) {
+    async saveThread({ accountId, threadId, workflowRunId, memory, closed, decisions, journal }) {
+      if (journal && journal.length > 0) {
+        await recordLifecycleActions(prismaExecutor(prisma), { accountId, threadId, workflowId: threadWorkflowId(accountId, threadId), actions: journal });
+      }
       // One statement (the thread's hot path: once per handled event): upsert the row, append the
       // new decisions; a retried activity finds them by (run_id, seq) and adds nothing.
       await prisma.$executeRawUnsafe(

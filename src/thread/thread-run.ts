@@ -42,6 +42,7 @@ import {
   carriedOf,
   indexedOf,
   isClosed,
+  memoryOf,
   openRecord,
   savedAtStart,
   statusOf,
@@ -49,6 +50,11 @@ import {
   type SavedRecord,
   type ThreadRecord,
 } from './thread-record.js';
+
+/** The activities of each queue, every feature's together. */
+type GmailSteps = GmailActivities & ActionGmailActivities & AgentGmailActivities;
+type LlmSteps = LlmActivities & AgentLlmActivities;
+type PostgresSteps = StoreActivities & ActionStoreActivities & AgentStoreActivities;
 
 export class ThreadRun {
   readonly accountId: string;
@@ -82,7 +88,7 @@ export class ThreadRun {
   private constructor(
     private readonly input: ThreadWorkflowInput,
     readonly record: ThreadRecord,
-    store: StoreActivities,
+    store: PostgresSteps,
   ) {
     this.accountId = input.accountId;
     this.threadId = input.threadId;
@@ -94,16 +100,14 @@ export class ThreadRun {
     // The ingest indexed a new run as pending; a carried-over run shows its state already.
     this.indexed = carried ? indexedOf(record) : { state: 'pending' };
     this.reconnect = new AccountReconnect(input.settings.reauthRecheckMs);
-    this.gmail = waitingForAccountAccess(proxyQueueActivities<GmailActivities>('gmail', input.settings), this.reconnect);
-    this.llm = proxyQueueActivities<LlmActivities>('llm', input.settings);
-    this.store = store;
-    this.actions = waitingForAccountAccess(proxyQueueActivities<ActionGmailActivities>('gmail', input.settings), this.reconnect);
-    this.journal = proxyLocalActivities<ActionStoreActivities>(STORE_ACTIVITY_OPTIONS);
+    // One proxy per queue; the fields are views of it by feature.
+    const gmail = waitingForAccountAccess(proxyQueueActivities<GmailSteps>('gmail', input.settings), this.reconnect);
+    const llm = proxyQueueActivities<LlmSteps>('llm', input.settings);
+    this.gmail = this.actions = this.agentGmail = gmail;
+    this.llm = this.agentLlm = llm;
+    this.store = this.journal = this.agentStore = store;
     this.notify = proxyNotifyActivities<ApprovalNotifyActivities>(input.settings);
     this.actionSettings = input.settings.actions ?? DEFAULT_ACTION_SETTINGS;
-    this.agentLlm = proxyQueueActivities<AgentLlmActivities>('llm', input.settings);
-    this.agentGmail = waitingForAccountAccess(proxyQueueActivities<AgentGmailActivities>('gmail', input.settings), this.reconnect);
-    this.agentStore = proxyLocalActivities<AgentStoreActivities>(STORE_ACTIVITY_OPTIONS);
     for (const signal of [newMessageSignal, labelsChangedSignal, draftGoneSignal, sentSeenSignal, actionDecisionSignal]) {
       setHandler(signal, (event: ThreadEvent) => this.enqueue(event));
     }
@@ -112,7 +116,7 @@ export class ThreadRun {
 
   /** The run's record: what continue-as-new carried, else what earlier runs left in Postgres. */
   static async open(input: ThreadWorkflowInput): Promise<ThreadRun> {
-    const store = proxyLocalActivities<StoreActivities>(STORE_ACTIVITY_OPTIONS);
+    const store = proxyLocalActivities<PostgresSteps>(STORE_ACTIVITY_OPTIONS);
     const remembered = input.carried ? null : await store.loadThread({ accountId: input.accountId, threadId: input.threadId });
     return new ThreadRun(input, openRecord(input.carried, remembered), store);
   }
@@ -197,22 +201,20 @@ export class ThreadRun {
     upsertMemo({ summary: summary.slice(0, 200) });
   }
 
-  /** Writes the thread row and the new decisions when anything changed since the last write. */
+  /** Writes the thread row, the new decisions and the lifecycle's journal entries, when anything changed since the last write. */
   async save(): Promise<void> {
-    if (this.lifecycle.length > 0) {
-      await this.journal.recordLifecycle({ ...this.ids, workflowId: this.workflowId, actions: this.lifecycle });
-      this.lifecycle = [];
-    }
     const changes = unsaved(this.record, this.saved);
-    if (!changes) return;
+    if (!changes && this.lifecycle.length === 0) return;
     await this.store.saveThread({
       ...this.ids,
       workflowRunId: workflowInfo().runId,
-      memory: changes.memory,
+      memory: changes?.memory ?? memoryOf(this.record),
       closed: this.closed,
-      decisions: changes.decisions,
+      decisions: changes?.decisions ?? [],
+      ...(this.lifecycle.length > 0 ? { journal: this.lifecycle } : {}),
     });
-    this.saved = changes.saved;
+    this.lifecycle = [];
+    if (changes) this.saved = changes.saved;
   }
 
   /** A closing thread leaves nothing waiting: approvals expire, scheduled sends are cancelled. */
