@@ -38,6 +38,7 @@ export function createBackfillHandoffActivities(deps: BackfillHandoffDeps): Back
           event: { type: 'message_added', messageId: row.gmail_id, labelIds: row.label_ids },
           settings: deps.settings,
           taskQueue: deps.taskQueue,
+          work: 'handoff',
         });
         heartbeat(i + 1);
       }

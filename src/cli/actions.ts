@@ -23,7 +23,7 @@ import type { Allowance, AllowanceScope, SafetyPolicy } from '../actions/policy.
 import { CATEGORIES, type Category } from '../mail/types.js';
 import { prismaExecutor } from '../quota/sql.js';
 import { accountIdOf } from './account-ref.js';
-import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
+import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
 const USAGE = `usage: npm run cli -- actions list [--account A] [--state ${ACTION_STATES.join('|')}] [--thread T] [--limit N]
@@ -70,14 +70,6 @@ function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, flag: string): T 
 
 const wholeNumber = (min: number, max: number) =>
   z.string().regex(/^\d+$/, 'expected a whole number').transform(Number).refine((n) => n >= min && n <= max, `expected ${min} to ${max}`);
-
-/** `90m`, `1h`, `2d` before now. */
-export function sinceDate(text: string, now = Date.now()): Date {
-  const m = /^(\d+)\s*(m|h|d)$/.exec(text.trim());
-  if (!m) throw new UsageError(`--since: expected a duration like 30m, 1h or 2d (got ${JSON.stringify(text)})`);
-  const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'];
-  return new Date(now - Number(m[1]) * unit);
-}
 
 async function list(prisma: PrismaClient, io: CliIo, values: Values): Promise<void> {
   const state = values.state === undefined ? undefined : parseOrThrow(z.enum(ACTION_STATES, { error: `expected one of ${ACTION_STATES.join(', ')}` }), values.state, '--state');

@@ -16,6 +16,7 @@ import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { InboxAccountId } from '../temporal/search-attributes.js';
 import { archiverWorkflow } from '../backfill/archiver-workflow.js';
 import { backfillWorkflow, type BackfillResult } from '../backfill/backfill-workflow.js';
+import { priorityFor } from '../temporal/priority.js';
 import { backfillProgressQuery, backfillWorkflowId, type BackfillOptions, type BackfillProgress } from '../backfill/contracts.js';
 
 const log = createLogger('cli');
@@ -183,6 +184,7 @@ export async function runBackfillCli(cfg: Env, argv: string[], io: BackfillCliIo
           taskQueue,
           args: [options],
           typedSearchAttributes: [{ key: InboxAccountId, value: accountId }],
+          priority: priorityFor('backfill', accountId),
         });
         io.out(`backfill of ${accountId} started (workflow ${workflowId})`);
       } catch (err) {

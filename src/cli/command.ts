@@ -64,3 +64,11 @@ export function parseSubcommand<O extends Options>(
     return usageFailure(io, command.name, (err as Error).message, command.usage);
   }
 }
+
+/** `90m`, `1h`, `2d` before now (a `--since` flag). */
+export function sinceDate(text: string, now = Date.now()): Date {
+  const m = /^(\d+)\s*(m|h|d)$/.exec(text.trim());
+  if (!m) throw new UsageError(`--since: expected a duration like 30m, 1h or 2d (got ${JSON.stringify(text)})`);
+  const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'm' | 'h' | 'd'];
+  return new Date(now - Number(m[1]) * unit);
+}

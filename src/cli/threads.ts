@@ -1,21 +1,35 @@
-// `npm run cli -- threads <list|show> ...`: what the assistant did, from Postgres (closed threads
-// included; the Web UI and `temporal workflow` show the running ones).
+// `npm run cli -- threads <list|show|reclassify> ...`: what the assistant did, from Postgres (closed
+// threads included; the Web UI and `temporal workflow` show the running ones).
 //   list [--account A] [--state S] [--limit N]   newest first
 //   show <thread id> [--account A]               the thread's row and its decision log
+//   reclassify <thread id> [--account A]         classify again (after a rule changed)
+//   reclassify --account A --since 2d            every open thread of the account touched since
 // <A> is an account id or its email address.
-import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Env } from '../config.js';
+import { threadSettingsFromConfig, type Env } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
-import { THREAD_STATES } from '../thread/contracts.js';
+import { connectClient } from '../temporal/client.js';
+import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
+import { CLOSED_STATES, THREAD_STATES } from '../thread/contracts.js';
+import { requestReclassify } from '../thread/ingest.js';
 import { accountIdOf } from './account-ref.js';
-import { usageFailure, UsageError, withDatabase, type CliIo } from './command.js';
+import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
 export type ThreadsCliIo = CliIo;
 
 const USAGE = `usage: npm run cli -- threads list [--account A] [--state ${THREAD_STATES.join('|')}] [--limit N]
-       npm run cli -- threads show <thread id> [--account A]`;
+       npm run cli -- threads show <thread id> [--account A]
+       npm run cli -- threads reclassify <thread id> [--account A]
+       npm run cli -- threads reclassify --account A --since <N>m|h|d`;
+
+const OPTIONS = {
+  account: { type: 'string' },
+  state: { type: 'string' },
+  limit: { type: 'string' },
+  since: { type: 'string' },
+} as const;
 
 const listArgs = z.object({
   account: z.string().optional(),
@@ -135,25 +149,50 @@ async function printAgentSteps(prisma: PrismaClient, io: ThreadsCliIo, accountId
   }
 }
 
+/**
+ * Signals each open thread to classify its latest message again; the decision log keeps the old
+ * decision beside the new one. Closed threads (archived, sent, discarded) are left as they are.
+ */
+async function reclassify(cfg: Env, prisma: PrismaClient, io: ThreadsCliIo, threadId: string | undefined, values: { account?: string; since?: string }): Promise<void> {
+  if (threadId && values.since) throw new UsageError('reclassify takes a thread id or --since, not both');
+  if (!threadId && !values.since) throw new UsageError('reclassify needs a thread id, or --account and --since');
+  const accountId = await accountIdOf(prisma, values.account);
+  if (!threadId && !accountId) throw new UsageError('reclassify --since needs --account');
+  const since = values.since ? sinceDate(values.since) : undefined;
+  const threads = await prisma.thread.findMany({
+    where: { ...(accountId ? { accountId } : {}), ...(threadId ? { gmailThreadId: threadId } : { updatedAt: { gte: since! } }) },
+    orderBy: { updatedAt: 'asc' },
+    select: { accountId: true, gmailThreadId: true, state: true },
+  });
+  if (threadId && threads.length === 0) throw new UsageError(`no thread ${threadId}${values.account ? ` in ${values.account}` : ''}`);
+  if (threadId && threads.length > 1) throw new UsageError(`thread ${threadId} is in ${threads.length} accounts: give --account`);
+  const open = threads.filter((t) => !(CLOSED_STATES as readonly string[]).includes(t.state));
+  for (const t of threads) if (!open.includes(t)) io.out(`left as it is  ${t.gmailThreadId} (${t.state})`);
+  if (open.length === 0) {
+    if (!threadId) io.out(`no open thread updated since ${since!.toISOString()}`);
+    return;
+  }
+  const client = await connectClient(cfg, await resolvePayloadKeys(cfg));
+  try {
+    const settings = threadSettingsFromConfig(cfg);
+    const requestId = randomUUID();
+    for (const t of open) {
+      await requestReclassify(client, { accountId: t.accountId, threadId: t.gmailThreadId, settings, requestId, taskQueue: cfg.TEMPORAL_TASK_QUEUE });
+      io.out(`reclassifying  ${t.gmailThreadId} (${t.state}): see npm run cli -- threads show ${t.gmailThreadId}`);
+    }
+  } finally {
+    await client.connection.close();
+  }
+}
+
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runThreadsCli(cfg: Env, argv: string[], io: ThreadsCliIo = { out: (l) => console.log(l) }): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub !== 'list' && sub !== 'show') {
-    io.out(USAGE);
-    return 2;
-  }
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: rest,
-      options: { account: { type: 'string' }, state: { type: 'string' }, limit: { type: 'string' } },
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (err) {
-    return usageFailure(io, 'threads', (err as Error).message, USAGE);
-  }
-  return withDatabase(cfg, io, { name: 'threads', usage: USAGE }, (prisma) =>
-    sub === 'list' ? list(prisma, io, parsed.values) : show(prisma, io, parsed.positionals[0], parsed.values.account),
-  );
+  const parsed = parseSubcommand(io, { name: 'threads', usage: USAGE, subcommands: ['list', 'show', 'reclassify'], options: OPTIONS }, argv);
+  if (typeof parsed === 'number') return parsed;
+  const { sub, values, positionals } = parsed;
+  return withDatabase(cfg, io, { name: 'threads', usage: USAGE }, (prisma) => {
+    if (sub === 'list') return list(prisma, io, values);
+    if (sub === 'show') return show(prisma, io, positionals[0], values.account);
+    return reclassify(cfg, prisma, io, positionals[0], values);
+  });
 }

@@ -2,6 +2,7 @@
 // (signal-with-start by workflow id: one sync workflow per account, whoever asks first).
 import type { Client } from '@temporalio/client';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
+import { priorityFor } from '../temporal/priority.js';
 import { InboxAccountId } from '../temporal/search-attributes.js';
 import { accountReconnectedSignal } from '../accounts/account-access.js';
 import { syncFullScanSignal, syncNotifySignal, syncWorkflow } from './sync-workflow.js';
@@ -20,6 +21,7 @@ function startOptions(target: SyncTarget, accountId: string) {
     taskQueue: target.taskQueue ?? WORKFLOW_TASK_QUEUE,
     args: [{ accountId, ...(target.settings ? { settings: target.settings } : {}) }] as Parameters<typeof syncWorkflow>,
     typedSearchAttributes: [{ key: InboxAccountId, value: accountId }],
+    priority: priorityFor('live', accountId),
   };
 }
 

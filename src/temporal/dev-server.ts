@@ -160,6 +160,11 @@ function extraServerArgs(codecEndpoint: string | undefined): string[] {
     'matching.numTaskqueueReadPartitions=1',
     '--dynamic-config-value',
     'matching.numTaskqueueWritePartitions=1',
+    // Task queue priority and fairness keys (src/temporal/priority.ts): live mail before a backfill.
+    '--dynamic-config-value',
+    'matching.useNewMatcher=true',
+    '--dynamic-config-value',
+    'matching.enableFairness=true',
     '--sqlite-pragma',
     'journal_mode=WAL',
     '--sqlite-pragma',

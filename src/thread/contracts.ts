@@ -148,12 +148,19 @@ export interface ActionDueEvent {
   actionId: string;
 }
 
+/** The user asked for the thread to be classified again (a rule changed): `threads reclassify`. */
+export interface ReclassifyEvent {
+  type: 'reclassify';
+  /** Unique per request, so a repeated signal is taken once. */
+  requestId: string;
+}
+
 export type { ActionDecisionEvent };
 
 /** What the sync sees change in the mailbox (ingest.ts delivers these). */
 export type MailboxEvent = MessageAddedEvent | LabelsChangedEvent | DraftGoneEvent | SentSeenEvent;
 
-export type ThreadEvent = MailboxEvent | ActionDecisionEvent | ActionDueEvent;
+export type ThreadEvent = MailboxEvent | ActionDecisionEvent | ActionDueEvent | ReclassifyEvent;
 
 // ---- query ---------------------------------------------------------------------------------
 
@@ -172,7 +179,8 @@ export interface DecisionRecord {
     | 'rule_skipped'
     | 'draft_kept'
     | 'action'
-    | 'agent';
+    | 'agent'
+    | 'reclassify';
   source: 'rules' | 'llm' | 'user' | 'system';
   detail: string;
   model?: string;
@@ -210,7 +218,7 @@ export function threadWorkflowId(accountId: string, threadId: string): string {
 export function opensThread(event: ThreadEvent): boolean {
   if (event.type === 'message_added') return !event.labelIds.includes('DRAFT') && !event.labelIds.includes('SENT');
   if (event.type === 'labels_changed') return event.added.includes('needsResponse') || event.added.includes('done');
-  return false;
+  return event.type === 'reclassify';
 }
 
 export function eventKey(event: ThreadEvent): string {
@@ -218,5 +226,6 @@ export function eventKey(event: ThreadEvent): string {
   if (event.type === 'draft_gone' && event.changeId) return `${event.type}:${event.messageId}:${event.changeId}`;
   if (event.type === 'action_decision') return `${event.type}:${event.actionId}:${event.decision}`;
   if (event.type === 'action_due') return `${event.type}:${event.actionId}`;
+  if (event.type === 'reclassify') return `${event.type}:${event.requestId}`;
   return `${event.type}:${event.messageId}`;
 }

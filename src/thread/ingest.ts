@@ -3,8 +3,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
+import { priorityFor, type WorkKind } from '../temporal/priority.js';
 import { InboxAccountId, InboxState } from '../temporal/search-attributes.js';
-import { draftGoneSignal, labelsChangedSignal, newMessageSignal, sentSeenSignal } from './signals.js';
+import { draftGoneSignal, labelsChangedSignal, newMessageSignal, reclassifySignal, sentSeenSignal } from './signals.js';
 import { threadWorkflow } from './thread-workflow.js';
 import { opensThread, threadWorkflowId, type MailboxEvent, type ThreadSettings } from './contracts.js';
 
@@ -31,9 +32,11 @@ export async function ingestThreadEvent(
     settings: ThreadSettings;
     /** The workflow task queue (cfg.TEMPORAL_TASK_QUEUE). */
     taskQueue?: string;
+    /** Whose turn a new thread workflow takes (live mail unless a backfill hands it over). */
+    work?: WorkKind;
   },
 ): Promise<IngestOutcome> {
-  const { accountId, threadId, event, settings, taskQueue = WORKFLOW_TASK_QUEUE } = params;
+  const { accountId, threadId, event, settings, taskQueue = WORKFLOW_TASK_QUEUE, work = 'live' } = params;
   const workflowId = threadWorkflowId(accountId, threadId);
   const signal = signalFor(event);
   if (opensThread(event)) {
@@ -47,6 +50,7 @@ export async function ingestThreadEvent(
         { key: InboxAccountId, value: accountId },
         { key: InboxState, value: 'pending' },
       ],
+      priority: priorityFor(work, accountId),
     });
     return 'started_or_signalled';
   }
@@ -57,4 +61,25 @@ export async function ingestThreadEvent(
     if (err instanceof WorkflowNotFoundError) return 'ignored_closed';
     throw err;
   }
+}
+
+/**
+ * Asks the thread to classify its latest message again (`threads reclassify`): the running workflow
+ * is signalled, or a new run starts from what earlier runs left (a skipped thread's run ends after
+ * its idle timeout).
+ */
+export async function requestReclassify(
+  client: Client,
+  params: { accountId: string; threadId: string; settings: ThreadSettings; requestId: string; taskQueue?: string },
+): Promise<void> {
+  const { accountId, threadId, settings, requestId, taskQueue = WORKFLOW_TASK_QUEUE } = params;
+  await client.workflow.signalWithStart(threadWorkflow, {
+    workflowId: threadWorkflowId(accountId, threadId),
+    taskQueue,
+    args: [{ accountId, threadId, settings }],
+    signal: reclassifySignal,
+    signalArgs: [{ type: 'reclassify', requestId }],
+    typedSearchAttributes: [{ key: InboxAccountId, value: accountId }],
+    priority: priorityFor('live', accountId),
+  });
 }

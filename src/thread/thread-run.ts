@@ -35,6 +35,7 @@ import {
   draftGoneSignal,
   labelsChangedSignal,
   newMessageSignal,
+  reclassifySignal,
   sentSeenSignal,
   threadStatusQuery,
 } from './signals.js';
@@ -108,7 +109,7 @@ export class ThreadRun {
     this.store = this.journal = this.agentStore = store;
     this.notify = proxyNotifyActivities<ApprovalNotifyActivities>(input.settings);
     this.actionSettings = input.settings.actions ?? DEFAULT_ACTION_SETTINGS;
-    for (const signal of [newMessageSignal, labelsChangedSignal, draftGoneSignal, sentSeenSignal, actionDecisionSignal]) {
+    for (const signal of [newMessageSignal, labelsChangedSignal, draftGoneSignal, sentSeenSignal, actionDecisionSignal, reclassifySignal]) {
       setHandler(signal, (event: ThreadEvent) => this.enqueue(event));
     }
     setHandler(threadStatusQuery, () => this.status());

@@ -57,6 +57,8 @@ async function handle(run: ThreadRun, event: ThreadEvent): Promise<void> {
       return decideAction(run, event as ActionDecisionEvent);
     case 'action_due':
       return actionDue(run, event as ActionDueEvent);
+    case 'reclassify':
+      return classifyAndAnswer(run, { again: true });
     case 'ignore':
       return;
   }
@@ -64,15 +66,26 @@ async function handle(run: ThreadRun, event: ThreadEvent): Promise<void> {
 
 // ---- the steps ------------------------------------------------------------------------------
 
-/** New mail: read the thread, classify it (rules, then the LLM), and draft a reply when it needs one. */
-async function classifyAndAnswer(run: ThreadRun): Promise<void> {
+/**
+ * New mail: read the thread, classify it (rules, then the LLM), and draft a reply when it needs one.
+ * `again`: the user asked for the latest message to be classified anew (a rule changed); the new
+ * verdict is acted on only when its category differs, and every action keeps its idempotency key.
+ */
+async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promise<void> {
   const { record } = run;
   const thread = await run.gmail.readThread(run.ids);
   if (!thread) return threadGone(run);
   const email = thread.latestInbound;
-  if (!email) return; // the user wrote last: nothing to answer
-  if (record.handledMessageIds.includes(email.messageId)) return; // already classified (a redelivery)
-  record.handledMessageIds.push(email.messageId);
+  if (again) {
+    const was = record.category ?? 'not classified';
+    run.decide({ kind: 'reclassify', source: 'user', detail: email ? `classify again (was ${was})` : `nothing to classify again: the last message is yours (${was})` });
+    if (!email) return;
+  } else {
+    if (!email) return; // the user wrote last: nothing to answer
+    if (record.handledMessageIds.includes(email.messageId)) return; // already classified (a redelivery)
+    record.handledMessageIds.push(email.messageId);
+  }
+  const previousCategory = record.category;
 
   // A draft the user has edited is their work: new mail in the thread does not overwrite it (and
   // no reply is written for it). Rework rewrites it on request, with the new mail.
@@ -80,6 +93,10 @@ async function classifyAndAnswer(run: ThreadRun): Promise<void> {
   const keepDraft = mayHaveUserDraft && (await draftIsUsers(run));
   const verdict = await classify(run, thread, email, keepDraft);
   if (!verdict) return; // the LLM step gave up: Action Required
+  if (again && record.category === previousCategory) {
+    run.decide({ kind: 'skip', source: 'system', detail: `still ${record.category}: nothing changes` });
+    return;
+  }
   run.summarize(`${record.category}: ${thread.subject}`);
   if (verdict.route) return handToAgent(run, thread, email, verdict.route);
 

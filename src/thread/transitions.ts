@@ -35,7 +35,9 @@ export type EventKind =
   /** The user approved, rejected or undid an action (CLI, page, Discord link, signal). */
   | 'action_decision'
   /** An open action's time came: its approval expired, or its send delay is over. */
-  | 'action_due';
+  | 'action_due'
+  /** The user asked for the thread to be classified again. */
+  | 'reclassify_request';
 
 export type Step =
   /** Read the thread, classify it (rules, then the LLM), draft when it needs a reply. */
@@ -62,6 +64,8 @@ export type Step =
   | 'decide_action'
   /** Expire the approval, or send. */
   | 'action_due'
+  /** Classify the latest inbound message again; act on the new verdict when it differs. */
+  | 'reclassify'
   | 'ignore';
 
 /** What the rules need to know of the thread besides its state. */
@@ -107,6 +111,7 @@ export const TRANSITIONS: Record<EventKind, Row> = {
   approval_draft_gone: inEveryOpenState('check_approval_draft'),
   action_decision: inEveryOpenState('decide_action'),
   action_due: inEveryOpenState('action_due'),
+  reclassify_request: inEveryOpenState('reclassify'),
 };
 
 export function stepFor(state: ThreadState, kind: EventKind): Step {
@@ -137,6 +142,8 @@ export function kindOf(event: ThreadEvent, facts: ThreadFacts): EventKind {
       return 'action_decision';
     case 'action_due':
       return 'action_due';
+    case 'reclassify':
+      return 'reclassify_request';
     case 'labels_changed':
       if (event.reconcile) return 'labels_to_recheck';
       if (event.added.includes('done')) return 'done_label';

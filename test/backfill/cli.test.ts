@@ -39,6 +39,16 @@ describe('backfill cli', () => {
     const io = { out: (l: string) => out.push(l), tty: false };
     expect(await runBackfillCli(cfg, ['start', h.accountId, '--granularity', 'day', '--watch'], io)).toBe(0);
     expect(out[0], out.join('\n')).toMatch(/backfill of .* started/);
+    // Behind live mail (priority 5 of 1..5), one fairness key per account; its slices inherit both.
+    const backfill = await h.client.workflow.getHandle(backfillWorkflowId(h.accountId)).describe();
+    expect(backfill.priority).toMatchObject({ priorityKey: 5, fairnessKey: h.accountId });
+    const slices = [];
+    for await (const w of h.client.workflow.list({ query: `WorkflowType = 'backfillSliceWorkflow'` })) {
+      if (w.workflowId.startsWith(`backfill-${h.accountId}-slice-`)) slices.push(w);
+    }
+    expect(slices.length).toBeGreaterThan(0);
+    const slice = await h.client.workflow.getHandle(slices[0]!.workflowId).describe();
+    expect(slice.priority).toMatchObject({ priorityKey: 5, fairnessKey: h.accountId });
     expect(out.some((l) => /^\[#+\] 100\.0% {2}done$/.test(l)), out.join('\n')).toBe(true);
     expect(out.some((l) => /^messages: 150 stored, 0 bad, 0 gone/.test(l)), out.join('\n')).toBe(true);
 

@@ -2,7 +2,8 @@
 // listed and shown, approve and undo --since through the thread workflows, the kill switch, the
 // category defaults and the policy settings, and bad arguments refused with a clear error.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runActionsCli, sinceDate } from '../../src/cli/actions.js';
+import { runActionsCli } from '../../src/cli/actions.js';
+import { sinceDate } from '../../src/cli/command.js';
 import { listActions } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/quota/sql.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';

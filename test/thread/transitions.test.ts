@@ -18,6 +18,7 @@ const m = 'mark_replied';
 const p = 'check_approval_draft';
 const da = 'decide_action';
 const due = 'action_due';
+const rc = 'reclassify';
 
 // columns:                   pending     skipped     needs_resp. drafted     rework_req. action_req. sent archived discarded
 const EXPECTED: Record<EventKind, Step[]> = {
@@ -38,6 +39,7 @@ const EXPECTED: Record<EventKind, Step[]> = {
   approval_draft_gone:     [p,          p,          p,          p,          p,          p,          x, x, x],
   action_decision:         [da,         da,         da,         da,         da,         da,         x, x, x],
   action_due:              [due,        due,        due,        due,        due,        due,        x, x, x],
+  reclassify_request:      [rc,         rc,         rc,         rc,         rc,         rc,         x, x, x],
 };
 
 const pairs = (Object.keys(EXPECTED) as EventKind[]).flatMap((kind) =>
@@ -97,6 +99,7 @@ describe('what an event means for the thread', () => {
     ['a scheduled send keeps no draft watch', { type: 'draft_gone', messageId: 'd9' }, { openActions: [{ ...waitingDraft, state: 'scheduled' }] }, 'stale_draft_gone'],
     ['an approval', { type: 'action_decision', actionId: 'a1', decision: 'approve', by: 'cli' }, {}, 'action_decision'],
     ['an action coming due', { type: 'action_due', actionId: 'a1' }, {}, 'action_due'],
+    ['the user asking to classify again', { type: 'reclassify', requestId: 'q1' }, {}, 'reclassify_request'],
   ])('%s', (_what, event, more, kind) => {
     expect(kindOf(event, facts(more))).toBe(kind);
   });
