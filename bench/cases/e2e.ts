@@ -8,7 +8,9 @@
 //   --steady-seconds S   how long the steady stream lasts (default 60)
 //   --accounts A         mailboxes the mail is spread over (default 10: Gmail's quota is per user)
 //   --llm-latency MS     Anthropic emulator latency (default 300)
-//   --only burst|steady  one scenario
+//   --only burst|steady|backfill  one scenario
+//   --backfill-messages M  the backfill scenario: a steady stream to one account while a backfill of
+//                        that account's M-message mailbox runs at the quota ceiling (default 20000)
 // Latency: delivery call → the thread's draft seen in the emulator (polled every 250 ms).
 // Units: Gmail quota units the emulator charged during the scenario, divided by its emails.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -34,6 +36,9 @@ import { createGmailWorker } from '../../src/workers/gmail-worker.js';
 import { createLlmWorker } from '../../src/workers/llm-worker.js';
 import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
 import { installSdkLogging } from '../../src/workers/sdk-logging.js';
+import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
+import { backfillWorkflowId } from '../../src/backfill/contracts.js';
+import { priorityFor } from '../../src/temporal/priority.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const TOPIC = 'projects/durable-inbox-bench/topics/gmail';
@@ -79,6 +84,7 @@ export async function run(args: string[]): Promise<void> {
   const steadySeconds = flag(args, 'steady-seconds', 60);
   const accountsCount = flag(args, 'accounts', 10);
   const llmLatency = flag(args, 'llm-latency', 300);
+  const backfillMessages = flag(args, 'backfill-messages', 20_000);
   const onlyAt = args.indexOf('--only');
   const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 
@@ -137,6 +143,8 @@ export async function run(args: string[]): Promise<void> {
   for (let i = 0; i < accountsCount; i++) {
     const email = `bench-${tag}-${i}@example.com`;
     const created = await control.createAccount({ email, clientId: details.clientId });
+    // The backfill scenario's mailbox, filled before the account is connected (old mail, no history).
+    if (i === 0 && (!only || only === 'backfill')) await control.seed(email, { count: backfillMessages, spanDays: 365 });
     accountIdOf.set(email, (await registerAccount(deps, { refresh_token: created.refreshToken })).id);
     emails.push(email);
   }
@@ -166,9 +174,9 @@ export async function run(args: string[]): Promise<void> {
   })();
 
   let seq = 0;
-  async function deliverOne(): Promise<string> {
+  async function deliverOne(to?: string): Promise<string> {
     const i = seq++;
-    const email = emails[i % emails.length]!;
+    const email = to ?? emails[i % emails.length]!;
     const started = performance.now();
     const wall = Date.now();
     const m = await control.deliver(email, { to: [email], ...question(i) });
@@ -216,6 +224,14 @@ export async function run(args: string[]): Promise<void> {
     return q.rejected429 + q.rejected403 + q.rejectedConcurrent;
   }
 
+  async function waitFor(ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while (!(await ready())) {
+      if (performance.now() > deadline) throw new Error('the backfill stored nothing in time');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
   async function waitDrafted(keys: string[], timeoutMs: number): Promise<number> {
     const deadline = performance.now() + timeoutMs;
     while (keys.some((k) => !draftedAt.has(k)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
@@ -233,13 +249,34 @@ export async function run(args: string[]): Promise<void> {
     return out.sort((a, b) => a - b);
   }
 
-  async function report(name: string, keys: string[], units: number, wallMs: number): Promise<void> {
+  /** A steady stream (`rate` emails/s for `seconds`), each email to `to` or round the accounts; the keys delivered. */
+  async function stream(seconds: number, to?: string): Promise<string[]> {
+    const total = Math.round(rate * seconds);
+    const t0 = performance.now();
+    const keys: string[] = [];
+    const sends: Promise<void>[] = [];
+    for (let i = 0; i < total; i++) {
+      const wait = t0 + (i * 1000) / rate - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      sends.push(deliverOne(to).then((k) => void keys.push(k)));
+    }
+    await Promise.all(sends);
+    return keys;
+  }
+
+  async function storedMessages(accountId: string): Promise<number> {
+    const [row] = await prisma.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT count(*) AS n FROM messages WHERE account_id = $1`, accountId);
+    return Number(row!.n);
+  }
+
+  /** `units` undefined: not this scenario's own (a backfill spent most of them). */
+  async function report(name: string, keys: string[], units: number | undefined, wallMs: number): Promise<void> {
     const lat = keys.filter((k) => draftedAt.has(k)).map((k) => draftedAt.get(k)! - deliveredAt.get(k)!).sort((a, b) => a - b);
     console.log(`e2e ${name}: ${keys.length} emails delivered, ${lat.length} drafted`);
     console.log(`e2e ${name}: ${((lat.length / wallMs) * 60_000).toFixed(0)} emails/min`);
     console.log(`e2e ${name} latency p50: ${(percentile(lat, 50) / 1000).toFixed(2)} s`);
     console.log(`e2e ${name} latency p95: ${(percentile(lat, 95) / 1000).toFixed(2)} s`);
-    console.log(`e2e ${name}: ${(units / Math.max(1, keys.length)).toFixed(1)} Gmail units/email`);
+    if (units !== undefined) console.log(`e2e ${name}: ${(units / Math.max(1, keys.length)).toFixed(1)} Gmail units/email`);
     const sync = await syncLatencies(keys);
     console.log(`e2e ${name} delivery→thread workflow p50: ${(percentile(sync, 50) / 1000).toFixed(2)} s`);
     console.log(`e2e ${name} delivery→thread workflow p95: ${(percentile(sync, 95) / 1000).toFixed(2)} s`);
@@ -270,20 +307,38 @@ export async function run(args: string[]): Promise<void> {
     if (!only || only === 'steady') {
       const units0 = await unitsSpent();
       const rejected0 = await rejections();
-      const total = Math.round(rate * steadySeconds);
       const t0 = performance.now();
-      const keys: string[] = [];
-      const sends: Promise<void>[] = [];
-      for (let i = 0; i < total; i++) {
-        const due = t0 + (i * 1000) / rate;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        sends.push(deliverOne().then((k) => void keys.push(k)));
-      }
-      await Promise.all(sends);
+      const keys = await stream(steadySeconds);
       await waitDrafted(keys, 5 * 60_000);
       await report('steady', keys, (await unitsSpent()) - units0, performance.now() - t0);
       console.log(`e2e steady: ${(await rejections()) - rejected0} Gmail calls refused for quota (429/403)`);
+    }
+    if (!only || only === 'backfill') {
+      // Live mail to an account whose whole mailbox is being backfilled at its quota ceiling: the
+      // backfill runs behind live mail (task queue priority), so the drafts should not wait for it.
+      const email = emails[0]!;
+      const accountId = accountIdOf.get(email)!;
+      const handle = await client.workflow.start(backfillWorkflow, {
+        workflowId: backfillWorkflowId(accountId),
+        taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+        args: [{ accountId }],
+        priority: priorityFor('backfill', accountId),
+      });
+      await waitFor(async () => (await storedMessages(accountId)) >= 500, 5 * 60_000);
+      const units0 = await unitsSpent();
+      const rejected0 = await rejections();
+      const stored0 = await storedMessages(accountId);
+      const t0 = performance.now();
+      const keys = await stream(steadySeconds, email);
+      await waitDrafted(keys, 5 * 60_000);
+      const wallMs = performance.now() - t0;
+      const stored = (await storedMessages(accountId)) - stored0;
+      const running = (await handle.describe()).status.name === 'RUNNING';
+      await report('with backfill', keys, undefined, wallMs);
+      console.log(`e2e with backfill: ${(await unitsSpent()) - units0} Gmail units spent by mail and backfill together`);
+      console.log(`e2e with backfill: backfill stored ${stored} messages meanwhile (${(stored / (wallMs / 1000)).toFixed(1)} messages/s), ${running ? 'still running at the end' : 'FINISHED before the end: seed more (--backfill-messages)'}`);
+      console.log(`e2e with backfill: ${(await rejections()) - rejected0} Gmail calls refused for quota (429/403)`);
+      await handle.terminate('bench over');
     }
   } finally {
     polling = false;

@@ -82,7 +82,7 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
   async function gmailCall<T>(accountId: string, method: string, fn: (gmail: GmailService) => Promise<T>, signal: AbortSignal): Promise<T> {
     for (let waits = 0; ; waits++) {
       try {
-        return await accounts.call(accountId, (gmail) => limiter.run(accountId, method, () => fn(gmail), signal));
+        return await accounts.call(accountId, (gmail) => limiter.run(accountId, method, () => fn(gmail), signal, 'bulk'));
       } catch (err) {
         if (!(err instanceof GmailRateLimitError) || waits >= maxThrottleWaits) throw err;
         await sleep(err.retryAfterMs, signal);

@@ -9,6 +9,8 @@
 //   or a p95 latency breach halves it (at most once per `decreaseCooldownMs`, so a burst of 429s
 //   from calls already in flight counts once) and pushes the bucket into debt for the Retry-After.
 // - The clock is the database's (clock_timestamp()), so processes on skewed hosts agree.
+// - Two lanes: live calls (new mail, the user's labels, the sync) go before bulk ones (a backfill)
+//   for the account's in-flight slots, so a backfill at the ceiling never queues live mail behind it.
 //
 // Capacity (burst) is `burstSeconds` of the current rate. Every process using the same table must
 // use the same profile/options for an account (they come from the same environment).
@@ -49,6 +51,9 @@ export type QuotaOutcome =
   | { kind: 'throttled'; retryAfterMs?: number }
   /** Any other failure: neither healthy nor a throttle. */
   | { kind: 'error' };
+
+/** Who is calling: live mail goes before bulk work (a backfill) when the account's slots are taken. */
+export type QuotaLane = 'live' | 'bulk';
 
 export interface BucketState {
   rate: number;
@@ -118,6 +123,12 @@ RETURNING rate`;
 
 const COUNT_THROTTLE_SQL = `UPDATE quota_buckets SET throttles = throttles + 1 WHERE key = $1`;
 
+/** One account's in-flight calls in this process, and who waits for a slot, by lane. */
+interface Gate {
+  inFlight: number;
+  waiters: Record<QuotaLane, Array<() => void>>;
+}
+
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason as Error);
@@ -143,7 +154,7 @@ export class QuotaLimiter {
   private readonly latencies = new Map<string, number[]>();
   private readonly lastRate = new Map<string, number>();
   private readonly lastIncreaseAttempt = new Map<string, number>();
-  private readonly gates = new Map<string, { inFlight: number; waiters: Array<() => void> }>();
+  private readonly gates = new Map<string, Gate>();
 
   constructor(
     private readonly db: SqlExecutor,
@@ -230,8 +241,8 @@ export class QuotaLimiter {
    * This is the hook for any Gmail caller, e.g. the sync worker:
    *   accounts.call(id, (gmail) => limiter.run(id, 'threads.get', () => gmail.getThread(t)))
    */
-  async run<T>(accountId: string, method: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const release = await this.slot(accountId, method, signal);
+  async run<T>(accountId: string, method: string, fn: () => Promise<T>, signal?: AbortSignal, lane: QuotaLane = 'live'): Promise<T> {
+    const release = await this.slot(accountId, method, lane, signal);
     try {
       await this.acquire(accountId, this.cost(method), signal);
       return await this.timed(accountId, fn);
@@ -261,16 +272,20 @@ export class QuotaLimiter {
    * process are waiting for tokens or in flight, so bursts never exceed Gmail's per-user
    * concurrency (processes × maxConcurrency should stay under it).
    */
-  private async slot(accountId: string, method: string, signal?: AbortSignal): Promise<() => void> {
+  private async slot(accountId: string, method: string, lane: QuotaLane, signal?: AbortSignal): Promise<() => void> {
     let gate = this.gates.get(accountId);
     if (!gate) {
-      gate = { inFlight: 0, waiters: [] };
+      gate = { inFlight: 0, waiters: { live: [], bulk: [] } };
       this.gates.set(accountId, gate);
     }
     const g = gate;
-    while (g.inFlight >= this.suggestedConcurrency(accountId, method)) {
-      if (signal?.aborted) throw signal.reason as Error;
-      await new Promise<void>((resolve) => g.waiters.push(resolve));
+    // Bulk calls also wait while live ones are queued, so a freed slot goes to live mail first.
+    while (g.inFlight >= this.suggestedConcurrency(accountId, method) || (lane === 'bulk' && g.waiters.live.length > 0)) {
+      await new Promise<void>((resolve) => g.waiters[lane].push(resolve));
+      if (signal?.aborted) {
+        (g.waiters.live.shift() ?? g.waiters.bulk.shift())?.(); // the wake-up was for us: pass it on
+        throw signal.reason as Error;
+      }
     }
     g.inFlight++;
     let released = false;
@@ -278,7 +293,7 @@ export class QuotaLimiter {
       if (released) return;
       released = true;
       g.inFlight--;
-      g.waiters.shift()?.();
+      (g.waiters.live.shift() ?? g.waiters.bulk.shift())?.();
     };
   }
 

@@ -11,6 +11,7 @@ import { prismaExecutor } from '../../src/quota/sql.js';
 import { createGmailClient } from '../../src/gmail/client.js';
 import { GmailRateLimitError } from '../../src/gmail/errors.js';
 import { GmailService } from '../../src/gmail/gmail-service.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 let emulator: RunningGmailEmulator;
 const pools: PrismaClient[] = [];
@@ -180,5 +181,33 @@ describe('quota limiter', () => {
     expect(throttled).toBeGreaterThan(0);
     expect(state!.decreases).toBeGreaterThan(0);
     expect(state!.rate).toBeLessThan(200);
+  });
+
+  it('gives a freed slot to a live call before the bulk calls queued ahead of it', async () => {
+    const key = `acct-${randomUUID()}`;
+    const limiter = new QuotaLimiter(prismaExecutor(pool()), { profile: 'legacy', startRate: 200, maxRate: 200, maxConcurrency: 2 });
+    const order: string[] = [];
+    const gates: Array<() => void> = [];
+    const call = (name: string, lane: 'live' | 'bulk') =>
+      limiter.run(key, 'messages.get', async () => {
+        order.push(name);
+        await new Promise<void>((resolve) => gates.push(resolve));
+      }, undefined, lane);
+    // Two bulk calls hold the account's two slots; three more bulk calls and then a live one queue.
+    const running = [call('bulk-1', 'bulk'), call('bulk-2', 'bulk')];
+    await waitUntil('both slots taken', async () => order.length === 2, { timeoutMs: 5_000 });
+    running.push(call('bulk-3', 'bulk'), call('bulk-4', 'bulk'), call('bulk-5', 'bulk'));
+    await new Promise((r) => setTimeout(r, 50));
+    running.push(call('live-1', 'live'));
+    await new Promise((r) => setTimeout(r, 50));
+    gates.shift()!(); // one slot frees up
+    await waitUntil('the next call started', async () => order.length === 3, { timeoutMs: 5_000 });
+    expect(order[2]).toBe('live-1');
+    while (order.length < 6 || gates.length > 0) {
+      gates.shift()?.();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await Promise.all(running);
+    expect(order.slice(3)).toEqual(['bulk-3', 'bulk-4', 'bulk-5']);
   });
 });
