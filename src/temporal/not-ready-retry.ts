@@ -6,9 +6,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isGrpcServiceError, type Connection } from '@temporalio/client';
 
 export interface NotReadyRetry {
-  /** How long to keep trying, in all (default two minutes). */
+  /** How long to keep trying, in all. */
   waitMs?: number;
-  /** Bound of one try (default ten seconds). */
+  /** Bound of one try. */
   attemptMs?: number;
   log?: (m: string) => void;
 }
