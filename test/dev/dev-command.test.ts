@@ -152,6 +152,7 @@ it('started, stopped and started again three times on the same DATA_DIR, process
   const prisma = createPrismaClient(inject('databaseUrl'));
   const gmail = new EmulatorControlClient(`http://127.0.0.1:${ports.gmail}`);
   const accountIds: string[] = [];
+  let previous: { id: string; threadId: string } | undefined;
   try {
     for (let round = 1; round <= 3; round++) {
       const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -177,10 +178,19 @@ it('started, stopped and started again three times on the same DATA_DIR, process
           subject: `Quarterly numbers, round ${round}`,
           text: 'Hi,\n\nCould you send me the quarterly numbers by Friday?\n\nCarol',
         });
-        await waitUntil(`round ${round}: the new mail processed`, async () => {
-          const thread = await prisma.thread.findFirst({ where: { accountId: account.id, gmailThreadId: mail.threadId } });
-          return thread?.handledMessageIds.includes(mail.id);
-        }, { timeoutMs: 30_000, everyMs: 250 });
+        const handled = (what: string, m: { id: string; threadId: string }) =>
+          waitUntil(`round ${round}: ${what} processed`, async () => {
+            const thread = await prisma.thread.findFirst({ where: { accountId: account.id, gmailThreadId: m.threadId } });
+            return thread?.handledMessageIds.includes(m.id);
+          }, { timeoutMs: 30_000, everyMs: 250 });
+        await handled('the new mail', mail);
+        if (previous) {
+          // The mailbox is the one the last run left: a reply joins the thread of its mail, and is processed too.
+          const reply = await gmail.deliver(DEMO_EMAIL, { from: { name: 'Carol Reyes', email: 'carol@example.org' }, threadId: previous.threadId, text: 'Any news on the numbers?' });
+          expect(reply.threadId).toBe(previous.threadId);
+          await handled('the reply in the last run\'s thread', reply);
+        }
+        previous = mail;
       } finally {
         child.kill('SIGINT');
         const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 45_000))]);
