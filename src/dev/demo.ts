@@ -1,7 +1,14 @@
 // Dev mode without Google, Anthropic or Discord credentials: the bundled emulators stand in, with a
 // demo mailbox whose mail flows through the real sync → thread workflows → Gmail path, and a
-// Discord webhook that approval requests are posted to.
+// Discord webhook that approval requests are posted to. The Gmail emulator keeps its world under
+// DATA_DIR, so a restarted demo continues where it stopped; without that file, the demo account is
+// reset in Postgres and Temporal with the fresh mailbox, never left pointing at one that is gone.
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
 import type { Env } from '../config.js';
+import { registerAccount, type AccountDeps } from '../accounts/connect.js';
+import { notifySync, requestFullScan, type SyncTarget } from '../sync/notify.js';
+import { historyIdGreater } from '../sync/contracts.js';
 import { startGmailEmulator, type RunningGmailEmulator } from '../emulator/gmail/index.js';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic/index.js';
 import type { PrismaClient } from '../db/client.js';
@@ -23,8 +30,11 @@ export interface DemoWorld {
   close(): Promise<void>;
 }
 
-/** Starts the emulators the configuration lacks credentials for. */
-export async function startDemoWorld(cfg: Env): Promise<DemoWorld> {
+/** The Gmail emulator's state file under DATA_DIR. */
+export const GMAIL_STATE_FILE = 'gmail-emulator.json';
+
+/** Starts the emulators the configuration lacks credentials for; the Gmail emulator keeps its world in `dataDir`. */
+export async function startDemoWorld(cfg: Env, dataDir: string): Promise<DemoWorld> {
   const env: Record<string, string> = {};
   const useGmail = cfg.EMULATORS === 'always' || (cfg.EMULATORS === 'auto' && !cfg.GOOGLE_CLIENT_ID);
   const useAnthropic = cfg.EMULATORS === 'always' || (cfg.EMULATORS === 'auto' && !cfg.ANTHROPIC_API_KEY);
@@ -39,7 +49,9 @@ export async function startDemoWorld(cfg: Env): Promise<DemoWorld> {
       port: cfg.GMAIL_EMULATOR_PORT,
       quota: { profile: cfg.GMAIL_QUOTA_PROFILE },
       push: { endpoint: pushEndpoint, audience: pushEndpoint, serviceAccountEmail: PUSH_SERVICE_ACCOUNT },
+      stateFile: join(dataDir, GMAIL_STATE_FILE),
     });
+    if (gmail.state?.outcome === 'unreadable') log.warn(`Gmail emulator state unreadable (${gmail.state.reason}): moved to ${gmail.state.movedTo}, starting afresh`);
     const info = await gmail.control.info();
     Object.assign(env, {
       GMAIL_API_ROOT_URL: `${info.gmailRootUrl.replace(/\/?$/, '/')}`,
@@ -137,4 +149,63 @@ export async function ensureDemoRules(prisma: PrismaClient): Promise<void> {
     });
     log.info(`demo rule: scheduling mail from ${rule.sender} ${rule.says}`);
   }
+}
+
+export interface DemoAccountDeps extends AccountDeps {
+  sync: SyncTarget & { client: Client };
+}
+
+export interface DemoAccount {
+  accountId: string;
+  /** continued: the restored mailbox and the account as they were; fresh: a new demo; reset: the old demo's state was dropped first. */
+  how: 'continued' | 'fresh' | 'reset';
+}
+
+/**
+ * Connects the demo account. A mailbox restored from the state file continues with the account
+ * Postgres holds (a sync pass catches up). A new mailbox gets a new demo: any account of an earlier
+ * one, whose threads and cursor belong to a mailbox that is gone, is reset first (its workflows
+ * terminated, its rows deleted), as is one whose cursor is ahead of the restored mailbox (a state
+ * file older than the database: history ids would be handed out again).
+ */
+export async function connectDemoAccount(gmail: RunningGmailEmulator, deps: DemoAccountDeps, opts: { messages: number; fullScanDays: number }): Promise<DemoAccount> {
+  const { prisma } = deps;
+  const existing = await prisma.account.findUnique({ where: { email: DEMO_EMAIL } });
+  const mailbox = gmail.world.findAccount(DEMO_EMAIL)?.mailbox;
+  if (mailbox && existing?.status === 'active' && existing.encryptedTokens) {
+    if (!historyIdGreater(existing.historyId ?? undefined, String(mailbox.historyId))) {
+      log.info(`demo mailbox ${DEMO_EMAIL} restored from the Gmail emulator's state file: continuing`);
+      await notifySync(deps.sync, existing.id, { source: 'poll' });
+      return { accountId: existing.id, how: 'continued' };
+    }
+    log.warn(`the demo account's cursor ${existing.historyId} is ahead of the restored mailbox (${mailbox.historyId}): starting the demo afresh`);
+  }
+  let how: DemoAccount['how'] = 'fresh';
+  if (existing) {
+    if (!mailbox) log.warn(`no Gmail emulator state to continue the demo from: resetting the demo account ${existing.id} in Postgres and Temporal`);
+    await resetDemoAccount(deps.sync.client, prisma, existing.id);
+    how = 'reset';
+  }
+  if (mailbox) await gmail.control.reset();
+  const { refreshToken } = await seedDemoMailbox(gmail, opts.messages);
+  const account = await registerAccount(deps, { refresh_token: refreshToken });
+  // The seeded mail predates the cursor: the inbox scan hands it to the thread workflows.
+  await requestFullScan(deps.sync, account.id, { days: opts.fullScanDays });
+  return { accountId: account.id, how };
+}
+
+/** Terminates the account's workflows and deletes it (its rows go with it). */
+async function resetDemoAccount(client: Client, prisma: PrismaClient, accountId: string): Promise<void> {
+  let terminated = 0;
+  for await (const execution of client.workflow.list({ query: `InboxAccountId = "${accountId}" AND ExecutionStatus = "Running"` })) {
+    try {
+      await client.workflow.getHandle(execution.workflowId, execution.runId).terminate('demo reset: its mailbox is gone');
+      terminated++;
+    } catch (err) {
+      if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+    }
+  }
+  await prisma.agentStep.deleteMany({ where: { accountId } });
+  await prisma.account.delete({ where: { id: accountId } });
+  log.info(`demo account ${accountId} reset: ${terminated} workflows terminated, its rows deleted`);
 }

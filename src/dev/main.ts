@@ -16,12 +16,10 @@ import {
   threadSettingsFromConfig,
 } from '../config.js';
 import { TokenVault } from '../accounts/token-vault.js';
-import { registerAccount } from '../accounts/connect.js';
-import { requestFullScan } from '../sync/notify.js';
 import { resolveTokenKey } from '../temporal/encryption-keys.js';
 import { createGmailWorker } from '../workers/gmail-worker.js';
 import { createLlmWorker } from '../workers/llm-worker.js';
-import { DEMO_EMAIL, ensureDemoRules, seedDemoMailbox, startDemoWorld } from './demo.js';
+import { connectDemoAccount, DEMO_EMAIL, ensureDemoRules, startDemoWorld } from './demo.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { startCodecServer } from '../codec-server/server.js';
 import { AesGcmPayloadCodec } from '../temporal/codec.js';
@@ -34,6 +32,7 @@ import { installSdkLogging } from '../workers/sdk-logging.js';
 import { startHttpServer } from '../http/server.js';
 import { appRoutes } from '../http/routes.js';
 import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../schedules/schedules.js';
+import { untilServerReady } from '../temporal/not-ready-retry.js';
 import { createLogger } from '../shared/log.js';
 
 const log = createLogger('dev');
@@ -65,7 +64,7 @@ async function main(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
 
   // Without Google, Anthropic or Discord credentials, the bundled emulators stand in.
-  const demo = await startDemoWorld(userCfg);
+  const demo = await startDemoWorld(userCfg, dataDir);
   stack.push({ name: 'emulators', stop: () => demo.close() });
   // The list page needs an operator token: without one, a fresh one for this run (printed below).
   const operatorToken = userCfg.APPROVALS_OPERATOR_TOKEN ? {} : { APPROVALS_OPERATOR_TOKEN: randomBytes(18).toString('base64url') };
@@ -122,35 +121,32 @@ async function main(): Promise<void> {
   });
   stack.push({ name: 'http server', stop: () => http.close() });
 
+  // A restarted dev server may answer slowly for a while: start-up calls wait for it, never exit on that.
+  const startupRetry = { log: (m: string) => log.warn(m) };
   const schedules = await ensureSchedules(client, {
     retentionDays: cfg.RETENTION_DAYS,
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     sync: syncScheduleSettingsFromConfig(cfg),
     archiver: archiverScheduleSettingsFromConfig(cfg),
-  }, { log: (m) => log.warn(m) });
+  }, startupRetry);
   // Run retention once now, so a fresh install shows a workflow in the Web UI right away.
-  await client.schedule.getHandle(RETENTION_SCHEDULE_ID).trigger();
+  await untilServerReady(client.connection, 'retention trigger', () => client.schedule.getHandle(RETENTION_SCHEDULE_ID).trigger(), startupRetry);
 
   if (demo.gmail) {
-    // The emulator starts empty each time: a fresh demo mailbox, and a cursor from this mailbox.
     await ensureDemoRules(ctx.prisma);
-    const { refreshToken } = await seedDemoMailbox(demo.gmail, cfg.DEMO_MAILBOX_MESSAGES);
-    await ctx.prisma.account.updateMany({ where: { email: DEMO_EMAIL }, data: { historyId: null } });
-    const syncTarget = { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE };
-    const account = await registerAccount(
+    const demoAccount = await connectDemoAccount(
+      demo.gmail,
       {
         prisma: ctx.prisma,
         vault: new TokenVault(await resolveTokenKey(cfg)),
         oauth: gmailOAuthSettings(cfg),
-        sync: syncTarget,
+        sync: { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE },
         labels: threadSettingsFromConfig(cfg).labels,
         pushTopic: cfg.GMAIL_PUSH_TOPIC,
       },
-      { refresh_token: refreshToken },
+      { messages: cfg.DEMO_MAILBOX_MESSAGES, fullScanDays: cfg.SYNC_FULL_SCAN_DAYS },
     );
-    // The seeded mail predates the cursor: the inbox scan hands it to the thread workflows.
-    await requestFullScan(syncTarget, account.id, { days: cfg.SYNC_FULL_SCAN_DAYS });
-    log.info(`demo account ${DEMO_EMAIL} connected (${account.id}); its inbox is being processed`);
+    log.info(`demo account ${DEMO_EMAIL} connected (${demoAccount.accountId}, ${demoAccount.how}); its inbox is being processed`);
   }
 
   const ui = temporal.uiUrl ?? `http://localhost:${cfg.TEMPORAL_UI_PORT}`;

@@ -1,9 +1,9 @@
 // Temporal Schedules replace every cron loop. Created at start-up, idempotently: an existing
 // schedule gets the current spec and action, and keeps its state (an operator's pause stays).
 // Operators manage them with `temporal schedule list|describe|trigger|toggle`.
-import { setTimeout as sleep } from 'node:timers/promises';
-import { isGrpcServiceError, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
+import { untilServerReady, type NotReadyRetry } from '../temporal/not-ready-retry.js';
 import { archiverSchedule, type ArchiverScheduleSettings } from '../backfill/archiver-schedule.js';
 import type { retentionWorkflow } from '../retention/retention-workflow.js';
 import type { syncAllAccountsWorkflow, watchRenewalWorkflow } from '../sync/scheduled-workflows.js';
@@ -90,29 +90,16 @@ export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions
 
 /**
  * Creates every schedule, or updates it to the current spec and action while keeping its state.
- * A server that is still coming up (a restarted dev server answers schedule calls slowly or not at
- * all for a while) is waited out for up to `waitMs`, each try bounded by `attemptMs`; any other
- * error fails at once.
+ * A server that is still coming up (a restarted dev server) is waited out (untilServerReady).
  */
-export async function ensureSchedules(
-  client: Client,
-  settings: ScheduleSettings,
-  opts: { waitMs?: number; attemptMs?: number; log?: (m: string) => void } = {},
-): Promise<string[]> {
+export async function ensureSchedules(client: Client, settings: ScheduleSettings, opts: NotReadyRetry = {}): Promise<string[]> {
   const deadline = Date.now() + (opts.waitMs ?? 120_000);
-  const attemptMs = opts.attemptMs ?? 10_000;
   const ids: string[] = [];
   for (const options of scheduleDefinitions(settings)) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await client.connection.withDeadline(Date.now() + attemptMs, () => ensureSchedule(client, options));
-        break;
-      } catch (err) {
-        if (!serverNotReady(err) || Date.now() > deadline) throw err;
-        opts.log?.(`schedule ${options.scheduleId}: the Temporal server is not ready (${(err as Error).message}); trying again`);
-        await sleep(Math.min(500 * attempt, 5_000));
-      }
-    }
+    await untilServerReady(client.connection, `schedule ${options.scheduleId}`, () => ensureSchedule(client, options), {
+      ...opts,
+      waitMs: Math.max(0, deadline - Date.now()),
+    });
     ids.push(options.scheduleId);
   }
   return ids;
@@ -130,14 +117,4 @@ async function ensureSchedule(client: Client, options: ScheduleOptions): Promise
       state: previous.state, // keeps `paused` and the operator's note
     }));
   }
-}
-
-/** gRPC codes of a server that is starting or overloaded: UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED. */
-const NOT_READY_CODES = new Set([14, 4, 8]);
-
-function serverNotReady(err: unknown): boolean {
-  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    if (isGrpcServiceError(e)) return NOT_READY_CODES.has(e.code);
-  }
-  return false;
 }

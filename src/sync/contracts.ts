@@ -76,7 +76,9 @@ export interface SyncStatus {
 export type HistoryPageResult =
   | { kind: 'page'; cursor: string; more: boolean; records: number; events: number }
   /** startHistoryId is older than Gmail keeps: a gap repair is needed. */
-  | { kind: 'expired' };
+  | { kind: 'expired' }
+  /** The mailbox's history id is far behind startHistoryId (restored or replaced): a full scan is needed. */
+  | { kind: 'behind'; mailboxHistoryId: string };
 
 export interface InboxScanResult {
   /** The mailbox's history id read before listing: history after it covers everything the scan may have missed. */
@@ -109,6 +111,21 @@ export interface SyncFanoutActivities {
 
 export function syncWorkflowId(accountId: string): string {
   return `sync/${accountId}`;
+}
+
+/**
+ * How far a history id may lag behind our cursor before we say the mailbox went backwards. Gmail's ids
+ * only grow: a late or duplicate push lags by the few changes made while it was on its way, and a
+ * history answer never lags at all. Further behind than this, the mailbox was restored or replaced
+ * (the emulator's demo mailbox generated afresh): history after our cursor will never come, and
+ * only a full inbox scan finds its mail.
+ */
+export const HISTORY_ID_BACKWARDS_MARGIN = 500n;
+
+/** `historyId` is behind `cursor` by more than HISTORY_ID_BACKWARDS_MARGIN. */
+export function historyIdWentBackwards(historyId: string | undefined, cursor: string | undefined): boolean {
+  if (!historyId || !cursor) return false;
+  return BigInt(cursor) - BigInt(historyId) > HISTORY_ID_BACKWARDS_MARGIN;
 }
 
 /** Compares Gmail history ids (decimal strings of up to 64 bits). */

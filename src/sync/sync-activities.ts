@@ -14,7 +14,7 @@ import { createLogger } from '../shared/log.js';
 import { forEachLimited, historyToThreadEvents, type LabelRoles, type ThreadEvents } from './history-events.js';
 import { notifySync, requestFullScan, type SyncTarget } from './notify.js';
 import type { LabelRole, MailboxEvent, ThreadSettings } from '../thread/contracts.js';
-import { historyIdGreater, type SyncActivities, type SyncFanoutActivities } from './contracts.js';
+import { historyIdGreater, historyIdWentBackwards, type SyncActivities, type SyncFanoutActivities } from './contracts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
 
 export interface SyncActivityDeps {
@@ -196,13 +196,10 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
         }
         throw toActivityFailure(err);
       }
-      if (page.records.length === 0 && page.historyId && historyIdGreater(startHistoryId, page.historyId)) {
-        // Gmail's history never goes backwards: a mailbox behind our cursor was restored or replaced,
-        // and history.list from the cursor would stay empty for good. Repair as after a lost history.
-        log.warn(
-          `account ${accountId}: the mailbox's history id ${page.historyId} is behind our cursor ${startHistoryId}: repairing with an inbox scan`,
-        );
-        return { kind: 'expired' };
+      if (page.records.length === 0 && historyIdWentBackwards(page.historyId, startHistoryId)) {
+        // history.list from the cursor would stay empty for good: the workflow repairs with a full scan.
+        log.warn(`account ${accountId}: the mailbox's history id ${page.historyId} is behind our cursor ${startHistoryId} (restored or replaced mailbox): full inbox scan`);
+        return { kind: 'behind', mailboxHistoryId: page.historyId };
       }
       const threads = page.records.length > 0 ? historyToThreadEvents(page.records, await labelRoles(accountId)) : [];
       const events = await deliver(accountId, threads);

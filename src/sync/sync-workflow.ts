@@ -3,8 +3,9 @@
 // schedule polls and reconnects arrive as signals; a burst of them coalesces into one pass.
 // A pass pages history.list through an activity that delivers each page's events before the
 // cursor advances. An expired cursor (404) triggers a gap repair (inbox listing since the last
-// successful sync) — nothing is skipped. A revoked grant pauses the account's sync until it is
-// reconnected; no crash loop, and the cursor is kept.
+// successful sync) — nothing is skipped. A mailbox whose history id went backwards (restored or
+// replaced) gets a full inbox scan, and the cursor is reset to it. A revoked grant pauses the
+// account's sync until it is reconnected; no crash loop, and the cursor is kept.
 import {
   allHandlersFinished,
   condition,
@@ -20,6 +21,7 @@ import { AccountReconnect, accountUnusable } from '../accounts/account-access.js
 import {
   DEFAULT_SYNC_SETTINGS,
   historyIdGreater,
+  historyIdWentBackwards,
   type FullScanRequest,
   type HistoryPageResult,
   type SyncActivities,
@@ -55,7 +57,11 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
   });
 
   setHandler(syncNotifySignal, (n) => {
-    if (n.source === 'push' && n.historyId !== undefined) {
+    if (n.source === 'push' && historyIdWentBackwards(n.historyId, cursor)) {
+      // Not a late push: the mailbox went backwards. A pass reads its current id and repairs.
+      log.warn('push history id far behind the cursor: checking the mailbox', { accountId, pushHistoryId: n.historyId, cursor });
+      pollRequested = true;
+    } else if (n.source === 'push' && n.historyId !== undefined) {
       // Out-of-order or duplicate notifications about changes already synced change nothing.
       if (historyIdGreater(n.historyId, cursor) && historyIdGreater(n.historyId, notifiedHistoryId)) {
         notifiedHistoryId = n.historyId;
@@ -113,6 +119,16 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
     cursor = result.historyId;
   }
 
+  /** The mailbox went backwards: everything in it may be new to us, and our cursor is from another mailbox. */
+  async function backwardsRepair(mailboxHistoryId: string, ours: string): Promise<void> {
+    log.warn('mailbox history id behind the cursor: full inbox scan, cursor reset', { accountId, mailboxHistoryId, cursor: ours });
+    const result = await acts.scanInbox({ accountId, sinceMs: Date.now() - settings.gapRepairFallbackDays * DAY_MS, resetCursor: true });
+    lastScan = { kind: 'gap_repair', ...result };
+    stats.gapRepairs++;
+    cursor = result.historyId;
+    notifiedHistoryId = undefined; // pushes of the mailbox we had are void
+  }
+
   async function historyPass(): Promise<void> {
     const startedAt = Date.now();
     pollRequested = false;
@@ -123,6 +139,10 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
       if (page.kind === 'expired') {
         await gapRepair();
         continue; // then history from the fresh id: changes made during the repair
+      }
+      if (page.kind === 'behind') {
+        await backwardsRepair(page.mailboxHistoryId, start);
+        continue;
       }
       stats.pages++;
       stats.events += page.events;

@@ -1,5 +1,6 @@
 // `npm run dev` as a user runs it: it comes up on embedded defaults (its own Temporal dev server,
-// Postgres, the emulators with a demo mailbox), thread workflows appear, and Ctrl-C stops it all.
+// Postgres, the emulators with a demo mailbox), thread workflows appear, and Ctrl-C stops it all;
+// started again on the same DATA_DIR, the demo continues and new mail is processed.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -11,6 +12,7 @@ import { waitUntil } from '../helpers/wait-until.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { DEMO_AUTO_REPLY_SENDER, DEMO_EMAIL } from '../../src/dev/demo.js';
+import { EmulatorControlClient } from '../../src/emulator/gmail/index.js';
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -121,3 +123,84 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
   }
   for (const port of Object.values(ports)) expect(await portOpen(port), `port ${port} still open`).toBe(false);
 }, 240_000);
+
+it('started, stopped and started again three times on the same DATA_DIR, processes newly delivered demo mail each time', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-restart-'));
+  const ports = {
+    temporal: await freePort(),
+    ui: await freePort(),
+    codec: await freePort(),
+    http: await freePort(),
+    gmail: await freePort(),
+    anthropic: await freePort(),
+    discord: await freePort(),
+  };
+  const env = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    DATABASE_URL: inject('databaseUrl'),
+    TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
+    TEMPORAL_UI_PORT: String(ports.ui),
+    CODEC_SERVER_PORT: String(ports.codec),
+    HTTP_PORT: String(ports.http),
+    GMAIL_EMULATOR_PORT: String(ports.gmail),
+    ANTHROPIC_EMULATOR_PORT: String(ports.anthropic),
+    DISCORD_EMULATOR_PORT: String(ports.discord),
+    DEMO_MAILBOX_MESSAGES: '0',
+    LOG_LEVEL: 'warn',
+  };
+  const prisma = createPrismaClient(inject('databaseUrl'));
+  const gmail = new EmulatorControlClient(`http://127.0.0.1:${ports.gmail}`);
+  const accountIds: string[] = [];
+  let previous: { id: string; threadId: string } | undefined;
+  try {
+    for (let round = 1; round <= 3; round++) {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      try {
+        await waitUntil(`round ${round}: dev up`, async () => {
+          if (child.exitCode !== null) throw new Error(`dev exited:\n${output.slice(-3000)}`);
+          return output.includes('durable-inbox is running');
+        }, { timeoutMs: 90_000, everyMs: 250 }).catch((err: Error) => {
+          throw new Error(`${err.message}\n${output.slice(-3000)}`);
+        });
+        const account = await prisma.account.findUniqueOrThrow({ where: { email: DEMO_EMAIL } });
+        accountIds.push(account.id);
+        // The restarted demo continues with its mailbox (the emulator's state file), not a new account.
+        if (round > 1) expect(account.id).toBe(accountIds[0]);
+
+        const mail = await gmail.deliver(DEMO_EMAIL, {
+          from: { name: 'Carol Reyes', email: 'carol@example.org' },
+          to: [DEMO_EMAIL],
+          subject: `Quarterly numbers, round ${round}`,
+          text: 'Hi,\n\nCould you send me the quarterly numbers by Friday?\n\nCarol',
+        });
+        const handled = (what: string, m: { id: string; threadId: string }) =>
+          waitUntil(`round ${round}: ${what} processed`, async () => {
+            const thread = await prisma.thread.findFirst({ where: { accountId: account.id, gmailThreadId: m.threadId } });
+            return thread?.handledMessageIds.includes(m.id);
+          }, { timeoutMs: 30_000, everyMs: 250 });
+        await handled('the new mail', mail);
+        if (previous) {
+          // The mailbox is the one the last run left: a reply joins the thread of its mail, and is processed too.
+          const reply = await gmail.deliver(DEMO_EMAIL, { from: { name: 'Carol Reyes', email: 'carol@example.org' }, threadId: previous.threadId, text: 'Any news on the numbers?' });
+          expect(reply.threadId).toBe(previous.threadId);
+          await handled('the reply in the last run\'s thread', reply);
+        }
+        previous = mail;
+      } finally {
+        child.kill('SIGINT');
+        const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 45_000))]);
+        if (code === 'hung') child.kill('SIGKILL');
+        expect(code, output.slice(-2000)).toBe(0);
+      }
+      for (const port of Object.values(ports)) expect(await portOpen(port), `round ${round}: port ${port} still open`).toBe(false);
+    }
+  } finally {
+    await prisma.$disconnect();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}, 300_000);

@@ -25,8 +25,8 @@ import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { gmailOAuthSettings, quotaOptionsFromConfig } from '../../src/config.js';
 import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
-import { syncStatusQuery } from '../../src/sync/sync-workflow.js';
-import { syncWorkflowId, type SyncStatus } from '../../src/sync/contracts.js';
+import { syncStatusQuery, syncWorkflow } from '../../src/sync/sync-workflow.js';
+import { HISTORY_ID_BACKWARDS_MARGIN, syncWorkflowId, type SyncStatus } from '../../src/sync/contracts.js';
 import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory, recordWorkflowHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
@@ -174,7 +174,8 @@ describe('push → sync → thread workflow', () => {
       const s = await syncStatus(h.accountId);
       return s.idle ? s : undefined;
     });
-    await notifySync(sync, h.accountId, { source: 'push', historyId: '1' });
+    // A late push (about a change a later pass already synced) and a duplicate.
+    await notifySync(sync, h.accountId, { source: 'push', historyId: String(BigInt(s0.cursor!) - 1n) });
     await notifySync(sync, h.accountId, { source: 'push', historyId: s0.cursor! });
     const s1 = await waitUntil('ignored', async () => {
       const s = await syncStatus(h.accountId);
@@ -346,6 +347,38 @@ describe('gap repair', () => {
     const after = await h.gmail.control.deliver(email, { to: [email], ...question('After the restore') });
     await waitUntil('new mail handled', () => h.client.workflow.getHandle(`thread/${account.id}/${after.threadId}`).describe(), { timeoutMs: 45_000 });
     expect((await syncStatus(account.id)).stats.gapRepairs).toBe(repaired.stats.gapRepairs);
+  });
+
+  it('takes a push far behind the cursor for a mailbox that went backwards: logged, full inbox scan, cursor reset, its mail handled', async () => {
+    const email = `replaced-${randomUUID().slice(0, 8)}@example.com`;
+    const created = await h.gmail.control.createAccount({ email });
+    const waiting = await h.gmail.control.deliver(email, { to: [email], ...question('In the replaced mailbox') });
+    const mailboxHistoryId = (await h.gmail.control.getState(email)).historyId;
+    // Connected without a watch or a first pass; its sync then holds a cursor of the mailbox this one replaced.
+    const account = await registerAccount({ ...accountDeps, sync: undefined, pushTopic: undefined }, { refresh_token: created.refreshToken });
+    accountIds.push(account.id);
+    const oldCursor = String(BigInt(mailboxHistoryId) + HISTORY_ID_BACKWARDS_MARGIN + 1_000n);
+    await h.prisma.account.update({ where: { id: account.id }, data: { historyId: oldCursor } });
+    const stats = { passes: 0, pages: 0, events: 0, gapRepairs: 0, fullScans: 0, ignoredNotifications: 0 };
+    await h.client.workflow.start(syncWorkflow, {
+      workflowId: syncWorkflowId(account.id),
+      taskQueue: syncQueue,
+      args: [{ accountId: account.id, carried: { cursor: oldCursor, pollRequested: false, stats } }],
+    });
+
+    await notifySync(sync, account.id, { source: 'push', historyId: mailboxHistoryId });
+    const repaired = await waitUntil('the repair', async () => {
+      const s = await syncStatus(account.id);
+      return s.stats.gapRepairs > 0 && s.idle && s;
+    }, { timeoutMs: 45_000 });
+    expect(repaired.stats.ignoredNotifications).toBe(0);
+    expect(repaired.lastScan).toMatchObject({ kind: 'gap_repair', historyId: mailboxHistoryId });
+    // The cursor is this mailbox's again (history after the scan may have moved it on a little).
+    for (const cursor of [repaired.cursor!, (await h.prisma.account.findUniqueOrThrow({ where: { id: account.id } })).historyId!]) {
+      expect(BigInt(cursor)).toBeGreaterThanOrEqual(BigInt(mailboxHistoryId));
+      expect(BigInt(cursor)).toBeLessThan(BigInt(oldCursor) - HISTORY_ID_BACKWARDS_MARGIN);
+    }
+    await waitUntil('the mail of the replaced mailbox handled', () => h.client.workflow.getHandle(`thread/${account.id}/${waiting.threadId}`).describe(), { timeoutMs: 45_000 });
   });
 
   it('processes every message of the gap after history.list answers 404', async () => {

@@ -13,6 +13,15 @@ export class Clock {
     this.offsetMs += ms;
   }
 
+  get offset(): number {
+    return this.offsetMs;
+  }
+
+  /** Restores an offset from a snapshot. */
+  set offset(ms: number) {
+    this.offsetMs = Math.max(0, ms);
+  }
+
   reset(): void {
     this.offsetMs = 0;
   }

@@ -46,6 +46,15 @@ export class HistoryLog {
     return this.records.length;
   }
 
+  snapshot(): { floor: number; records: HistoryRecord[] } {
+    return { floor: this.floor, records: this.records };
+  }
+
+  restore(state: { floor: number; records: HistoryRecord[] }): void {
+    this.floor = state.floor;
+    this.records = state.records;
+  }
+
   append(record: HistoryRecord): void {
     this.records.push(record);
   }

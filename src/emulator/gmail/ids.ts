@@ -31,6 +31,15 @@ export class IdSource {
     return Math.max(0, Math.floor(internalDate)).toString(16).padStart(11, '0').slice(-11) + this.counter.toString(16).padStart(5, '0');
   }
 
+  snapshot(): { random: number; counter: number } {
+    return { random: this.random.position, counter: this.counter };
+  }
+
+  restore(state: { random: number; counter: number }): void {
+    this.random.position = state.random;
+    this.counter = state.counter;
+  }
+
   draftId(): string {
     return 'r' + String(this.random.int(1e8, 9e8)) + String(this.random.int(1e9, 9e9));
   }

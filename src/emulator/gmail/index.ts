@@ -7,6 +7,7 @@ import type { PushConfig } from './push.js';
 import type { QuotaConfig } from './quota.js';
 import { createEmulatorServer } from './server.js';
 import { GmailWorld, type CreatedAccount } from './world.js';
+import { WorldStateFile, type StateLoad } from './state-file.js';
 
 export interface GmailEmulatorOptions {
   /** 0 (default) picks a free port. */
@@ -26,6 +27,11 @@ export interface GmailEmulatorOptions {
   clients?: OAuthClientRegistration[];
   /** Consent for an unknown login_hint creates that account (default true). */
   createAccountsOnConsent?: boolean;
+  /**
+   * Keep the world in this file: restored at start (then `accounts` is not created), written after
+   * changes and at close (dev mode's demo survives a restart).
+   */
+  stateFile?: string;
   /** Accounts to create at start, optionally seeded. */
   accounts?: Array<{ email: string; name?: string; seed?: { count: number; seed?: number; spanDays?: number } }>;
 }
@@ -37,6 +43,8 @@ export interface RunningGmailEmulator {
   control: EmulatorControlClient;
   /** Accounts created from `options.accounts`, with their refresh tokens. */
   accounts: CreatedAccount[];
+  /** With `stateFile`: what start-up found in it. */
+  state?: StateLoad;
   /** In-process access to the emulated world (not available when run as a child process). */
   world: GmailWorld;
   close(): Promise<void>;
@@ -54,8 +62,10 @@ export async function startGmailEmulator(opts: GmailEmulatorOptions = {}): Promi
     clients: opts.clients ?? [],
     createAccountsOnConsent: opts.createAccountsOnConsent ?? true,
   });
+  const stateFile = opts.stateFile ? new WorldStateFile(opts.stateFile, world) : undefined;
+  const state = stateFile?.load();
   const accounts: CreatedAccount[] = [];
-  for (const spec of opts.accounts ?? []) {
+  for (const spec of state?.outcome === 'restored' ? [] : (opts.accounts ?? [])) {
     const created = world.createAccount({ email: spec.email, ...(spec.name ? { name: spec.name } : {}) });
     if (spec.seed) {
       const seeded = world.seed(spec.email, { seed: spec.seed.seed ?? seed, count: spec.seed.count, spanDays: spec.seed.spanDays ?? 30 });
@@ -65,7 +75,7 @@ export async function startGmailEmulator(opts: GmailEmulatorOptions = {}): Promi
   }
 
   let url = '';
-  const server = createEmulatorServer(world, () => url);
+  const server = createEmulatorServer(world, () => url, stateFile && (() => stateFile.changed()));
   server.keepAliveTimeout = 30_000;
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -81,10 +91,12 @@ export async function startGmailEmulator(opts: GmailEmulatorOptions = {}): Promi
     control: new EmulatorControlClient(url),
     accounts,
     world,
+    ...(state ? { state } : {}),
     close: async () => {
       world.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stateFile?.close();
     },
   };
 }
@@ -94,6 +106,7 @@ export { EmulatorControlError } from '../control-http.js';
 export { spawnGmailEmulator, type ChildGmailEmulator, type ChildEmulatorDetails } from './child.js';
 export type { EmulatorInfo, EmulatorMetrics, MailboxState, DeliveredMessage } from './control-client.js';
 export type { CreatedAccount, IncomingMessage } from './world.js';
+export type { StateLoad } from './state-file.js';
 export type { QuotaConfig, QuotaProfile } from './quota.js';
 export type { FaultConfig, LatencyDistribution } from './faults.js';
 export type { PushConfig, PushTarget } from './push.js';

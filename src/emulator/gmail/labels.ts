@@ -48,6 +48,16 @@ export class LabelTable {
     for (const id of SYSTEM_LABEL_IDS) this.byId.set(id, systemLabel(id));
   }
 
+  snapshot(): { labels: LabelRecord[]; nextUserLabel: number } {
+    return { labels: this.list().map((l) => ({ ...l })), nextUserLabel: this.nextUserLabel };
+  }
+
+  restore(state: { labels: LabelRecord[]; nextUserLabel: number }): void {
+    this.byId.clear();
+    for (const label of state.labels) this.byId.set(label.id, { ...label });
+    this.nextUserLabel = state.nextUserLabel;
+  }
+
   list(): LabelRecord[] {
     return [...this.byId.values()];
   }

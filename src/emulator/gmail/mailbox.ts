@@ -43,6 +43,17 @@ export interface Draft {
   messageId: string;
 }
 
+/** A mailbox as plain data (the emulator's state file): messages oldest first, raw bytes in base64. */
+export interface MailboxSnapshot {
+  historyId: number;
+  signature: string;
+  labels: ReturnType<LabelTable['snapshot']>;
+  history: ReturnType<HistoryLog['snapshot']>;
+  messages: Array<Omit<StoredMessage, 'raw'> & { raw: string }>;
+  drafts: Draft[];
+  threadByRfc822Id: Array<[string, string]>;
+}
+
 type Cursor = { d: number; i: string };
 
 function compareMessages(a: { internalDate: number; id: string }, b: { internalDate: number; id: string }): number {
@@ -111,6 +122,44 @@ export class Mailbox {
 
   get threadsTotal(): number {
     return this.threads.size;
+  }
+
+  // ------------------------------------------------------------ snapshot
+
+  snapshot(): MailboxSnapshot {
+    return {
+      historyId: this.historyId,
+      signature: this.signature,
+      labels: this.labels.snapshot(),
+      history: this.history.snapshot(),
+      messages: this.byDate.map((m) => ({ ...m, raw: m.raw.toString('base64') })),
+      drafts: [...this.drafts.values()].map((d) => ({ ...d })),
+      threadByRfc822Id: [...this.threadByRfc822Id],
+    };
+  }
+
+  /** Fills this (new, empty) mailbox from a snapshot. */
+  restore(state: MailboxSnapshot): void {
+    if (this.messages.size > 0) throw new Error(`mailbox ${this.email} is not empty: cannot restore into it`);
+    this.historyId = state.historyId;
+    this.signature = state.signature;
+    this.labels.restore(state.labels);
+    this.history.restore(state.history);
+    // Oldest first: byDate and every thread come out in their sorted order.
+    for (const saved of state.messages) {
+      const msg: StoredMessage = { ...saved, labelIds: [...saved.labelIds], raw: this.arena.keep(Buffer.from(saved.raw, 'base64')) };
+      this.messages.set(msg.id, msg);
+      this.byDate.push(msg);
+      const thread = this.threads.get(msg.threadId);
+      if (thread) thread.push(msg);
+      else this.threads.set(msg.threadId, [msg]);
+    }
+    for (const [rfc822Id, threadId] of state.threadByRfc822Id) this.threadByRfc822Id.set(rfc822Id, threadId);
+    for (const draft of state.drafts) {
+      this.drafts.set(draft.id, { ...draft });
+      this.draftByMessageId.set(draft.messageId, draft.id);
+    }
+    this.version++;
   }
 
   // ------------------------------------------------------------ reads

@@ -18,7 +18,7 @@ export const DEFAULT_CLIENT: OAuthClientRegistration = {
 
 export const FULL_SCOPE = 'https://mail.google.com/';
 
-interface Grant {
+export interface Grant {
   email: string;
   clientId: string;
   scopes: string[];
@@ -46,6 +46,13 @@ export interface AccessTokenInfo {
 export interface OAuthResponse {
   status: number;
   body: Record<string, unknown>;
+}
+
+/** Clients, grants and live access tokens as plain data (the emulator's state file). */
+export interface OAuthSnapshot {
+  clients: OAuthClientRegistration[];
+  grants: Grant[];
+  accessTokens: Array<{ token: string; refreshToken: string; scopes: string[]; expiresAt: number }>;
 }
 
 export type AuthorizeResult = { redirect: string } | { status: number; error: string };
@@ -86,6 +93,24 @@ export class OAuthServer {
     clients: OAuthClientRegistration[],
   ) {
     for (const client of clients) this.registerClient(client);
+  }
+
+  snapshot(): OAuthSnapshot {
+    return {
+      clients: [...this.clients.values()],
+      grants: [...this.grants.values()].map((g) => ({ ...g })),
+      accessTokens: [...this.accessTokens].map(([token, info]) => ({ token, refreshToken: info.grant.refreshToken, scopes: info.scopes, expiresAt: info.expiresAt })),
+    };
+  }
+
+  /** Adds the snapshot's clients, grants and access tokens (after a reset). */
+  restore(state: OAuthSnapshot): void {
+    for (const client of state.clients) this.registerClient(client);
+    for (const grant of state.grants) this.grants.set(grant.refreshToken, { ...grant });
+    for (const saved of state.accessTokens) {
+      const grant = this.grants.get(saved.refreshToken);
+      if (grant) this.accessTokens.set(saved.token, { email: grant.email, clientId: grant.clientId, scopes: saved.scopes, expiresAt: saved.expiresAt, grant });
+    }
   }
 
   registerClient(client: OAuthClientRegistration): void {

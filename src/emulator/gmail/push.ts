@@ -154,6 +154,17 @@ export class PushService {
     return watch;
   }
 
+  /** Every account's watch (the emulator's state file). */
+  watches(): Record<string, Watch> {
+    const out: Record<string, Watch> = {};
+    for (const [email, state] of this.users) if (state.watch) out[email] = { ...state.watch };
+    return out;
+  }
+
+  restoreWatches(watches: Record<string, Watch>): void {
+    for (const [email, watch] of Object.entries(watches)) this.state(email).watch = { ...watch };
+  }
+
   stop(email: string): void {
     const state = this.users.get(email);
     if (state) state.watch = undefined;

@@ -9,6 +9,15 @@ export class Random {
     this.state = seed >>> 0 || 0x9e3779b9;
   }
 
+  /** The generator's position, to continue the same sequence after a restart (snapshot). */
+  get position(): number {
+    return this.state;
+  }
+
+  set position(state: number) {
+    this.state = state >>> 0;
+  }
+
   next(): number {
     let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);
     t = Math.imul(t ^ (t >>> 15), t | 1);

@@ -164,8 +164,10 @@ async function handleOAuth(world: GmailWorld, req: IncomingMessage, res: ServerR
   }
 }
 
-export function createEmulatorServer(world: GmailWorld, baseUrl: () => string): Server {
+/** `onChange` is called after every request that may have changed the world (all but GET and HEAD). */
+export function createEmulatorServer(world: GmailWorld, baseUrl: () => string, onChange?: () => void): Server {
   return createServer((req, res) => {
+    if (onChange && req.method !== 'GET' && req.method !== 'HEAD') res.once('finish', onChange);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);

@@ -6,12 +6,12 @@ import { FaultInjector, NO_FAULTS, type FaultConfig } from './faults.js';
 import { IdSource } from './ids.js';
 import { importEml, importMbox, type ImportResult } from './import.js';
 import { SigningKey } from './keys.js';
-import { Mailbox, normalizeSubject } from './mailbox.js';
+import { Mailbox, normalizeSubject, type MailboxSnapshot } from './mailbox.js';
 import type { StoredMessage } from './message.js';
 import { Metrics } from './metrics.js';
 import { buildMessage, completeOutgoing, extractEmails, fromBase64Url, headerValue, parseTopHeaders, type Address, type Attachment } from './mime.js';
-import { DEFAULT_CLIENT, FULL_SCOPE, OAuthServer, type OAuthClientRegistration } from './oauth.js';
-import { DEFAULT_PUSH, PushService, type PushConfig } from './push.js';
+import { DEFAULT_CLIENT, FULL_SCOPE, OAuthServer, type OAuthClientRegistration, type OAuthSnapshot } from './oauth.js';
+import { DEFAULT_PUSH, PushService, type PushConfig, type Watch } from './push.js';
 import { QuotaLedger, type QuotaConfig } from './quota.js';
 import { Random } from './random.js';
 import { generateMailbox, type SeedOptions } from './seed.js';
@@ -34,6 +34,19 @@ export interface Account {
   name: string;
   mailbox: Mailbox;
 }
+
+/** The world as plain data: what the emulator's state file holds (faults, quotas and metrics are not kept). */
+export interface WorldSnapshot {
+  format: typeof SNAPSHOT_FORMAT;
+  clockOffsetMs: number;
+  ids: ReturnType<IdSource['snapshot']>;
+  random: number;
+  accounts: Array<{ email: string; name: string; mailbox: MailboxSnapshot }>;
+  oauth: OAuthSnapshot;
+  watches: Record<string, Watch>;
+}
+
+const SNAPSHOT_FORMAT = 1;
 
 export interface CreatedAccount {
   email: string;
@@ -298,6 +311,35 @@ export class GmailWorld {
   }
 
   // ------------------------------------------------------------ lifecycle
+
+  snapshot(): WorldSnapshot {
+    return {
+      format: SNAPSHOT_FORMAT,
+      clockOffsetMs: this.clock.offset,
+      ids: this.ids.snapshot(),
+      random: this.random.position,
+      accounts: this.listAccounts().map((a) => ({ email: a.email, name: a.name, mailbox: a.mailbox.snapshot() })),
+      oauth: this.oauth.snapshot(),
+      watches: this.push.watches(),
+    };
+  }
+
+  /** Replaces the world's accounts, mailboxes, grants and watches with a snapshot's; throws on one it cannot read. */
+  restore(snapshot: WorldSnapshot): void {
+    if (snapshot?.format !== SNAPSHOT_FORMAT) throw new Error(`unknown snapshot format ${String(snapshot?.format)} (expected ${SNAPSHOT_FORMAT})`);
+    this.reset();
+    try {
+      this.clock.offset = snapshot.clockOffsetMs;
+      for (const saved of snapshot.accounts) this.ensureAccount(saved.email, saved.name).mailbox.restore(saved.mailbox);
+      this.oauth.restore(snapshot.oauth);
+      this.push.restoreWatches(snapshot.watches);
+      this.ids.restore(snapshot.ids);
+      this.random.position = snapshot.random;
+    } catch (err) {
+      this.reset();
+      throw err;
+    }
+  }
 
   reset(): void {
     this.accounts.clear();
