@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import proto from '@temporalio/proto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import { listCommand, llmResumeCommand } from '../../src/cli/accounts.js';
 import { llmDegradedReasons } from '../../src/http/health.js';
@@ -96,6 +97,7 @@ describe('LLM circuit breaker', () => {
     expect(h.anthropic.metrics().requests).toBeGreaterThan(callsWhilePaused);
     expect(await breaker()).toMatchObject({ state: 'closed', failures: 0 });
     expect(await llmDegradedReasons(h.prisma)).toEqual([]);
+    await recordHistory(h, threads[0]!.threadId, 'thread-llm-paused-outage');
   }, 90_000);
 
   it('pauses on a refused key (401) without calling the model again until `accounts llm-resume`', async () => {
@@ -120,6 +122,7 @@ describe('LLM circuit breaker', () => {
     const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0);
     noActionRequired(drafted);
     expect(await breaker()).toMatchObject({ state: 'closed' });
+    await recordHistory(h, threadId, 'thread-llm-paused-auth-resumed');
   }, 90_000);
 
   it('waits for the next UTC day on a durable timer once the daily budget is spent', async () => {
