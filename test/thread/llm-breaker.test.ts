@@ -27,7 +27,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await h.stopWorkers();
-  h.anthropic.configure({ errorRates: { overloaded: 0 }, apiKey: null, latencyMs: 0 });
+  h.anthropic.configure({ errorRates: { overloaded: 0 }, apiKey: null, outOfCredits: false, latencyMs: 0 });
   await h.prisma.llmBreaker.deleteMany({ where: { accountId: h.accountId } });
 });
 
@@ -125,6 +125,19 @@ describe('LLM circuit breaker', () => {
     await recordHistory(h, threadId, 'thread-llm-paused-auth-resumed');
   }, 90_000);
 
+  it('pauses when the model account is out of credits (402), telling the operator what to do', async () => {
+    h.anthropic.configure({ outOfCredits: true });
+    await h.startWorkers();
+    const { threadId } = await deliverAndIngest(h, question('Credits check'));
+    await h.waitFor(threadId, (s) => /LLM paused \(credits\)/.test(s.waitingFor ?? ''));
+    expect(await breaker()).toMatchObject({ state: 'open', reason: 'credits', nextProbeAt: null });
+    expect(await accountsList()).toMatch(/out of credits .*add credits, then: npm run cli -- accounts llm-resume/);
+
+    h.anthropic.configure({ outOfCredits: false });
+    await resume();
+    noActionRequired(await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0));
+  }, 60_000);
+
   it('waits for the next UTC day on a durable timer once the daily budget is spent', async () => {
     const day = new Date(new Date().toISOString().slice(0, 10));
     const key = { accountId_day: { accountId: h.accountId, day } };
@@ -141,7 +154,7 @@ describe('LLM circuit breaker', () => {
       expect(await accountsList()).toContain('paused (budget)');
 
       const events = (await h.handle(threadId).fetchHistory()).events!;
-      const timer = events.findLast((e) => e.timerStartedEventAttributes)!;
+      const timer = events.filter((e) => e.timerStartedEventAttributes).at(-1)!;
       const startedMs = Number(timer.eventTime!.seconds) * 1000 + Math.floor((timer.eventTime!.nanos ?? 0) / 1e6);
       const fireMs = startedMs + Number(timer.timerStartedEventAttributes!.startToFireTimeout!.seconds) * 1000;
       expect(Math.abs(fireMs - nextUtcDay(startedMs))).toBeLessThan(2_000);
