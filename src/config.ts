@@ -169,8 +169,9 @@ export const envSchema = z.object({
   /** …then the model is probed after this wait, doubling per failed probe up to the max (seconds). */
   LLM_BREAKER_PROBE_MIN_SECONDS: z.coerce.number().positive().default(30),
   LLM_BREAKER_PROBE_MAX_SECONDS: z.coerce.number().positive().default(600),
-  /** An LLM call whose worker stops heartbeating this long is retried elsewhere (seconds). */
+  /** A thread's LLM / Gmail call whose worker stops heartbeating this long is retried elsewhere (seconds). */
   LLM_HEARTBEAT_SECONDS: z.coerce.number().positive().default(30),
+  GMAIL_HEARTBEAT_SECONDS: z.coerce.number().positive().default(30),
   DEMO_MAILBOX_MESSAGES: z.coerce.number().int().min(0).default(40),
   EMULATORS: z.enum(['auto', 'always', 'never']).default('auto'),
 });
@@ -242,7 +243,7 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
     llmAttempts: 3,
     reauthRecheckMs: 6 * 3600 * 1000,
     taskQueues: { gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE },
-    heartbeatTimeouts: { llmMs: Math.round(cfg.LLM_HEARTBEAT_SECONDS * 1000) },
+    heartbeatTimeouts: { gmailMs: Math.round(cfg.GMAIL_HEARTBEAT_SECONDS * 1000), llmMs: Math.round(cfg.LLM_HEARTBEAT_SECONDS * 1000) },
     actions: {
       sendDelayMs: cfg.SEND_DELAY_SECONDS * 1000,
       approvalExpiryMs: Math.round(cfg.APPROVAL_EXPIRY_HOURS * 3600_000),

@@ -2,7 +2,7 @@
 // first and told the outcome, the per-account daily token budget checked before and the tokens
 // recorded after, heartbeats while the call runs, and SDK and schema errors turned into Temporal
 // failures that say whether a retry can help (LlmPaused: the workflow waits). Shared by the thread's LLM activities and the agent's turns.
-import { activityInfo, ApplicationFailure, heartbeat } from '@temporalio/activity';
+import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import {
   admit,
@@ -17,6 +17,7 @@ import {
   type LlmPausedDetails,
 } from './breaker.js';
 import { createBreakerStore } from './breaker-store.js';
+import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { classifyAnthropicError, LlmOutputInvalidError } from './index.js';
 
 export interface LlmSettings {
@@ -111,19 +112,6 @@ export function llmPausedFailure(accountId: string, b: BreakerState, resumeAt: D
   });
 }
 
-/** Heartbeats while `work` runs, so a worker that dies or stalls mid-call is noticed after the heartbeat timeout. */
-async function withHeartbeats<T>(work: () => Promise<T>, details: unknown): Promise<T> {
-  const timeoutMs = activityInfo().heartbeatTimeoutMs;
-  if (!timeoutMs) return work();
-  heartbeat(details);
-  const timer = setInterval(() => heartbeat(details), Math.max(100, Math.floor(timeoutMs / 3)));
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 export function createLlmGuard(
   prisma: PrismaClient,
   settings: Pick<LlmSettings, 'dailyTokenBudget' | 'breaker'>,
@@ -181,7 +169,7 @@ export function createLlmGuard(
     const breaker = await admitCall(accountId);
     try {
       await ensureBudget(accountId);
-      const result = await withHeartbeats(call, heartbeatDetails);
+      const result = await heartbeatWhile(call, heartbeatDetails);
       await record(accountId, result.tokensIn, result.tokensOut);
       if (needsReset(breaker)) await breakers.update(accountId, afterSuccess);
       return result;

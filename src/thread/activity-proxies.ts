@@ -23,6 +23,7 @@ const QUEUES = {
     // A revoked grant fails for good from the activity (nonRetryable) and pauses the thread; a 401
     // the next attempt's token refresh fixes is retried like any other transient error.
     retry: { initialInterval: '1 second', maximumInterval: '5 minutes', nonRetryableErrorTypes: ['GmailBadRequestError'] },
+    heartbeat: '30 seconds',
   },
   llm: {
     taskQueue: LLM_TASK_QUEUE,
@@ -34,16 +35,16 @@ const QUEUES = {
     },
     heartbeat: '30 seconds',
   },
-} satisfies Record<string, { taskQueue: string; timeout: string; retry: RetryPolicy; heartbeat?: string }>;
+} satisfies Record<string, { taskQueue: string; timeout: string; retry: RetryPolicy; heartbeat: string }>;
 
-/** The activities of one task queue, with the settings' queue name and timeout when they give one. */
+/** The activities of one task queue, with the settings' queue name and timeouts when they give them. */
 export function proxyQueueActivities<T>(queue: keyof typeof QUEUES, settings: ThreadSettings): ActivityInterfaceFor<T> {
-  const defaults: (typeof QUEUES)[keyof typeof QUEUES] & { heartbeat?: string } = QUEUES[queue];
-  const heartbeat = queue === 'llm' ? (settings.heartbeatTimeouts?.llmMs ?? defaults.heartbeat) : undefined;
+  const defaults = QUEUES[queue];
   return proxyActivities<T>({
     taskQueue: settings.taskQueues?.[queue] ?? defaults.taskQueue,
     startToCloseTimeout: settings.activityTimeouts?.[`${queue}Ms`] ?? defaults.timeout,
-    ...(heartbeat !== undefined ? { heartbeatTimeout: heartbeat } : {}),
+    // The activities heartbeat while their call runs (src/shared/activity-heartbeat.ts).
+    heartbeatTimeout: settings.heartbeatTimeouts?.[`${queue}Ms`] ?? defaults.heartbeat,
     retry: defaults.retry,
   });
 }

@@ -21,7 +21,7 @@ beforeAll(async () => {
   h = await startInboxHarness({
     env: { LLM_BREAKER_FAILURES: '2', LLM_BREAKER_PROBE_MIN_SECONDS: '0.3', LLM_BREAKER_PROBE_MAX_SECONDS: '1' },
     // A long start-to-close and a short heartbeat timeout: a dead worker's call is retried after the latter.
-    settings: { activityTimeouts: { gmailMs: 10_000, llmMs: 60_000 }, heartbeatTimeouts: { llmMs: 2_000 } },
+    settings: { activityTimeouts: { gmailMs: 10_000, llmMs: 120_000 }, heartbeatTimeouts: { gmailMs: 5_000, llmMs: 2_000 } },
   });
 });
 
@@ -177,8 +177,8 @@ describe('LLM circuit breaker', () => {
       await new Promise((r) => worker.once('exit', r));
       h.anthropic.configure({ latencyMs: 0 });
       worker = spawnLlmWorker();
-      // Start-to-close is 60 s: drafted well within that means the heartbeat timeout (2 s) caught it.
-      const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0, 30_000);
+      // Start-to-close is 120 s: drafted well within that means the heartbeat timeout (2 s) caught it.
+      const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0, 60_000);
       noActionRequired(drafted);
       const retried = (await h.handle(threadId).fetchHistory()).events!.find(
         (e) => e.activityTaskStartedEventAttributes?.lastFailure?.timeoutFailureInfo,
@@ -190,7 +190,7 @@ describe('LLM circuit breaker', () => {
     } finally {
       worker.kill('SIGKILL');
     }
-  }, 90_000);
+  }, 120_000);
 });
 
 /** The LLM worker as its own process, as in production (`tsx src/workers/llm-worker.ts`). */
