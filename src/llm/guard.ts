@@ -179,6 +179,8 @@ export function createLlmGuard(
         const message = err instanceof Error ? err.message : String(err);
         const { after } = await breakers.update(accountId, (b) => afterFailure(b, failure, message, now(), settings.breaker));
         if (after.state === 'open') throw llmPausedFailure(accountId, after, admitAfter(after));
+      } else if (err instanceof LlmOutputInvalidError && needsReset(breaker)) {
+        await breakers.update(accountId, afterSuccess); // the model answered, if not in shape
       }
       throw llmActivityFailure(err, outputAttempts);
     }
