@@ -1,7 +1,8 @@
 // What every LLM activity wraps its model call in: the account's circuit breaker (breaker.ts) asked
 // first and told the outcome, the per-account daily token budget checked before and the tokens
 // recorded after, heartbeats while the call runs, and SDK and schema errors turned into Temporal
-// failures that say whether a retry can help (LlmPaused: the workflow waits). Shared by the thread's LLM activities and the agent's turns.
+// failures that say whether a retry can help (LlmPaused: the workflow waits). Shared by the thread's
+// LLM activities and the agent's turns.
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import {
