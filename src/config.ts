@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { setLogLevel } from './shared/log.js';
 import type { ArchiverScheduleSettings } from './backfill/archiver-schedule.js';
+import type { LlmSettings } from './llm/guard.js';
 import type { QuotaLimiterOptions } from './quota/limiter.js';
 import type { SyncScheduleSettings } from './schedules/schedules.js';
 import type { ThreadSettings } from './thread/contracts.js';
@@ -163,6 +164,14 @@ export const envSchema = z.object({
   DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
   /** Long threads are cut to this many prompt tokens before an LLM call. */
   LLM_MAX_INPUT_TOKENS: z.coerce.number().int().min(500).default(8_000),
+  /** The account's LLM circuit breaker: outage failures in a row (5xx, 429, 529) that pause LLM work… */
+  LLM_BREAKER_FAILURES: z.coerce.number().int().positive().default(5),
+  /** …then the model is probed after this wait, doubling per failed probe up to the max (seconds). */
+  LLM_BREAKER_PROBE_MIN_SECONDS: z.coerce.number().positive().default(30),
+  LLM_BREAKER_PROBE_MAX_SECONDS: z.coerce.number().positive().default(600),
+  /** A thread's LLM / Gmail call whose worker stops heartbeating this long is retried elsewhere (seconds). */
+  LLM_HEARTBEAT_SECONDS: z.coerce.number().positive().default(30),
+  GMAIL_HEARTBEAT_SECONDS: z.coerce.number().positive().default(30),
   DEMO_MAILBOX_MESSAGES: z.coerce.number().int().min(0).default(40),
   EMULATORS: z.enum(['auto', 'always', 'never']).default('auto'),
 });
@@ -234,11 +243,27 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
     llmAttempts: 3,
     reauthRecheckMs: 6 * 3600 * 1000,
     taskQueues: { gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE },
+    heartbeatTimeouts: { gmailMs: Math.round(cfg.GMAIL_HEARTBEAT_SECONDS * 1000), llmMs: Math.round(cfg.LLM_HEARTBEAT_SECONDS * 1000) },
     actions: {
       sendDelayMs: cfg.SEND_DELAY_SECONDS * 1000,
       approvalExpiryMs: Math.round(cfg.APPROVAL_EXPIRY_HOURS * 3600_000),
       pauseLabel: cfg.LABEL_PAUSE,
       awaitingApprovalLabel: cfg.LABEL_AWAITING_APPROVAL,
+    },
+  };
+}
+
+/** The LLM worker's model, budget and circuit breaker. */
+export function llmSettingsFromConfig(cfg: Env): LlmSettings {
+  const probeMinMs = Math.round(cfg.LLM_BREAKER_PROBE_MIN_SECONDS * 1000);
+  return {
+    model: cfg.ANTHROPIC_MODEL,
+    dailyTokenBudget: cfg.DAILY_TOKEN_BUDGET,
+    maxInputTokens: cfg.LLM_MAX_INPUT_TOKENS,
+    breaker: {
+      failuresToOpen: cfg.LLM_BREAKER_FAILURES,
+      probeMinMs,
+      probeMaxMs: Math.max(probeMinMs, Math.round(cfg.LLM_BREAKER_PROBE_MAX_SECONDS * 1000)),
     },
   };
 }

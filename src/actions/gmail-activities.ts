@@ -2,6 +2,7 @@
 // action and writes its outcome to the journal. Idempotent: the journal row says what is done, and a
 // send looks for its marker in the thread before it sends, so a retry, a duplicate signal or a
 // worker killed at any point never acts twice.
+import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
@@ -78,7 +79,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
 
   const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
     try {
-      return await accounts.call(accountId, fn);
+      return await heartbeatWhile(() => accounts.call(accountId, fn));
     } catch (err) {
       throw toActivityFailure(err);
     }

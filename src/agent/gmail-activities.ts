@@ -2,13 +2,14 @@
 // account. The account comes from the workflow, never from the model.
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import type { AgentGmailActivities } from './activity-contracts.js';
 
 export function createAgentGmailActivities(accounts: GmailAccounts): AgentGmailActivities {
   return {
     async searchMailbox({ accountId, query, maxResults }) {
       try {
-        return await accounts.call(accountId, async (gmail) => {
+        return await heartbeatWhile(() => accounts.call(accountId, async (gmail) => {
           const page = await gmail.listMessages({ q: query, maxResults });
           const hits = [];
           for (const ref of page.messages.slice(0, maxResults)) {
@@ -16,7 +17,7 @@ export function createAgentGmailActivities(accounts: GmailAccounts): AgentGmailA
             hits.push({ messageId: m.id, threadId: m.threadId, from: m.from?.address ?? '', subject: m.subject, date: m.date, snippet: m.snippet });
           }
           return hits;
-        });
+        }));
       } catch (err) {
         throw toActivityFailure(err);
       }

@@ -1,9 +1,12 @@
-// `npm run cli -- accounts <connect|list|disconnect>`.
+// `npm run cli -- accounts <connect|list|disconnect|llm-resume>`.
 //   connect [--login-hint you@example.com]  OAuth2 loopback consent in the browser; tokens sealed in
 //                                           Postgres, labels created, cursor set, watch, sync started.
-//   list                                    every account with its status (needs_reauth says what to do).
+//   list                                    every account with its status and its LLM's (paused says
+//                                           why and what to do).
 //   disconnect <account>                    watch stopped, grant revoked, tokens deleted, sync stopped;
 //                                           threads wait, and connect resumes them.
+//   llm-resume <account>                    the account's LLM, paused on a refused key or credits,
+//                                           resumes; its waiting threads carry on.
 import { parseArgs } from 'node:util';
 import { TokenVault } from '../accounts/token-vault.js';
 import { gmailOAuthSettings, threadSettingsFromConfig, type Env } from '../config.js';
@@ -14,7 +17,10 @@ import { disconnectAccount, registerAccount, runLoopbackConsent, type Registered
 import type { SyncTarget } from '../sync/notify.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys.js';
-import { findAccount, noSuchAccount } from './account-ref.js';
+import { createBreakerStore } from '../llm/breaker-store.js';
+import { describePause } from '../llm/breaker.js';
+import { resumeLlm } from '../llm/resume.js';
+import { findAccount, noSuchAccount, requireAccount } from './account-ref.js';
 import { usageFailure, UsageError } from './command.js';
 import { printTable } from './table.js';
 
@@ -67,14 +73,16 @@ export async function listCommand(deps: Pick<AccountsCliDeps, 'prisma'>, io: Acc
     io.out('No accounts. Connect one with: npm run cli -- accounts connect');
     return;
   }
+  const paused = new Map((await createBreakerStore(deps.prisma).listOpen()).map((b) => [b.accountId, b]));
   const table = rows.map((a) => [
     a.email,
     a.status,
+    paused.has(a.id) ? `paused (${paused.get(a.id)!.reason})` : 'ok',
     a.historyId ?? '-',
     a.watchExpiration ? a.watchExpiration.toISOString() : '-',
     a.id,
   ]);
-  printTable(io.out, ['EMAIL', 'STATUS', 'CURSOR', 'WATCH UNTIL', 'ID'], table);
+  printTable(io.out, ['EMAIL', 'STATUS', 'LLM', 'CURSOR', 'WATCH UNTIL', 'ID'], table);
   const stale = rows.filter((a) => a.status === 'needs_reauth');
   for (const a of stale) {
     io.out(`\n${a.email} needs_reauth: Google revoked the grant; its sync is paused. Reconnect: npm run cli -- accounts connect --login-hint ${a.email}`);
@@ -82,6 +90,18 @@ export async function listCommand(deps: Pick<AccountsCliDeps, 'prisma'>, io: Acc
   for (const a of rows.filter((r) => r.status === 'disconnected')) {
     io.out(`\n${a.email} disconnected: nothing is read or written. Connect it again: npm run cli -- accounts connect --login-hint ${a.email}`);
   }
+  for (const b of paused.values()) io.out(`\n${b.email} LLM paused: ${describePause(b, b.email)}`);
+}
+
+export async function llmResumeCommand(deps: AccountsCliDeps, io: AccountsCliIo, account: string): Promise<void> {
+  const row = await requireAccount(deps.prisma, account);
+  const done = await resumeLlm({ prisma: deps.prisma, ...(deps.sync ? { client: deps.sync.client } : {}) }, row.id);
+  const was = done.before.state === 'open' ? `was paused (${done.before.reason})` : 'was not paused';
+  const threads =
+    done.signalled === undefined
+      ? 'Temporal unreachable: waiting threads try again at their next recheck'
+      : `${done.signalled} running thread${done.signalled === 1 ? '' : 's'} told to carry on`;
+  io.out(`LLM resumed for ${row.email} (it ${was}); ${threads}. If the model still refuses, it pauses again.`);
 }
 
 export async function disconnectCommand(deps: AccountsCliDeps, io: AccountsCliIo, account: string): Promise<void> {
@@ -104,18 +124,19 @@ export async function disconnectCommand(deps: AccountsCliDeps, io: AccountsCliIo
   io.out(`Its threads and their drafts stay as they are. Connect it again with: npm run cli -- accounts connect --login-hint ${done.email}`);
 }
 
-const USAGE = 'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id>';
+const USAGE =
+  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id>';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo = { out: (l) => console.log(l) }): Promise<number> {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseArgs({ args: rest, options: { 'login-hint': { type: 'string' } }, allowPositionals: true });
-  if (sub !== 'connect' && sub !== 'list' && sub !== 'disconnect') {
+  if (sub !== 'connect' && sub !== 'list' && sub !== 'disconnect' && sub !== 'llm-resume') {
     io.out(USAGE);
     return 2;
   }
-  if (sub === 'disconnect' && positionals.length !== 1) {
-    return usageFailure(io, 'accounts', 'disconnect needs one account (its email or id)', USAGE);
+  if ((sub === 'disconnect' || sub === 'llm-resume') && positionals.length !== 1) {
+    return usageFailure(io, 'accounts', `${sub} needs one account (its email or id)`, USAGE);
   }
   const database = await resolveDatabase(cfg, log);
   const prisma = createPrismaClient(database.url);
@@ -128,12 +149,17 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
     try {
       client = await connectClient(cfg, await resolvePayloadKeys(cfg));
     } catch (err) {
-      const then = sub === 'connect' ? "the fallback poll will start this account's sync" : 'the sync stops at its next Gmail call';
+      const then = {
+        connect: "the fallback poll will start this account's sync",
+        disconnect: 'the sync stops at its next Gmail call',
+        'llm-resume': 'waiting threads try the LLM again at their next recheck',
+      }[sub];
       log.warn(`Temporal unreachable (${err instanceof Error ? err.message : String(err)}): ${then}`);
     }
     try {
       const deps = { cfg, prisma, ...(client ? { sync: { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE } } : {}) };
       if (sub === 'disconnect') await disconnectCommand(deps, io, positionals[0]!);
+      else if (sub === 'llm-resume') await llmResumeCommand(deps, io, positionals[0]!);
       else await connectCommand(deps, io, values['login-hint']);
     } catch (err) {
       if (!(err instanceof UsageError)) throw err;

@@ -1,6 +1,9 @@
 // GET /healthz: 200 when Temporal and PostgreSQL both answer, 503 (with which one failed) otherwise.
+// An account whose LLM is paused makes it "degraded" with the reason, still 200: mail keeps flowing.
 import type { Client } from '@temporalio/client';
 import type { PrismaClient } from '../db/client.js';
+import { createBreakerStore } from '../llm/breaker-store.js';
+import { describePause } from '../llm/breaker.js';
 import { sendJson } from '../shared/json-response.js';
 import type { RouteHandler } from './server.js';
 
@@ -30,6 +33,12 @@ async function timed(fn: () => Promise<unknown>, timeoutMs: number): Promise<Che
   }
 }
 
+/** One degraded reason per account whose LLM is paused (its breaker is open). */
+export async function llmDegradedReasons(prisma: PrismaClient): Promise<string[]> {
+  const open = await createBreakerStore(prisma).listOpen();
+  return open.map((b) => `LLM paused for ${b.email} (${b.reason}): ${describePause(b, b.email)}`);
+}
+
 export function healthRoute({ temporal, prisma, timeoutMs = 2000 }: HealthDeps): RouteHandler {
   return async (_req, res) => {
     const [temporalCheck, postgresCheck] = await Promise.all([
@@ -37,6 +46,12 @@ export function healthRoute({ temporal, prisma, timeoutMs = 2000 }: HealthDeps):
       timed(() => prisma.$queryRaw`SELECT 1`, timeoutMs),
     ]);
     const ok = temporalCheck.ok && postgresCheck.ok;
-    sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'degraded', temporal: temporalCheck, postgres: postgresCheck });
+    const degraded = postgresCheck.ok ? await llmDegradedReasons(prisma).catch(() => []) : [];
+    sendJson(res, ok ? 200 : 503, {
+      status: ok && degraded.length === 0 ? 'ok' : 'degraded',
+      temporal: temporalCheck,
+      postgres: postgresCheck,
+      ...(degraded.length > 0 ? { degraded } : {}),
+    });
   };
 }

@@ -1,14 +1,32 @@
-// What every LLM activity wraps its model call in: the per-account daily token budget checked
-// before and the tokens recorded after, and SDK and schema errors turned into Temporal failures that
-// say whether a retry can help. Shared by the thread's LLM activities and the agent's turns.
+// What every LLM activity wraps its model call in: the account's circuit breaker (breaker.ts) asked
+// first and told the outcome, the per-account daily token budget checked before and the tokens
+// recorded after, heartbeats while the call runs, and SDK and schema errors turned into Temporal
+// failures that say whether a retry can help (LlmPaused: the workflow waits). Shared by the thread's
+// LLM activities and the agent's turns.
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
+import {
+  admit,
+  afterFailure,
+  afterSuccess,
+  claimProbe,
+  LLM_PAUSED_TYPE,
+  needsReset,
+  type BreakerSettings,
+  type BreakerState,
+  type LlmFailureKind,
+  type LlmPausedDetails,
+} from './breaker.js';
+import { createBreakerStore } from './breaker-store.js';
+import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { classifyAnthropicError, LlmOutputInvalidError } from './index.js';
 
 export interface LlmSettings {
   model: string;
-  /** Tokens (in + out) one account may spend per UTC day; over it, threads go to Action Required. */
+  /** Tokens (in + out) one account may spend per UTC day; over it, LLM work waits for the next UTC day. */
   dailyTokenBudget: number;
+  /** When the account's LLM circuit breaker opens and how often it probes (breaker.ts). */
+  breaker: BreakerSettings;
   /** Long threads are cut to this many prompt tokens. */
   maxInputTokens: number;
 }
@@ -64,16 +82,51 @@ export type LlmGuard = <T extends { tokensIn: number; tokensOut: number }>(
   accountId: string,
   outputAttempts: number,
   call: () => Promise<T>,
+  /** Sent with every heartbeat while the call runs (an activity's checkpoint). */
+  heartbeatDetails?: unknown,
 ) => Promise<T>;
 
-export function createLlmGuard(prisma: PrismaClient, settings: Pick<LlmSettings, 'dailyTokenBudget'>): LlmGuard {
+/** What an error means for the account's breaker: an outage, a refused key, no credits, a spent budget; or nothing. */
+export function breakerFailureOf(err: unknown): LlmFailureKind | undefined {
+  if (err instanceof TokenBudgetExceededError) return 'budget';
+  const kind = classifyAnthropicError(err);
+  switch (kind?.kind) {
+    case 'rate_limited':
+    case 'overloaded':
+    case 'server':
+      return 'outage';
+    case 'auth':
+      return kind.status === 402 ? 'credits' : 'auth';
+    default:
+      return undefined;
+  }
+}
+
+/** The fail-fast answer of an open breaker: the workflow waits until `resumeAt` (or a resume signal) and calls again. */
+export function llmPausedFailure(accountId: string, b: BreakerState, resumeAt: Date): ApplicationFailure {
+  const details: LlmPausedDetails = { reason: b.reason ?? 'outage', resumeAt: resumeAt.toISOString(), lastError: b.lastError };
+  return ApplicationFailure.create({
+    type: LLM_PAUSED_TYPE,
+    message: `LLM paused for account ${accountId} (${details.reason}): ${b.lastError ?? ''}`,
+    details: [details],
+    nonRetryable: true,
+  });
+}
+
+export function createLlmGuard(
+  prisma: PrismaClient,
+  settings: Pick<LlmSettings, 'dailyTokenBudget' | 'breaker'>,
+  now: () => Date = () => new Date(),
+): LlmGuard {
+  const breakers = createBreakerStore(prisma);
+
   // Raw statements: these run around every model call, and Prisma's query building costs more CPU
   // than the round trip.
   async function ensureBudget(accountId: string): Promise<void> {
     const rows = await prisma.$queryRawUnsafe<{ spent: number }[]>(
       'SELECT tokens_in + tokens_out AS spent FROM token_usage WHERE account_id = $1 AND day = $2::date',
       accountId,
-      isoDay(),
+      isoDay(now()),
     );
     const spent = Number(rows[0]?.spent ?? 0);
     if (spent >= settings.dailyTokenBudget) throw new TokenBudgetExceededError(accountId, spent, settings.dailyTokenBudget);
@@ -85,24 +138,57 @@ export function createLlmGuard(prisma: PrismaClient, settings: Pick<LlmSettings,
        ON CONFLICT (account_id, day) DO UPDATE
        SET tokens_in = token_usage.tokens_in + EXCLUDED.tokens_in, tokens_out = token_usage.tokens_out + EXCLUDED.tokens_out`,
       accountId,
-      isoDay(),
+      isoDay(now()),
       tokensIn,
       tokensOut,
     );
+  }
+
+  /** Throws LlmPaused unless this call may go to the model; an open breaker's due probe is taken by one call only. */
+  async function admitCall(accountId: string): Promise<BreakerState> {
+    const breaker = await breakers.read(accountId);
+    const gate = admit(breaker, now(), settings.breaker);
+    if (!gate.call) throw llmPausedFailure(accountId, breaker, gate.resumeAt);
+    if (!gate.probe) return breaker;
+    let refused: Date | undefined;
+    const { after } = await breakers.update(accountId, (b) => {
+      const again = admit(b, now(), settings.breaker);
+      if (again.call && again.probe) return claimProbe(b, now(), settings.breaker);
+      refused = again.call ? undefined : again.resumeAt;
+      return b;
+    });
+    if (refused) throw llmPausedFailure(accountId, after, refused);
+    return after;
   }
 
   return async function guarded<T extends { tokensIn: number; tokensOut: number }>(
     accountId: string,
     outputAttempts: number,
     call: () => Promise<T>,
+    heartbeatDetails?: unknown,
   ): Promise<T> {
+    const breaker = await admitCall(accountId);
     try {
       await ensureBudget(accountId);
-      const result = await call();
+      const result = await heartbeatWhile(call, heartbeatDetails);
       await record(accountId, result.tokensIn, result.tokensOut);
+      if (needsReset(breaker)) await breakers.update(accountId, afterSuccess);
       return result;
     } catch (err) {
+      const failure = breakerFailureOf(err);
+      if (failure) {
+        const message = err instanceof Error ? err.message : String(err);
+        const { after } = await breakers.update(accountId, (b) => afterFailure(b, failure, message, now(), settings.breaker));
+        if (after.state === 'open') throw llmPausedFailure(accountId, after, admitAfter(after));
+      } else if (err instanceof LlmOutputInvalidError && needsReset(breaker)) {
+        await breakers.update(accountId, afterSuccess); // the model answered, if not in shape
+      }
       throw llmActivityFailure(err, outputAttempts);
     }
   };
+
+  function admitAfter(b: BreakerState): Date {
+    const gate = admit(b, now(), settings.breaker);
+    return gate.call ? now() : gate.resumeAt;
+  }
 }

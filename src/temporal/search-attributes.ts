@@ -5,6 +5,8 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 export const InboxAccountId = defineSearchAttributeKey('InboxAccountId', SearchAttributeType.KEYWORD);
 export const InboxState = defineSearchAttributeKey('InboxState', SearchAttributeType.KEYWORD);
 export const InboxCategory = defineSearchAttributeKey('InboxCategory', SearchAttributeType.KEYWORD);
+/** While a thread waits for the account's LLM: why (outage, auth, credits, budget); absent otherwise. */
+export const InboxLlmPaused = defineSearchAttributeKey('InboxLlmPaused', SearchAttributeType.KEYWORD);
 export const BackfillSlicesDone = defineSearchAttributeKey('BackfillSlicesDone', SearchAttributeType.INT);
 export const BackfillSlicesTotal = defineSearchAttributeKey('BackfillSlicesTotal', SearchAttributeType.INT);
 export const BackfillMessagesStored = defineSearchAttributeKey('BackfillMessagesStored', SearchAttributeType.INT);
@@ -18,6 +20,7 @@ export const searchAttributeDefinitions: Record<string, 'Keyword' | 'Int' | 'Dou
   InboxAccountId: 'Keyword',
   InboxState: 'Keyword',
   InboxCategory: 'Keyword',
+  InboxLlmPaused: 'Keyword',
   BackfillSlicesDone: 'Int',
   BackfillSlicesTotal: 'Int',
   BackfillMessagesStored: 'Int',

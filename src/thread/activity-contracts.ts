@@ -114,7 +114,7 @@ export interface LlmActivities {
    * Tier two of classification, and the reply in the same step when the email needs one (given a
    * replyContext): two model calls, one activity. The classification is checkpointed in the
    * heartbeat, so a retry of a failed draft does not pay for classifying again. Throws
-   * LlmOutputInvalidError (retried) and TokenBudgetExceededError.
+   * LlmOutputInvalidError (retried) and LlmPaused (the account's LLM is paused: the workflow waits).
    */
   triageWithLlm(input: {
     accountId: string;

@@ -1,12 +1,16 @@
 // How the thread workflow reaches its activities: task queues, timeouts and retry policies. What
 // happens when retries end: Gmail calls on a lost grant wait for the account (src/accounts/
-// account-access.ts); LLM errors that retrying cannot fix send the thread to Action Required.
+// account-access.ts); LLM calls wait while the account's LLM is paused (llm-pause.ts); LLM errors
+// that retrying cannot fix send the thread to Action Required.
 import { ActivityFailure, ApplicationFailure, proxyActivities, type ActivityInterfaceFor, type RetryPolicy } from '@temporalio/workflow';
 import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE } from '../shared/task-queues.js';
 import type { ThreadSettings } from './contracts.js';
 
-/** Errors after which retrying the step cannot help; the thread goes to Action Required. */
-export const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'];
+/**
+ * Errors after which retrying the step cannot help; the thread goes to Action Required. Outages, a
+ * refused key or credits and a spent budget are not among them: the LLM pauses and the thread waits.
+ */
+export const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'LlmRequestRejectedError'];
 
 export function failureType(err: unknown): string | undefined {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
@@ -19,6 +23,7 @@ const QUEUES = {
     // A revoked grant fails for good from the activity (nonRetryable) and pauses the thread; a 401
     // the next attempt's token refresh fixes is retried like any other transient error.
     retry: { initialInterval: '1 second', maximumInterval: '5 minutes', nonRetryableErrorTypes: ['GmailBadRequestError'] },
+    heartbeat: '30 seconds',
   },
   llm: {
     taskQueue: LLM_TASK_QUEUE,
@@ -26,17 +31,20 @@ const QUEUES = {
     retry: {
       initialInterval: '2 seconds',
       maximumInterval: '2 minutes',
-      nonRetryableErrorTypes: ['TokenBudgetExceededError', 'LlmRequestRejectedError', 'LlmAuthError'],
+      nonRetryableErrorTypes: ['LlmRequestRejectedError'],
     },
+    heartbeat: '30 seconds',
   },
-} satisfies Record<string, { taskQueue: string; timeout: string; retry: RetryPolicy }>;
+} satisfies Record<string, { taskQueue: string; timeout: string; retry: RetryPolicy; heartbeat: string }>;
 
-/** The activities of one task queue, with the settings' queue name and timeout when they give one. */
+/** The activities of one task queue, with the settings' queue name and timeouts when they give them. */
 export function proxyQueueActivities<T>(queue: keyof typeof QUEUES, settings: ThreadSettings): ActivityInterfaceFor<T> {
   const defaults = QUEUES[queue];
   return proxyActivities<T>({
     taskQueue: settings.taskQueues?.[queue] ?? defaults.taskQueue,
     startToCloseTimeout: settings.activityTimeouts?.[`${queue}Ms`] ?? defaults.timeout,
+    // The activities heartbeat while their call runs (src/shared/activity-heartbeat.ts).
+    heartbeatTimeout: settings.heartbeatTimeouts?.[`${queue}Ms`] ?? defaults.heartbeat,
     retry: defaults.retry,
   });
 }

@@ -39,6 +39,8 @@ export interface ThreadSettings {
   taskQueues?: { gmail: string; llm: string };
   /** startToCloseTimeout of one Gmail / LLM activity attempt (ms). */
   activityTimeouts?: { gmailMs: number; llmMs: number };
+  /** heartbeatTimeout of one Gmail / LLM activity (ms): a worker that died or hangs mid-call is noticed this soon. */
+  heartbeatTimeouts?: { gmailMs: number; llmMs: number };
   /** Rework requests allowed before the thread goes to Action Required. */
   maxReworks: number;
   /** A thread waiting on the user closes after this long without any event (ms). */

@@ -1,6 +1,7 @@
 // Gmail activities of the thread workflow (task queue durable-inbox-gmail). Each wraps one
 // Gmail side effect through GmailService; errors become Temporal failures that say whether a
 // retry can help (429 → retry after Retry-After; revoked grant → non-retryable).
+import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { activityInfo } from '@temporalio/activity';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { buildReply, replyRecipients, type ReplyParent } from '../gmail/mime.js';
@@ -141,7 +142,7 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
 
   const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
     try {
-      return await accounts.call(accountId, fn);
+      return await heartbeatWhile(() => accounts.call(accountId, fn));
     } catch (err) {
       throw toActivityFailure(err);
     }

@@ -48,6 +48,7 @@ export function createLlmActivities(deps: {
       reworkInstructions?: string;
       previousDraft?: string;
     },
+    checkpoint?: TriageCheckpoint,
   ): Promise<LlmDraft> {
     const out = await guarded(accountId, outputAttempts, () =>
       draftReply(anthropic, {
@@ -61,6 +62,7 @@ export function createLlmActivities(deps: {
         maxInputTokens: settings.maxInputTokens,
         signal: cancellationSignal(),
       }),
+      checkpoint,
     );
     return { body: out.body, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
   }
@@ -73,7 +75,7 @@ export function createLlmActivities(deps: {
         : await classify(accountId, email, instructions, outputAttempts);
       heartbeat({ classification } satisfies TriageCheckpoint);
       if (classification.category !== 'needs_response' || !replyContext) return { classification };
-      const draft = await write(accountId, outputAttempts, { thread, context: replyContext, instructions });
+      const draft = await write(accountId, outputAttempts, { thread, context: replyContext, instructions }, { classification });
       return { classification, draft };
     },
 

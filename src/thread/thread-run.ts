@@ -17,9 +17,10 @@ import type { ActionGmailActivities, ActionStoreActivities, ApprovalNotifyActivi
 import { DEFAULT_ACTION_SETTINGS, type ActionSettings } from '../actions/contracts.js';
 import type { LifecycleAction } from '../actions/journal.js';
 import type { AgentGmailActivities, AgentLlmActivities, AgentStoreActivities } from '../agent/activity-contracts.js';
-import { InboxAccountId, InboxCategory, InboxState } from '../temporal/search-attributes.js';
+import { InboxAccountId, InboxCategory, InboxLlmPaused, InboxState } from '../temporal/search-attributes.js';
 import type { GmailActivities, LlmActivities, StoreActivities } from './activity-contracts.js';
 import { proxyNotifyActivities, proxyQueueActivities, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
+import { LlmPause, waitingWhileLlmPaused } from './llm-pause.js';
 import {
   eventKey,
   opensThread,
@@ -63,6 +64,7 @@ export class ThreadRun {
   readonly settings: ThreadWorkflowInput['settings'];
   /** Gmail steps; each waits, for hours if need be, while the account's grant is lost (account-access.ts). */
   readonly gmail: GmailActivities;
+  /** LLM steps; each waits, for a day if need be, while the account's LLM is paused (llm-pause.ts). */
   readonly llm: LlmActivities;
   /** Postgres reads and writes: local activities (a marker in history, no task round trip). */
   readonly store: StoreActivities;
@@ -85,6 +87,7 @@ export class ThreadRun {
   private saved: SavedRecord;
   private indexed: ReturnType<typeof indexedOf>;
   private readonly reconnect: AccountReconnect;
+  private readonly llmPause: LlmPause;
 
   private constructor(
     private readonly input: ThreadWorkflowInput,
@@ -103,7 +106,8 @@ export class ThreadRun {
     this.reconnect = new AccountReconnect(input.settings.reauthRecheckMs);
     // One proxy per queue; the fields are views of it by feature.
     const gmail = waitingForAccountAccess(proxyQueueActivities<GmailSteps>('gmail', input.settings), this.reconnect);
-    const llm = proxyQueueActivities<LlmSteps>('llm', input.settings);
+    this.llmPause = new LlmPause((reason) => upsertSearchAttributes([{ key: InboxLlmPaused, value: reason }]));
+    const llm = waitingWhileLlmPaused(proxyQueueActivities<LlmSteps>('llm', input.settings), this.llmPause);
     this.gmail = this.actions = this.agentGmail = gmail;
     this.llm = this.agentLlm = llm;
     this.store = this.journal = this.agentStore = store;
@@ -234,7 +238,7 @@ export class ThreadRun {
 
   status(): ThreadStatus {
     const pendingEvents = this.queue.length + (this.busy ? 1 : 0);
-    return statusOf(this.ids, this.record, { pendingEvents, waitingFor: this.reconnect.waitingFor });
+    return statusOf(this.ids, this.record, { pendingEvents, waitingFor: this.reconnect.waitingFor ?? this.llmPause.waitingFor });
   }
 
   /** Carries the record and the events not handled yet into a fresh run of the workflow. */

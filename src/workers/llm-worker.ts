@@ -4,6 +4,7 @@ import { Worker } from '@temporalio/worker';
 import { createAgentLlmActivities } from '../agent/llm-activities.js';
 import { createLlmActivities } from '../thread/llm-activities.js';
 import { createLlmClient } from '../llm/index.js';
+import { llmSettingsFromConfig } from '../config.js';
 import { isMainModule } from '../shared/main-module.js';
 import type { WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';
@@ -12,7 +13,7 @@ export async function createLlmWorker(ctx: WorkerContext, taskQueue = ctx.cfg.LL
   const { cfg } = ctx;
   if (!cfg.ANTHROPIC_API_KEY) throw new Error('ANTHROPIC_API_KEY is needed (npm run dev uses the Anthropic emulator)');
   const anthropic = createLlmClient({ apiKey: cfg.ANTHROPIC_API_KEY, baseURL: cfg.ANTHROPIC_BASE_URL });
-  const settings = { model: cfg.ANTHROPIC_MODEL, dailyTokenBudget: cfg.DAILY_TOKEN_BUDGET, maxInputTokens: cfg.LLM_MAX_INPUT_TOKENS };
+  const settings = llmSettingsFromConfig(cfg);
   return Worker.create({
     connection: ctx.connection,
     namespace: cfg.TEMPORAL_NAMESPACE,

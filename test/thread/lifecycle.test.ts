@@ -365,7 +365,7 @@ describe('thread workflow lifecycle', () => {
     await h.handle(threadId).terminate('test cleanup');
   });
 
-  it('records tokens per call and, once the daily budget is spent, labels Action Required without calling the model', async () => {
+  it("records the tokens of every call against the day's budget (a spent budget: test/thread/llm-breaker.test.ts)", async () => {
     const today = new Date(new Date().toISOString().slice(0, 10));
     const key = { accountId_day: { accountId: h.accountId, day: today } };
     const tokensToday = async () => {
@@ -381,20 +381,5 @@ describe('thread workflow lifecycle', () => {
       .reduce((sum, d) => sum + (d.tokensIn ?? 0) + (d.tokensOut ?? 0), 0);
     expect(spentByThread).toBeGreaterThan(0);
     expect(await tokensToday()).toBe(spentBefore + spentByThread);
-
-    // Spend the rest of today's budget, as if other threads had.
-    const topUp = h.cfg.DAILY_TOKEN_BUDGET;
-    await h.prisma.tokenUsage.update({ where: key, data: { tokensIn: { increment: topUp } } });
-    try {
-      const calls = h.anthropic.metrics().requests;
-      const { threadId } = await deliverAndIngest(h, question('Over budget'));
-      const status = await h.waitFor(threadId, (s) => s.state === 'action_required' && s.pendingEvents === 0);
-      expect(status.decisions.at(-1)?.detail).toMatch(/TokenBudgetExceededError: account .* spent \d+ of its \d+ LLM tokens today/);
-      expect(h.anthropic.metrics().requests).toBe(calls);
-      expect(await labelNamesOfThread(threadId)).toContain('Action Required');
-      expect(await draftsOf(threadId)).toHaveLength(0);
-    } finally {
-      await h.prisma.tokenUsage.update({ where: key, data: { tokensIn: { decrement: topUp } } });
-    }
   });
 });

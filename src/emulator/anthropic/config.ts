@@ -28,6 +28,8 @@ export const EmulatorConfigSchema = z.object({
   seed: z.number().int(),
   /** When set, only this x-api-key is accepted; otherwise any non-empty key is. */
   apiKey: z.string().min(1).nullable(),
+  /** Every authenticated call is answered 402 billing_error, as for an account out of credits. */
+  outOfCredits: z.boolean(),
 });
 
 export type EmulatorConfig = z.infer<typeof EmulatorConfigSchema>;
@@ -47,6 +49,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = {
   retryAfterSeconds: 1,
   seed: 1,
   apiKey: null,
+  outOfCredits: false,
 };
 
 /** Applies a patch; throws a one-line Error naming the bad field when the result is invalid. */

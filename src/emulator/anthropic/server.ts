@@ -289,6 +289,10 @@ export class AnthropicEmulatorServer {
       this.sendError(res, 401, 'authentication_error', 'invalid x-api-key');
       return undefined;
     }
+    if (this.config.outOfCredits) {
+      this.sendError(res, 402, 'billing_error', 'Your credit balance is too low to access the Anthropic API.');
+      return undefined;
+    }
     if (!req.headers['anthropic-version']) {
       this.sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
       return undefined;

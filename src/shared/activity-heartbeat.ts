@@ -1,0 +1,25 @@
+// Liveness for activities that wait on one remote call: heartbeats while the call runs, so a worker
+// that died or hangs is noticed after the activity's heartbeat timeout rather than its start-to-close.
+import { Context } from '@temporalio/activity';
+
+/**
+ * Runs `work`, heartbeating `details` every third of the heartbeat timeout. Without a heartbeat
+ * timeout (or outside an activity) it just runs `work`.
+ */
+export async function heartbeatWhile<T>(work: () => Promise<T>, details?: unknown): Promise<T> {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return work(); // called outside an activity (tests of the functions themselves)
+  }
+  const timeoutMs = ctx.info.heartbeatTimeoutMs;
+  if (!timeoutMs) return work();
+  ctx.heartbeat(details);
+  const timer = setInterval(() => ctx.heartbeat(details), Math.max(100, Math.floor(timeoutMs / 3)));
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
