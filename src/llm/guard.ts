@@ -3,6 +3,7 @@
 // say whether a retry can help. Shared by the thread's LLM activities and the agent's turns.
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
+import { llmCalls, llmErrors, llmTokens } from '../metrics/metrics.js';
 import { classifyAnthropicError, LlmOutputInvalidError } from './index.js';
 
 export interface LlmSettings {
@@ -60,10 +61,21 @@ export function llmActivityFailure(err: unknown, outputAttempts: number): unknow
   }
 }
 
+/** What a model call is for (a label of the LLM metrics). */
+export type LlmPurpose = 'classify' | 'draft' | 'agent_turn';
+
+/** The metrics' name for what went wrong in a model call. */
+export function llmErrorKind(err: unknown): string {
+  if (err instanceof LlmOutputInvalidError) return 'output_invalid';
+  if (err instanceof TokenBudgetExceededError) return 'budget_exceeded';
+  return classifyAnthropicError(err)?.kind ?? 'other';
+}
+
 export type LlmGuard = <T extends { tokensIn: number; tokensOut: number }>(
   accountId: string,
   outputAttempts: number,
   call: () => Promise<T>,
+  purpose: LlmPurpose,
 ) => Promise<T>;
 
 export function createLlmGuard(prisma: PrismaClient, settings: Pick<LlmSettings, 'dailyTokenBudget'>): LlmGuard {
@@ -95,13 +107,20 @@ export function createLlmGuard(prisma: PrismaClient, settings: Pick<LlmSettings,
     accountId: string,
     outputAttempts: number,
     call: () => Promise<T>,
+    purpose: LlmPurpose,
   ): Promise<T> {
     try {
       await ensureBudget(accountId);
       const result = await call();
+      llmCalls.inc({ purpose, result: 'ok' });
+      llmTokens.inc({ direction: 'in' }, result.tokensIn);
+      llmTokens.inc({ direction: 'out' }, result.tokensOut);
       await record(accountId, result.tokensIn, result.tokensOut);
       return result;
     } catch (err) {
+      const kind = llmErrorKind(err);
+      llmCalls.inc({ purpose, result: kind });
+      llmErrors.inc({ kind });
       throw llmActivityFailure(err, outputAttempts);
     }
   };
