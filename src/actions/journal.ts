@@ -236,7 +236,8 @@ export async function transitionAction(db: SqlExecutor, t: ActionTransition): Pr
   );
   if (moved) {
     const action = actionOf(moved);
-    actionTransitions.inc({ kind: action.kind, state: action.state });
+    // Recording a result in place (a Discord message id, a draft id) is no state change.
+    if (!t.from.includes(t.to)) actionTransitions.inc({ kind: action.kind, state: action.state });
     return { action, moved: true };
   }
   const current = await loadAction(db, t.id);
