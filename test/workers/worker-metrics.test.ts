@@ -71,7 +71,7 @@ it('serves our metrics and the SDK metrics on their ports, and runs without them
   }
   const crowded = startWorker(ports);
   try {
-    await waitUntil('polling', () => crowded.output().includes('polling task queue'), { timeoutMs: 60_000, everyMs: 250 });
+    await waitUntil('polling', async () => crowded.output().includes('polling task queue'), { timeoutMs: 60_000, everyMs: 250 });
     expect(crowded.output()).toMatch(/the Temporal SDK's metrics are off: .*(in use|EADDRINUSE).*TEMPORAL_METRICS_PORT/);
     expect(crowded.output()).toMatch(/metrics are off: .*EADDRINUSE.*METRICS_PORT/);
   } finally {
