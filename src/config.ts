@@ -10,6 +10,14 @@ import type { ThreadSettings } from './thread/contracts.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
+/** A duration as Temporal reads it ("15 minutes", "1h", "90s"). */
+const duration = z.string().refine((v) => {
+  try {
+    return msToNumber(v as Duration) > 0;
+  } catch {
+    return false;
+  }
+}, 'expected a duration such as "15 minutes"');
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -142,7 +150,7 @@ export const envSchema = z.object({
   /** Certs (`{kid: PEM}`) that sign push tokens; default Google's. The emulator serves its own. */
   GOOGLE_CERTS_URL: url.optional(),
   /** Schedules: fallback sync of every active account, full inbox scan (and how far back), watch renewal. */
-  SYNC_POLL_EVERY: z.string().min(1).default('15 minutes'),
+  SYNC_POLL_EVERY: duration.default('15 minutes'),
   SYNC_FULL_SCAN_EVERY: z.string().min(1).default('1 hour'),
   SYNC_FULL_SCAN_DAYS: z.coerce.number().int().positive().default(10),
   WATCH_RENEWAL_EVERY: z.string().min(1).default('1 day'),
