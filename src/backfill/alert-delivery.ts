@@ -33,8 +33,8 @@ const KIND_TITLE: Record<AlertKind, string> = {
   metadata: 'metadata budget',
 };
 
-export function alertSubject(alert: Pick<BackfillAlertRow, 'kind' | 'level'>): string {
-  return `[durable-inbox] Backfill ${alert.level}: ${KIND_TITLE[alert.kind]}`;
+export function alertTitle(alert: Pick<BackfillAlertRow, 'kind' | 'level'>): string {
+  return `Backfill ${alert.level}: ${KIND_TITLE[alert.kind]}`;
 }
 
 export function alertText(alert: Pick<BackfillAlertRow, 'kind' | 'level' | 'detail'>, email: string): string {
@@ -59,7 +59,7 @@ export function createAlertDeliveryActivities(deps: AlertDeliveryDeps): Backfill
       if (!deps.discordWebhookUrl) notes.push('discord: no webhook configured');
       else if (!alert.discordMessageId) {
         try {
-          const content = `**${alertSubject(alert).replace('[durable-inbox] ', '')}** in \`${email}\`\n${alertText(alert, email)}`;
+          const content = `**${alertTitle(alert)}** in \`${email}\`\n${alertText(alert, email)}`;
           await saveDiscordDelivery(deps.db, alert.id, await executeWebhook(deps.discordWebhookUrl, { content, allowed_mentions: { parse: [] } }));
         } catch (err) {
           if (!(err instanceof ApplicationFailure && err.nonRetryable)) throw err;
@@ -77,7 +77,7 @@ export function createAlertDeliveryActivities(deps: AlertDeliveryDeps): Backfill
             const rfc2822 = buildPlainTextMessage({
               from: { name: 'durable-inbox', address: email },
               to: [{ address: email }],
-              subject: alertSubject(alert),
+              subject: `[durable-inbox] ${alertTitle(alert)}`,
               body: alertText(alert, email),
               date: new Date(now()),
               // Marks it machine-made: the rules take it as automated mail, never one to answer.

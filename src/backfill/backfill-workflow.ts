@@ -2,7 +2,8 @@
 // slice granularity, runs a sliding window of slice children, and advances the Ordered Frontier
 // Commit watermark as slices finish in any order. Continue-as-new carries the window (running
 // children keep running: parentClosePolicy ABANDON, they report by signal to this workflow id)
-// and the frontier. Cancelling the backfill cancels the running slices explicitly.
+// and the frontier. Cancelling the backfill cancels the running slices explicitly. As slices
+// report, it judges seed 004's alerts and has each new one delivered (src/backfill/alerts.ts).
 import {
   allHandlersFinished,
   ApplicationFailure,
