@@ -1,5 +1,6 @@
 // Every setting durable-inbox reads from the environment, validated once at start-up.
 // A wrong value stops the process with one line naming the variable and what it expects.
+import { msToNumber, type Duration } from '@temporalio/common';
 import { z } from 'zod';
 import { setLogLevel } from './shared/log.js';
 import type { ArchiverScheduleSettings } from './backfill/archiver-schedule.js';
@@ -10,6 +11,14 @@ import type { ThreadSettings } from './thread/contracts.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
+/** A duration as Temporal reads it ("15 minutes", "1h", "90s"). */
+const duration = z.string().refine((v) => {
+  try {
+    return msToNumber(v as Duration) > 0;
+  } catch {
+    return false;
+  }
+}, 'expected a duration such as "15 minutes"');
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -92,6 +101,12 @@ export const envSchema = z.object({
 
   HTTP_PORT: port.default(3000),
   HTTP_HOST: z.string().default('127.0.0.1'),
+
+  /** Metrics (README "Metrics and health"): a worker process run alone serves our /metrics here (0: off); the HTTP server always does. */
+  METRICS_PORT: port.default(9465),
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  /** The Temporal SDK's own worker metrics (Prometheus, /metrics) on this port of every worker process (0: off). */
+  TEMPORAL_METRICS_PORT: port.default(9464),
   /** The app's address as the user's browser reaches it (links in Discord messages); default http://127.0.0.1:<HTTP_PORT>. */
   PUBLIC_BASE_URL: url.optional(),
 
@@ -123,6 +138,9 @@ export const envSchema = z.object({
   ARCHIVER_EVERY: z.string().min(1).default('1 hour'),
   ARCHIVER_TRASH: bool.default(false),
   ARCHIVER_ENABLED: bool.default(false),
+  /** Backfill alerts (docs/backfill.md): the metadata budget per account, and how often one alert may email the account. */
+  BACKFILL_METADATA_BUDGET_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
+  BACKFILL_ALERT_EMAIL_EVERY_HOURS: z.coerce.number().min(0).default(6),
 
   /** Sync (docs/sync.md). The Pub/Sub topic users.watch publishes to; unset: no watch, polling only. */
   GMAIL_PUSH_TOPIC: z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'expected projects/<p>/topics/<t>').optional(),
@@ -133,7 +151,7 @@ export const envSchema = z.object({
   /** Certs (`{kid: PEM}`) that sign push tokens; default Google's. The emulator serves its own. */
   GOOGLE_CERTS_URL: url.optional(),
   /** Schedules: fallback sync of every active account, full inbox scan (and how far back), watch renewal. */
-  SYNC_POLL_EVERY: z.string().min(1).default('15 minutes'),
+  SYNC_POLL_EVERY: duration.default('15 minutes'),
   SYNC_FULL_SCAN_EVERY: z.string().min(1).default('1 hour'),
   SYNC_FULL_SCAN_DAYS: z.coerce.number().int().positive().default(10),
   WATCH_RENEWAL_EVERY: z.string().min(1).default('1 day'),
@@ -309,6 +327,26 @@ export function approvalsSettingsFromConfig(cfg: Env): ApprovalsSettings {
     publicBaseUrl: (cfg.PUBLIC_BASE_URL ?? `http://127.0.0.1:${cfg.HTTP_PORT}`).replace(/\/+$/, ''),
     ...(cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: cfg.DISCORD_WEBHOOK_URL } : {}),
   };
+}
+
+/** Backfill alerts: the metadata budget, the Discord webhook and the email rate limit. */
+export interface BackfillAlertSettings {
+  metadataBudgetBytes: number;
+  discordWebhookUrl?: string;
+  emailEveryMs: number;
+}
+
+export function backfillAlertSettingsFromConfig(cfg: Env): BackfillAlertSettings {
+  return {
+    metadataBudgetBytes: cfg.BACKFILL_METADATA_BUDGET_BYTES,
+    ...(cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: cfg.DISCORD_WEBHOOK_URL } : {}),
+    emailEveryMs: Math.round(cfg.BACKFILL_ALERT_EMAIL_EVERY_HOURS * 3600_000),
+  };
+}
+
+/** The health endpoint's thresholds: push is silent when mail arrived by other means this long after the last push. */
+export function healthSettingsFromConfig(cfg: Env): { pushSilentAfterMs: number } {
+  return { pushSilentAfterMs: msToNumber(cfg.SYNC_POLL_EVERY as Duration) };
 }
 
 /** Where the real Temporal server's binaries come from when they are not built into .cache. */

@@ -1,7 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { approvalsSettingsFromConfig, archiverScheduleSettingsFromConfig, ConfigError, loadConfig, quotaOptionsFromConfig } from '../src/config.js';
+import {
+  approvalsSettingsFromConfig,
+  archiverScheduleSettingsFromConfig,
+  backfillAlertSettingsFromConfig,
+  ConfigError,
+  healthSettingsFromConfig,
+  loadConfig,
+  quotaOptionsFromConfig,
+} from '../src/config.js';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -43,6 +51,19 @@ describe('loadConfig', () => {
     const cfg = loadConfig({ GMAIL_QUOTA_PROFILE: '2026', GMAIL_QUOTA_START_RATE: '40', GMAIL_QUOTA_MAX_CONCURRENCY: '3', ARCHIVER_TRASH: 'yes' });
     expect(quotaOptionsFromConfig(cfg)).toEqual({ profile: '2026', startRate: 40, maxConcurrency: 3 });
     expect(archiverScheduleSettingsFromConfig(cfg)).toEqual({ every: '1 hour', trash: true, enabled: false });
+  });
+
+  it('gives the metrics ports, the backfill alerts and the health endpoint their settings', () => {
+    const defaults = loadConfig({});
+    expect([defaults.METRICS_PORT, defaults.TEMPORAL_METRICS_PORT]).toEqual([9465, 9464]);
+    expect(backfillAlertSettingsFromConfig(defaults)).toEqual({ metadataBudgetBytes: 16 * 1024 * 1024, emailEveryMs: 6 * 3600_000 });
+    expect(healthSettingsFromConfig(defaults)).toEqual({ pushSilentAfterMs: 15 * 60_000 });
+    const cfg = loadConfig({ METRICS_PORT: '0', BACKFILL_METADATA_BUDGET_BYTES: '1000', BACKFILL_ALERT_EMAIL_EVERY_HOURS: '0.5', SYNC_POLL_EVERY: '5 minutes', DISCORD_WEBHOOK_URL: 'https://discord.example/api/webhooks/1/t' });
+    expect(cfg.METRICS_PORT).toBe(0);
+    expect(backfillAlertSettingsFromConfig(cfg)).toEqual({ metadataBudgetBytes: 1000, emailEveryMs: 1800_000, discordWebhookUrl: 'https://discord.example/api/webhooks/1/t' });
+    expect(healthSettingsFromConfig(cfg)).toEqual({ pushSilentAfterMs: 5 * 60_000 });
+    expect(() => loadConfig({ TEMPORAL_METRICS_PORT: '70000' })).toThrow(/^TEMPORAL_METRICS_PORT: /);
+    expect(() => loadConfig({ SYNC_POLL_EVERY: 'often' })).toThrow(/^SYNC_POLL_EVERY: expected a duration/);
   });
 
   it('parses several payload keys, first one encrypting', () => {

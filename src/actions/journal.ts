@@ -5,6 +5,7 @@
 // retried activity or a second click changes nothing twice.
 import { uuid7 } from '../db/uuid7.js';
 import { CATEGORIES, type Category } from '../mail/types.js';
+import { actionTransitions } from '../metrics/metrics.js';
 import type { SqlExecutor } from '../quota/sql.js';
 import { actionSpecsOf } from './action-specs.js';
 import {
@@ -171,13 +172,14 @@ export async function proposeActions(db: SqlExecutor, input: ProposeActionsInput
       verdict = { outcome: 'needs_approval', because };
     }
     const state: ActionState = verdict.outcome === 'run' ? 'queued' : verdict.outcome === 'refused' ? 'refused' : 'awaiting_approval';
-    await db.query(
+    const inserted = await db.query(
       `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,
          state, sender, workflow_id, expires_at, result, note, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10::text[], $11::action_state, $12, $13,
          CASE WHEN $11 = 'awaiting_approval' THEN clock_timestamp() + make_interval(secs => $14::float8 / 1000) END,
          $15::jsonb, $16, clock_timestamp())
-       ON CONFLICT (key) DO NOTHING`,
+       ON CONFLICT (key) DO NOTHING
+       RETURNING id`,
       [
         uuid7(),
         key,
@@ -197,6 +199,7 @@ export async function proposeActions(db: SqlExecutor, input: ProposeActionsInput
         state === 'refused' ? verdict.because.join('; ') : null,
       ],
     );
+    if (inserted.length > 0) actionTransitions.inc({ kind: action.kind, state });
   }
   const rows = await db.query<ActionRow>(`SELECT ${COLUMNS} FROM actions WHERE key = ANY($1::text[])`, [keys]);
   const byKey = new Map(rows.map((r) => [r.key, actionOf(r)]));
@@ -231,7 +234,12 @@ export async function transitionAction(db: SqlExecutor, t: ActionTransition): Pr
      RETURNING ${COLUMNS}`,
     [t.id, t.from, t.to, t.note ?? null, t.decidedBy ?? null, t.result ? JSON.stringify(t.result) : null, t.scheduledFor ?? null],
   );
-  if (moved) return { action: actionOf(moved), moved: true };
+  if (moved) {
+    const action = actionOf(moved);
+    // Recording a result in place (a Discord message id, a draft id) is no state change.
+    if (!t.from.includes(t.to)) actionTransitions.inc({ kind: action.kind, state: action.state });
+    return { action, moved: true };
+  }
   const current = await loadAction(db, t.id);
   return current ? { action: current, moved: false } : null;
 }
@@ -252,11 +260,12 @@ export async function recordLifecycleActions(
   input: { accountId: string; threadId: string; workflowId: string; actions: LifecycleAction[] },
 ): Promise<void> {
   for (const a of input.actions) {
-    await db.query(
+    const [row] = await db.query<{ inserted: boolean }>(
       `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,
          state, sender, workflow_id, result, updated_at, done_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, 'run', $9::text[], 'done', $10, $11, $12::jsonb, clock_timestamp(), clock_timestamp())
-       ON CONFLICT (key) DO UPDATE SET result = COALESCE(actions.result, '{}'::jsonb) || EXCLUDED.result, updated_at = EXCLUDED.updated_at`,
+       ON CONFLICT (key) DO UPDATE SET result = COALESCE(actions.result, '{}'::jsonb) || EXCLUDED.result, updated_at = EXCLUDED.updated_at
+       RETURNING (xmax = 0) AS inserted`,
       [
         uuid7(),
         a.key,
@@ -272,6 +281,7 @@ export async function recordLifecycleActions(
         JSON.stringify(a.result),
       ],
     );
+    if (row?.inserted) actionTransitions.inc({ kind: a.kind, state: 'done' });
   }
 }
 

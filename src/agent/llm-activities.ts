@@ -58,7 +58,7 @@ export function createAgentLlmActivities(deps: { prisma: PrismaClient; anthropic
           tokensIn: response.usage.input_tokens,
           tokensOut: response.usage.output_tokens,
         };
-      });
+      }, 'agent_turn');
     },
   };
 }

@@ -1,5 +1,6 @@
 // What crosses the activity boundary for backfill and archiving: plain JSON, type-only, so
 // workflow code can import it. Ids and counts only; message content never enters history.
+import type { AlertKind, Judgement } from './alerts.js';
 import type { Granularity } from './slicing.js';
 
 export type FetchFormat = 'full' | 'metadata';
@@ -80,11 +81,36 @@ export interface ArchiveBatchResult {
 
 export interface BackfillStoreActivities {
   backfillLoadState(input: { accountId: string }): Promise<BackfillStoredState>;
-  backfillSaveRange(input: { accountId: string; rangeStart: number; rangeEnd: number; granularity: Granularity }): Promise<void>;
+  /** Also makes `backfillId` the account's current backfill (whose alerts count). */
+  backfillSaveRange(input: { accountId: string; backfillId: string; rangeStart: number; rangeEnd: number; granularity: Granularity }): Promise<void>;
   /** Moves the persisted watermark forward (never back); returns the persisted value. */
   backfillCommitWatermark(input: { accountId: string; watermark: number }): Promise<number>;
   backfillRecordBad(input: { accountId: string; gmailId: string; reason: string }): Promise<void>;
+  /** Judges the metadata budget, journals every level change, and names the alerts still to deliver. */
+  backfillRecordAlerts(input: RecordAlertsInput): Promise<RecordAlertsResult>;
   archiverAccounts(): Promise<string[]>;
+}
+
+export interface RecordAlertsInput {
+  accountId: string;
+  /** The backfill's workflow id and first run id: alerts and their rate limit are per backfill. */
+  backfillId: string;
+  /** What the workflow judged (bad-message rate, spike). */
+  judgements: Partial<Record<AlertKind, Judgement>>;
+  /** Estimated bytes of the progress the workflow carries (its continue-as-new state). */
+  progressBytes: number;
+}
+
+export interface RecordAlertsResult {
+  /** The metadata budget as measured now. */
+  metadata: Judgement;
+  /** Alert ids whose delivery is still due, oldest first. */
+  undelivered: string[];
+}
+
+/** Delivering an alert where a person sees it (task queue durable-inbox-gmail: Discord and the account's inbox). */
+export interface BackfillAlertDeliveryActivities {
+  backfillDeliverAlert(input: { alertId: string }): Promise<{ discord: boolean; email: boolean }>;
 }
 
 export interface BackfillGmailActivities {

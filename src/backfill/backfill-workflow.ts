@@ -2,7 +2,8 @@
 // slice granularity, runs a sliding window of slice children, and advances the Ordered Frontier
 // Commit watermark as slices finish in any order. Continue-as-new carries the window (running
 // children keep running: parentClosePolicy ABANDON, they report by signal to this workflow id)
-// and the frontier. Cancelling the backfill cancels the running slices explicitly.
+// and the frontier. Cancelling the backfill cancels the running slices explicitly. As slices
+// report, it judges seed 004's alerts and has each new one delivered (src/backfill/alerts.ts).
 import {
   allHandlersFinished,
   ApplicationFailure,
@@ -22,7 +23,13 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { BackfillGmailActivities, BackfillHandoffActivities, BackfillStoreActivities } from './activity-contracts.js';
+import type {
+  BackfillAlertDeliveryActivities,
+  BackfillGmailActivities,
+  BackfillHandoffActivities,
+  BackfillStoreActivities,
+} from './activity-contracts.js';
+import { judgeBadRate, judgeSpike, recordBadTimes, slideBadWindow, worstLevel, type AlertKind, type Judgement } from './alerts.js';
 import { complete, fail, isComplete, newFrontier, runningCount, split, startNext, type FrontierState } from './frontier.js';
 import { chooseGranularity, countSlices, DAY_MS, type Granularity } from './slicing.js';
 import { GMAIL_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
@@ -41,13 +48,9 @@ import {
   type BackfillCarried,
   type BackfillInput,
   type BackfillProgress,
-  type BadRateAlert,
   type SliceReport,
 } from './contracts.js';
 
-export const BAD_RATE_WINDOW = 10_000;
-export const BAD_RATE_WARN = 0.002;
-export const BAD_RATE_CRITICAL = 0.01;
 const MAX_SLICE_ATTEMPTS = 5;
 const MIN_SPLIT_MS = 60_000;
 
@@ -74,6 +77,14 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
     startToCloseTimeout: '1 minute',
     retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
   });
+  // A channel that stays down must not hold the import up: after these attempts the alert stays
+  // journaled (health endpoint, metrics) and the backfill goes on.
+  const alertDelivery = proxyActivities<BackfillAlertDeliveryActivities>({
+    taskQueue: queues.gmail,
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
+  });
+  const backfillId = `${info.workflowId}/${info.firstExecutionRunId}`;
 
   let phase: BackfillProgress['state'] = 'planning';
   let carried: BackfillCarried | undefined = input.carried;
@@ -97,7 +108,8 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       counters,
       rate: carried ? averageRate(carried) : 0,
       badRate: processed > 0 ? bad / processed : 0,
-      alert: carried?.alert ?? 'ok',
+      alert: worstLevel(Object.values(carried?.alerts ?? {}).map((a) => a.level)),
+      alerts: carried?.alerts ?? {},
       startedAt: carried?.startedAt ?? Date.now(),
       runs: carried?.runs ?? 1,
     };
@@ -119,7 +131,7 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       input.granularity && input.granularity !== 'auto'
         ? input.granularity
         : (stored.granularity ?? chooseGranularity(plan.messagesTotal, plan.rangeStart, plan.rangeEnd, input.targetPerSlice ?? 2000));
-    await store.backfillSaveRange({ accountId: input.accountId, rangeStart: plan.rangeStart, rangeEnd: plan.rangeEnd, granularity });
+    await store.backfillSaveRange({ accountId: input.accountId, backfillId, rangeStart: plan.rangeStart, rangeEnd: plan.rangeEnd, granularity });
     // Resume from the persisted watermark: everything before it is stored or recorded bad.
     const frontier = newFrontier(plan.rangeStart, plan.rangeEnd, granularity, stored.watermark ?? plan.rangeStart);
     carried = {
@@ -128,7 +140,8 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       startedAt: Date.now(),
       inbox: [],
       badWindow: [],
-      alert: 'ok',
+      badTimes: [],
+      alerts: {},
       rateSamples: [],
       runs: 1,
     };
@@ -207,9 +220,50 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
       return;
     }
     c.listed += report.listed;
-    trackBadRate(state, report.stored + report.bad, report.bad, input.accountId);
+    await judgeAlerts(report);
     if (complete(frontier, report.start, report.end)) {
       await store.backfillCommitWatermark({ accountId: input.accountId, watermark: frontier.watermark });
+    }
+  };
+
+  /**
+   * Seed 004's alerts: the workflow judges the bad-message rate and spikes; the activity adds the
+   * metadata budget and journals level changes; each new alert is then delivered once.
+   */
+  const judgeAlerts = async (report: SliceReport) => {
+    const now = Date.now();
+    state.badWindow = slideBadWindow(state.badWindow, report.stored + report.bad, report.bad);
+    state.badTimes = recordBadTimes(state.badTimes, now, report.bad);
+    const judged: Partial<Record<AlertKind, Judgement>> = {
+      bad_rate: judgeBadRate(state.badWindow, state.counters.messagesTotal),
+      bad_spike: judgeSpike(state.badTimes, now),
+    };
+    const changed = Object.entries(judged).some(([kind, j]) => j.level !== (state.alerts[kind as AlertKind]?.level ?? 'ok'));
+    // Bad messages are what grows the metadata; without any, only a changed level needs the journal.
+    if (report.bad === 0 && !changed) return;
+    const { metadata, undelivered } = await store.backfillRecordAlerts({
+      accountId: input.accountId,
+      backfillId,
+      judgements: judged,
+      progressBytes: JSON.stringify(state).length,
+    });
+    const alerts: BackfillCarried['alerts'] = {};
+    for (const [kind, j] of Object.entries({ ...judged, metadata })) {
+      if (j.level !== 'ok') alerts[kind as AlertKind] = { level: j.level, detail: j.detail };
+      if (j.level !== (state.alerts[kind as AlertKind]?.level ?? 'ok')) {
+        const meta = { accountId: input.accountId, kind, ...j.measured };
+        if (j.level === 'ok') log.info(`backfill alert cleared: ${j.detail}`, meta);
+        else log.warn(`backfill alert ${j.level}: ${j.detail}`, meta);
+      }
+    }
+    state.alerts = alerts;
+    for (const alertId of undelivered) {
+      try {
+        await alertDelivery.backfillDeliverAlert({ alertId });
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        log.error('backfill alert not delivered (it stays on the health endpoint and the metrics)', { alertId, error: String(err) });
+      }
     }
   };
 
@@ -275,23 +329,4 @@ export async function backfillWorkflow(input: BackfillInput): Promise<BackfillRe
 function averageRate(state: BackfillCarried): number {
   const elapsed = Date.now() - state.startedAt;
   return elapsed > 0 ? (state.counters.inserted * 1000) / elapsed : 0;
-}
-
-/** Bad-rate alerts over the last ≥ 10,000 processed messages: warn at 0.2 %, critical at 1 %. */
-function trackBadRate(state: BackfillCarried, processed: number, bad: number, accountId: string): void {
-  if (processed === 0) return;
-  state.badWindow.push([processed, bad]);
-  let total = state.badWindow.reduce((s, [p]) => s + p, 0);
-  while (state.badWindow.length > 1 && total - state.badWindow[0]![0] >= BAD_RATE_WINDOW) total -= state.badWindow.shift()![0];
-  const bads = state.badWindow.reduce((s, [, b]) => s + b, 0);
-  const rate = bads / total;
-  // Judge only a full window (or the whole backfill when it is smaller and already has bad ones).
-  const level: BadRateAlert = rate >= BAD_RATE_CRITICAL ? 'critical' : rate >= BAD_RATE_WARN ? 'warn' : 'ok';
-  if (level !== state.alert) {
-    const meta = { accountId, badRate: rate, window: total, bad: bads };
-    if (level === 'critical') log.error('backfill bad-message rate is critical (≥ 1 %)', meta);
-    else if (level === 'warn') log.warn('backfill bad-message rate is high (≥ 0.2 %)', meta);
-    else log.info('backfill bad-message rate back to normal', meta);
-    state.alert = level;
-  }
 }

@@ -1,6 +1,7 @@
 // Inputs, signals and queries of the backfill and archiver workflows (workflow-safe: no Node).
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { FetchFormat } from './activity-contracts.js';
+import type { AlertKind, AlertLevel } from './alerts.js';
 import type { FrontierState } from './frontier.js';
 import type { Granularity } from './slicing.js';
 
@@ -57,7 +58,11 @@ export interface BackfillCounters {
   splits: number;
 }
 
-export type BadRateAlert = 'ok' | 'warn' | 'critical';
+/** An alert that is not ok: its level and what a person reads. */
+export interface ActiveAlert {
+  level: AlertLevel;
+  detail: string;
+}
 
 /** What a run carries into the next through continue-as-new. */
 export interface BackfillCarried {
@@ -68,7 +73,10 @@ export interface BackfillCarried {
   inbox: SliceReport[];
   /** (processed, bad) per finished slice, newest last, covering the last ≥ 10,000 messages. */
   badWindow: Array<[number, number]>;
-  alert: BadRateAlert;
+  /** (time, bad) per finished slice with bad messages in the last hour, for spikes. */
+  badTimes: Array<[number, number]>;
+  /** The alerts that are not ok (src/backfill/alerts.ts), as last journaled. */
+  alerts: Partial<Record<AlertKind, ActiveAlert>>;
   /** Unused (kept for runs carried from an earlier version). */
   rateSamples: Array<[number, number]>;
   runs: number;
@@ -118,7 +126,9 @@ export interface BackfillProgress {
   /** Messages stored per second since the backfill started. */
   rate: number;
   badRate: number;
-  alert: BadRateAlert;
+  /** The worst level of `alerts`. */
+  alert: AlertLevel;
+  alerts: Partial<Record<AlertKind, ActiveAlert>>;
   startedAt: number;
   runs: number;
 }

@@ -28,6 +28,7 @@ import {
 import { markArchived, selectArchivable, toMessageRow, upsertMessages, type MessageRow } from './message-store.js';
 import { sliceQuery, DAY_MS } from './slicing.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { backfillMessages } from '../metrics/metrics.js';
 
 const log = createLogger('backfill');
 
@@ -174,6 +175,8 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
             for (const c of chunk) done[c.index] = '1';
             progress.stored += chunk.length;
             progress.inserted += inserted;
+            backfillMessages.inc({ result: 'stored' }, chunk.length);
+            backfillMessages.inc({ result: 'inserted' }, inserted);
           } catch (err) {
             // A chunk that cannot be written fails as a whole: its ids stay pending; after the
             // retries the workflow splits them until the culprit stands alone.
@@ -215,6 +218,7 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
               if (message === 'gone') {
                 done[index] = '1';
                 progress.gone++;
+                backfillMessages.inc({ result: 'gone' });
               } else {
                 buffer.push({ index, row: toMessageRow(message) });
                 // Every 100 rows, or every few seconds: what is stored survives a retry.

@@ -95,13 +95,20 @@ export async function loadBackfillState(db: SqlExecutor, accountId: string): Pro
   };
 }
 
-export async function saveBackfillRange(db: SqlExecutor, accountId: string, rangeStart: number, rangeEnd: number, granularity: Granularity): Promise<void> {
+export async function saveBackfillRange(
+  db: SqlExecutor,
+  accountId: string,
+  backfillId: string,
+  rangeStart: number,
+  rangeEnd: number,
+  granularity: Granularity,
+): Promise<void> {
   await db.query(
-    `INSERT INTO backfill_state (account_id, range_start, range_end, granularity)
-     VALUES ($1, to_timestamp($2::float8 / 1000.0), to_timestamp($3::float8 / 1000.0), $4)
+    `INSERT INTO backfill_state (account_id, range_start, range_end, granularity, backfill_id)
+     VALUES ($1, to_timestamp($2::float8 / 1000.0), to_timestamp($3::float8 / 1000.0), $4, $5)
      ON CONFLICT (account_id) DO UPDATE SET range_start = EXCLUDED.range_start, range_end = EXCLUDED.range_end,
-       granularity = EXCLUDED.granularity, updated_at = now()`,
-    [accountId, rangeStart, rangeEnd, granularity],
+       granularity = EXCLUDED.granularity, backfill_id = EXCLUDED.backfill_id, updated_at = now()`,
+    [accountId, rangeStart, rangeEnd, granularity, backfillId],
   );
 }
 

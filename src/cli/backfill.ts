@@ -56,7 +56,7 @@ export function renderProgress(p: BackfillProgress, now: number, width = 30): st
     `rate:     ${p.rate.toFixed(1)} messages/s   elapsed ${duration(now - p.startedAt)}   ETA ${p.state === 'done' ? 'done' : duration(eta)}`,
     `watermark: ${p.watermark === null ? '-' : new Date(p.watermark).toISOString()} (range ${p.rangeStart === null ? '?' : new Date(p.rangeStart).toISOString().slice(0, 10)} → ${p.rangeEnd === null ? '?' : new Date(p.rangeEnd).toISOString().slice(0, 10)})`,
   ];
-  if (p.alert !== 'ok') lines.push(`ALERT ${p.alert}: bad-message rate ${(p.badRate * 100).toFixed(2)} % over the last 10,000 messages`);
+  for (const alert of Object.values(p.alerts)) lines.push(`ALERT ${alert.level}: ${alert.detail}`);
   return lines;
 }
 

@@ -28,9 +28,10 @@ import { startDevServer } from '../temporal/dev-server.js';
 import { connectClient } from '../temporal/client.js';
 import { createWorkerContext } from '../workers/context.js';
 import { createWorkflowWorker } from '../workers/workflow-worker.js';
-import { installSdkLogging } from '../workers/sdk-logging.js';
+import { installSdkLogging, sdkMetricsTelemetry } from '../workers/sdk-logging.js';
 import { startHttpServer } from '../http/server.js';
 import { appRoutes } from '../http/routes.js';
+import { METRICS_PATH } from '../metrics/endpoint.js';
 import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../schedules/schedules.js';
 import { untilServerReady } from '../temporal/not-ready-retry.js';
 import { createLogger } from '../shared/log.js';
@@ -59,7 +60,7 @@ async function shutdown(code: number): Promise<never> {
 
 async function main(): Promise<void> {
   const userCfg = loadConfigOrExit();
-  installSdkLogging(userCfg.LOG_LEVEL);
+  installSdkLogging(userCfg.LOG_LEVEL, sdkMetricsTelemetry(userCfg.METRICS_HOST, userCfg.TEMPORAL_METRICS_PORT));
   const dataDir = userCfg.DATA_DIR ? join(resolve(userCfg.DATA_DIR), '/') : defaultDataDir;
   mkdirSync(dataDir, { recursive: true });
 
@@ -158,6 +159,7 @@ async function main(): Promise<void> {
       `  Temporal          ${temporal.address}${temporal.reused ? ' (already running, reused)' : ''}`,
       `  Codec server      ${codecServer.url}${cfg.CODEC_SERVER_TOKEN ? ' (bearer token required)' : ''}`,
       `  Health            ${http.url}/healthz`,
+      `  Metrics           ${http.url}${METRICS_PATH}${cfg.TEMPORAL_METRICS_PORT > 0 ? `  (Temporal SDK: http://${cfg.METRICS_HOST}:${cfg.TEMPORAL_METRICS_PORT}/metrics)` : ''}`,
       `  Approvals         ${approvals.publicBaseUrl}/approvals?token=${userCfg.APPROVALS_OPERATOR_TOKEN ? '<APPROVALS_OPERATOR_TOKEN>' : approvals.operatorToken}`,
       ...(demo.gmail ? [`  Gmail emulator    ${demo.gmail.url}  (demo mailbox ${DEMO_EMAIL})`] : []),
       ...(demo.anthropic ? [`  Anthropic emul.   ${demo.anthropic.url}`] : []),

@@ -202,6 +202,14 @@ export class GmailService {
     return { id: data.id ?? '', threadId: data.threadId ?? threadId ?? '' };
   }
 
+  /** Puts a message (raw RFC 2822, base64url) straight into the mailbox, without sending it. */
+  async insertMessage(raw: string, labelIds: string[]): Promise<{ id: string; threadId: string }> {
+    const data = await this.call('messages.insert', 'message', () =>
+      this.gmail.users.messages.insert({ userId: this.userId, internalDateSource: 'receivedTime', requestBody: { raw, labelIds } }),
+    );
+    return { id: data.id ?? '', threadId: data.threadId ?? '' };
+  }
+
   async trashThread(threadId: string): Promise<void> {
     await this.call('threads.trash', 'thread', () => this.gmail.users.threads.trash({ userId: this.userId, id: threadId }));
   }

@@ -1,15 +1,17 @@
-// GET /healthz: 200 when Temporal and PostgreSQL both answer, 503 (with which one failed) otherwise.
-// An account whose LLM is paused makes it "degraded" with the reason, still 200: mail keeps flowing.
+// GET /healthz: 503 with status "down" when Temporal or PostgreSQL does not answer (which one, and
+// why); otherwise 200, with status "ok", or "degraded" and the reasons (src/http/health-reasons.ts):
+// the service runs, but something needs a person.
 import type { Client } from '@temporalio/client';
 import type { PrismaClient } from '../db/client.js';
-import { createBreakerStore } from '../llm/breaker-store.js';
-import { describePause } from '../llm/breaker.js';
+import { prismaExecutor } from '../quota/sql.js';
 import { sendJson } from '../shared/json-response.js';
+import type { DegradedReason, ReasonSource } from './health-reasons.js';
 import type { RouteHandler } from './server.js';
 
 export interface HealthDeps {
   temporal: Client;
   prisma: PrismaClient;
+  reasons?: ReasonSource[];
   timeoutMs?: number;
 }
 
@@ -33,25 +35,31 @@ async function timed(fn: () => Promise<unknown>, timeoutMs: number): Promise<Che
   }
 }
 
-/** One degraded reason per account whose LLM is paused (its breaker is open). */
-export async function llmDegradedReasons(prisma: PrismaClient): Promise<string[]> {
-  const open = await createBreakerStore(prisma).listOpen();
-  return open.map((b) => `LLM paused for ${b.email} (${b.reason}): ${describePause(b, b.email)}`);
+/** Every source's reasons; a source that fails says so as a reason of its own. */
+async function collectReasons(sources: ReasonSource[], prisma: PrismaClient): Promise<DegradedReason[]> {
+  const db = prismaExecutor(prisma);
+  const now = new Date();
+  const results = await Promise.all(
+    sources.map((source) =>
+      source(db, now).catch((err: unknown): DegradedReason[] => [
+        { kind: 'health_check_failed', message: `a health check failed: ${err instanceof Error ? err.message : String(err)}` },
+      ]),
+    ),
+  );
+  return results.flat();
 }
 
-export function healthRoute({ temporal, prisma, timeoutMs = 2000 }: HealthDeps): RouteHandler {
+export function healthRoute({ temporal, prisma, reasons: sources = [], timeoutMs = 2000 }: HealthDeps): RouteHandler {
   return async (_req, res) => {
     const [temporalCheck, postgresCheck] = await Promise.all([
       timed(() => temporal.workflowService.getSystemInfo({}), timeoutMs),
       timed(() => prisma.$queryRaw`SELECT 1`, timeoutMs),
     ]);
-    const ok = temporalCheck.ok && postgresCheck.ok;
-    const degraded = postgresCheck.ok ? await llmDegradedReasons(prisma).catch(() => []) : [];
-    sendJson(res, ok ? 200 : 503, {
-      status: ok && degraded.length === 0 ? 'ok' : 'degraded',
-      temporal: temporalCheck,
-      postgres: postgresCheck,
-      ...(degraded.length > 0 ? { degraded } : {}),
-    });
+    if (!temporalCheck.ok || !postgresCheck.ok) {
+      sendJson(res, 503, { status: 'down', temporal: temporalCheck, postgres: postgresCheck, reasons: [] });
+      return;
+    }
+    const reasons = await collectReasons(sources, prisma);
+    sendJson(res, 200, { status: reasons.length > 0 ? 'degraded' : 'ok', temporal: temporalCheck, postgres: postgresCheck, reasons });
   };
 }

@@ -1,8 +1,8 @@
-// The app's HTTP routes, from the configuration: the health check, the approvals page, and Gmail
+// The app's HTTP routes, from the configuration: the health check, the metrics, the approvals page, and Gmail
 // push when PUSH_AUDIENCE and PUSH_SERVICE_ACCOUNT_EMAIL are set. `npm run dev` and
 // `npm run start:http` serve the same routes.
 import type { Client } from '@temporalio/client';
-import { approvalsSettingsFromConfig, type Env } from '../config.js';
+import { approvalsSettingsFromConfig, healthSettingsFromConfig, type Env } from '../config.js';
 import { approvalKeysOnce } from '../actions/approval-links.js';
 import { decideAction } from '../actions/decide.js';
 import type { PrismaClient } from '../db/client.js';
@@ -11,13 +11,16 @@ import { createLogger } from '../shared/log.js';
 import { PUSH_PATH, pushRoute } from '../sync/push-route.js';
 import { approvalsRoutes } from './approvals-routes.js';
 import { healthRoute } from './health.js';
+import { defaultReasonSources } from './health-reasons.js';
+import { METRICS_PATH, metricsRoute } from '../metrics/endpoint.js';
 import type { Routes } from './server.js';
 
 const log = createLogger('http');
 
 export function appRoutes(cfg: Env, deps: { prisma: PrismaClient; client: Client }): Routes {
   return {
-    'GET /healthz': healthRoute({ temporal: deps.client, prisma: deps.prisma }),
+    'GET /healthz': healthRoute({ temporal: deps.client, prisma: deps.prisma, reasons: defaultReasonSources(healthSettingsFromConfig(cfg)) }),
+    [`GET ${METRICS_PATH}`]: metricsRoute(prismaExecutor(deps.prisma)),
     ...approvalRoutes(cfg, deps),
     ...pushRoutes(cfg, deps),
   };

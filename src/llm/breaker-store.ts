@@ -2,16 +2,17 @@
 // (breaker.ts) run under a row lock, so concurrent LLM activities of one account count every failure
 // and only one of them takes the probe.
 import type { PrismaClient } from '../db/client.js';
+import { prismaExecutor, type SqlExecutor } from '../quota/sql.js';
 import { CLOSED, type BreakerState, type LlmPauseReason } from './breaker.js';
 
-interface Row {
+type Row = {
   state: string;
   reason: string | null;
   failures: number;
   opened_at: Date | null;
   next_probe_at: Date | null;
   last_error: string | null;
-}
+};
 
 function stateOf(row: Row | undefined): BreakerState {
   if (!row) return CLOSED;
@@ -64,12 +65,16 @@ export function createBreakerStore(prisma: PrismaClient): BreakerStore {
       });
     },
 
-    async listOpen() {
-      const rows = await prisma.$queryRawUnsafe<(Row & { account_id: string; email: string })[]>(
-        `SELECT b.account_id, a.email, ${COLUMNS.split(', ').map((c) => `b.${c}`).join(', ')}
-         FROM llm_breakers b JOIN accounts a ON a.id = b.account_id WHERE b.state = 'open' ORDER BY a.email`,
-      );
-      return rows.map((r) => ({ ...stateOf(r), accountId: r.account_id, email: r.email }));
-    },
+    listOpen: () => listBreakers(prismaExecutor(prisma), { openOnly: true }),
   };
+}
+
+/** The accounts' breakers with their emails (every row, or the open ones): the CLI, health and metrics read these. */
+export async function listBreakers(db: SqlExecutor, { openOnly }: { openOnly: boolean }): Promise<(BreakerState & { accountId: string; email: string })[]> {
+  const rows = await db.query<Row & { account_id: string; email: string }>(
+    `SELECT b.account_id, a.email, ${COLUMNS.split(', ').map((c) => `b.${c}`).join(', ')}
+     FROM llm_breakers b JOIN accounts a ON a.id = b.account_id ${openOnly ? "WHERE b.state = 'open'" : ''} ORDER BY a.email`,
+    [],
+  );
+  return rows.map((r) => ({ ...stateOf(r), accountId: r.account_id, email: r.email }));
 }

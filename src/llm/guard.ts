@@ -19,6 +19,7 @@ import {
 } from './breaker.js';
 import { createBreakerStore } from './breaker-store.js';
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
+import { llmCalls, llmErrors, llmTokens } from '../metrics/metrics.js';
 import { classifyAnthropicError, LlmOutputInvalidError } from './index.js';
 
 export interface LlmSettings {
@@ -82,9 +83,20 @@ export type LlmGuard = <T extends { tokensIn: number; tokensOut: number }>(
   accountId: string,
   outputAttempts: number,
   call: () => Promise<T>,
+  purpose: LlmPurpose,
   /** Sent with every heartbeat while the call runs (an activity's checkpoint). */
   heartbeatDetails?: unknown,
 ) => Promise<T>;
+
+/** What a model call is for (a label of the LLM metrics). */
+export type LlmPurpose = 'classify' | 'draft' | 'agent_turn';
+
+/** The metrics' name for what went wrong in a model call. */
+export function llmErrorKind(err: unknown): string {
+  if (err instanceof LlmOutputInvalidError) return 'output_invalid';
+  if (err instanceof TokenBudgetExceededError) return 'budget_exceeded';
+  return classifyAnthropicError(err)?.kind ?? 'other';
+}
 
 /** What an error means for the account's breaker: an outage, a refused key, no credits, a spent budget; or nothing. */
 export function breakerFailureOf(err: unknown): LlmFailureKind | undefined {
@@ -165,6 +177,7 @@ export function createLlmGuard(
     accountId: string,
     outputAttempts: number,
     call: () => Promise<T>,
+    purpose: LlmPurpose,
     heartbeatDetails?: unknown,
   ): Promise<T> {
     const breaker = await admitCall(accountId);
@@ -172,9 +185,15 @@ export function createLlmGuard(
       await ensureBudget(accountId);
       const result = await heartbeatWhile(call, heartbeatDetails);
       await record(accountId, result.tokensIn, result.tokensOut);
+      llmCalls.inc({ purpose, result: 'ok' });
+      llmTokens.inc({ direction: 'in' }, result.tokensIn);
+      llmTokens.inc({ direction: 'out' }, result.tokensOut);
       if (needsReset(breaker)) await breakers.update(accountId, afterSuccess);
       return result;
     } catch (err) {
+      const kind = llmErrorKind(err);
+      llmCalls.inc({ purpose, result: kind });
+      llmErrors.inc({ kind });
       const failure = breakerFailureOf(err);
       if (failure) {
         const message = err instanceof Error ? err.message : String(err);

@@ -17,6 +17,7 @@
 import { GmailRateLimitError } from '../gmail/errors.js';
 import { QUOTA_PROFILES, unitCost, type QuotaProfileName } from './profiles.js';
 import type { SqlExecutor } from './sql.js';
+import { gmailCalls, gmailUnits, quotaWaitSeconds } from '../metrics/metrics.js';
 
 export interface QuotaLimiterOptions {
   profile: QuotaProfileName;
@@ -244,7 +245,11 @@ export class QuotaLimiter {
   async run<T>(accountId: string, method: string, fn: () => Promise<T>, signal?: AbortSignal, lane: QuotaLane = 'live'): Promise<T> {
     const release = await this.slot(accountId, method, lane, signal);
     try {
-      await this.acquire(accountId, this.cost(method), signal);
+      const units = this.cost(method);
+      const { waitedMs } = await this.acquire(accountId, units, signal);
+      gmailCalls.inc({ method });
+      gmailUnits.inc({ method }, units);
+      if (waitedMs > 0) quotaWaitSeconds.inc({}, waitedMs / 1000);
       return await this.timed(accountId, fn);
     } finally {
       release();

@@ -25,6 +25,7 @@ const LEGACY_COSTS: Record<string, number> = {
   'threads.untrash': 10,
   'messages.batchModify': 50,
   'messages.send': 100,
+  'messages.insert': 25,
   'threads.get': 10,
   'threads.modify': 10,
   'drafts.create': 10,

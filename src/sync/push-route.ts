@@ -170,6 +170,8 @@ export function pushRoute(opts: PushRouteOptions): RouteHandler {
       return;
     }
     await notifySync(opts.sync, account.id, { source: 'push', historyId });
+    // For the health endpoint: push is alive (compared with when the sync last found changes).
+    await opts.prisma.account.updateMany({ where: { id: account.id }, data: { lastPushAt: new Date() } });
     res.writeHead(204);
     res.end();
   };

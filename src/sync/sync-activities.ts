@@ -167,10 +167,12 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
   }
 
   /** Persists the cursor, never moving it backwards. */
-  async function saveCursor(accountId: string, historyId: string, force = false): Promise<void> {
+  /** `changed`: the mailbox had changes; the health endpoint compares their time with the last push's. */
+  async function saveCursor(accountId: string, historyId: string, force = false, changed = false): Promise<void> {
     const account = await prisma.account.findUniqueOrThrow({ where: { id: accountId }, select: { historyId: true } });
-    if (force || historyIdGreater(historyId, account.historyId ?? undefined)) {
-      await prisma.account.update({ where: { id: accountId }, data: { historyId } });
+    const forward = force || historyIdGreater(historyId, account.historyId ?? undefined);
+    if (forward || changed) {
+      await prisma.account.update({ where: { id: accountId }, data: { ...(forward ? { historyId } : {}), ...(changed ? { lastHistoryAt: new Date() } : {}) } });
     }
   }
 
@@ -208,7 +210,7 @@ export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & S
       // page, the mailbox's current id (nothing between the last record and it concerns us).
       const next = more ? page.records[page.records.length - 1]!.id : page.historyId || startHistoryId;
       const cursor = historyIdGreater(next, startHistoryId) ? next : startHistoryId;
-      await saveCursor(accountId, cursor);
+      await saveCursor(accountId, cursor, false, page.records.length > 0);
       return { kind: 'page', cursor, more, records: page.records.length, events };
     },
 

@@ -14,6 +14,7 @@ import type { LabelNames, LabelRole } from './contracts.js';
 import { BUILTIN_RULES, evaluateRules } from '../rules/rules.js';
 import type { DraftRef, GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './activity-contracts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { draftsWritten } from '../metrics/metrics.js';
 
 /** Bodies are cut to this many characters before they enter workflow history. */
 const BODY_CAP = 6000;
@@ -204,6 +205,7 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
     async placeDraft({ accountId, threadId, draftId, body, replyTo, labels: names, add, remove }) {
       return withGmail(accountId, async (gmail, userEmail) => {
         const placed = await writeDraft(gmail, userEmail, { threadId, draftId, body, replyTo });
+        draftsWritten.inc({});
         await applyLabels(gmail, accountId, threadId, names, add, remove, false);
         return placed;
       });

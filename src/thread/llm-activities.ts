@@ -34,6 +34,7 @@ export function createLlmActivities(deps: {
         maxInputTokens: settings.maxInputTokens,
         signal: cancellationSignal(),
       }),
+      'classify',
     );
     return { ...out.result, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
   }
@@ -62,6 +63,7 @@ export function createLlmActivities(deps: {
         maxInputTokens: settings.maxInputTokens,
         signal: cancellationSignal(),
       }),
+      'draft',
       checkpoint,
     );
     return { body: out.body, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };

@@ -16,6 +16,7 @@ import { uuid7 } from '../db/uuid7.js';
 import { loadCategoryActions, recordLifecycleActions } from '../actions/journal.js';
 import { loadAgentProfile } from '../agent/profiles.js';
 import { prismaExecutor } from '../quota/sql.js';
+import { emailsHandled } from '../metrics/metrics.js';
 import type { EmailForPrompt } from '../mail/types.js';
 import type { RulesVerdict, StoreActivities } from './activity-contracts.js';
 import { threadWorkflowId, type ThreadMemory, type ThreadState } from './contracts.js';
@@ -176,6 +177,8 @@ export function createStoreActivities(prisma: PrismaClient): StoreActivities {
           })),
         ),
       );
+      // A save with new decisions is mail handled; the state it left the thread in is the outcome.
+      if (decisions.length > 0) emailsHandled.inc({ outcome: memory.state });
     },
   };
 }

@@ -1,12 +1,13 @@
-// Worker for the Gmail task queue: every Gmail side effect, and the approval notifications (the
-// other outside call of an action). Its own queue lets operators cap Gmail calls
+// Worker for the Gmail task queue: every Gmail side effect, and the notifications (approval
+// requests, backfill alerts: the other outside calls). Its own queue lets operators cap Gmail calls
 // (GMAIL_ACTIVITIES_PER_SECOND, all workers of the queue together).
 import { Worker } from '@temporalio/worker';
 import { createActionGmailActivities } from '../actions/gmail-activities.js';
 import { createAgentGmailActivities } from '../agent/gmail-activities.js';
 import { approvalKeysOnce } from '../actions/approval-links.js';
 import { createApprovalNotifyActivities } from '../actions/notify-activities.js';
-import { approvalsSettingsFromConfig } from '../config.js';
+import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig } from '../config.js';
+import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
 import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
 import { prismaExecutor } from '../quota/sql.js';
 import { isMainModule } from '../shared/main-module.js';
@@ -28,6 +29,7 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.
       ...createAgentGmailActivities(metered),
       ...createActionGmailActivities({ accounts: metered, db: prismaExecutor(ctx.prisma), pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_SECONDS * 1000 }),
       ...createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: prismaExecutor(ctx.prisma) }),
+      ...createAlertDeliveryActivities({ db: prismaExecutor(ctx.prisma), accounts: metered, ...backfillAlertSettingsFromConfig(ctx.cfg) }),
       ...createApprovalNotifyActivities({
         db: prismaExecutor(ctx.prisma),
         keys: approvalKeysOnce(ctx.cfg),

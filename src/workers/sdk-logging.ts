@@ -1,6 +1,7 @@
 // The Temporal SDK's log lines in our one-line format (`[temporal]`), at our LOG_LEVEL, without the
 // notices every activity-only worker prints at start (they are expected here: the Gmail and LLM
-// workers have no workflows, by design). Call before the first connection: it installs the Runtime.
+// workers have no workflows, by design), and the SDK's worker metrics on a Prometheus endpoint.
+// Call before the first connection: it installs the Runtime.
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel as SdkLogLevel, type TelemetryOptions } from '@temporalio/worker';
 import { createLogger, type Logger, type LogLevel } from '../shared/log.js';
 
@@ -26,9 +27,21 @@ export function sdkLogFunction(log: Logger): (entry: LogEntry) => void {
   };
 }
 
+/** The SDK's Prometheus exporter (its own /metrics) on host:port; port 0: none. */
+export function sdkMetricsTelemetry(host: string, port: number): TelemetryOptions | undefined {
+  return port > 0 ? { metrics: { prometheus: { bindAddress: `${host}:${port}` } } } : undefined;
+}
+
 export function installSdkLogging(level: LogLevel, telemetryOptions?: TelemetryOptions): void {
-  Runtime.install({
-    logger: new DefaultLogger(SDK_LEVEL[level], sdkLogFunction(createLogger('temporal'))),
-    ...(telemetryOptions ? { telemetryOptions } : {}),
-  });
+  const log = createLogger('temporal');
+  const install = (options?: TelemetryOptions) =>
+    Runtime.install({ logger: new DefaultLogger(SDK_LEVEL[level], sdkLogFunction(log)), ...(options ? { telemetryOptions: options } : {}) });
+  try {
+    install(telemetryOptions);
+  } catch (err) {
+    if (!telemetryOptions?.metrics) throw err;
+    // A busy metrics port must not keep the worker from working (several on one host share the default).
+    log.error(`the Temporal SDK's metrics are off: ${err instanceof Error ? err.message : String(err)} (set TEMPORAL_METRICS_PORT to a free port, or 0)`);
+    install(undefined);
+  }
 }

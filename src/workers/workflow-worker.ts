@@ -7,6 +7,7 @@ import { createActionStoreActivities } from '../actions/store-activities.js';
 import { createAgentStoreActivities } from '../agent/store-activities.js';
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
 import { prismaExecutor } from '../quota/sql.js';
+import { backfillAlertSettingsFromConfig } from '../config.js';
 import { createHandoffWorkerActivities, createSyncWorkerActivities } from './sync-activities.js';
 import type { WorkerContext } from './context.js';
 import { getWorkflowBundle } from './workflow-bundle.js';
@@ -24,7 +25,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.c
       ...createStoreActivities(ctx.prisma),
       ...createActionStoreActivities(prismaExecutor(ctx.prisma)),
       ...createAgentStoreActivities(prismaExecutor(ctx.prisma)),
-      ...createBackfillStoreActivities(prismaExecutor(ctx.prisma)),
+      ...createBackfillStoreActivities(prismaExecutor(ctx.prisma), backfillAlertSettingsFromConfig(ctx.cfg)),
       ...createHandoffWorkerActivities(ctx, taskQueue),
       ...createSyncWorkerActivities(ctx, taskQueue),
     },

@@ -98,6 +98,7 @@ describe('backfill cli', () => {
       rate: 50,
       badRate: 0.01,
       alert: 'critical',
+      alerts: { bad_rate: { level: 'critical', detail: 'bad-message rate 1.00 %: 100 bad of the last 10000 messages (critical at 1.00 %)' } },
       startedAt: 0,
       runs: 1,
     };

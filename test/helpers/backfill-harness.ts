@@ -10,7 +10,8 @@ import { inject } from 'vitest';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createBackfillGmailActivities } from '../../src/backfill/gmail-activities.js';
-import { createBackfillStoreActivities } from '../../src/backfill/store-activities.js';
+import { createAlertDeliveryActivities } from '../../src/backfill/alert-delivery.js';
+import { createBackfillStoreActivities, type BackfillAlertOptions } from '../../src/backfill/store-activities.js';
 import { createBackfillHandoffActivities } from '../../src/backfill/handoff-activities.js';
 import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
@@ -67,6 +68,8 @@ export interface BackfillHarness {
    */
   spawnGmailProcess(limiter: QuotaLimiterOptions): Promise<{ stop(): Promise<number> }>;
   storedIds(): Promise<string[]>;
+  /** Gmail access to the account as the worker processes have it (unmetered). */
+  gmailAccounts(): GmailAccounts;
   close(): Promise<void>;
 }
 
@@ -75,6 +78,8 @@ export async function createBackfillHarness(opts: {
   spanDays?: number;
   emulator?: Omit<GmailEmulatorOptions, 'accounts'>;
   limiter?: Partial<QuotaLimiterOptions>;
+  /** Backfill alerts: the metadata budget, and where and how often they are delivered (default: no Discord, one email an hour). */
+  alerts?: Partial<BackfillAlertOptions> & { discordWebhookUrl?: string; emailEveryMs?: number };
 }): Promise<BackfillHarness> {
   installRuntime();
   const tag = randomUUID().slice(0, 8);
@@ -125,7 +130,13 @@ export async function createBackfillHarness(opts: {
         taskQueue,
         workflowBundle: await backfillBundle(),
         activities: {
-          ...createBackfillStoreActivities(db),
+          ...createBackfillStoreActivities(db, opts.alerts),
+          ...createAlertDeliveryActivities({
+            db,
+            accounts,
+            emailEveryMs: opts.alerts?.emailEveryMs ?? 3600_000,
+            ...(opts.alerts?.discordWebhookUrl ? { discordWebhookUrl: opts.alerts.discordWebhookUrl } : {}),
+          }),
           ...counted,
           ...createBackfillHandoffActivities({ db, client: async () => client, settings: threadSettings(), taskQueue: `${taskQueue}-threads` }),
         },
@@ -178,6 +189,7 @@ export async function createBackfillHarness(opts: {
       processes.push({ stop: async () => void (await stop().catch(() => 0)) });
       return { stop };
     },
+    gmailAccounts: () => new GmailAccounts(prisma, vault, oauth),
     async storedIds() {
       const rows = await prisma.$queryRawUnsafe<Array<{ gmail_id: string }>>(`SELECT gmail_id FROM messages WHERE account_id = $1`, account.id);
       return rows.map((r) => r.gmail_id);

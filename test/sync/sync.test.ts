@@ -12,6 +12,7 @@ import { QuotaLimiter } from '../../src/quota/limiter.js';
 import { prismaExecutor } from '../../src/quota/sql.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { pushRoute, PUSH_PATH } from '../../src/sync/push-route.js';
+import { pushSilent } from '../../src/http/health-reasons.js';
 import {
   scheduleDefinitions,
   SYNC_FULL_SCAN_SCHEDULE_ID,
@@ -161,6 +162,9 @@ describe('push → sync → thread workflow', () => {
     expect(pushes.delivered).toBeGreaterThan(0);
     const after = await h.prisma.account.findUniqueOrThrow({ where: { id: h.accountId } });
     expect(BigInt(after.historyId!)).toBeGreaterThan(BigInt(before.historyId!));
+    // What the health endpoint compares: when a push last came, when the sync last found changes.
+    expect(after.lastPushAt).not.toBeNull();
+    expect(after.lastHistoryAt).not.toBeNull();
     const s = await syncStatus(h.accountId);
     expect(s.cursor).toBe(after.historyId);
     expect(s.stats.events).toBeGreaterThan(0);
@@ -235,6 +239,9 @@ describe('the fallback schedule', () => {
       const status = await h.waitFor(threadId, (s) => s.state === 'drafted', 45_000);
       expect(status.draftId).toBeTruthy();
       expect((await syncStatus(h.accountId)).stats.passes).toBeGreaterThan(passes);
+      // The poll found mail no push announced: with a zero tolerance, the health endpoint says push is silent.
+      const silent = await pushSilent(0)(prismaExecutor(h.prisma), new Date());
+      expect(silent.map((r) => [r.kind, r.accountId])).toContainEqual(['push_silent', h.accountId]);
       const runs = (await h.client.schedule.getHandle(prefix + SYNC_POLL_SCHEDULE_ID).describe()).info.recentActions;
       expect(runs.length).toBeGreaterThan(0);
     } finally {

@@ -9,7 +9,8 @@ import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpe
 import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import { listCommand, llmResumeCommand } from '../../src/cli/accounts.js';
-import { llmDegradedReasons } from '../../src/http/health.js';
+import { llmPaused } from '../../src/http/health-reasons.js';
+import { prismaExecutor } from '../../src/quota/sql.js';
 import { nextUtcDay } from '../../src/llm/breaker.js';
 import { createBreakerStore } from '../../src/llm/breaker-store.js';
 import { InboxLlmPaused } from '../../src/temporal/search-attributes.js';
@@ -42,6 +43,7 @@ const question = (subject: string) => ({
 });
 
 const breaker = () => createBreakerStore(h.prisma).read(h.accountId);
+const llmPausedReasons = () => llmPaused(prismaExecutor(h.prisma), new Date());
 
 async function pausedAttribute(threadId: string): Promise<string | undefined> {
   return (await h.handle(threadId).describe()).typedSearchAttributes.get(InboxLlmPaused);
@@ -79,7 +81,7 @@ describe('LLM circuit breaker', () => {
     }
     expect(await breaker()).toMatchObject({ state: 'open', reason: 'outage' });
     expect(await accountsList()).toMatch(new RegExp(`${h.email}\\s+active\\s+paused \\(outage\\)[\\s\\S]*resumes by itself`));
-    expect(await llmDegradedReasons(h.prisma)).toEqual(expect.arrayContaining([expect.stringContaining(`LLM paused for ${h.email} (outage)`)]));
+    expect((await llmPausedReasons()).map((r) => r.message)).toEqual(expect.arrayContaining([expect.stringContaining(`LLM paused for ${h.email} (outage)`)]));
 
     // Rules need no model: a newsletter is archived while the LLM is out.
     const news = await deliverAndIngest(h, { from: `News <n@news-${tag}.example>`, subject: 'Issue 12', text: 'This week.' });
@@ -96,7 +98,7 @@ describe('LLM circuit breaker', () => {
     }
     expect(h.anthropic.metrics().requests).toBeGreaterThan(callsWhilePaused);
     expect(await breaker()).toMatchObject({ state: 'closed', failures: 0 });
-    expect(await llmDegradedReasons(h.prisma)).toEqual([]);
+    expect((await llmPausedReasons()).filter((r) => r.accountId === h.accountId)).toEqual([]);
     await recordHistory(h, threads[0]!.threadId, 'thread-llm-paused-outage');
   }, 90_000);
 

@@ -1,0 +1,51 @@
+// The LLM guard counts every model call in the metrics: by purpose and result, the tokens billed,
+// and each failure by kind (here: over the daily budget, and an error that is not the SDK's).
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
+import { applyMigrations } from '../../src/db/migrate.js';
+import { createLlmGuard } from '../../src/llm/guard.js';
+import { llmCalls, llmErrors, llmTokens } from '../../src/metrics/metrics.js';
+import { prismaExecutor } from '../../src/quota/sql.js';
+import { seedAccount } from '../helpers/approvals.js';
+import { createScratchDatabase } from '../helpers/scratch-database.js';
+
+let database: { url: string; drop(): Promise<void> };
+let prisma: PrismaClient;
+
+beforeAll(async () => {
+  database = await createScratchDatabase();
+  await applyMigrations(database.url);
+  prisma = createPrismaClient(database.url);
+});
+
+afterAll(async () => {
+  await prisma?.$disconnect();
+  await database?.drop();
+});
+
+it('counts calls, tokens and errors by kind', async () => {
+  const accountId = await seedAccount(prismaExecutor(prisma), 'guarded@example.com');
+  const guarded = createLlmGuard(prisma, { dailyTokenBudget: 100, breaker: { failuresToOpen: 5, probeMinMs: 30_000, probeMaxMs: 600_000 } });
+  const before = {
+    ok: llmCalls.get({ purpose: 'classify', result: 'ok' }),
+    in: llmTokens.get({ direction: 'in' }),
+    out: llmTokens.get({ direction: 'out' }),
+    budget: llmErrors.get({ kind: 'budget_exceeded' }),
+    other: llmErrors.get({ kind: 'other' }),
+  };
+
+  await guarded(accountId, 1, () => Promise.resolve({ tokensIn: 90, tokensOut: 12 }), 'classify');
+  expect(llmCalls.get({ purpose: 'classify', result: 'ok' })).toBe(before.ok + 1);
+  expect(llmTokens.get({ direction: 'in' })).toBe(before.in + 90);
+  expect(llmTokens.get({ direction: 'out' })).toBe(before.out + 12);
+
+  // 102 of 100 tokens spent today: the next call is refused before it reaches the model.
+  await expect(guarded(accountId, 1, () => Promise.resolve({ tokensIn: 1, tokensOut: 1 }), 'draft')).rejects.toThrow(/spent 102 of its 100/);
+  expect(llmErrors.get({ kind: 'budget_exceeded' })).toBe(before.budget + 1);
+  expect(llmCalls.get({ purpose: 'draft', result: 'budget_exceeded' })).toBeGreaterThanOrEqual(1);
+
+  const fresh = await seedAccount(prismaExecutor(prisma), 'fresh@example.com');
+  await expect(guarded(fresh, 1, () => Promise.reject(new Error('bug')), 'agent_turn')).rejects.toThrow('bug');
+  expect(llmErrors.get({ kind: 'other' })).toBe(before.other + 1);
+  expect(llmCalls.get({ purpose: 'agent_turn', result: 'other' })).toBeGreaterThanOrEqual(1);
+});
