@@ -21,10 +21,9 @@ const portOpen = (port: number) =>
     socket.once('error', () => resolve(false));
   });
 
-it('comes up with the demo mailbox flowing into thread workflows and its actions, and Ctrl-C leaves nothing running', async () => {
-  const startedAt = Date.now();
-  const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-'));
-  const ports = {
+/** Free ports for everything `npm run dev` listens on. */
+async function devPorts() {
+  return {
     temporal: await freePort(),
     ui: await freePort(),
     codec: await freePort(),
@@ -34,6 +33,12 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
     discord: await freePort(),
     sdkMetrics: await freePort(),
   };
+}
+
+type DevPorts = Awaited<ReturnType<typeof devPorts>>;
+
+/** `npm run dev` as a user starts it, on these ports and this data directory; resolves once it says it is running. */
+async function startDev(dataDir: string, ports: DevPorts, demoMessages: number) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], {
     env: {
       ...process.env,
@@ -47,21 +52,42 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
       ANTHROPIC_EMULATOR_PORT: String(ports.anthropic),
       DISCORD_EMULATOR_PORT: String(ports.discord),
       TEMPORAL_METRICS_PORT: String(ports.sdkMetrics),
-      DEMO_MAILBOX_MESSAGES: '10',
+      DEMO_MAILBOX_MESSAGES: String(demoMessages),
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const dev = { child, output: '', exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))) };
+  child.stdout.on('data', (d: Buffer) => (dev.output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (dev.output += d.toString()));
+  return dev;
+}
+
+async function untilRunning(dev: Awaited<ReturnType<typeof startDev>>, what: string): Promise<void> {
+  await waitUntil(`${what}: dev up`, async () => {
+    if (dev.child.exitCode !== null) throw new Error(`dev exited:\n${dev.output.slice(-3000)}`);
+    return dev.output.includes('durable-inbox is running');
+  }, { timeoutMs: 90_000, everyMs: 250 }).catch((err: Error) => {
+    throw new Error(`${err.message}\n${dev.output.slice(-3000)}`);
+  });
+}
+
+/** Ctrl-C; the exit code (SIGKILL after 45 s without one). */
+async function stopDev(dev: Awaited<ReturnType<typeof startDev>>): Promise<number | null | 'hung'> {
+  dev.child.kill('SIGINT');
+  const code = await Promise.race([dev.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 45_000))]);
+  if (code === 'hung') dev.child.kill('SIGKILL');
+  return code;
+}
+
+it('comes up with the demo mailbox flowing into thread workflows and its actions, and Ctrl-C leaves nothing running', async () => {
+  const startedAt = Date.now();
+  const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-'));
+  const ports = await devPorts();
+  const dev = await startDev(dataDir, ports, 10);
   try {
-    const deadline = Date.now() + 90_000;
-    while (!output.includes('durable-inbox is running')) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`dev did not come up:\n${output.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await untilRunning(dev, 'first start');
+    const { output } = dev;
     expect(output).toContain(`http://127.0.0.1:${ports.ui}`);
     const health = await fetch(`http://127.0.0.1:${ports.http}/healthz`);
     expect(health.status).toBe(200);
@@ -128,58 +154,25 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
       await prisma.$disconnect();
     }
   } finally {
-    child.kill('SIGINT');
-    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 45_000))]);
-    if (code === 'hung') child.kill('SIGKILL');
+    const code = await stopDev(dev);
     await rm(dataDir, { recursive: true, force: true });
-    expect(code, output.slice(-2000)).toBe(0);
+    expect(code, dev.output.slice(-2000)).toBe(0);
   }
   for (const port of Object.values(ports)) expect(await portOpen(port), `port ${port} still open`).toBe(false);
 }, 240_000);
 
 it('started, stopped and started again three times on the same DATA_DIR, processes newly delivered demo mail each time', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-restart-'));
-  const ports = {
-    temporal: await freePort(),
-    ui: await freePort(),
-    codec: await freePort(),
-    http: await freePort(),
-    gmail: await freePort(),
-    anthropic: await freePort(),
-    discord: await freePort(),
-  };
-  const env = {
-    ...process.env,
-    DATA_DIR: dataDir,
-    DATABASE_URL: inject('databaseUrl'),
-    TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
-    TEMPORAL_UI_PORT: String(ports.ui),
-    CODEC_SERVER_PORT: String(ports.codec),
-    HTTP_PORT: String(ports.http),
-    GMAIL_EMULATOR_PORT: String(ports.gmail),
-    ANTHROPIC_EMULATOR_PORT: String(ports.anthropic),
-    DISCORD_EMULATOR_PORT: String(ports.discord),
-    DEMO_MAILBOX_MESSAGES: '0',
-    LOG_LEVEL: 'warn',
-  };
+  const ports = await devPorts();
   const prisma = createPrismaClient(inject('databaseUrl'));
   const gmail = new EmulatorControlClient(`http://127.0.0.1:${ports.gmail}`);
   const accountIds: string[] = [];
   let previous: { id: string; threadId: string } | undefined;
   try {
     for (let round = 1; round <= 3; round++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let output = '';
-      child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const dev = await startDev(dataDir, ports, 0);
       try {
-        await waitUntil(`round ${round}: dev up`, async () => {
-          if (child.exitCode !== null) throw new Error(`dev exited:\n${output.slice(-3000)}`);
-          return output.includes('durable-inbox is running');
-        }, { timeoutMs: 90_000, everyMs: 250 }).catch((err: Error) => {
-          throw new Error(`${err.message}\n${output.slice(-3000)}`);
-        });
+        await untilRunning(dev, `round ${round}`);
         const account = await prisma.account.findUniqueOrThrow({ where: { email: DEMO_EMAIL } });
         accountIds.push(account.id);
         // The restarted demo continues with its mailbox (the emulator's state file), not a new account.
@@ -205,10 +198,8 @@ it('started, stopped and started again three times on the same DATA_DIR, process
         }
         previous = mail;
       } finally {
-        child.kill('SIGINT');
-        const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 45_000))]);
-        if (code === 'hung') child.kill('SIGKILL');
-        expect(code, output.slice(-2000)).toBe(0);
+        const code = await stopDev(dev);
+        expect(code, dev.output.slice(-2000)).toBe(0);
       }
       for (const port of Object.values(ports)) expect(await portOpen(port), `round ${round}: port ${port} still open`).toBe(false);
     }
