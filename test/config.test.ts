@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { approvalsSettingsFromConfig, archiverScheduleSettingsFromConfig, ConfigError, loadConfig, quotaOptionsFromConfig } from '../src/config.js';
+import { approvalsSettingsFromConfig, archiverScheduleSettingsFromConfig, ConfigError, loadConfig, quotaOptionsFromConfig, threadSettingsFromConfig } from '../src/config.js';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -43,6 +43,13 @@ describe('loadConfig', () => {
     const cfg = loadConfig({ GMAIL_QUOTA_PROFILE: '2026', GMAIL_QUOTA_START_RATE: '40', GMAIL_QUOTA_MAX_CONCURRENCY: '3', ARCHIVER_TRASH: 'yes' });
     expect(quotaOptionsFromConfig(cfg)).toEqual({ profile: '2026', startRate: 40, maxConcurrency: 3 });
     expect(archiverScheduleSettingsFromConfig(cfg)).toEqual({ every: '1 hour', trash: true, enabled: false });
+  });
+
+  it('gives the threads their activity timeouts only when set, each on its own', () => {
+    expect(threadSettingsFromConfig(loadConfig({})).activityTimeouts).toBeUndefined();
+    expect(threadSettingsFromConfig(loadConfig({ GMAIL_ACTIVITY_TIMEOUT_SECONDS: '20' })).activityTimeouts).toEqual({ gmailMs: 20_000 });
+    expect(threadSettingsFromConfig(loadConfig({ GMAIL_ACTIVITY_TIMEOUT_SECONDS: '20', LLM_ACTIVITY_TIMEOUT_SECONDS: '30' })).activityTimeouts).toEqual({ gmailMs: 20_000, llmMs: 30_000 });
+    expect(() => loadConfig({ LLM_ACTIVITY_TIMEOUT_SECONDS: '0' })).toThrow(/LLM_ACTIVITY_TIMEOUT_SECONDS/);
   });
 
   it('parses several payload keys, first one encrypting', () => {
