@@ -27,6 +27,7 @@ import { startHttpServer } from '../../src/http/server.js';
 import { prismaExecutor } from '../../src/quota/sql.js';
 import { ensureSchedules } from '../../src/schedules/schedules.js';
 import { freePort } from '../../src/shared/free-port.js';
+import { setLogLevel } from '../../src/shared/log.js';
 import { PUSH_PATH, pushRoute } from '../../src/sync/push-route.js';
 import { connectClient } from '../../src/temporal/client.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
@@ -263,6 +264,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       LOG_LEVEL: 'warn',
     };
     const cfg = loadConfig(env);
+    setLogLevel(cfg.LOG_LEVEL);
     const client: Client = await connectClient(cfg, keys);
     cleanup.unshift(() => client.connection.close());
 
