@@ -21,7 +21,8 @@ import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
 import { spawnAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
-import { spawnGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { breakMime } from '../../src/emulator/gmail/faults.js';
+import { spawnGmailEmulator, type IncomingMessage } from '../../src/emulator/gmail/index.js';
 import { Random } from '../../src/emulator/gmail/random.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { prismaExecutor } from '../../src/quota/sql.js';
@@ -43,7 +44,8 @@ const FORWARD_TO = 'assistant@me.example';
 const USER_UNITS_PER_MINUTE = 15_000;
 const STORM_UNITS_PER_MINUTE = 300;
 
-export type MailKind = 'reply' | 'newsletter' | 'forward' | 'poison';
+/** `poison`: content whose model answer fails validation every time; `unreadable`: broken MIME. */
+export type MailKind = 'reply' | 'newsletter' | 'forward' | 'poison' | 'unreadable';
 
 export interface ChaosOptions {
   emails: number;
@@ -55,7 +57,7 @@ export interface ChaosOptions {
   /** Push misbehaviour for the whole window. */
   pushDropRate: number;
   pushDuplicateRate: number;
-  /** Poison mail among the emails (content that makes the model's answer invalid every time). */
+  /** Poison mail among the emails: half content that makes the model's answer invalid every time, half broken MIME. */
   poison: number;
   /** Every n-th email is a newsletter (archived by the default actions), every n-th + 1 a mail our rule forwards. */
   bulkEvery: number;
@@ -172,15 +174,15 @@ export function mailPlan(opts: Pick<ChaosOptions, 'emails' | 'poison' | 'bulkEve
   let placed = 0;
   while (placed < Math.min(opts.poison, opts.emails)) {
     const i = random.int(0, opts.emails - 1);
-    if (kinds[i] !== 'poison') {
-      kinds[i] = 'poison';
+    if (kinds[i] !== 'poison' && kinds[i] !== 'unreadable') {
+      kinds[i] = placed % 2 === 0 ? 'poison' : 'unreadable';
       placed++;
     }
   }
   return kinds;
 }
 
-function mailOf(kind: MailKind, i: number): { from: string; subject: string; text: string; headers?: Record<string, string> } {
+function mailOf(kind: MailKind, i: number, to: string): IncomingMessage {
   switch (kind) {
     case 'reply':
       return { from: `Client ${i} <client${i}@partner.example>`, subject: `Question ${i} about the contract`, text: `Hi,\n\nCould you send me the signed contract (reference ${i}) by Friday?\n\nThanks` };
@@ -191,6 +193,11 @@ function mailOf(kind: MailKind, i: number): { from: string; subject: string; tex
     case 'poison':
       // The model's answer to this mail fails validation on every attempt.
       return { from: `Client ${i} <client${i}@partner.example>`, subject: `Question ${i}`, text: `Could you confirm the order ${i}? [emulator:invalid-output]` };
+    case 'unreadable': {
+      const from = `Client ${i} <client${i}@partner.example>`;
+      const raw = breakMime(Buffer.from(`From: ${from}\r\nTo: ${to}\r\nSubject: Order ${i}\r\n\r\nCould you confirm the order ${i}?`));
+      return { from, raw: raw.toString('base64url') };
+    }
   }
 }
 
@@ -332,7 +339,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           const i = next++;
           const account = accounts[i % accounts.length]!;
           const kind = kinds[i]!;
-          const m = await gmail.control.deliver(account.email, { to: [account.email], ...mailOf(kind, i) });
+          const m = await gmail.control.deliver(account.email, { to: [account.email], ...mailOf(kind, i, account.email) });
           delivered.push({ key: `${account.email}/${m.threadId}`, email: account.email, accountId: account.id, threadId: m.threadId, kind });
         }
       }),
@@ -370,7 +377,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     })();
 
     // Settled: a draft in Gmail (replies), the archive done (newsletters), the forward sent (forwards),
-    // Action Required with its reason recorded (poison).
+    // Action Required with its reason recorded (poison, unreadable).
     const settledAt = new Map<string, number>();
     const checkSettled = async () => {
       const done = await prisma.$queryRawUnsafe<Array<{ account_id: string; gmail_thread_id: string; kind: string }>>(
@@ -444,7 +451,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     const llm = await anthropic.metrics();
     const lastSettled = Math.max(0, ...settledAt.values());
     const byKind = Object.fromEntries(
-      (['reply', 'newsletter', 'forward', 'poison'] as const).map((k) => [
+      (['reply', 'newsletter', 'forward', 'poison', 'unreadable'] as const).map((k) => [
         k,
         { delivered: delivered.filter((d) => d.kind === k).length, settled: delivered.filter((d) => d.kind === k && settledAt.has(d.key)).length },
       ]),
@@ -472,7 +479,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         pushesDropped: metrics.push.dropped - metrics0.push.dropped,
         pushesDuplicated: metrics.push.duplicated - metrics0.push.duplicated,
         llm529s: (llm.byStatus['529'] ?? 0) - (llm0.byStatus['529'] ?? 0),
-        poisonIsolated: byKind.poison.settled,
+        poisonIsolated: byKind.poison.settled + byKind.unreadable.settled,
       },
       wallMs: performance.now() - started,
     };
@@ -501,7 +508,7 @@ export function formatChaosReport(r: ChaosReport): string[] {
     `Gmail 429s served: ${f.gmail429s}`,
     `pushes sent: ${f.pushesSent}, dropped: ${f.pushesDropped}, duplicated: ${f.pushesDuplicated}`,
     `LLM 529s served: ${f.llm529s}`,
-    `poison messages isolated: ${f.poisonIsolated}/${r.byKind.poison.delivered}`,
+    `poison messages isolated: ${f.poisonIsolated}/${r.byKind.poison.delivered + r.byKind.unreadable.delivered} (bad model output ${r.byKind.poison.settled}, unreadable MIME ${r.byKind.unreadable.settled})`,
     `wall time: ${s(r.wallMs)}`,
   ];
 }

@@ -1,8 +1,8 @@
 // The chaos benchmark's short form as a CI test (bench/chaos/harness.ts): ~100 emails through
 // delivery, push, sync, the thread workflows and the three workers as separate OS processes, while
 // the Gmail and LLM workers are SIGKILLed, Gmail answers 429, pushes are dropped and doubled, the LLM
-// answers 529 and poison mail arrives. Its own Temporal dev server and a scratch database; the
-// emulators' state is what counts.
+// answers 529 and poison mail arrives (content the model's answer fails on, broken MIME). Its own
+// Temporal dev server and a scratch database; the emulators' state is what counts.
 import { expect, it } from 'vitest';
 import { runChaos, shortChaosOptions } from '../../bench/chaos/harness.js';
 import { createScratchDatabase } from '../helpers/scratch-database.js';
@@ -17,10 +17,11 @@ it('loses no email and does nothing twice through worker kills, a 429 storm, dro
     expect(report.lost).toBe(0);
     expect(report.duplicateDrafts).toBe(0);
     expect(report.duplicateSends).toBe(0);
-    // One draft per mail that needs a reply, one send per forward, every poison mail isolated.
+    // One draft per mail that needs a reply, one send per forward, every poison mail (bad model output, broken MIME) isolated.
     expect(report.drafts).toBe(report.byKind.reply.delivered);
     expect(report.sends).toBe(report.byKind.forward.delivered);
     expect(report.faults.poisonIsolated).toBe(2);
+    expect(report.byKind.unreadable).toEqual({ delivered: 1, settled: 1 });
     // The faults happened while the mail was in flight.
     expect(report.faults.workerKills).toEqual({ workflow: 0, gmail: 1, llm: 1 });
     expect(report.faults.gmail429s).toBeGreaterThan(0);
