@@ -138,7 +138,7 @@ export interface ChaosReport {
   /** Sent messages beyond the first per action id (X-Durable-Inbox-Action), from Gmail's state. */
   duplicateSends: number;
   sends: number;
-  /** From the end of the last fault to the last email settled (0 when everything settled before). */
+  /** From the end of the last fault (or of the push misbehaviour's window) to the last email settled; 0 when everything settled before. */
   lastFaultToSettledMs: number;
   byKind: Record<MailKind, { delivered: number; settled: number }>;
   faults: {
@@ -363,11 +363,15 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           }
           case 'gmail-429-storm':
             await gmail.control.setQuota({ userUnitsPerMinute: STORM_UNITS_PER_MINUTE });
-            void at(fault.atMs + fault.durationMs).then(() => gmail.control.setQuota({ userUnitsPerMinute: USER_UNITS_PER_MINUTE }));
+            void at(fault.atMs + fault.durationMs)
+              .then(() => gmail.control.setQuota({ userUnitsPerMinute: USER_UNITS_PER_MINUTE }))
+              .catch((err: unknown) => log(`chaos: ending the 429 storm failed: ${(err as Error).message}`));
             break;
           case 'llm-529-outage':
             await configureLlm({ errorRates: { overloaded: 1 } });
-            void at(fault.atMs + fault.durationMs).then(() => configureLlm({ errorRates: { overloaded: 0 } }));
+            void at(fault.atMs + fault.durationMs)
+              .then(() => configureLlm({ errorRates: { overloaded: 0 } }))
+              .catch((err: unknown) => log(`chaos: ending the LLM outage failed: ${(err as Error).message}`));
             break;
         }
       }
@@ -466,7 +470,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       drafts,
       duplicateSends,
       sends,
-      lastFaultToSettledMs: Math.max(0, lastSettled - (t0 + lastFaultEnd(timeline))),
+      lastFaultToSettledMs: Math.max(0, lastSettled - (t0 + faultsEndMs)),
       byKind,
       faults: {
         timeline,
