@@ -80,7 +80,8 @@ export function shortChaosOptions(databaseUrl: string, seed = 1): ChaosOptions {
     emails: 100,
     accounts: 5,
     seed,
-    windowMs: 30_000,
+    // Short enough that both storms start within the first seconds of the burst, while mail is in flight.
+    windowMs: 12_000,
     faults: [
       { kind: 'kill-worker', worker: 'gmail', count: 1 },
       { kind: 'kill-worker', worker: 'llm', count: 1 },
@@ -147,10 +148,13 @@ export interface ChaosReport {
     workerUnexpectedExits: Record<WorkerRole, number>;
     temporalRestarts: number;
     temporalDowntimeMs: number[];
+    /** How long the storm lasted: its planned time, longer when nothing had hit it yet. */
+    gmail429StormMs: number;
     gmail429s: number;
     pushesSent: number;
     pushesDropped: number;
     pushesDuplicated: number;
+    llmOutageMs: number;
     llm529s: number;
     poisonIsolated: number;
   };
@@ -346,7 +350,22 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     );
 
     const downtimes: number[] = [];
+    const stormMs: Partial<Record<'gmail-429-storm' | 'llm-529-outage', number>> = {};
+    /**
+     * A storm lasts its planned time and, when nothing hit it yet (no call came while it lasted: the
+     * workers were starting, say), on until something does, at most three times as long.
+     */
+    const endStorm = async (fault: TimedFault, before: number, served: () => Promise<number>, end: () => Promise<unknown>) => {
+      await at(fault.atMs + fault.durationMs);
+      while ((await served()) === before && performance.now() - t0 < fault.atMs + 3 * fault.durationMs) await sleep(250);
+      await end();
+      stormMs[fault.kind as keyof typeof stormMs] = performance.now() - t0 - fault.atMs;
+    };
+    const gmail429s = async () => (await gmail.control.metrics()).quota.rejected429;
+    const llm529s = async () => (await anthropic.metrics()).byStatus['529'] ?? 0;
+    let faultsOverMs = faultsEndMs;
     const injecting = (async () => {
+      const storms: Promise<void>[] = [];
       for (const fault of timeline) {
         await at(fault.atMs);
         log(`chaos: +${(fault.atMs / 1000).toFixed(1)} s ${fault.kind}${fault.worker ? ` ${fault.worker}` : ''}${fault.durationMs ? ` for ${fault.durationMs / 1000} s` : ''}`);
@@ -361,23 +380,24 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
             downtimes.push(performance.now() - down);
             break;
           }
-          case 'gmail-429-storm':
+          case 'gmail-429-storm': {
+            const before = await gmail429s();
             await gmail.control.setQuota({ userUnitsPerMinute: STORM_UNITS_PER_MINUTE });
-            void at(fault.atMs + fault.durationMs)
-              .then(() => gmail.control.setQuota({ userUnitsPerMinute: USER_UNITS_PER_MINUTE }))
-              .catch((err: unknown) => log(`chaos: ending the 429 storm failed: ${(err as Error).message}`));
+            storms.push(endStorm(fault, before, gmail429s, () => gmail.control.setQuota({ userUnitsPerMinute: USER_UNITS_PER_MINUTE })));
             break;
-          case 'llm-529-outage':
+          }
+          case 'llm-529-outage': {
+            const before = await llm529s();
             await configureLlm({ errorRates: { overloaded: 1 } });
-            void at(fault.atMs + fault.durationMs)
-              .then(() => configureLlm({ errorRates: { overloaded: 0 } }))
-              .catch((err: unknown) => log(`chaos: ending the LLM outage failed: ${(err as Error).message}`));
+            storms.push(endStorm(fault, before, llm529s, () => configureLlm({ errorRates: { overloaded: 0 } })));
             break;
+          }
         }
       }
-      await at(faultsEndMs);
+      await Promise.all([...storms, at(faultsEndMs)]);
       await gmail.control.setPush({ dropRate: 0, duplicateRate: 0 });
-      log(`chaos: +${(faultsEndMs / 1000).toFixed(1)} s faults over`);
+      faultsOverMs = performance.now() - t0;
+      log(`chaos: +${(faultsOverMs / 1000).toFixed(1)} s faults over`);
     })();
 
     // Settled: a draft in Gmail (replies), the archive done (newsletters), the forward sent (forwards),
@@ -425,7 +445,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         log(`chaos: +${(elapsed / 1000).toFixed(0)} s ${settledAt.size}/${delivered.length} settled`);
       }
       if (faultsOver && settledAt.size === delivered.length) break;
-      if (faultsOver && elapsed > faultsEndMs + opts.settleDeadlineMs) break;
+      if (faultsOver && elapsed > faultsOverMs + opts.settleDeadlineMs) break;
       await sleep(1000);
     }
     await injecting;
@@ -470,7 +490,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       drafts,
       duplicateSends,
       sends,
-      lastFaultToSettledMs: Math.max(0, lastSettled - (t0 + faultsEndMs)),
+      lastFaultToSettledMs: Math.max(0, lastSettled - (t0 + faultsOverMs)),
       byKind,
       faults: {
         timeline,
@@ -478,10 +498,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         workerUnexpectedExits: { ...workers.counts.unexpectedExits },
         temporalRestarts: downtimes.length,
         temporalDowntimeMs: downtimes,
+        gmail429StormMs: stormMs['gmail-429-storm'] ?? 0,
         gmail429s: metrics.quota.rejected429 - metrics0.quota.rejected429,
         pushesSent: metrics.push.sent - metrics0.push.sent,
         pushesDropped: metrics.push.dropped - metrics0.push.dropped,
         pushesDuplicated: metrics.push.duplicated - metrics0.push.duplicated,
+        llmOutageMs: stormMs['llm-529-outage'] ?? 0,
         llm529s: (llm.byStatus['529'] ?? 0) - (llm0.byStatus['529'] ?? 0),
         poisonIsolated: byKind.poison.settled + byKind.unreadable.settled,
       },
@@ -509,9 +531,9 @@ export function formatChaosReport(r: ChaosReport): string[] {
     `worker kills: ${kills} (${Object.entries(f.workerKills).map(([k, v]) => `${k} ${v}`).join(', ')})`,
     `worker exits not caused by a kill: ${Object.values(f.workerUnexpectedExits).reduce((a, b) => a + b, 0)}`,
     `Temporal restarts: ${f.temporalRestarts}${f.temporalDowntimeMs.length ? ` (downtime ${f.temporalDowntimeMs.map(s).join(', ')})` : ''}`,
-    `Gmail 429s served: ${f.gmail429s}`,
+    `Gmail 429s served: ${f.gmail429s} (storm ${s(f.gmail429StormMs)})`,
     `pushes sent: ${f.pushesSent}, dropped: ${f.pushesDropped}, duplicated: ${f.pushesDuplicated}`,
-    `LLM 529s served: ${f.llm529s}`,
+    `LLM 529s served: ${f.llm529s} (outage ${s(f.llmOutageMs)})`,
     `poison messages isolated: ${f.poisonIsolated}/${r.byKind.poison.delivered + r.byKind.unreadable.delivered} (bad model output ${r.byKind.poison.settled}, unreadable MIME ${r.byKind.unreadable.settled})`,
     `wall time: ${s(r.wallMs)}`,
   ];
