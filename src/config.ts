@@ -163,6 +163,10 @@ export const envSchema = z.object({
   ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
   ANTHROPIC_EMULATOR_PORT: port.default(8236),
 
+  /** How long one attempt of a thread's Gmail / LLM activity may take before it is retried (a dead worker's task waits this long). */
+  GMAIL_ACTIVITY_TIMEOUT_SECONDS: z.coerce.number().int().positive().optional(),
+  LLM_ACTIVITY_TIMEOUT_SECONDS: z.coerce.number().int().positive().optional(),
+
   LABEL_OUTBOX: z.string().min(1).default('Outbox'),
   LABEL_REWORK: z.string().min(1).default('Rework'),
   LABEL_DONE: z.string().min(1).default('Done'),
@@ -262,6 +266,14 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
     reauthRecheckMs: 6 * 3600 * 1000,
     taskQueues: { gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE },
     heartbeatTimeouts: { gmailMs: Math.round(cfg.GMAIL_HEARTBEAT_SECONDS * 1000), llmMs: Math.round(cfg.LLM_HEARTBEAT_SECONDS * 1000) },
+    ...(cfg.GMAIL_ACTIVITY_TIMEOUT_SECONDS !== undefined || cfg.LLM_ACTIVITY_TIMEOUT_SECONDS !== undefined
+      ? {
+          activityTimeouts: {
+            ...(cfg.GMAIL_ACTIVITY_TIMEOUT_SECONDS !== undefined ? { gmailMs: cfg.GMAIL_ACTIVITY_TIMEOUT_SECONDS * 1000 } : {}),
+            ...(cfg.LLM_ACTIVITY_TIMEOUT_SECONDS !== undefined ? { llmMs: cfg.LLM_ACTIVITY_TIMEOUT_SECONDS * 1000 } : {}),
+          },
+        }
+      : {}),
     actions: {
       sendDelayMs: cfg.SEND_DELAY_SECONDS * 1000,
       approvalExpiryMs: Math.round(cfg.APPROVAL_EXPIRY_HOURS * 3600_000),

@@ -9,6 +9,7 @@ import {
   healthSettingsFromConfig,
   loadConfig,
   quotaOptionsFromConfig,
+  threadSettingsFromConfig,
 } from '../src/config.js';
 
 const key = () => randomBytes(32).toString('base64');
@@ -64,6 +65,13 @@ describe('loadConfig', () => {
     expect(healthSettingsFromConfig(cfg)).toEqual({ pushSilentAfterMs: 5 * 60_000 });
     expect(() => loadConfig({ TEMPORAL_METRICS_PORT: '70000' })).toThrow(/^TEMPORAL_METRICS_PORT: /);
     expect(() => loadConfig({ SYNC_POLL_EVERY: 'often' })).toThrow(/^SYNC_POLL_EVERY: expected a duration/);
+  });
+
+  it('gives the threads their activity timeouts only when set, each on its own', () => {
+    expect(threadSettingsFromConfig(loadConfig({})).activityTimeouts).toBeUndefined();
+    expect(threadSettingsFromConfig(loadConfig({ GMAIL_ACTIVITY_TIMEOUT_SECONDS: '20' })).activityTimeouts).toEqual({ gmailMs: 20_000 });
+    expect(threadSettingsFromConfig(loadConfig({ GMAIL_ACTIVITY_TIMEOUT_SECONDS: '20', LLM_ACTIVITY_TIMEOUT_SECONDS: '30' })).activityTimeouts).toEqual({ gmailMs: 20_000, llmMs: 30_000 });
+    expect(() => loadConfig({ LLM_ACTIVITY_TIMEOUT_SECONDS: '0' })).toThrow(/LLM_ACTIVITY_TIMEOUT_SECONDS/);
   });
 
   it('parses several payload keys, first one encrypting', () => {

@@ -21,6 +21,8 @@ export interface PromptMessage extends EmailForPrompt {
    * answer, so writing the draft costs no second read of it.
    */
   replyHeaders?: ReplyHeaders;
+  /** Set when the message's MIME could not be read (no body, only parse warnings): what went wrong. */
+  unreadable?: string;
 }
 
 export interface ReplyHeaders {

@@ -37,8 +37,8 @@ export interface ThreadSettings {
   labels: LabelNames;
   /** Task queues of the Gmail and LLM activities (defaults: durable-inbox-gmail, durable-inbox-llm). */
   taskQueues?: { gmail: string; llm: string };
-  /** startToCloseTimeout of one Gmail / LLM activity attempt (ms). */
-  activityTimeouts?: { gmailMs: number; llmMs: number };
+  /** startToCloseTimeout of one Gmail / LLM activity attempt (ms); each defaults to its queue's (activity-proxies.ts). */
+  activityTimeouts?: { gmailMs?: number; llmMs?: number };
   /** heartbeatTimeout of one Gmail / LLM activity (ms): a worker that died or hangs mid-call is noticed this soon. */
   heartbeatTimeouts?: { gmailMs: number; llmMs: number };
   /** Rework requests allowed before the thread goes to Action Required. */

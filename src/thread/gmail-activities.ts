@@ -38,6 +38,7 @@ function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
     body: m.body.length > BODY_CAP ? `${m.body.slice(0, BODY_CAP)}\n[… truncated]` : m.body,
     headers,
     fromUser: m.isFromUser || m.from?.address.toLowerCase() === userEmail.toLowerCase(),
+    ...(m.bodySource === 'none' && m.parseWarnings.length > 0 ? { unreadable: m.parseWarnings.join('; ') } : {}),
   };
 }
 

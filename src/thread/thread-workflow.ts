@@ -86,6 +86,8 @@ async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promis
     record.handledMessageIds.push(email.messageId);
   }
   const previousCategory = record.category;
+  // Mail we cannot read is not guessed at: the user gets it, with the reason recorded.
+  if (email.unreadable) return needsTheUser(run, `message ${email.messageId} could not be read: ${email.unreadable}`);
 
   // A draft the user has edited is their work: new mail in the thread does not overwrite it (and
   // no reply is written for it). Rework rewrites it on request, with the new mail.

@@ -188,3 +188,17 @@ describe('users.history.list', () => {
     expect((await failure(gmail.users.history.list({ userId: 'me', startHistoryId: 'abc' }))).status).toBe(400);
   });
 });
+
+describe('control API mailbox state', () => {
+  it('carries the headers asked for, per message, as sent', async () => {
+    const marker = 'X-Durable-Inbox-Action';
+    const sent = await gmail.users.messages.send({
+      userId: 'me',
+      requestBody: { raw: raw(`From: ${OWNER}\r\nTo: pat@example.com\r\nSubject: Copy\r\n${marker}: act-123\r\n\r\nHere.`) },
+    });
+    const plain = await emu.control.getState(OWNER);
+    expect(plain.messages.find((m) => m.id === sent.data.id)?.headers).toBeUndefined();
+    const state = await emu.control.getState(OWNER, { headers: [marker, 'X-Absent'] });
+    expect(state.messages.find((m) => m.id === sent.data.id)?.headers).toEqual({ [marker]: 'act-123' });
+  });
+});

@@ -182,7 +182,8 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
 /** Delivers an inbound message into the harness account's mailbox; returns its ids. */
 export async function deliver(
   h: InboxHarness,
-  message: { from: string; subject: string; text: string; headers?: Record<string, string>; threadId?: string },
+  /** The fields of a new message, or a complete one (`raw`, base64url; its own From header counts). */
+  message: { from: string; subject: string; text: string; headers?: Record<string, string>; threadId?: string } | { from: string; raw: string },
 ): Promise<{ messageId: string; threadId: string }> {
   const delivered = await h.gmail.control.deliver(h.email, { to: [h.email], ...message });
   return { messageId: delivered.id, threadId: delivered.threadId };

@@ -6,6 +6,7 @@ import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpe
 import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import { accountReconnectedSignal } from '../../src/accounts/account-access.js';
+import { breakMime } from '../../src/emulator/gmail/faults.js';
 
 let h: InboxHarness;
 
@@ -73,6 +74,21 @@ describe('thread workflow under failure', () => {
     const metrics = await h.gmail.control.metrics();
     expect(metrics.quota.rejected429).toBeGreaterThan(0);
   }, 120_000);
+
+  it('sends mail whose MIME cannot be read to Action Required with the reason, without asking the model or drafting', async () => {
+    await h.startWorkers();
+    const llmCalls = h.anthropic.metrics().requests;
+    const raw = breakMime(Buffer.from(`From: Carol <carol@client.example>\r\nTo: ${h.email}\r\nSubject: Broken order\r\n\r\nCould you confirm?`));
+    const { threadId, messageId } = await deliverAndIngest(h, { from: 'carol@client.example', raw: raw.toString('base64url') });
+    const status = await h.waitFor(threadId, (s) => s.state === 'action_required', 60_000);
+    expect(status.decisions.at(-1)).toMatchObject({ kind: 'action_required', source: 'system' });
+    expect(status.decisions.at(-1)!.detail).toMatch(new RegExp(`message ${messageId} could not be read: .+`));
+    expect(await draftsOf(threadId)).toHaveLength(0);
+    expect(h.anthropic.metrics().requests).toBe(llmCalls);
+    const thread = (await h.gmail.control.getState(h.email)).messages.find((m) => m.threadId === threadId)!;
+    expect(thread.labelIds).toContain((await h.gmail.control.getState(h.email)).labels.find((l) => l.name === h.settings.labels.actionRequired)!.id);
+    await recordHistory(h, threadId, 'thread-unreadable-mail');
+  });
 
   it('waits while the grant is revoked, says so in its status, and drafts once the account is reconnected', async () => {
     await h.startWorkers();

@@ -3,7 +3,7 @@
 // and metrics. JSON in, JSON out; errors use Google's error body.
 import { badRequest, notFound } from './errors.js';
 import type { FaultConfig } from './faults.js';
-import { replaceBody } from './mime.js';
+import { headerValue, parseTopHeaders, replaceBody } from './mime.js';
 import type { OAuthClientRegistration } from './oauth.js';
 import type { PushConfig } from './push.js';
 import type { QuotaConfig } from './quota.js';
@@ -30,11 +30,24 @@ function mailboxState(world: GmailWorld, email: string, query: URLSearchParams) 
   const mailbox = account.mailbox;
   const limit = Number(query.get('messageLimit') ?? 1000);
   const all = mailbox.allMessages();
+  // `header=<name>` (repeatable): each message also carries those headers' values (e.g. our send marker).
+  const wantedHeaders = query.getAll('header');
   const messages = [];
   for (let i = all.length - 1; i >= 0 && messages.length < limit; i--) {
     const m = all[i];
     if (!m) continue;
-    messages.push({ id: m.id, threadId: m.threadId, labelIds: [...m.labelIds], internalDate: String(m.internalDate), historyId: String(m.historyId), from: m.from, to: m.to, subject: m.subject, snippet: m.snippet });
+    const entry = { id: m.id, threadId: m.threadId, labelIds: [...m.labelIds], internalDate: String(m.internalDate), historyId: String(m.historyId), from: m.from, to: m.to, subject: m.subject, snippet: m.snippet };
+    if (wantedHeaders.length === 0) {
+      messages.push(entry);
+      continue;
+    }
+    const top = parseTopHeaders(m.raw);
+    const headers: Record<string, string> = {};
+    for (const name of wantedHeaders) {
+      const value = headerValue(top, name);
+      if (value !== undefined) headers[name] = value;
+    }
+    messages.push({ ...entry, headers });
   }
   return {
     email: account.email,

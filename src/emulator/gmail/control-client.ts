@@ -36,7 +36,7 @@ export interface MailboxState {
   drafts: Array<{ id: string; messageId: string; threadId: string }>;
   watch: Watch | null;
   /** Newest first, at most `messageLimit` (default 1000). */
-  messages: Array<{ id: string; threadId: string; labelIds: string[]; internalDate: string; historyId: string; from: string; to: string; subject: string; snippet: string }>;
+  messages: Array<{ id: string; threadId: string; labelIds: string[]; internalDate: string; historyId: string; from: string; to: string; subject: string; snippet: string; headers?: Record<string, string> }>;
 }
 
 export interface EmulatorMetrics {
@@ -82,8 +82,13 @@ export class EmulatorControlClient {
     return this.call('GET', 'accounts');
   }
 
-  getState(email: string, opts: { messageLimit?: number } = {}): Promise<MailboxState> {
-    return this.call('GET', this.account(email, opts.messageLimit === undefined ? '' : `?messageLimit=${opts.messageLimit}`));
+  /** `headers`: each message also carries the values of these headers (`messages[].headers`). */
+  getState(email: string, opts: { messageLimit?: number; headers?: string[] } = {}): Promise<MailboxState> {
+    const query = new URLSearchParams();
+    if (opts.messageLimit !== undefined) query.set('messageLimit', String(opts.messageLimit));
+    for (const name of opts.headers ?? []) query.append('header', name);
+    const qs = query.toString();
+    return this.call('GET', this.account(email, qs ? `?${qs}` : ''));
   }
 
   /** Delivers an incoming message (a new thread, or a reply into `threadId`). */
