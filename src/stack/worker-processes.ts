@@ -1,0 +1,120 @@
+// The three workers (workflow, gmail, llm) as separate OS processes, several of each, kept alive as
+// a supervisor would: a process killed on purpose is started again at once, one that died on its
+// own (a lost server, say) after a pause. Used by `npm run stack` and the chaos bench.
+import { fileURLToPath } from 'node:url';
+import { spawnBoundToUs, type BoundChild } from '../shared/bound-child.js';
+
+export type WorkerRole = 'workflow' | 'gmail' | 'llm';
+export const WORKER_ROLES: readonly WorkerRole[] = ['workflow', 'gmail', 'llm'];
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const ENTRY: Record<WorkerRole, string> = {
+  workflow: 'src/workers/workflow-worker.ts',
+  gmail: 'src/workers/gmail-worker.ts',
+  llm: 'src/workers/llm-worker.ts',
+};
+const DEFAULT_RESPAWN_DELAY_MS = 1_000;
+/** Longer than the workers' own shutdownGraceTime, so in-flight activities can finish on SIGTERM. */
+const STOP_GRACE_MS = 15_000;
+
+export interface WorkerProcessesOptions {
+  /** The workers' whole configuration (merged over this process's environment). */
+  env: Record<string, string>;
+  /** Processes per role (default 1). */
+  perRole?: number | Partial<Record<WorkerRole, number>>;
+  /** Each output line of a worker, tagged with its name (e.g. `gmail-2`). */
+  output?: (name: string, line: string) => void;
+  /** Pause before a worker that exited on its own is started again (default 1 s). */
+  respawnDelayMs?: number;
+}
+
+export interface WorkerCounts {
+  /** SIGKILLs sent, per role. */
+  kills: Record<WorkerRole, number>;
+  /** Exits nobody asked for (each followed by a new process). */
+  unexpectedExits: Record<WorkerRole, number>;
+  spawned: number;
+}
+
+interface Slot {
+  role: WorkerRole;
+  index: number;
+  child?: BoundChild;
+}
+
+export class WorkerProcesses {
+  private readonly slots: Slot[] = [];
+  private stopping = false;
+  readonly counts: WorkerCounts = {
+    kills: { workflow: 0, gmail: 0, llm: 0 },
+    unexpectedExits: { workflow: 0, gmail: 0, llm: 0 },
+    spawned: 0,
+  };
+
+  constructor(private readonly opts: WorkerProcessesOptions) {
+    for (const role of WORKER_ROLES) {
+      const n = typeof opts.perRole === 'number' ? opts.perRole : (opts.perRole?.[role] ?? 1);
+      for (let index = 0; index < n; index++) this.slots.push({ role, index });
+    }
+  }
+
+  /** Starts every process (returns at once; workers poll once connected). */
+  startAll(): void {
+    for (const slot of this.slots) this.spawn(slot);
+  }
+
+  /** How many processes each role has. */
+  size(role: WorkerRole): number {
+    return this.slots.filter((s) => s.role === role).length;
+  }
+
+  /** Process ids of a role's running processes. */
+  pids(role?: WorkerRole): number[] {
+    return this.slots
+      .filter((s) => role === undefined || s.role === role)
+      .flatMap((s) => (s.child && isRunning(s.child) && s.child.child.pid !== undefined ? [s.child.child.pid] : []));
+  }
+
+  private spawn(slot: Slot): void {
+    const name = `${slot.role}-${slot.index + 1}`;
+    const output = this.opts.output;
+    const child = spawnBoundToUs(process.execPath, ['--import', 'tsx', ENTRY[slot.role]], {
+      cwd: repoRoot,
+      env: { ...process.env, ...this.opts.env },
+      log: output ? (line) => output(name, line) : undefined,
+      stopGraceMs: STOP_GRACE_MS,
+    });
+    slot.child = child;
+    this.counts.spawned++;
+    void child.exited.then(() => {
+      if (this.stopping || slot.child !== child) return;
+      this.counts.unexpectedExits[slot.role]++;
+      setTimeout(() => {
+        if (!this.stopping && slot.child === child) this.spawn(slot);
+      }, this.opts.respawnDelayMs ?? DEFAULT_RESPAWN_DELAY_MS);
+    });
+  }
+
+  /** SIGKILL to one process of `role` (the `index`th, default the first), then a new one in its place. */
+  async kill(role: WorkerRole, index = 0): Promise<void> {
+    const slot = this.slots.find((s) => s.role === role && s.index === index);
+    const child = slot?.child;
+    if (!slot || !child) throw new Error(`no ${role} worker #${index + 1}`);
+    slot.child = undefined;
+    if (isRunning(child)) child.child.kill('SIGKILL');
+    await child.exited;
+    await child.stop(); // anything it forked goes too
+    this.counts.kills[role]++;
+    if (!this.stopping) this.spawn(slot);
+  }
+
+  /** SIGTERM to every process (a graceful worker shutdown), SIGKILL after a grace period. */
+  async stopAll(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(this.slots.map((s) => s.child?.stop()));
+  }
+}
+
+function isRunning(child: BoundChild): boolean {
+  return child.child.exitCode === null && child.child.signalCode === null;
+}
