@@ -3,25 +3,19 @@
 // schedules. `npm run stack` runs it against the emulators or real Gmail and Anthropic; the stack
 // tests run their scenarios on it. The app database and the emulators are the caller's.
 import type { Client } from '@temporalio/client';
-import {
-  archiverScheduleSettingsFromConfig,
-  syncScheduleSettingsFromConfig,
-  temporalServerOverridesFromConfig,
-  type Env,
-} from '../config.js';
-import { startCodecServer, type CodecServer } from '../codec-server/server.js';
+import { temporalServerOverridesFromConfig, type Env } from '../config.js';
+import type { CodecServer } from '../codec-server/server.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { withDatabaseName, databaseNameOf } from '../db/connection-url.js';
-import { appRoutes } from '../http/routes.js';
-import { startHttpServer, type HttpServer } from '../http/server.js';
-import { ensureSchedules } from '../schedules/schedules.js';
+import { ensureAppSchedules, startAppCodecServer, startAppHttpServer } from '../dev/app-services.js';
+import type { HttpServer } from '../http/server.js';
+import type { Logger } from '../shared/log.js';
 import { connectClient } from '../temporal/client.js';
-import { AesGcmPayloadCodec } from '../temporal/codec.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { DEFAULT_TEMPORAL_DATABASE_URL, startTemporalServer, type TemporalServer, type TemporalServerOptions } from '../temporal/server.js';
 import { WorkerProcesses, type WorkerProcessesOptions } from './worker-processes.js';
 
-export const DEFAULT_WORKERS_PER_ROLE = 2;
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export interface StackOptions {
   /** The configuration (its TEMPORAL_ADDRESS port is the server's frontend port; 0 = free ports). */
@@ -30,12 +24,13 @@ export interface StackOptions {
   env: Record<string, string>;
   /** The app database, migrated. */
   databaseUrl: string;
+  /** Default STACK_WORKERS_PER_ROLE. */
   workersPerRole?: WorkerProcessesOptions['perRole'];
   /** Server options beyond those the configuration gives (binaries, ports, headless...). */
   server?: Omit<TemporalServerOptions, 'databaseUrl' | 'namespace' | 'codecEndpoint' | 'overrides' | 'log'>;
   /** Each worker process's output line. */
   workerOutput?: WorkerProcessesOptions['output'];
-  log?: (m: string) => void;
+  log?: Logger;
 }
 
 export interface Stack {
@@ -61,27 +56,21 @@ export function temporalDatabaseUrl(cfg: Pick<Env, 'TEMPORAL_DATABASE_URL'>, app
 }
 
 export async function startStack(opts: StackOptions): Promise<Stack> {
-  const log = opts.log ?? (() => {});
+  const log = opts.log ?? silent;
   const started: { name: string; stop: () => Promise<void> }[] = [];
   const stop = async () => {
     for (const { name, stop } of started.splice(0).reverse()) {
       try {
         await stop();
       } catch (err) {
-        log(`stopping ${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+        log.warn(`stopping ${name} failed: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
   };
   try {
     const keys = await resolvePayloadKeys(opts.cfg);
     const uiPort = opts.server?.uiPort ?? opts.cfg.TEMPORAL_UI_PORT;
-    const uiOrigins = uiPort ? [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`] : [];
-    const codecServer = await startCodecServer({
-      port: opts.cfg.CODEC_SERVER_PORT,
-      codec: new AesGcmPayloadCodec(keys),
-      corsOrigins: [...new Set([opts.cfg.CODEC_CORS_ORIGIN, ...uiOrigins])],
-      token: opts.cfg.CODEC_SERVER_TOKEN,
-    });
+    const codecServer = await startAppCodecServer(opts.cfg, keys, uiPort);
     started.push({ name: 'codec server', stop: () => codecServer.close() });
 
     const serverOptions: TemporalServerOptions = {
@@ -92,7 +81,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       namespace: opts.cfg.TEMPORAL_NAMESPACE,
       codecEndpoint: codecServer.url,
       overrides: temporalServerOverridesFromConfig(opts.cfg),
-      log,
+      log: (m) => log.info(m),
     };
     let server = await startTemporalServer(serverOptions);
     started.push({ name: 'Temporal server', stop: () => server.stop() });
@@ -100,7 +89,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
 
     const workers = new WorkerProcesses({
       env: { ...opts.env, DATABASE_URL: opts.databaseUrl, TEMPORAL_ADDRESS: server.address },
-      perRole: opts.workersPerRole ?? DEFAULT_WORKERS_PER_ROLE,
+      perRole: opts.workersPerRole ?? opts.cfg.STACK_WORKERS_PER_ROLE,
       output: opts.workerOutput,
     });
     workers.startAll();
@@ -111,15 +100,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const prisma = createPrismaClient(opts.databaseUrl);
     started.push({ name: 'database client', stop: () => prisma.$disconnect() });
 
-    const http = await startHttpServer({ host: cfg.HTTP_HOST, port: cfg.HTTP_PORT, routes: appRoutes(cfg, { prisma, client }) });
+    const http = await startAppHttpServer(cfg, { prisma, client });
     started.push({ name: 'HTTP server', stop: () => http.close() });
-
-    const schedules = await ensureSchedules(client, {
-      retentionDays: cfg.RETENTION_DAYS,
-      taskQueue: cfg.TEMPORAL_TASK_QUEUE,
-      sync: syncScheduleSettingsFromConfig(cfg),
-      archiver: archiverScheduleSettingsFromConfig(cfg),
-    });
+    const schedules = await ensureAppSchedules(client, cfg, log);
 
     return {
       cfg,
@@ -136,7 +119,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         const { ports, visibilityDatabase } = server;
         const uiPort = server.uiUrl ? Number(new URL(server.uiUrl).port) : undefined;
         await server.stop();
-        log('Temporal server stopped; starting it again on the same databases and ports');
+        log.info('Temporal server stopped; starting it again on the same databases and ports');
         server = await startTemporalServer({ ...serverOptions, ports, visibilityDatabase, uiPort });
       },
       stop,
