@@ -8,7 +8,8 @@ export type WorkerRole = 'workflow' | 'gmail' | 'llm';
 export const WORKER_ROLES: readonly WorkerRole[] = ['workflow', 'gmail', 'llm'];
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY: Record<WorkerRole, string> = {
+/** Each role's entry file (relative to the repository). */
+export const WORKER_ENTRY: Record<WorkerRole, string> = {
   workflow: 'src/workers/workflow-worker.ts',
   gmail: 'src/workers/gmail-worker.ts',
   llm: 'src/workers/llm-worker.ts',
@@ -78,7 +79,7 @@ export class WorkerProcesses {
   private spawn(slot: Slot): void {
     const name = `${slot.role}-${slot.index + 1}`;
     const output = this.opts.output;
-    const child = spawnBoundToUs(process.execPath, ['--import', 'tsx', ENTRY[slot.role]], {
+    const child = spawnBoundToUs(process.execPath, ['--import', 'tsx', WORKER_ENTRY[slot.role]], {
       cwd: repoRoot,
       env: { ...process.env, ...this.opts.env },
       log: output ? (line) => output(name, line) : undefined,
