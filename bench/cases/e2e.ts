@@ -33,7 +33,7 @@ import { registerAccount, type AccountDeps } from '../../src/accounts/connect.js
 import { connectClient } from '../../src/temporal/client.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { startTemporalServer } from '../../src/temporal/server.js';
-import { WorkerProcesses } from '../../src/stack/worker-processes.js';
+import { WorkerProcesses, workerTaskQueues } from '../../src/stack/worker-processes.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { createWorkerContext } from '../../src/workers/context.js';
 import { createGmailWorker } from '../../src/workers/gmail-worker.js';
@@ -130,6 +130,7 @@ export async function run(args: string[]): Promise<void> {
   const running = workers.map((w) => w.run());
   const processes = stackWorkers ? new WorkerProcesses({ env, perRole: stackWorkers, output: (name, line) => console.error(`[${name}] ${line}`) }) : undefined;
   processes?.startAll();
+  await processes?.untilPolling(client, workerTaskQueues(cfg));
 
   const push = await startHttpServer({
     host: '127.0.0.1',

@@ -11,7 +11,7 @@ import { resolveDatabase } from '../db/resolve-database.js';
 import { connectDemo, operatorTokenForRun, runningBanner } from '../dev/app-services.js';
 import { startDemoWorld } from '../dev/demo.js';
 import { createLogger } from '../shared/log.js';
-import { WORKER_ROLES } from './worker-processes.js';
+import { WORKER_ROLES, workerTaskQueues } from './worker-processes.js';
 import { startStack, temporalDatabaseUrl } from './stack.js';
 
 const log = createLogger('stack');
@@ -71,6 +71,7 @@ async function main(): Promise<void> {
     await shutdown(1);
   });
 
+  await stack.workers.untilPolling(stack.client, workerTaskQueues(stack.cfg));
   await connectDemo(demo, stack.cfg, { prisma: stack.prisma, client: stack.client }, log);
   const perRole = WORKER_ROLES.map((role) => `${stack.workers.size(role)} ${role}`).join(', ');
   console.log(

@@ -1,7 +1,12 @@
 // The three workers (workflow, gmail, llm) as separate OS processes, several of each, kept alive as
 // a supervisor would: a process killed on purpose is started again at once, one that died on its
 // own (a lost server, say) after a pause. Used by `npm run stack` and the chaos bench.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+// @temporalio/proto is CommonJS without named-export hints: under ESM only its default export exists.
+import proto from '@temporalio/proto';
+import type { Env } from '../config.js';
 import { spawnBoundToUs, type BoundChild } from '../shared/bound-child.js';
 
 export type WorkerRole = 'workflow' | 'gmail' | 'llm';
@@ -14,6 +19,10 @@ export const WORKER_ENTRY: Record<WorkerRole, string> = {
   gmail: 'src/workers/gmail-worker.ts',
   llm: 'src/workers/llm-worker.ts',
 };
+/** The task queue each role polls, from the configuration. */
+export function workerTaskQueues(cfg: Pick<Env, 'TEMPORAL_TASK_QUEUE' | 'GMAIL_TASK_QUEUE' | 'LLM_TASK_QUEUE'>): Record<WorkerRole, string> {
+  return { workflow: cfg.TEMPORAL_TASK_QUEUE, gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE };
+}
 const DEFAULT_RESPAWN_DELAY_MS = 1_000;
 /** Longer than the workers' own shutdownGraceTime, so in-flight activities can finish on SIGTERM. */
 const STOP_GRACE_MS = 15_000;
@@ -94,6 +103,28 @@ export class WorkerProcesses {
         if (!this.stopping && slot.child === child) this.spawn(slot);
       }, this.opts.respawnDelayMs ?? DEFAULT_RESPAWN_DELAY_MS);
     });
+  }
+
+  /**
+   * Resolves once every running process polls its task queue (the server lists it among the queue's
+   * pollers: the SDK's default identity is pid@host); workflow workers bundle the workflows first.
+   */
+  async untilPolling(client: Client, queues: Record<WorkerRole, string>, timeoutMs = 120_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const { TaskQueueType } = proto.temporal.api.enums.v1;
+    for (const role of WORKER_ROLES) {
+      for (;;) {
+        const { pollers } = await client.workflowService.describeTaskQueue({
+          namespace: client.options.namespace,
+          taskQueue: { name: queues[role] },
+          taskQueueType: role === 'workflow' ? TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW : TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+        });
+        const polling = new Set((pollers ?? []).map((p) => Number(p.identity?.split('@')[0])));
+        if (this.pids(role).every((pid) => polling.has(pid))) break;
+        if (Date.now() > deadline) throw new Error(`${role} workers not all polling ${queues[role]} within ${timeoutMs} ms`);
+        await sleep(500);
+      }
+    }
   }
 
   /** SIGKILL to one process of `role` (the `index`th, default the first), then a new one in its place. */

@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { gmailOAuthSettings, loadConfig, threadSettingsFromConfig } from '../../src/config.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
@@ -23,6 +22,7 @@ import { startDemoWorld, type DemoWorld } from '../../src/dev/demo.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { createLogger } from '../../src/shared/log.js';
 import { startStack, type Stack } from '../../src/stack/stack.js';
+import { WORKER_ROLES, workerTaskQueues } from '../../src/stack/worker-processes.js';
 import { syncStatusQuery } from '../../src/sync/sync-workflow.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';
 import { SYNC_POLL_SCHEDULE_ID } from '../../src/schedules/schedules.js';
@@ -35,7 +35,6 @@ import { dropDatabase, recreateDatabase } from '../setup/database.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
 const execFileAsync = promisify(execFile);
-const TaskQueueType = proto.temporal.api.enums.v1.TaskQueueType;
 const log = process.env['STACK_TEST_LOG'] ? (m: string) => console.error(`[stack] ${m}`) : undefined;
 
 let stack: Stack;
@@ -171,21 +170,9 @@ async function expectOneDraftEach(threadIds: string[], timeoutMs: number) {
 
 describe('the stack: Temporal server on PostgreSQL, two processes per worker', () => {
   it('runs two processes of each worker, each polling its task queue on the server', async () => {
-    const queues = { workflow: stack.cfg.TEMPORAL_TASK_QUEUE, gmail: stack.cfg.GMAIL_TASK_QUEUE, llm: stack.cfg.LLM_TASK_QUEUE };
-    for (const [role, queue] of Object.entries(queues) as Array<[keyof typeof queues, string]>) {
-      const pids = stack.workers.pids(role);
-      expect(pids).toHaveLength(2);
-      // The SDK's default worker identity is pid@host.
-      await waitUntil(`two ${role} workers polling ${queue}`, async () => {
-        const { pollers } = await stack.client.workflowService.describeTaskQueue({
-          namespace: 'default',
-          taskQueue: { name: queue },
-          taskQueueType: role === 'workflow' ? TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW : TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-        });
-        const polling = new Set((pollers ?? []).map((p) => Number(p.identity?.split('@')[0])));
-        return pids.every((pid) => polling.has(pid));
-      }, { timeoutMs: 60_000, everyMs: 500 });
-    }
+    const queues = workerTaskQueues(stack.cfg);
+    for (const role of WORKER_ROLES) expect(stack.workers.pids(role)).toHaveLength(2);
+    await stack.workers.untilPolling(stack.client, queues);
     const health = await fetch(`${stack.http.url}/healthz`);
     expect(health.status).toBe(200);
   });
