@@ -70,6 +70,8 @@ export const envSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'expected a postgresql:// URL')
     .optional(),
+  /** `npm run stack`: worker processes per role (workflow, gmail, llm). */
+  STACK_WORKERS_PER_ROLE: z.coerce.number().int().positive().default(2),
   /** Task queues: workflows and Postgres activities, Gmail activities, LLM activities. */
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('durable-inbox'),
   GMAIL_TASK_QUEUE: z.string().min(1).default('durable-inbox-gmail'),

@@ -11,6 +11,8 @@
 //   --only burst|steady|backfill  one scenario
 //   --backfill-messages M  the backfill scenario: a steady stream to one account while a backfill of
 //                        that account's M-message mailbox runs at the quota ceiling (default 20000)
+//   --stack [N]          the production shape instead: the Temporal server on PostgreSQL
+//                        (<database>_temporal) and N worker processes of each kind (default 2)
 // Latency: delivery call → the thread's draft seen in the emulator (polled every 250 ms).
 // Units: Gmail quota units the emulator charged during the scenario, divided by its emails.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -30,6 +32,8 @@ import { PUSH_PATH, pushRoute } from '../../src/sync/push-route.js';
 import { registerAccount, type AccountDeps } from '../../src/accounts/connect.js';
 import { connectClient } from '../../src/temporal/client.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
+import { startTemporalServer } from '../../src/temporal/server.js';
+import { WorkerProcesses, workerTaskQueues } from '../../src/stack/worker-processes.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { createWorkerContext } from '../../src/workers/context.js';
 import { createGmailWorker } from '../../src/workers/gmail-worker.js';
@@ -88,9 +92,15 @@ export async function run(args: string[]): Promise<void> {
   const onlyAt = args.indexOf('--only');
   const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 
+  const stackAt = args.indexOf('--stack');
+  const stackWorkers = stackAt < 0 ? 0 : /^\d+$/.test(args[stackAt + 1] ?? '') ? Number(args[stackAt + 1]) : 2;
+
   installSdkLogging('warn', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
-  const server = await startDevServer({ port: 19_000 + Math.floor(Math.random() * 2000), headless: true });
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench';
+  const server = stackWorkers
+    ? await startTemporalServer({ databaseUrl: `${databaseUrl}_temporal`, port: 0, headless: true })
+    : await startDevServer({ port: 19_000 + Math.floor(Math.random() * 2000), headless: true });
+  console.log(`e2e on ${stackWorkers ? `the Temporal server on PostgreSQL, ${stackWorkers} worker processes of each kind` : 'the Temporal dev server, the workers in this process'}`);
   await ensureDatabase(databaseUrl);
   await applyMigrations(databaseUrl);
   const { child, details } = await startEmulator();
@@ -98,7 +108,7 @@ export async function run(args: string[]): Promise<void> {
   const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]); // its own process, like Gmail's
 
   const keys = fixedTestPayloadKeys();
-  const cfg = loadConfig({
+  const env: Record<string, string> = {
     TEMPORAL_ADDRESS: server.address,
     DATABASE_URL: databaseUrl,
     PAYLOAD_ENCRYPTION_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','),
@@ -111,12 +121,16 @@ export async function run(args: string[]): Promise<void> {
     ANTHROPIC_API_KEY: 'bench-key',
     ANTHROPIC_BASE_URL: anthropic.url,
     LOG_LEVEL: 'error',
-  });
+  };
+  const cfg = loadConfig(env);
   const prisma = createPrismaClient(databaseUrl);
   const client = await connectClient(cfg, keys);
-  const ctx = await createWorkerContext(cfg, databaseUrl);
-  const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
+  const ctx = stackWorkers ? undefined : await createWorkerContext(cfg, databaseUrl);
+  const workers: Worker[] = ctx ? [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)] : [];
   const running = workers.map((w) => w.run());
+  const processes = stackWorkers ? new WorkerProcesses({ env, perRole: stackWorkers, output: (name, line) => console.error(`[${name}] ${line}`) }) : undefined;
+  processes?.startAll();
+  await processes?.untilPolling(client, workerTaskQueues(cfg));
 
   const push = await startHttpServer({
     host: '127.0.0.1',
@@ -346,7 +360,8 @@ export async function run(args: string[]): Promise<void> {
     await push.close();
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     await Promise.allSettled(running);
-    await ctx.close();
+    await ctx?.close();
+    await processes?.stopAll();
     await client.connection.close();
     await prisma.$disconnect();
     await anthropic.close();

@@ -6,12 +6,11 @@
 // counts, from the emulators' state, what settled, what was lost and what was done twice.
 // Shared by `npm run bench -- chaos` and test/chaos/chaos.test.ts.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-// @temporalio/proto is CommonJS without named-export hints: under ESM only its default export exists.
-import proto from '@temporalio/proto';
 import { registerAccount, type AccountDeps } from '../../src/accounts/connect.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { ACTION_MARKER_HEADER } from '../../src/actions/contracts.js';
@@ -33,8 +32,8 @@ import { PUSH_PATH, pushRoute } from '../../src/sync/push-route.js';
 import { connectClient } from '../../src/temporal/client.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
-import { chaosTimeline, lastFaultEnd, type FaultSpec, type TimedFault, type WorkerRole } from './timeline.js';
-import { WorkerProcesses } from './worker-processes.js';
+import { chaosTimeline, lastFaultEnd, type FaultSpec, type TimedFault } from './timeline.js';
+import { WorkerProcesses, workerTaskQueues, type WorkerRole } from '../../src/stack/worker-processes.js';
 
 const TOPIC = 'projects/durable-inbox-chaos/topics/gmail';
 const PUSH_EMAIL = 'gmail-push@durable-inbox-emulator.iam.gserviceaccount.com';
@@ -211,24 +210,6 @@ function mailOf(kind: MailKind, i: number, to: string): IncomingMessage {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits until every queue has a poller of the kind it needs: the burst starts on running workers. */
-async function untilWorkersPoll(client: Client, namespace: string, queues: Array<{ name: string; type: 'workflow' | 'activity' }>, timeoutMs: number): Promise<void> {
-  const { TaskQueueType } = proto.temporal.api.enums.v1;
-  const deadline = Date.now() + timeoutMs;
-  for (const q of queues) {
-    for (;;) {
-      const { pollers } = await client.workflowService.describeTaskQueue({
-        namespace,
-        taskQueue: { name: q.name },
-        taskQueueType: q.type === 'workflow' ? TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW : TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-      });
-      if ((pollers?.length ?? 0) > 0) break;
-      if (Date.now() > deadline) throw new Error(`chaos: no worker polls ${q.name} after ${timeoutMs / 1000} s`);
-      await sleep(250);
-    }
-  }
-}
-
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const log = opts.log ?? (() => {});
   const started = performance.now();
@@ -276,9 +257,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       GMAIL_ACTIVITY_TIMEOUT_SECONDS: String(opts.activityTimeoutSeconds.gmail),
       LLM_ACTIVITY_TIMEOUT_SECONDS: String(opts.activityTimeoutSeconds.llm),
       SEND_DELAY_SECONDS: '1',
-      // Several worker processes on one host: no metrics listeners (they would contend for the ports).
-      METRICS_PORT: '0',
-      TEMPORAL_METRICS_PORT: '0',
       ...(opts.llmBreakerProbeSeconds
         ? { LLM_BREAKER_PROBE_MIN_SECONDS: String(opts.llmBreakerProbeSeconds.min), LLM_BREAKER_PROBE_MAX_SECONDS: String(opts.llmBreakerProbeSeconds.max) }
         : {}),
@@ -295,8 +273,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     });
     await updateSafetySettings(prismaExecutor(prisma), '', { forwardTo: [FORWARD_TO], allowances: [{ kind: 'forward', scope: 'global' }], sendsPerHour: 100_000 });
 
-    const workers = new WorkerProcesses(env, join(scratch, 'workers.log'));
-    cleanup.unshift(() => workers.stopAll());
+    const workerLog = createWriteStream(join(scratch, 'workers.log'), { flags: 'a' });
+    const workers = new WorkerProcesses({ env, output: (name, line) => workerLog.write(`[${name}] ${line}\n`) });
+    cleanup.unshift(async () => {
+      await workers.stopAll();
+      workerLog.end();
+    });
     workers.startAll();
     log(`chaos: workers' output in ${join(scratch, 'workers.log')} (removed at the end)`);
 
@@ -326,16 +308,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       accounts.push({ email, id: (await registerAccount(deps, { refresh_token: created.refreshToken })).id });
     }
 
-    await untilWorkersPoll(
-      client,
-      cfg.TEMPORAL_NAMESPACE,
-      [
-        { name: cfg.TEMPORAL_TASK_QUEUE, type: 'workflow' },
-        { name: cfg.GMAIL_TASK_QUEUE, type: 'activity' },
-        { name: cfg.LLM_TASK_QUEUE, type: 'activity' },
-      ],
-      120_000,
-    );
+    await workers.untilPolling(client, workerTaskQueues(cfg), 180_000);
     log(`chaos: workers polling after ${((performance.now() - started) / 1000).toFixed(1)} s`);
     const metrics0 = await gmail.control.metrics();
     const llm0 = await anthropic.metrics();

@@ -2,7 +2,7 @@
 // run can be repeated exactly (the same seed gives the same moments) and tested without processes.
 import { Random } from '../../src/emulator/gmail/random.js';
 
-export type WorkerRole = 'workflow' | 'gmail' | 'llm';
+import type { WorkerRole } from '../../src/stack/worker-processes.js';
 
 export type FaultKind = 'kill-worker' | 'restart-temporal' | 'gmail-429-storm' | 'llm-529-outage';
 

@@ -2,8 +2,8 @@
 // us: schemas set up with temporal-sql-tool, our config template (deploy/temporal/server.yaml, the
 // same file docker-compose.yml mounts) rendered by the server from the environment we give it, the
 // `default` namespace and our search attributes registered over the API, and optionally the Web UI
-// (ui-server v2) with the codec endpoint. Used by `npm run temporal:server`, the tests, and later a
-// production-shaped `npm run stack`.
+// (ui-server v2) with the codec endpoint. Used by `npm run temporal:server`, the tests, and
+// `npm run stack` (src/stack/stack.ts).
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer } from 'node:net';

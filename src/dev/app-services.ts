@@ -1,0 +1,120 @@
+// The pieces `npm run dev` and `npm run stack` both start around the workers, from the
+// configuration: the codec server (open to the Web UI's origins), the HTTP server, the schedules,
+// the demo account, and the banner that says where to look.
+import { randomBytes } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import {
+  approvalsSettingsFromConfig,
+  archiverScheduleSettingsFromConfig,
+  gmailOAuthSettings,
+  syncScheduleSettingsFromConfig,
+  threadSettingsFromConfig,
+  type Env,
+} from '../config.js';
+import { TokenVault } from '../accounts/token-vault.js';
+import { startCodecServer, type CodecServer } from '../codec-server/server.js';
+import type { PrismaClient } from '../db/client.js';
+import { appRoutes } from '../http/routes.js';
+import { startHttpServer, type HttpServer } from '../http/server.js';
+import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../schedules/schedules.js';
+import { AesGcmPayloadCodec, type PayloadKey } from '../temporal/codec.js';
+import { resolveTokenKey } from '../temporal/encryption-keys.js';
+import { untilServerReady } from '../temporal/not-ready-retry.js';
+import { METRICS_PATH } from '../metrics/endpoint.js';
+import { connectDemoAccount, DEMO_EMAIL, ensureDemoRules, type DemoWorld } from './demo.js';
+import type { Logger } from '../shared/log.js';
+
+/** Without APPROVALS_OPERATOR_TOKEN, a fresh one for this run (the list page needs one; the banner prints it). */
+export function operatorTokenForRun(userCfg: Env): Record<string, string> {
+  return userCfg.APPROVALS_OPERATOR_TOKEN ? {} : { APPROVALS_OPERATOR_TOKEN: randomBytes(18).toString('base64url') };
+}
+
+/** The codec server, callable from the Web UI on `uiPort` (and CODEC_CORS_ORIGIN). */
+export function startAppCodecServer(cfg: Env, keys: readonly PayloadKey[], uiPort: number): Promise<CodecServer> {
+  const uiOrigins = [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`];
+  return startCodecServer({
+    port: cfg.CODEC_SERVER_PORT,
+    codec: new AesGcmPayloadCodec(keys),
+    corsOrigins: [...new Set([cfg.CODEC_CORS_ORIGIN, ...uiOrigins])],
+    token: cfg.CODEC_SERVER_TOKEN,
+  });
+}
+
+export function startAppHttpServer(cfg: Env, deps: { prisma: PrismaClient; client: Client }): Promise<HttpServer> {
+  return startHttpServer({ host: cfg.HTTP_HOST, port: cfg.HTTP_PORT, routes: appRoutes(cfg, deps) });
+}
+
+/**
+ * Every schedule, and one retention run now (a fresh install shows a workflow in the Web UI right
+ * away). A server that answers slowly after a restart is waited for, never a reason to exit.
+ */
+export async function ensureAppSchedules(client: Client, cfg: Env, log: Logger): Promise<string[]> {
+  const startupRetry = { log: (m: string) => log.warn(m) };
+  const schedules = await ensureSchedules(
+    client,
+    {
+      retentionDays: cfg.RETENTION_DAYS,
+      taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+      sync: syncScheduleSettingsFromConfig(cfg),
+      archiver: archiverScheduleSettingsFromConfig(cfg),
+    },
+    startupRetry,
+  );
+  await untilServerReady(client.connection, 'retention trigger', () => client.schedule.getHandle(RETENTION_SCHEDULE_ID).trigger(), startupRetry);
+  return schedules;
+}
+
+/** With the Gmail emulator: the demo rules and the demo account, its inbox handed to the workflows. */
+export async function connectDemo(demo: DemoWorld, cfg: Env, deps: { prisma: PrismaClient; client: Client }, log: Logger): Promise<void> {
+  if (!demo.gmail) return;
+  await ensureDemoRules(deps.prisma);
+  const account = await connectDemoAccount(
+    demo.gmail,
+    {
+      prisma: deps.prisma,
+      vault: new TokenVault(await resolveTokenKey(cfg)),
+      oauth: gmailOAuthSettings(cfg),
+      sync: { client: deps.client, taskQueue: cfg.TEMPORAL_TASK_QUEUE },
+      labels: threadSettingsFromConfig(cfg).labels,
+      pushTopic: cfg.GMAIL_PUSH_TOPIC,
+    },
+    { messages: cfg.DEMO_MAILBOX_MESSAGES, fullScanDays: cfg.SYNC_FULL_SCAN_DAYS },
+  );
+  log.info(`demo account ${DEMO_EMAIL} connected (${account.accountId}, ${account.how}); its inbox is being processed`);
+}
+
+export interface BannerFacts {
+  userCfg: Env;
+  cfg: Env;
+  uiUrl: string;
+  /** The Temporal line, e.g. the address and how it runs. */
+  temporal: string;
+  codecServer: CodecServer;
+  http: HttpServer;
+  demo: DemoWorld;
+  schedules: string[];
+  /** Lines shown before the last one (e.g. the worker processes). */
+  extra?: string[];
+}
+
+/** What is running and where to look. */
+export function runningBanner(f: BannerFacts): string {
+  const approvals = approvalsSettingsFromConfig(f.cfg);
+  return [
+    '',
+    'durable-inbox is running',
+    `  Temporal Web UI   ${f.uiUrl}/namespaces/${f.cfg.TEMPORAL_NAMESPACE}/workflows`,
+    `  Temporal          ${f.temporal}`,
+    `  Codec server      ${f.codecServer.url}${f.cfg.CODEC_SERVER_TOKEN ? ' (bearer token required)' : ''}`,
+    `  Health            ${f.http.url}/healthz`,
+    `  Metrics           ${f.http.url}${METRICS_PATH}${f.cfg.TEMPORAL_METRICS_PORT > 0 ? `  (Temporal SDK: http://${f.cfg.METRICS_HOST}:${f.cfg.TEMPORAL_METRICS_PORT}/metrics)` : ''}`,
+    `  Approvals         ${approvals.publicBaseUrl}/approvals?token=${f.userCfg.APPROVALS_OPERATOR_TOKEN ? '<APPROVALS_OPERATOR_TOKEN>' : approvals.operatorToken}`,
+    ...(f.demo.gmail ? [`  Gmail emulator    ${f.demo.gmail.url}  (demo mailbox ${DEMO_EMAIL})`] : []),
+    ...(f.demo.anthropic ? [`  Anthropic emul.   ${f.demo.anthropic.url}`] : []),
+    ...(f.demo.discord ? [`  Discord emulator  ${f.demo.discord.url}/__emulator/messages  (the approval requests it received)`] : []),
+    `  Schedules         ${f.schedules.join(', ')}  (npm run temporal:cli -- schedule list)`,
+    ...(f.extra ?? []),
+    '  Ctrl-C stops everything started here.',
+    '',
+  ].join('\n');
+}

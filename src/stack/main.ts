@@ -1,0 +1,102 @@
+// `npm run stack`: the production shape on this machine. The Temporal server 1.30.9 on PostgreSQL
+// (built from Go modules on first use, deploy/temporal/* as docker-compose.yml uses them) with its
+// Web UI, the workers as separate OS processes (STACK_WORKERS_PER_ROLE of each, started again if one
+// dies), the codec and HTTP servers, the schedules; the emulators stand in for Gmail, Anthropic and
+// Discord without credentials, as in `npm run dev`. Ctrl-C stops everything, last started first.
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfigOrExit } from '../config.js';
+import { resolveDatabase } from '../db/resolve-database.js';
+import { connectDemo, operatorTokenForRun, runningBanner } from '../dev/app-services.js';
+import { startDemoWorld } from '../dev/demo.js';
+import { createLogger } from '../shared/log.js';
+import { WORKER_ROLES, workerTaskQueues } from './worker-processes.js';
+import { startStack, temporalDatabaseUrl } from './stack.js';
+
+const log = createLogger('stack');
+const defaultDataDir = fileURLToPath(new URL('../../.data/stack/', import.meta.url));
+
+/** Things to stop on exit, last started first. */
+const running: { name: string; stop: () => Promise<void> }[] = [];
+let stopping = false;
+
+async function shutdown(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    for (const { name, stop } of running.reverse()) {
+      try {
+        await stop();
+        log.debug(`stopped ${name}`);
+      } catch (err) {
+        log.warn(`stopping ${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  // Signals first: the child processes' bound-child hooks leave Ctrl-C to us once we listen.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      log.info(`${signal}: shutting down`);
+      void shutdown(0);
+    });
+  }
+  const userCfg = loadConfigOrExit();
+  const dataDir = userCfg.DATA_DIR ? join(resolve(userCfg.DATA_DIR), '/') : defaultDataDir;
+  mkdirSync(dataDir, { recursive: true });
+
+  const demo = await startDemoWorld(userCfg, dataDir);
+  running.push({ name: 'emulators', stop: () => demo.close() });
+  const env = stringEnv({ ...process.env, ...demo.env, ...operatorTokenForRun(userCfg) });
+  const cfg = loadConfigOrExit(env);
+
+  // Several processes share the database: a PostgreSQL server, never the embedded one.
+  const database = await resolveDatabase({ ...cfg, EMBEDDED_POSTGRES: 'never' }, log);
+  log.info(`database ready (${database.source}); Temporal's: ${temporalDatabaseUrl(cfg, database.url).replace(/\/\/[^@]*@/, '//')}`);
+
+  const stack = await startStack({
+    cfg,
+    env,
+    databaseUrl: database.url,
+    workerOutput: (name, line) => console.log(`[${name}] ${line}`),
+    log,
+  });
+  running.push({ name: 'stack', stop: () => stack.stop() });
+  void stack.server.crashed.then(async (why) => {
+    log.error(why);
+    await shutdown(1);
+  });
+
+  await stack.workers.untilPolling(stack.client, workerTaskQueues(stack.cfg));
+  await connectDemo(demo, stack.cfg, { prisma: stack.prisma, client: stack.client }, log);
+  const perRole = WORKER_ROLES.map((role) => `${stack.workers.size(role)} ${role}`).join(', ');
+  console.log(
+    runningBanner({
+      userCfg,
+      cfg: stack.cfg,
+      uiUrl: stack.server.uiUrl ?? '(headless)',
+      temporal: `${stack.server.address}  (Temporal server on PostgreSQL, database ${stack.server.databaseUrl.replace(/^.*\//, '')})`,
+      codecServer: stack.codecServer,
+      http: stack.http,
+      demo,
+      schedules: stack.schedules,
+      extra: [
+        `  Workers           ${perRole} processes (pids ${stack.workers.pids().join(' ')})`,
+        ...stack.workers.metricsEndpoints(stack.cfg.METRICS_HOST).map((m) => `    metrics         ${m}`),
+      ],
+    }),
+  );
+}
+
+function stringEnv(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+main().catch(async (err: unknown) => {
+  log.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  await shutdown(1);
+});
