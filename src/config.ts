@@ -84,6 +84,8 @@ export const envSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'expected a postgresql:// URL')
     .optional(),
+  /** Connections each worker process keeps to PostgreSQL at most (several processes share the server's max_connections). */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /** Embedded PGlite when no PostgreSQL answers: auto (dev mode only), always, never. */
   EMBEDDED_POSTGRES: z.enum(['auto', 'always', 'never']).default('auto'),
   EMBEDDED_POSTGRES_PORT: port.default(54329),

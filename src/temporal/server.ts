@@ -88,6 +88,8 @@ export interface TemporalServerOptions {
   overrides?: TemporalServerOverrides;
   startTimeoutMs?: number;
   log?: (m: string) => void;
+  /** Connections the server keeps to each database at most (defaults: 20 persistence, 10 visibility). */
+  sqlMaxConns?: { persistence: number; visibility: number };
 }
 
 export interface TemporalServer {
@@ -151,10 +153,10 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
     DB_PORT: String(pg.port),
     POSTGRES_USER: pg.user,
     POSTGRES_PWD: pg.password,
-    SQL_MAX_CONNS: '20',
-    SQL_MAX_IDLE_CONNS: '20',
-    SQL_VIS_MAX_CONNS: '10',
-    SQL_VIS_MAX_IDLE_CONNS: '10',
+    SQL_MAX_CONNS: String(opts.sqlMaxConns?.persistence ?? 20),
+    SQL_MAX_IDLE_CONNS: String(opts.sqlMaxConns?.persistence ?? 20),
+    SQL_VIS_MAX_CONNS: String(opts.sqlMaxConns?.visibility ?? 10),
+    SQL_VIS_MAX_IDLE_CONNS: String(opts.sqlMaxConns?.visibility ?? 10),
     BIND_ON_IP: HOST,
     TEMPORAL_BROADCAST_ADDRESS: HOST,
     PROMETHEUS_ENDPOINT: '',

@@ -26,7 +26,7 @@ export interface WorkerContext {
 
 export async function createWorkerContext(cfg: Env, databaseUrl: string): Promise<WorkerContext> {
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
-  const prisma = createPrismaClient(databaseUrl);
+  const prisma = createPrismaClient(databaseUrl, { poolSize: cfg.DATABASE_POOL_SIZE });
   const keys = await resolvePayloadKeys(cfg);
   const dataConverter = createDataConverter(keys);
   let client: Promise<Client> | undefined;

@@ -89,6 +89,9 @@ beforeAll(async () => {
     ANTHROPIC_EMULATOR_PORT: '0',
     DISCORD_EMULATOR_PORT: '0',
     GMAIL_QUOTA_PROFILE: '2026',
+    DATABASE_POOL_SIZE: '4',
+    METRICS_PORT: '0',
+    TEMPORAL_METRICS_PORT: '0',
   };
   demo = await startDemoWorld(loadConfig(env), dataDir);
   Object.assign(env, demo.env);
@@ -97,7 +100,8 @@ beforeAll(async () => {
     cfg,
     env,
     databaseUrl: appDatabaseUrl,
-    server: { binaries, port: 0, headless: true },
+    // The suite runs beside other test files on a PostgreSQL with 100 connections: keep this stack's share small.
+    server: { binaries, port: 0, headless: true, sqlMaxConns: { persistence: 8, visibility: 4 } },
     workersPerRole: 2,
     workerOutput: log ? (name, line) => log(`${name}: ${line}`) : undefined,
     log: log ? createLogger('stack') : undefined,
