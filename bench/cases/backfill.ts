@@ -9,6 +9,7 @@
 // Environment: TEMPORAL_ADDRESS (else a dev server is started), BENCH_DATABASE_URL (default the
 // local server's durable_inbox_bench, created and migrated), GMAIL_QUOTA_START_RATE /
 // GMAIL_QUOTA_MAX_RATE (limiter start and maximum, units/s).
+import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -109,6 +110,7 @@ async function runScenario(s: Scenario, env: { client: Client; temporalAddress: 
   const rss: number[] = [];
   let heapPeak = 0;
   let atMinute: { calls: number; rejected: number } | undefined;
+  const cpu0 = cpuSnapshot();
   const started = performance.now();
   const sampler = setInterval(() => {
     const mem = process.memoryUsage();
@@ -125,6 +127,7 @@ async function runScenario(s: Scenario, env: { client: Client; temporalAddress: 
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuSpent(cpu0, cpuSnapshot());
   clearInterval(sampler);
   const end = await metricsOf();
 
@@ -155,6 +158,7 @@ async function runScenario(s: Scenario, env: { client: Client; temporalAddress: 
   p('calls throttled after first minute', atMinute ? `${(afterMinute * 100).toFixed(2)} %` : 'n/a (run shorter than a minute)');
   p('total time', `${seconds.toFixed(1)} s`);
   p('rows stored', `${stored} rows`);
+  console.log(cpuPerEmailLine(s.name, cpu, stored).replace('CPU ms/email', 'CPU ms/message'));
   p('messages minus bad', `${listable - result.counters.bad} messages (${result.counters.bad} bad)`);
   p('lost', `${listable - result.counters.bad - stored} messages`);
   p('worker rss at 10%', `${mb(tenth)} MB`);

@@ -15,6 +15,7 @@
 //                        (<database>_temporal) and N worker processes of each kind (default 2)
 // Latency: delivery call → the thread's draft seen in the emulator (polled every 250 ms).
 // Units: Gmail quota units the emulator charged during the scenario, divided by its emails.
+import { cpuPerEmailLine, cpuSnapshot, cpuSpent, type CpuSnapshot } from '../proc-cpu.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -284,7 +285,8 @@ export async function run(args: string[]): Promise<void> {
   }
 
   /** `units` undefined: not this scenario's own (a backfill spent most of them). */
-  async function report(name: string, keys: string[], units: number | undefined, wallMs: number): Promise<void> {
+  async function report(name: string, keys: string[], units: number | undefined, wallMs: number, cpu0: CpuSnapshot): Promise<void> {
+    const cpu = cpuSpent(cpu0, cpuSnapshot());
     const lat = keys.filter((k) => draftedAt.has(k)).map((k) => draftedAt.get(k)! - deliveredAt.get(k)!).sort((a, b) => a - b);
     console.log(`e2e ${name}: ${keys.length} emails delivered, ${lat.length} drafted`);
     console.log(`e2e ${name}: ${((lat.length / wallMs) * 60_000).toFixed(0)} emails/min`);
@@ -294,12 +296,14 @@ export async function run(args: string[]): Promise<void> {
     const sync = await syncLatencies(keys);
     console.log(`e2e ${name} delivery→thread workflow p50: ${(percentile(sync, 50) / 1000).toFixed(2)} s`);
     console.log(`e2e ${name} delivery→thread workflow p95: ${(percentile(sync, 95) / 1000).toFixed(2)} s`);
+    console.log(cpuPerEmailLine(`e2e ${name}`, cpu, lat.length) + (units === undefined ? ' (the backfill included)' : ''));
   }
 
   try {
     if (!only || only === 'burst') {
       const units0 = await unitsSpent();
       const rejected0 = await rejections();
+      const cpu0 = cpuSnapshot();
       const t0 = performance.now();
       const keys: string[] = [];
       const lanes = Array.from({ length: 20 }, async () => {
@@ -311,7 +315,7 @@ export async function run(args: string[]): Promise<void> {
       await Promise.all(lanes);
       const done = await waitDrafted(keys, 15 * 60_000);
       const last = Math.max(...keys.filter((k) => draftedAt.has(k)).map((k) => draftedAt.get(k)!));
-      await report('burst', keys, (await unitsSpent()) - units0, (done > 0 ? last : performance.now()) - t0);
+      await report('burst', keys, (await unitsSpent()) - units0, (done > 0 ? last : performance.now()) - t0, cpu0);
       console.log(`e2e burst: ${(await rejections()) - rejected0} Gmail calls refused for quota (429/403)`);
       if (args.includes('--verbose')) {
         console.error(JSON.stringify(await unitsByMethod()));
@@ -321,10 +325,11 @@ export async function run(args: string[]): Promise<void> {
     if (!only || only === 'steady') {
       const units0 = await unitsSpent();
       const rejected0 = await rejections();
+      const cpu0 = cpuSnapshot();
       const t0 = performance.now();
       const keys = await stream(steadySeconds);
       await waitDrafted(keys, 5 * 60_000);
-      await report('steady', keys, (await unitsSpent()) - units0, performance.now() - t0);
+      await report('steady', keys, (await unitsSpent()) - units0, performance.now() - t0, cpu0);
       console.log(`e2e steady: ${(await rejections()) - rejected0} Gmail calls refused for quota (429/403)`);
     }
     if (!only || only === 'backfill') {
@@ -342,13 +347,14 @@ export async function run(args: string[]): Promise<void> {
       const units0 = await unitsSpent();
       const rejected0 = await rejections();
       const stored0 = await storedMessages(accountId);
+      const cpu0 = cpuSnapshot();
       const t0 = performance.now();
       const keys = await stream(steadySeconds, email);
       await waitDrafted(keys, 5 * 60_000);
       const wallMs = performance.now() - t0;
       const stored = (await storedMessages(accountId)) - stored0;
       const running = (await handle.describe()).status.name === 'RUNNING';
-      await report('with backfill', keys, undefined, wallMs);
+      await report('with backfill', keys, undefined, wallMs, cpu0);
       console.log(`e2e with backfill: ${(await unitsSpent()) - units0} Gmail units spent by mail and backfill together`);
       console.log(`e2e with backfill: backfill stored ${stored} messages meanwhile (${(stored / (wallMs / 1000)).toFixed(1)} messages/s), ${running ? 'still running at the end' : 'FINISHED before the end: seed more (--backfill-messages)'}`);
       console.log(`e2e with backfill: ${(await rejections()) - rejected0} Gmail calls refused for quota (429/403)`);

@@ -8,6 +8,7 @@
 //   --accounts A      mailboxes they are spread over (default 10)
 //   --llm-latency MS  Anthropic emulator latency (default 300)
 // Gmail quotas are off here: this measures our pipeline; bench e2e measures it under Gmail's quota.
+import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
@@ -140,6 +141,7 @@ export async function run(args: string[]): Promise<void> {
   let peakRss = rssBefore;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 500);
   const ingestedAt = new Map<string, number>();
+  const cpuBefore = cpuSnapshot();
   const start = Date.now();
   let next = 0;
   await Promise.all(
@@ -176,6 +178,7 @@ export async function run(args: string[]): Promise<void> {
     await new Promise((r) => setTimeout(r, 250));
   }
   clearInterval(sampler);
+  const cpu = cpuSpent(cpuBefore, cpuSnapshot());
   const end = Math.max(...draftedAt.values());
   const latencies = threads
     .filter((t) => draftedAt.has(t.threadId))
@@ -205,6 +208,7 @@ export async function run(args: string[]): Promise<void> {
   console.log(`pipeline history: ${(events / sample.length).toFixed(1)} events/thread`);
   console.log(`pipeline worker process peak RSS: ${Math.round(peakRss / 1024 / 1024)} MiB (the three workers)`);
   console.log(`pipeline LLM calls: ${(await anthropic.metrics()).requests}`);
+  console.log(cpuPerEmailLine('pipeline', cpu, draftedAt.size));
 
   for (const w of workers) w.shutdown();
   await Promise.allSettled(running);

@@ -1,0 +1,31 @@
+// The benches' CPU accounting from /proc: which process counts in which group, and what a
+// snapshot pair says a busy child process spent.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { cpuPerEmailLine, cpuSnapshot, cpuSpent, groupOf } from '../../bench/proc-cpu.js';
+
+describe('bench CPU per process group', () => {
+  it('groups PostgreSQL wherever it runs, and the rest only when this run started it', () => {
+    expect(groupOf({ comm: 'postgres', cmdline: '', ours: false })).toBe('postgres');
+    expect(groupOf({ comm: 'temporal', cmdline: 'temporal server start-dev', ours: true })).toBe('temporal');
+    expect(groupOf({ comm: 'temporal-server', cmdline: '', ours: true })).toBe('temporal');
+    expect(groupOf({ comm: 'node', cmdline: 'node --import tsx src/emulator/gmail/main.ts --port 0', ours: true })).toBe('emulators');
+    expect(groupOf({ comm: 'node', cmdline: 'node --import tsx src/workers/gmail-worker.ts', ours: true })).toBe('workers');
+    expect(groupOf({ comm: 'node', cmdline: 'node some-other-app.js', ours: false })).toBeUndefined();
+  });
+
+  it('counts what a child process burns between two snapshots in its group', async () => {
+    const before = cpuSnapshot();
+    // A busy child of this process: about 300 ms of CPU.
+    const child = spawn(process.execPath, ['-e', 'const end = Date.now() + 300; while (Date.now() < end);']);
+    const ticks: number[] = [];
+    const sampler = setInterval(() => ticks.push(cpuSpent(before, cpuSnapshot()).workers), 50);
+    await once(child, 'exit');
+    clearInterval(sampler);
+    // The child's share shows while it runs (a process that has exited takes its time with it).
+    expect(Math.max(...ticks)).toBeGreaterThan(100);
+    const line = cpuPerEmailLine('case', { workers: 1000, temporal: 500, postgres: 100, emulators: 50 }, 10);
+    expect(line).toBe('case CPU ms/email: 165.0 (workers 100.0, Temporal server 50.0, PostgreSQL 10.0, emulators 5.0)');
+  });
+});
