@@ -61,7 +61,14 @@ export function cpuSnapshot(root = process.pid): CpuSnapshot {
   const children = new Map<number, number[]>();
   for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p.pid]);
   const ours = new Set<number>([root]);
-  for (const queue = [root]; queue.length > 0; ) for (const c of children.get(queue.pop()!) ?? []) if (!ours.has(c)) (ours.add(c), queue.push(c));
+  const queue = [root];
+  while (queue.length > 0) {
+    for (const c of children.get(queue.pop()!) ?? []) {
+      if (ours.has(c)) continue;
+      ours.add(c);
+      queue.push(c);
+    }
+  }
   const snapshot: CpuSnapshot = new Map();
   for (const p of procs) {
     const group = groupOf({ comm: p.comm, cmdline: ours.has(p.pid) ? cmdline(p.pid) : '', ours: ours.has(p.pid) });
