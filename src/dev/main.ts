@@ -18,6 +18,7 @@ import { createWorkerContext } from '../workers/context.js';
 import { createWorkflowWorker } from '../workers/workflow-worker.js';
 import { installSdkLogging, sdkMetricsTelemetry } from '../workers/sdk-logging.js';
 import { createLogger } from '../shared/log.js';
+import { StopList } from '../shared/stop-list.js';
 import {
   connectDemo,
   ensureAppSchedules,
@@ -31,23 +32,7 @@ const log = createLogger('dev');
 const defaultDataDir = fileURLToPath(new URL('../../.data/', import.meta.url));
 
 /** Things to stop on exit, last started first. */
-const stack: { name: string; stop: () => Promise<void> }[] = [];
-let stopping = false;
-
-async function shutdown(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    for (const { name, stop } of stack.reverse()) {
-      try {
-        await stop();
-        log.debug(`stopped ${name}`);
-      } catch (err) {
-        log.warn(`stopping ${name} failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-  }
-  process.exit(code);
-}
+const stack = new StopList(log);
 
 async function main(): Promise<void> {
   const userCfg = loadConfigOrExit();
@@ -118,18 +103,18 @@ async function main(): Promise<void> {
   // Workers also stop on their own when the Temporal runtime sees SIGINT/SIGTERM.
   const onSignal = (signal: NodeJS.Signals) => {
     log.info(`${signal}: shutting down`);
-    void shutdown(0);
+    void stack.exit(0);
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   await Promise.all(running);
-  if (!stopping) {
+  if (!stack.stopping) {
     log.error('a worker stopped unexpectedly');
-    await shutdown(1);
+    await stack.exit(1);
   }
 }
 
 main().catch(async (err: unknown) => {
   log.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
-  await shutdown(1);
+  await stack.exit(1);
 });

@@ -11,6 +11,7 @@ import { resolveDatabase } from '../db/resolve-database.js';
 import { connectDemo, operatorTokenForRun, runningBanner } from '../dev/app-services.js';
 import { startDemoWorld } from '../dev/demo.js';
 import { createLogger } from '../shared/log.js';
+import { StopList } from '../shared/stop-list.js';
 import { WORKER_ROLES, workerTaskQueues } from './worker-processes.js';
 import { startStack, temporalDatabaseUrl } from './stack.js';
 
@@ -18,31 +19,15 @@ const log = createLogger('stack');
 const defaultDataDir = fileURLToPath(new URL('../../.data/stack/', import.meta.url));
 
 /** Things to stop on exit, last started first. */
-const running: { name: string; stop: () => Promise<void> }[] = [];
-let stopping = false;
-
-async function shutdown(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    for (const { name, stop } of running.reverse()) {
-      try {
-        await stop();
-        log.debug(`stopped ${name}`);
-      } catch (err) {
-        log.warn(`stopping ${name} failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-  }
-  process.exit(code);
-}
+const running = new StopList(log);
 
 async function main(): Promise<void> {
   // Signals first: the child processes' bound-child hooks leave Ctrl-C to us once we listen.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
-      if (stopping) return;
+      if (running.stopping) return;
       log.info(`${signal}: shutting down`);
-      void shutdown(0);
+      void running.exit(0);
     });
   }
   const userCfg = loadConfigOrExit();
@@ -68,7 +53,7 @@ async function main(): Promise<void> {
   running.push({ name: 'stack', stop: () => stack.stop() });
   void stack.server.crashed.then(async (why) => {
     log.error(why);
-    await shutdown(1);
+    await running.exit(1);
   });
 
   await stack.workers.untilPolling(stack.client, workerTaskQueues(stack.cfg));
@@ -98,5 +83,5 @@ function stringEnv(env: Record<string, string | undefined>): Record<string, stri
 
 main().catch(async (err: unknown) => {
   log.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
-  await shutdown(1);
+  await running.exit(1);
 });
