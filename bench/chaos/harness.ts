@@ -257,6 +257,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       GMAIL_ACTIVITY_TIMEOUT_SECONDS: String(opts.activityTimeoutSeconds.gmail),
       LLM_ACTIVITY_TIMEOUT_SECONDS: String(opts.activityTimeoutSeconds.llm),
       SEND_DELAY_SECONDS: '1',
+      // Three worker processes beside the CI suite's other files, on one PostgreSQL: small pools.
+      DATABASE_POOL_SIZE: '4',
       ...(opts.llmBreakerProbeSeconds
         ? { LLM_BREAKER_PROBE_MIN_SECONDS: String(opts.llmBreakerProbeSeconds.min), LLM_BREAKER_PROBE_MAX_SECONDS: String(opts.llmBreakerProbeSeconds.max) }
         : {}),

@@ -34,6 +34,8 @@ import type { EchoActivities } from '../fixtures/workflows/echo.js';
 import { finishSignal, setInboxStateUpdate, stackProbe } from '../fixtures/workflows/stack-probe.js';
 import { dropDatabase } from '../setup/database.js';
 
+/** This suite runs beside other test files on a PostgreSQL with 100 connections: a small share. */
+const SQL_MAX_CONNS = { persistence: 8, visibility: 4 };
 const execFileAsync = promisify(execFile);
 const activities: EchoActivities = { shout: async (message) => `${message.toUpperCase()}!` };
 const CODEC_ENDPOINT = 'http://127.0.0.1:8234';
@@ -94,6 +96,7 @@ beforeAll(async () => {
         codecEndpoint: CODEC_ENDPOINT,
         binaries,
         log,
+        sqlMaxConns: SQL_MAX_CONNS,
       });
       figure('first start on empty databases (schemas included)', Date.now() - started);
       figure('first start, spawn to ready', server.startupMs);
@@ -338,6 +341,7 @@ describe('Temporal server on PostgreSQL', () => {
       codecEndpoint: CODEC_ENDPOINT,
       binaries,
       log,
+      sqlMaxConns: SQL_MAX_CONNS,
     });
     figure('restart (schema check included)', Date.now() - restarted);
     figure('restart, spawn to ready', server.startupMs);
