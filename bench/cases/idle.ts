@@ -98,7 +98,8 @@ export async function run(args: string[]): Promise<void> {
   installSdkLogging('warn', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench';
   const server = stack
-    ? await startTemporalServer({ databaseUrl: `${databaseUrl}_temporal`, port: 0, headless: true })
+    ? // PostgreSQL here has 100 connections shared with other work: this case keeps its share small.
+      await startTemporalServer({ databaseUrl: `${databaseUrl}_temporal`, port: 0, headless: true, sqlMaxConns: { persistence: 8, visibility: 4 } })
     : await startDevServer({ port: 19_000 + Math.floor(Math.random() * 2000), headless: true });
   console.log(`idle on ${stack ? 'the Temporal server on PostgreSQL' : 'the Temporal dev server (SQLite in memory)'}, one worker process of each kind: ${threads} threads over ${accountsCount} accounts`);
   await ensureDatabase(databaseUrl);
@@ -120,10 +121,11 @@ export async function run(args: string[]): Promise<void> {
     // Never called: a built-in rule classifies every email of this case.
     ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
     LOG_LEVEL: 'error',
+    DATABASE_POOL_SIZE: '4',
   };
   const cfg = loadConfig(env);
   const settings: ThreadSettings = threadSettingsFromConfig(cfg);
-  const prisma = createPrismaClient(databaseUrl);
+  const prisma = createPrismaClient(databaseUrl, { poolSize: 2 });
   const client = await connectClient(cfg, keys);
   const processes = new WorkerProcesses({ env, perRole: 1, output: (name, line) => console.error(`[${name}] ${line}`) });
   processes.startAll();
@@ -194,6 +196,8 @@ export async function run(args: string[]): Promise<void> {
     const mem0 = await memory();
     const waiting0 = await waiting();
 
+    const units = async () => Object.values((await control.metrics()).methods).reduce((sum, x) => sum + x.units, 0);
+    const units0 = await units();
     const t0 = performance.now();
     const open: string[] = [];
     await Promise.all(
@@ -209,6 +213,7 @@ export async function run(args: string[]): Promise<void> {
     }
     const fillSeconds = (performance.now() - t0) / 1000;
     console.log(`idle: ${threads} threads waiting after ${fillSeconds.toFixed(0)} s (${(threads / fillSeconds).toFixed(1)} threads/s to start and classify)`);
+    console.log(`idle: ${(((await units()) - units0) / threads).toFixed(1)} Gmail units per thread brought to the waiting state`);
 
     await sleep(5000); // the last saves and visibility writes land
     const bytes1 = await databaseBytes();
