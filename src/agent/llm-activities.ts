@@ -4,6 +4,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { cancellationSignal } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
+import type { SqlExecutor } from '../quota/sql.js';
 import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
 import type { AgentLlmActivities } from './activity-contracts.js';
 import { AGENT_TOOLS, type AgentBlock, type AgentToolCall, type AgentToolName } from './contracts.js';
@@ -27,8 +28,8 @@ function toolCallOf(block: { id: string; name: string; input: unknown }, allowed
   return checked.ok ? { ...call, input: checked.input } : { ...call, problem: { kind: 'invalid_input', message: checked.message } };
 }
 
-export function createAgentLlmActivities(deps: { prisma: PrismaClient; anthropic: Anthropic; settings: LlmSettings }): AgentLlmActivities {
-  const guarded = createLlmGuard(deps.prisma, deps.settings);
+export function createAgentLlmActivities(deps: { prisma: PrismaClient; sql: SqlExecutor; anthropic: Anthropic; settings: LlmSettings }): AgentLlmActivities {
+  const guarded = createLlmGuard(deps, deps.settings);
   return {
     async agentTurn({ accountId, profile, messages }) {
       const model = profile.model ?? deps.settings.model;

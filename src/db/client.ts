@@ -1,5 +1,6 @@
 // Prisma Client over node-postgres (Prisma 7 driver adapter: no native query engine).
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
 
 export { PrismaClient };
@@ -14,11 +15,24 @@ export interface PrismaClientOptions {
 
 /** A Prisma Client for `databaseUrl`. Call `$disconnect()` to close its pool. */
 export function createPrismaClient(databaseUrl: string, options: PrismaClientOptions = {}): PrismaClient {
-  const adapter = new PrismaPg({
+  return new PrismaClient({ adapter: new PrismaPg(poolConfig(databaseUrl, options)) });
+}
+
+/**
+ * A node-postgres pool and a Prisma Client on it: Prisma for the models, the pool for the raw
+ * statements on the hot path (a raw statement through Prisma costs about three times the CPU).
+ * Close with `pool.end()` after `prisma.$disconnect()`.
+ */
+export function createDatabasePool(databaseUrl: string, options: PrismaClientOptions = {}): { pool: pg.Pool; prisma: PrismaClient } {
+  const pool = new pg.Pool(poolConfig(databaseUrl, options));
+  return { pool, prisma: new PrismaClient({ adapter: new PrismaPg(pool) }) };
+}
+
+function poolConfig(databaseUrl: string, options: PrismaClientOptions): pg.PoolConfig {
+  return {
     connectionString: databaseUrl,
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
     connectionTimeoutMillis: 10_000,
     idleTimeoutMillis: 30_000,
-  });
-  return new PrismaClient({ adapter });
+  };
 }

@@ -5,7 +5,7 @@ import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../quota/sql.js';
 import { CLOSED, type BreakerState, type LlmPauseReason } from './breaker.js';
 
-type Row = {
+export type BreakerRow = {
   state: string;
   reason: string | null;
   failures: number;
@@ -14,7 +14,7 @@ type Row = {
   last_error: string | null;
 };
 
-function stateOf(row: Row | undefined): BreakerState {
+export function breakerStateOf(row: BreakerRow | undefined): BreakerState {
   if (!row) return CLOSED;
   return {
     state: row.state === 'open' ? 'open' : 'closed',
@@ -26,7 +26,7 @@ function stateOf(row: Row | undefined): BreakerState {
   };
 }
 
-const COLUMNS = 'state, reason, failures, opened_at, next_probe_at, last_error';
+export const BREAKER_COLUMNS = 'state, reason, failures, opened_at, next_probe_at, last_error';
 
 export interface BreakerStore {
   read(accountId: string): Promise<BreakerState>;
@@ -39,16 +39,15 @@ export interface BreakerStore {
 export function createBreakerStore(prisma: PrismaClient): BreakerStore {
   return {
     async read(accountId) {
-      // Raw: this runs before every model call.
-      const rows = await prisma.$queryRawUnsafe<Row[]>(`SELECT ${COLUMNS} FROM llm_breakers WHERE account_id = $1`, accountId);
-      return stateOf(rows[0]);
+      const rows = await prisma.$queryRawUnsafe<BreakerRow[]>(`SELECT ${BREAKER_COLUMNS} FROM llm_breakers WHERE account_id = $1`, accountId);
+      return breakerStateOf(rows[0]);
     },
 
     async update(accountId, change) {
       return prisma.$transaction(async (tx) => {
         await tx.$executeRawUnsafe('INSERT INTO llm_breakers (account_id) VALUES ($1) ON CONFLICT (account_id) DO NOTHING', accountId);
-        const rows = await tx.$queryRawUnsafe<Row[]>(`SELECT ${COLUMNS} FROM llm_breakers WHERE account_id = $1 FOR UPDATE`, accountId);
-        const before = stateOf(rows[0]);
+        const rows = await tx.$queryRawUnsafe<BreakerRow[]>(`SELECT ${BREAKER_COLUMNS} FROM llm_breakers WHERE account_id = $1 FOR UPDATE`, accountId);
+        const before = breakerStateOf(rows[0]);
         const after = change(before);
         await tx.$executeRawUnsafe(
           `UPDATE llm_breakers SET state = $2, reason = $3, failures = $4, opened_at = $5, next_probe_at = $6, last_error = $7, updated_at = now()
@@ -71,10 +70,10 @@ export function createBreakerStore(prisma: PrismaClient): BreakerStore {
 
 /** The accounts' breakers with their emails (every row, or the open ones): the CLI, health and metrics read these. */
 export async function listBreakers(db: SqlExecutor, { openOnly }: { openOnly: boolean }): Promise<(BreakerState & { accountId: string; email: string })[]> {
-  const rows = await db.query<Row & { account_id: string; email: string }>(
-    `SELECT b.account_id, a.email, ${COLUMNS.split(', ').map((c) => `b.${c}`).join(', ')}
+  const rows = await db.query<BreakerRow & { account_id: string; email: string }>(
+    `SELECT b.account_id, a.email, ${BREAKER_COLUMNS.split(', ').map((c) => `b.${c}`).join(', ')}
      FROM llm_breakers b JOIN accounts a ON a.id = b.account_id ${openOnly ? "WHERE b.state = 'open'" : ''} ORDER BY a.email`,
     [],
   );
-  return rows.map((r) => ({ ...stateOf(r), accountId: r.account_id, email: r.email }));
+  return rows.map((r) => ({ ...breakerStateOf(r), accountId: r.account_id, email: r.email }));
 }

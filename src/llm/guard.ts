@@ -17,8 +17,9 @@ import {
   type LlmFailureKind,
   type LlmPausedDetails,
 } from './breaker.js';
-import { createBreakerStore } from './breaker-store.js';
+import { BREAKER_COLUMNS, breakerStateOf, createBreakerStore, type BreakerRow } from './breaker-store.js';
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
+import type { SqlExecutor } from '../quota/sql.js';
 import { llmCalls, llmErrors, llmTokens } from '../metrics/metrics.js';
 import { classifyAnthropicError, LlmOutputInvalidError } from './index.js';
 
@@ -126,39 +127,40 @@ export function llmPausedFailure(accountId: string, b: BreakerState, resumeAt: D
 }
 
 export function createLlmGuard(
-  prisma: PrismaClient,
+  { prisma, sql }: { prisma: PrismaClient; sql: SqlExecutor },
   settings: Pick<LlmSettings, 'dailyTokenBudget' | 'breaker'>,
   now: () => Date = () => new Date(),
 ): LlmGuard {
   const breakers = createBreakerStore(prisma);
 
-  // Raw statements: these run around every model call, and Prisma's query building costs more CPU
-  // than the round trip.
-  async function ensureBudget(accountId: string): Promise<void> {
-    const rows = await prisma.$queryRawUnsafe<{ spent: number }[]>(
-      'SELECT tokens_in + tokens_out AS spent FROM token_usage WHERE account_id = $1 AND day = $2::date',
-      accountId,
-      isoDay(now()),
+  // Raw statements on the pool: these run around every model call. One read gives the breaker and
+  // the tokens spent today.
+  async function readGate(accountId: string): Promise<{ breaker: BreakerState; spent: number }> {
+    const rows = await sql.query<BreakerRow & { spent: number | null }>(
+      `SELECT ${BREAKER_COLUMNS.split(', ').map((c) => `b.${c}`).join(', ')},
+              (SELECT tokens_in + tokens_out FROM token_usage WHERE account_id = $1 AND day = $2::date) AS spent
+       FROM (SELECT 1) AS one LEFT JOIN llm_breakers b ON b.account_id = $1`,
+      [accountId, isoDay(now())],
     );
-    const spent = Number(rows[0]?.spent ?? 0);
+    const row = rows[0];
+    return { breaker: row?.state ? breakerStateOf(row) : breakerStateOf(undefined), spent: Number(row?.spent ?? 0) };
+  }
+
+  function ensureBudget(accountId: string, spent: number): void {
     if (spent >= settings.dailyTokenBudget) throw new TokenBudgetExceededError(accountId, spent, settings.dailyTokenBudget);
   }
 
   async function record(accountId: string, tokensIn: number, tokensOut: number): Promise<void> {
-    await prisma.$executeRawUnsafe(
+    await sql.query(
       `INSERT INTO token_usage (account_id, day, tokens_in, tokens_out) VALUES ($1, $2::date, $3, $4)
        ON CONFLICT (account_id, day) DO UPDATE
        SET tokens_in = token_usage.tokens_in + EXCLUDED.tokens_in, tokens_out = token_usage.tokens_out + EXCLUDED.tokens_out`,
-      accountId,
-      isoDay(now()),
-      tokensIn,
-      tokensOut,
+      [accountId, isoDay(now()), tokensIn, tokensOut],
     );
   }
 
   /** Throws LlmPaused unless this call may go to the model; an open breaker's due probe is taken by one call only. */
-  async function admitCall(accountId: string): Promise<BreakerState> {
-    const breaker = await breakers.read(accountId);
+  async function admitCall(accountId: string, breaker: BreakerState): Promise<BreakerState> {
     const gate = admit(breaker, now(), settings.breaker);
     if (!gate.call) throw llmPausedFailure(accountId, breaker, gate.resumeAt);
     if (!gate.probe) return breaker;
@@ -180,9 +182,10 @@ export function createLlmGuard(
     purpose: LlmPurpose,
     heartbeatDetails?: unknown,
   ): Promise<T> {
-    const breaker = await admitCall(accountId);
+    const gate = await readGate(accountId);
+    const breaker = await admitCall(accountId, gate.breaker);
     try {
-      await ensureBudget(accountId);
+      ensureBudget(accountId, gate.spent);
       const result = await heartbeatWhile(call, heartbeatDetails);
       await record(accountId, result.tokensIn, result.tokensOut);
       llmCalls.inc({ purpose, result: 'ok' });

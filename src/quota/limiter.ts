@@ -212,7 +212,9 @@ export class QuotaLimiter {
       await this.decrease(accountId, 0);
       return;
     }
-    // Healthy: try an additive increase, but ask the database at most twice per interval per process.
+    // Healthy: try an additive increase, but ask the database at most twice per interval per process,
+    // and not while the rate last seen (every acquire returns it) is at the ceiling.
+    if (this.currentRate(accountId) >= o.maxRate) return;
     const now = Date.now();
     if (now - (this.lastIncreaseAttempt.get(accountId) ?? 0) < o.increaseIntervalMs / 2) return;
     this.lastIncreaseAttempt.set(accountId, now);

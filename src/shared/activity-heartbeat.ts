@@ -5,6 +5,10 @@ import { Context } from '@temporalio/activity';
 /**
  * Runs `work`, heartbeating `details` every third of the heartbeat timeout. Without a heartbeat
  * timeout (or outside an activity) it just runs `work`.
+ *
+ * No heartbeat at the start: the server's heartbeat clock starts with the attempt, and the SDK sends
+ * a first heartbeat at once (a server write per activity), so calls that finish within a third of
+ * the timeout (nearly all) send none.
  */
 export async function heartbeatWhile<T>(work: () => Promise<T>, details?: unknown): Promise<T> {
   let ctx: Context;
@@ -15,7 +19,6 @@ export async function heartbeatWhile<T>(work: () => Promise<T>, details?: unknow
   }
   const timeoutMs = ctx.info.heartbeatTimeoutMs;
   if (!timeoutMs) return work();
-  ctx.heartbeat(details);
   const timer = setInterval(() => ctx.heartbeat(details), Math.max(100, Math.floor(timeoutMs / 3)));
   try {
     return await work();

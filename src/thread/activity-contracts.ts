@@ -114,9 +114,9 @@ export type LlmDraft = LlmUsage & { body: string };
 export interface LlmActivities {
   /**
    * Tier two of classification, and the reply in the same step when the email needs one (given a
-   * replyContext): two model calls, one activity. The classification is checkpointed in the
-   * heartbeat, so a retry of a failed draft does not pay for classifying again. Throws
-   * LlmOutputInvalidError (retried) and LlmPaused (the account's LLM is paused: the workflow waits).
+   * replyContext): two model calls, one activity. A draft that fails comes back missing, not as a
+   * failure, so the classification is not paid for again: the workflow then calls writeDraft. Throws
+   * (for the classification) LlmOutputInvalidError (retried) and LlmPaused (the workflow waits).
    */
   triageWithLlm(input: {
     accountId: string;

@@ -1,29 +1,22 @@
 // LLM activities (task queue durable-inbox-llm): classification and drafting through
 // @anthropic-ai/sdk, within the per-account daily token budget (src/llm/guard.ts).
 import type Anthropic from '@anthropic-ai/sdk';
-import { activityInfo, cancellationSignal, heartbeat } from '@temporalio/activity';
+import { cancellationSignal } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
+import type { SqlExecutor } from '../quota/sql.js';
 import { classifyEmail, draftReply } from '../llm/index.js';
 import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
 import type { LlmActivities, LlmClassification, LlmDraft, PromptMessage, ReplyContext } from './activity-contracts.js';
 
-/** What triageWithLlm heartbeats once the email is classified: a retry starts from here. */
-interface TriageCheckpoint {
-  classification: LlmClassification;
-}
-
-function isTriageCheckpoint(value: unknown): value is TriageCheckpoint {
-  return typeof value === 'object' && value !== null && 'classification' in value;
-}
-
 export function createLlmActivities(deps: {
   prisma: PrismaClient;
+  sql: SqlExecutor;
   anthropic: Anthropic;
   settings: LlmSettings;
 }): LlmActivities {
-  const { prisma, anthropic, settings } = deps;
+  const { anthropic, settings } = deps;
 
-  const guarded = createLlmGuard(prisma, settings);
+  const guarded = createLlmGuard(deps, settings);
 
   async function classify(accountId: string, email: PromptMessage, instructions: string[], outputAttempts: number): Promise<LlmClassification> {
     const out = await guarded(accountId, outputAttempts, () =>
@@ -49,7 +42,6 @@ export function createLlmActivities(deps: {
       reworkInstructions?: string;
       previousDraft?: string;
     },
-    checkpoint?: TriageCheckpoint,
   ): Promise<LlmDraft> {
     const out = await guarded(accountId, outputAttempts, () =>
       draftReply(anthropic, {
@@ -64,21 +56,23 @@ export function createLlmActivities(deps: {
         signal: cancellationSignal(),
       }),
       'draft',
-      checkpoint,
     );
     return { body: out.body, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
   }
 
   return {
     async triageWithLlm({ accountId, email, thread, instructions, replyContext, outputAttempts }) {
-      const checkpoint = activityInfo().heartbeatDetails;
-      const classification = isTriageCheckpoint(checkpoint)
-        ? checkpoint.classification
-        : await classify(accountId, email, instructions, outputAttempts);
-      heartbeat({ classification } satisfies TriageCheckpoint);
+      const classification = await classify(accountId, email, instructions, outputAttempts);
       if (classification.category !== 'needs_response' || !replyContext) return { classification };
-      const draft = await write(accountId, outputAttempts, { thread, context: replyContext, instructions }, { classification });
-      return { classification, draft };
+      try {
+        const draft = await write(accountId, outputAttempts, { thread, context: replyContext, instructions });
+        return { classification, draft };
+      } catch (err) {
+        // The classification stands: the workflow writes the reply with writeDraft, under its own
+        // retries (or waits while the LLM is paused), instead of this activity classifying again.
+        if (cancellationSignal().aborted) throw err;
+        return { classification };
+      }
     },
 
     async writeDraft({ accountId, thread, toneExamples, signature, instructions, reworkInstructions, previousDraft, outputAttempts }) {

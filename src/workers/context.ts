@@ -1,13 +1,14 @@
 // What every worker process shares: one Temporal connection, one data converter (with the
-// payload codec, so email content is encrypted in history), one Prisma client, and one Gmail quota
-// limiter (one bucket per account in Postgres, shared with every other process).
+// payload codec, so email content is encrypted in history), one PostgreSQL pool (Prisma on it, and
+// raw statements straight on it), and one Gmail quota limiter (one bucket per account in Postgres,
+// shared with every other process).
 import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { quotaOptionsFromConfig, type Env } from '../config.js';
-import { createPrismaClient, type PrismaClient } from '../db/client.js';
+import { createDatabasePool, type PrismaClient } from '../db/client.js';
 import { QuotaLimiter } from '../quota/limiter.js';
-import { prismaExecutor } from '../quota/sql.js';
+import { pgExecutor, type SqlExecutor } from '../quota/sql.js';
 import { connectClient } from '../temporal/client.js';
 import { createDataConverter } from '../temporal/data-converter.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
@@ -17,6 +18,8 @@ export interface WorkerContext {
   connection: NativeConnection;
   dataConverter: DataConverter;
   prisma: PrismaClient;
+  /** Raw statements on the same pool as `prisma`. */
+  sql: SqlExecutor;
   /** Every Gmail call of the process draws from it (thread, sync and backfill activities). */
   quota: QuotaLimiter;
   /** A Temporal client (for activities that start or signal workflows), connected on first use. */
@@ -26,7 +29,8 @@ export interface WorkerContext {
 
 export async function createWorkerContext(cfg: Env, databaseUrl: string): Promise<WorkerContext> {
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
-  const prisma = createPrismaClient(databaseUrl, { poolSize: cfg.DATABASE_POOL_SIZE });
+  const { pool, prisma } = createDatabasePool(databaseUrl, { poolSize: cfg.DATABASE_POOL_SIZE });
+  const sql = pgExecutor(pool);
   const keys = await resolvePayloadKeys(cfg);
   const dataConverter = createDataConverter(keys);
   let client: Promise<Client> | undefined;
@@ -35,7 +39,8 @@ export async function createWorkerContext(cfg: Env, databaseUrl: string): Promis
     connection,
     dataConverter,
     prisma,
-    quota: new QuotaLimiter(prismaExecutor(prisma), quotaOptionsFromConfig(cfg)),
+    sql,
+    quota: new QuotaLimiter(sql, quotaOptionsFromConfig(cfg)),
     client() {
       client ??= connectClient(cfg, keys);
       client.catch(() => (client = undefined));
@@ -45,6 +50,7 @@ export async function createWorkerContext(cfg: Env, databaseUrl: string): Promis
       const connected = await client?.catch(() => undefined);
       await connected?.connection.close();
       await prisma.$disconnect();
+      await pool.end();
       await connection.close();
     },
   };

@@ -9,7 +9,6 @@ import { createApprovalNotifyActivities } from '../actions/notify-activities.js'
 import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig } from '../config.js';
 import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
 import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
-import { prismaExecutor } from '../quota/sql.js';
 import { isMainModule } from '../shared/main-module.js';
 import { createGmailActivities } from '../thread/gmail-activities.js';
 import type { WorkerContext } from './context.js';
@@ -27,11 +26,11 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.
     activities: {
       ...createGmailActivities(metered),
       ...createAgentGmailActivities(metered),
-      ...createActionGmailActivities({ accounts: metered, db: prismaExecutor(ctx.prisma), pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_SECONDS * 1000 }),
-      ...createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: prismaExecutor(ctx.prisma) }),
-      ...createAlertDeliveryActivities({ db: prismaExecutor(ctx.prisma), accounts: metered, ...backfillAlertSettingsFromConfig(ctx.cfg) }),
+      ...createActionGmailActivities({ accounts: metered, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_SECONDS * 1000 }),
+      ...createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: ctx.sql }),
+      ...createAlertDeliveryActivities({ db: ctx.sql, accounts: metered, ...backfillAlertSettingsFromConfig(ctx.cfg) }),
       ...createApprovalNotifyActivities({
-        db: prismaExecutor(ctx.prisma),
+        db: ctx.sql,
         keys: approvalKeysOnce(ctx.cfg),
         settings: approvalsSettingsFromConfig(ctx.cfg),
       }),

@@ -19,8 +19,8 @@ export async function createLlmWorker(ctx: WorkerContext, taskQueue = ctx.cfg.LL
     namespace: cfg.TEMPORAL_NAMESPACE,
     taskQueue,
     activities: {
-      ...createLlmActivities({ prisma: ctx.prisma, anthropic, settings }),
-      ...createAgentLlmActivities({ prisma: ctx.prisma, anthropic, settings }),
+      ...createLlmActivities({ prisma: ctx.prisma, sql: ctx.sql, anthropic, settings }),
+      ...createAgentLlmActivities({ prisma: ctx.prisma, sql: ctx.sql, anthropic, settings }),
     },
     dataConverter: ctx.dataConverter,
     maxTaskQueueActivitiesPerSecond: cfg.LLM_ACTIVITIES_PER_SECOND,

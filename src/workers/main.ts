@@ -7,7 +7,6 @@ import { loadConfigOrExit, type Env } from '../config.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import type { HttpServer } from '../http/server.js';
 import { METRICS_PATH, startMetricsServer } from '../metrics/endpoint.js';
-import { prismaExecutor } from '../quota/sql.js';
 import { createLogger, type Logger } from '../shared/log.js';
 import { createWorkerContext, type WorkerContext } from './context.js';
 import { installSdkLogging, sdkMetricsTelemetry } from './sdk-logging.js';
@@ -16,7 +15,7 @@ import { installSdkLogging, sdkMetricsTelemetry } from './sdk-logging.js';
 async function startWorkerMetrics(cfg: Env, ctx: WorkerContext, log: Logger): Promise<HttpServer | undefined> {
   if (cfg.METRICS_PORT === 0) return undefined;
   try {
-    const server = await startMetricsServer({ host: cfg.METRICS_HOST, port: cfg.METRICS_PORT, db: prismaExecutor(ctx.prisma) });
+    const server = await startMetricsServer({ host: cfg.METRICS_HOST, port: cfg.METRICS_PORT, db: ctx.sql });
     log.info(`metrics on ${server.url}${METRICS_PATH}`);
     return server;
   } catch (err) {

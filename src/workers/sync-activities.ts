@@ -4,7 +4,6 @@
 import { createBackfillHandoffActivities } from '../backfill/handoff-activities.js';
 import type { BackfillHandoffActivities } from '../backfill/activity-contracts.js';
 import { threadSettingsFromConfig } from '../config.js';
-import { prismaExecutor } from '../quota/sql.js';
 import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js';
 import { createSyncActivities } from '../sync/sync-activities.js';
 import type { WorkerContext } from './context.js';
@@ -43,7 +42,7 @@ export function createSyncWorkerActivities(ctx: WorkerContext, taskQueue: string
 
 export function createHandoffWorkerActivities(ctx: WorkerContext, taskQueue: string): BackfillHandoffActivities {
   return createBackfillHandoffActivities({
-    db: prismaExecutor(ctx.prisma),
+    db: ctx.sql,
     client: () => ctx.client(),
     settings: threadSettingsFromConfig(ctx.cfg),
     taskQueue,

@@ -25,7 +25,7 @@ afterAll(async () => {
 
 it('counts calls, tokens and errors by kind', async () => {
   const accountId = await seedAccount(prismaExecutor(prisma), 'guarded@example.com');
-  const guarded = createLlmGuard(prisma, { dailyTokenBudget: 100, breaker: { failuresToOpen: 5, probeMinMs: 30_000, probeMaxMs: 600_000 } });
+  const guarded = createLlmGuard({ prisma, sql: prismaExecutor(prisma) }, { dailyTokenBudget: 100, breaker: { failuresToOpen: 5, probeMinMs: 30_000, probeMaxMs: 600_000 } });
   const before = {
     ok: llmCalls.get({ purpose: 'classify', result: 'ok' }),
     in: llmTokens.get({ direction: 'in' }),
