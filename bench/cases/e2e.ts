@@ -8,7 +8,7 @@
 //   --steady-seconds S   how long the steady stream lasts (default 60)
 //   --accounts A         mailboxes the mail is spread over (default 10: Gmail's quota is per user)
 //   --llm-latency MS     Anthropic emulator latency (default 300)
-//   --only burst|steady|backfill  one scenario
+//   --only burst|steady|backfill  these scenarios only (a comma-separated list)
 //   --backfill-messages M  the backfill scenario: a steady stream to one account while a backfill of
 //                        that account's M-message mailbox runs at the quota ceiling (default 20000)
 //   --stack [N]          the production shape instead: the Temporal server on PostgreSQL
@@ -91,7 +91,7 @@ export async function run(args: string[]): Promise<void> {
   const llmLatency = flag(args, 'llm-latency', 300);
   const backfillMessages = flag(args, 'backfill-messages', 20_000);
   const onlyAt = args.indexOf('--only');
-  const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
+  const only = onlyAt >= 0 ? new Set((args[onlyAt + 1] ?? '').split(',')) : undefined;
 
   const stackAt = args.indexOf('--stack');
   const stackWorkers = stackAt < 0 ? 0 : /^\d+$/.test(args[stackAt + 1] ?? '') ? Number(args[stackAt + 1]) : 2;
@@ -159,7 +159,7 @@ export async function run(args: string[]): Promise<void> {
     const email = `bench-${tag}-${i}@example.com`;
     const created = await control.createAccount({ email, clientId: details.clientId });
     // The backfill scenario's mailbox, filled before the account is connected (old mail, no history).
-    if (i === 0 && (!only || only === 'backfill')) await control.seed(email, { count: backfillMessages, spanDays: 365 });
+    if (i === 0 && (!only || only.has('backfill'))) await control.seed(email, { count: backfillMessages, spanDays: 365 });
     accountIdOf.set(email, (await registerAccount(deps, { refresh_token: created.refreshToken })).id);
     emails.push(email);
   }
@@ -300,7 +300,7 @@ export async function run(args: string[]): Promise<void> {
   }
 
   try {
-    if (!only || only === 'burst') {
+    if (!only || only.has('burst')) {
       const units0 = await unitsSpent();
       const rejected0 = await rejections();
       const cpu0 = cpuSnapshot();
@@ -322,7 +322,7 @@ export async function run(args: string[]): Promise<void> {
         await explain(keys[Math.floor(keys.length / 2)]!);
       }
     }
-    if (!only || only === 'steady') {
+    if (!only || only.has('steady')) {
       const units0 = await unitsSpent();
       const rejected0 = await rejections();
       const cpu0 = cpuSnapshot();
@@ -332,7 +332,7 @@ export async function run(args: string[]): Promise<void> {
       await report('steady', keys, (await unitsSpent()) - units0, performance.now() - t0, cpu0);
       console.log(`e2e steady: ${(await rejections()) - rejected0} Gmail calls refused for quota (429/403)`);
     }
-    if (!only || only === 'backfill') {
+    if (!only || only.has('backfill')) {
       // Live mail to an account whose whole mailbox is being backfilled at its quota ceiling: the
       // backfill runs behind live mail (task queue priority), so the drafts should not wait for it.
       const email = emails[0]!;
