@@ -1,7 +1,7 @@
 // LLM activities (task queue durable-inbox-llm): classification and drafting through
 // @anthropic-ai/sdk, within the per-account daily token budget (src/llm/guard.ts).
 import type Anthropic from '@anthropic-ai/sdk';
-import { cancellationSignal } from '@temporalio/activity';
+import { cancellationSignal, log } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../quota/sql.js';
 import { classifyEmail, draftReply } from '../llm/index.js';
@@ -71,6 +71,10 @@ export function createLlmActivities(deps: {
         // The classification stands: the workflow writes the reply with writeDraft, under its own
         // retries (or waits while the LLM is paused), instead of this activity classifying again.
         if (cancellationSignal().aborted) throw err;
+        log.warn('the reply could not be written with the classification; the workflow writes it next', {
+          accountId,
+          error: err instanceof Error ? err.message : String(err),
+        });
         return { classification };
       }
     },
