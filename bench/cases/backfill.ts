@@ -16,6 +16,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
+import { positiveFlag } from '../args.js';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createBackfillGmailActivities } from '../../src/backfill/gmail-activities.js';
@@ -46,13 +47,6 @@ interface EmulatorDetails {
   refreshToken: string;
   email: string;
   messages: number;
-}
-
-function flag(args: string[], name: string, fallback: number): number {
-  const i = args.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(args[i + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} expects a positive number`);
-  return value;
 }
 
 async function startEmulator(messages: number, profile: QuotaProfileName, spanDays: number): Promise<{ child: ChildProcess; details: EmulatorDetails }> {
@@ -177,11 +171,11 @@ export async function run(args: string[]): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
   const onlyIndex = args.indexOf('--only');
   const only = onlyIndex >= 0 ? (args[onlyIndex + 1] ?? '').split(',') : ['legacy', '2026', 'flat'];
-  const spanDays = flag(args, 'span-days', 365);
+  const spanDays = positiveFlag(args, 'span-days', 365);
   const scenarios: Scenario[] = [
-    { name: `legacy-${flag(args, 'legacy', 18_618)}`, profile: 'legacy' as const, messages: flag(args, 'legacy', 18_618), key: 'legacy' },
-    { name: `2026-${flag(args, 'p2026', 1500)}`, profile: '2026' as const, messages: flag(args, 'p2026', 1500), key: '2026' },
-    { name: `flat-legacy-${flag(args, 'flat', 100_000)}`, profile: 'legacy' as const, messages: flag(args, 'flat', 100_000), key: 'flat' },
+    { name: `legacy-${positiveFlag(args, 'legacy', 18_618)}`, profile: 'legacy' as const, messages: positiveFlag(args, 'legacy', 18_618), key: 'legacy' },
+    { name: `2026-${positiveFlag(args, 'p2026', 1500)}`, profile: '2026' as const, messages: positiveFlag(args, 'p2026', 1500), key: '2026' },
+    { name: `flat-legacy-${positiveFlag(args, 'flat', 100_000)}`, profile: 'legacy' as const, messages: positiveFlag(args, 'flat', 100_000), key: 'flat' },
   ].filter((x) => only.includes(x.key));
 
   const server = process.env.TEMPORAL_ADDRESS ? undefined : await startDevServer({ port: 17_000 + Math.floor(Math.random() * 2000), headless: true });

@@ -17,12 +17,13 @@
 // Units: Gmail quota units the emulator charged during the scenario, divided by its emails.
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent, type CpuSnapshot } from '../proc-cpu.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from '@temporalio/worker';
-import { TokenVault } from '../../src/accounts/token-vault.js';
-import { gmailOAuthSettings, loadConfig, threadSettingsFromConfig } from '../../src/config.js';
+import { positiveFlag } from '../args.js';
+import { benchAccountDeps, benchWorkerEnv } from '../worker-env.js';
+import { loadConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
@@ -30,7 +31,7 @@ import { spawnAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
 import { EmulatorControlClient } from '../../src/emulator/gmail/control-client.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { PUSH_PATH, pushRoute } from '../../src/sync/push-route.js';
-import { registerAccount, type AccountDeps } from '../../src/accounts/connect.js';
+import { registerAccount } from '../../src/accounts/connect.js';
 import { connectClient } from '../../src/temporal/client.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { startTemporalServer } from '../../src/temporal/server.js';
@@ -48,13 +49,6 @@ import { priorityFor } from '../../src/temporal/priority.js';
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const TOPIC = 'projects/durable-inbox-bench/topics/gmail';
 const PUSH_EMAIL = 'gmail-push@durable-inbox-emulator.iam.gserviceaccount.com';
-
-function flag(args: string[], name: string, fallback: number): number {
-  const i = args.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(args[i + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} expects a positive number`);
-  return value;
-}
 
 interface EmulatorDetails {
   url: string;
@@ -84,12 +78,12 @@ const question = (i: number) => ({
 });
 
 export async function run(args: string[]): Promise<void> {
-  const burst = flag(args, 'burst', 1000);
-  const rate = flag(args, 'rate', 2);
-  const steadySeconds = flag(args, 'steady-seconds', 60);
-  const accountsCount = flag(args, 'accounts', 10);
-  const llmLatency = flag(args, 'llm-latency', 300);
-  const backfillMessages = flag(args, 'backfill-messages', 20_000);
+  const burst = positiveFlag(args, 'burst', 1000);
+  const rate = positiveFlag(args, 'rate', 2);
+  const steadySeconds = positiveFlag(args, 'steady-seconds', 60);
+  const accountsCount = positiveFlag(args, 'accounts', 10);
+  const llmLatency = positiveFlag(args, 'llm-latency', 300);
+  const backfillMessages = positiveFlag(args, 'backfill-messages', 20_000);
   const onlyAt = args.indexOf('--only');
   const only = onlyAt >= 0 ? new Set((args[onlyAt + 1] ?? '').split(',')) : undefined;
 
@@ -110,17 +104,8 @@ export async function run(args: string[]): Promise<void> {
 
   const keys = fixedTestPayloadKeys();
   const env: Record<string, string> = {
-    TEMPORAL_ADDRESS: server.address,
-    DATABASE_URL: databaseUrl,
-    PAYLOAD_ENCRYPTION_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','),
-    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    GMAIL_API_ROOT_URL: `${details.url}/`,
-    GOOGLE_CLIENT_ID: details.clientId,
-    GOOGLE_CLIENT_SECRET: details.clientSecret,
-    GOOGLE_OAUTH_TOKEN_URL: details.tokenUrl,
+    ...benchWorkerEnv({ temporalAddress: server.address, databaseUrl, keys, gmail: details, anthropic: { apiKey: 'bench-key', url: anthropic.url } }),
     GMAIL_PUSH_TOPIC: TOPIC,
-    ANTHROPIC_API_KEY: 'bench-key',
-    ANTHROPIC_BASE_URL: anthropic.url,
     LOG_LEVEL: 'error',
   };
   const cfg = loadConfig(env);
@@ -144,14 +129,7 @@ export async function run(args: string[]): Promise<void> {
   const handler = pushRoute({ prisma, sync: { client }, audience, serviceAccountEmail: PUSH_EMAIL, certsUrl: `${details.url}/oauth2/v1/certs` });
   await control.setPush({ topics: { [TOPIC]: { endpoint: audience } } });
 
-  const deps: AccountDeps = {
-    prisma,
-    vault: new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64')),
-    oauth: gmailOAuthSettings(cfg),
-    sync: { client },
-    labels: threadSettingsFromConfig(cfg).labels,
-    pushTopic: TOPIC,
-  };
+  const deps = benchAccountDeps(prisma, cfg, client, TOPIC);
   const tag = randomUUID().slice(0, 6);
   const emails: string[] = [];
   const accountIdOf = new Map<string, string>();

@@ -12,17 +12,11 @@ import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { OAuth2Client } from 'google-auth-library';
 import { google, type gmail_v1 } from 'googleapis';
+import { positiveFlag } from '../args.js';
 import { spawnGmailEmulator } from '../../src/emulator/gmail/child.js';
 import { isMainModule } from '../../src/shared/main-module.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-function flag(args: string[], name: string, fallback: number): number {
-  const i = args.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(args[i + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} expects a positive number`);
-  return value;
-}
 
 /** Runs `worker` on `concurrency` loops for `seconds`; returns completed calls per second. */
 async function measure(seconds: number, concurrency: number, worker: (i: number) => Promise<void>): Promise<number> {
@@ -200,9 +194,9 @@ async function memory(count: number): Promise<void> {
 }
 
 export async function run(args: string[]): Promise<void> {
-  const seconds = flag(args, 'seconds', 5);
-  const concurrency = flag(args, 'concurrency', 16);
-  const mailbox = flag(args, 'mailbox', 100_000);
+  const seconds = positiveFlag(args, 'seconds', 5);
+  const concurrency = positiveFlag(args, 'concurrency', 16);
+  const mailbox = positiveFlag(args, 'mailbox', 100_000);
   await throughput(seconds, concurrency);
   await memory(mailbox);
 }

@@ -12,14 +12,15 @@
 // Start: signalWithStart → the run's first workflow task completed (its history), and → waiting.
 // Signal: a Rework label on a waiting thread → the status query shows the decision it led to.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { TokenVault } from '../../src/accounts/token-vault.js';
-import { registerAccount, type AccountDeps } from '../../src/accounts/connect.js';
-import { gmailOAuthSettings, loadConfig, threadSettingsFromConfig } from '../../src/config.js';
+import { positiveFlag } from '../args.js';
+import { benchAccountDeps, benchWorkerEnv } from '../worker-env.js';
+import { registerAccount } from '../../src/accounts/connect.js';
+import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { databaseNameOf } from '../../src/db/connection-url.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
@@ -36,13 +37,6 @@ import { labelsChangedSignal, threadStatusQuery } from '../../src/thread/signals
 import { installSdkLogging } from '../../src/workers/sdk-logging.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-function flag(args: string[], name: string, fallback: number): number {
-  const i = args.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(args[i + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} expects a positive number`);
-  return value;
-}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -90,9 +84,9 @@ async function temporalServerPids(): Promise<number[]> {
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 export async function run(args: string[]): Promise<void> {
-  const threads = flag(args, 'threads', 2000);
-  const accountsCount = flag(args, 'accounts', 20);
-  const samples = flag(args, 'samples', 50);
+  const threads = positiveFlag(args, 'threads', 2000);
+  const accountsCount = positiveFlag(args, 'accounts', 20);
+  const samples = positiveFlag(args, 'samples', 50);
   const stack = args.includes('--stack');
 
   installSdkLogging('warn', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
@@ -109,17 +103,8 @@ export async function run(args: string[]): Promise<void> {
 
   const keys = fixedTestPayloadKeys();
   const env: Record<string, string> = {
-    TEMPORAL_ADDRESS: server.address,
-    DATABASE_URL: databaseUrl,
-    PAYLOAD_ENCRYPTION_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','),
-    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    GMAIL_API_ROOT_URL: `${details.url}/`,
-    GOOGLE_CLIENT_ID: details.clientId,
-    GOOGLE_CLIENT_SECRET: details.clientSecret,
-    GOOGLE_OAUTH_TOKEN_URL: details.tokenUrl,
-    ANTHROPIC_API_KEY: 'bench-key',
-    // Never called: a built-in rule classifies every email of this case.
-    ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+    // The Anthropic URL is never called: a built-in rule classifies every email of this case.
+    ...benchWorkerEnv({ temporalAddress: server.address, databaseUrl, keys, gmail: details, anthropic: { apiKey: 'bench-key', url: 'http://127.0.0.1:9' } }),
     LOG_LEVEL: 'error',
     DATABASE_POOL_SIZE: '4',
   };
@@ -150,13 +135,7 @@ export async function run(args: string[]): Promise<void> {
 
   try {
     await processes.untilPolling(client, workerTaskQueues(cfg));
-    const deps: AccountDeps = {
-      prisma,
-      vault: new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64')),
-      oauth: gmailOAuthSettings(cfg),
-      sync: { client },
-      labels: settings.labels,
-    };
+    const deps = benchAccountDeps(prisma, cfg, client);
     const tag = randomUUID().slice(0, 6);
     const accounts: { email: string; id: string }[] = [];
     for (let i = 0; i < accountsCount; i++) {

@@ -9,9 +9,11 @@
 //   --llm-latency MS  Anthropic emulator latency (default 300)
 // Gmail quotas are off here: this measures our pipeline; bench e2e measures it under Gmail's quota.
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { wholeFlag } from '../args.js';
+import { benchWorkerEnv } from '../worker-env.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
@@ -64,19 +66,12 @@ async function unitsSpent(control: { metrics(): Promise<{ methods: Record<string
   return Object.values(m.methods).reduce((sum, x) => sum + x.units, 0);
 }
 
-function flag(args: string[], name: string, fallback: number): number {
-  const i = args.indexOf(`--${name}`);
-  const value = i >= 0 ? Number(args[i + 1]) : fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} expects a positive whole number`);
-  return value;
-}
-
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 export async function run(args: string[]): Promise<void> {
-  const emails = flag(args, 'emails', 1000);
-  const accountsCount = flag(args, 'accounts', 10);
-  const llmLatency = flag(args, 'llm-latency', 300);
+  const emails = wholeFlag(args, 'emails', 1000);
+  const accountsCount = wholeFlag(args, 'accounts', 10);
+  const llmLatency = wholeFlag(args, 'llm-latency', 300);
   const bulkIndex = args.indexOf('--bulk');
   const bulkPercent = bulkIndex >= 0 ? Number(args[bulkIndex + 1]) : 20;
   if (!Number.isInteger(bulkPercent) || bulkPercent < 0 || bulkPercent > 100) throw new Error('--bulk expects a percentage, 0 to 100');
@@ -95,16 +90,7 @@ export async function run(args: string[]): Promise<void> {
   const keys = fixedTestPayloadKeys();
   const tag = randomUUID().slice(0, 8);
   const cfg = loadConfig({
-    TEMPORAL_ADDRESS: temporal.address,
-    DATABASE_URL: databaseUrl,
-    PAYLOAD_ENCRYPTION_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','),
-    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    GMAIL_API_ROOT_URL: `${gmail.url}/`,
-    GOOGLE_CLIENT_ID: gmail.details.clientId,
-    GOOGLE_CLIENT_SECRET: gmail.details.clientSecret,
-    GOOGLE_OAUTH_TOKEN_URL: gmail.details.tokenUrl,
-    ANTHROPIC_API_KEY: 'bench',
-    ANTHROPIC_BASE_URL: anthropic.url,
+    ...benchWorkerEnv({ temporalAddress: temporal.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
     LOG_LEVEL: 'error',
   });
   const vault = new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));

@@ -5,17 +5,17 @@
 // storm, push notifications dropped and duplicated, an LLM 529 outage, and poison mail. It then
 // counts, from the emulators' state, what settled, what was lost and what was done twice.
 // Shared by `npm run bench -- chaos` and test/chaos/chaos.test.ts.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { registerAccount, type AccountDeps } from '../../src/accounts/connect.js';
-import { TokenVault } from '../../src/accounts/token-vault.js';
+import { benchAccountDeps, benchWorkerEnv } from '../worker-env.js';
+import { registerAccount } from '../../src/accounts/connect.js';
 import { ACTION_MARKER_HEADER } from '../../src/actions/contracts.js';
 import { updateSafetySettings } from '../../src/actions/journal.js';
-import { gmailOAuthSettings, loadConfig, threadSettingsFromConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
@@ -245,17 +245,14 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
     const keys = fixedTestPayloadKeys();
     const env: Record<string, string> = {
-      TEMPORAL_ADDRESS: server.address,
-      DATABASE_URL: opts.databaseUrl,
-      PAYLOAD_ENCRYPTION_KEYS: keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','),
-      TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-      GMAIL_API_ROOT_URL: `${gmail.url}/`,
-      GOOGLE_CLIENT_ID: gmail.details.clientId,
-      GOOGLE_CLIENT_SECRET: gmail.details.clientSecret,
-      GOOGLE_OAUTH_TOKEN_URL: gmail.details.tokenUrl,
+      ...benchWorkerEnv({
+        temporalAddress: server.address,
+        databaseUrl: opts.databaseUrl,
+        keys,
+        gmail: { ...gmail.details, url: gmail.url },
+        anthropic: { apiKey: 'chaos-key', url: anthropic.url },
+      }),
       GMAIL_PUSH_TOPIC: TOPIC,
-      ANTHROPIC_API_KEY: 'chaos-key',
-      ANTHROPIC_BASE_URL: anthropic.url,
       GMAIL_ACTIVITY_TIMEOUT_SECONDS: String(opts.activityTimeoutSeconds.gmail),
       LLM_ACTIVITY_TIMEOUT_SECONDS: String(opts.activityTimeoutSeconds.llm),
       SEND_DELAY_SECONDS: '1',
@@ -296,14 +293,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       sync: { pollEvery: opts.pollEvery, fullScanEvery: '1 day', fullScanDays: 1, watchRenewalEvery: '1 day', watchRenewWithinMs: 3600_000 },
     });
 
-    const deps: AccountDeps = {
-      prisma,
-      vault: new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64')),
-      oauth: gmailOAuthSettings(cfg),
-      sync: { client },
-      labels: threadSettingsFromConfig(cfg).labels,
-      pushTopic: TOPIC,
-    };
+    const deps = benchAccountDeps(prisma, cfg, client, TOPIC);
     const tag = randomUUID().slice(0, 6);
     const accounts: Array<{ email: string; id: string }> = [];
     for (let a = 0; a < opts.accounts; a++) {

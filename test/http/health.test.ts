@@ -51,27 +51,27 @@ async function health(): Promise<{ code: number; body: { status: string; reasons
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
 
+/** An account with a live watch (a day left), its last push and the last mail the sync found. */
+async function watchedAccount(id: string, times: { lastPush: Date; lastHistory: Date }): Promise<void> {
+  await db.query(`UPDATE accounts SET watch_expiration = $2, last_push_at = $3, last_history_at = $4 WHERE id = $1`, [
+    id,
+    new Date(Date.now() + 86_400_000),
+    times.lastPush,
+    times.lastHistory,
+  ]);
+}
+
 describe('GET /healthz', () => {
   it('is ok when nothing needs a person, then degraded with a reason for each thing that does', async () => {
     const healthy = await seedAccount(db, 'healthy@example.com');
-    await db.query(`UPDATE accounts SET watch_expiration = $2, last_push_at = $3, last_history_at = $4 WHERE id = $1`, [
-      healthy,
-      new Date(Date.now() + 86_400_000),
-      minutesAgo(30),
-      minutesAgo(29),
-    ]);
+    await watchedAccount(healthy, { lastPush: minutesAgo(30), lastHistory: minutesAgo(29) });
     expect(await health()).toMatchObject({ code: 200, body: { status: 'ok', reasons: [] } });
 
     const revoked = await seedAccount(db, 'revoked@example.com');
     await db.query(`UPDATE accounts SET status = 'needs_reauth' WHERE id = $1`, [revoked]);
     // Mail found by the poll 20 minutes after the last push (the poll interval is 15).
     const silent = await seedAccount(db, 'silent@example.com');
-    await db.query(`UPDATE accounts SET watch_expiration = $2, last_push_at = $3, last_history_at = $4 WHERE id = $1`, [
-      silent,
-      new Date(Date.now() + 86_400_000),
-      minutesAgo(25),
-      minutesAgo(5),
-    ]);
+    await watchedAccount(silent, { lastPush: minutesAgo(25), lastHistory: minutesAgo(5) });
     // The same without a live watch (polling only, by choice): nothing to report.
     const unwatched = await seedAccount(db, 'unwatched@example.com');
     await db.query(`UPDATE accounts SET last_history_at = $2 WHERE id = $1`, [unwatched, minutesAgo(1)]);

@@ -1,0 +1,47 @@
+// What the bench cases give the product: the environment its workers read (one Temporal server, one
+// database, the Gmail and Anthropic emulators, test payload keys) and the dependencies for
+// registering emulated accounts.
+import { randomBytes } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { TokenVault } from '../src/accounts/token-vault.js';
+import type { AccountDeps } from '../src/accounts/connect.js';
+import { gmailOAuthSettings, threadSettingsFromConfig, type Env } from '../src/config.js';
+import type { PrismaClient } from '../src/db/client.js';
+import type { PayloadKey } from '../src/temporal/codec.js';
+
+export interface BenchEnvParts {
+  temporalAddress: string;
+  databaseUrl: string;
+  keys: readonly PayloadKey[];
+  /** The Gmail emulator: its API root and OAuth client. */
+  gmail: { url: string; clientId: string; clientSecret: string; tokenUrl: string };
+  anthropic: { apiKey: string; url: string };
+}
+
+/** The workers' environment; a case adds or overrides its own settings after it. */
+export function benchWorkerEnv(p: BenchEnvParts): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: p.temporalAddress,
+    DATABASE_URL: p.databaseUrl,
+    PAYLOAD_ENCRYPTION_KEYS: p.keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(','),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    GMAIL_API_ROOT_URL: `${p.gmail.url}/`,
+    GOOGLE_CLIENT_ID: p.gmail.clientId,
+    GOOGLE_CLIENT_SECRET: p.gmail.clientSecret,
+    GOOGLE_OAUTH_TOKEN_URL: p.gmail.tokenUrl,
+    ANTHROPIC_API_KEY: p.anthropic.apiKey,
+    ANTHROPIC_BASE_URL: p.anthropic.url,
+  };
+}
+
+/** What registerAccount needs, from the loaded config; `pushTopic` when the case uses Gmail push. */
+export function benchAccountDeps(prisma: PrismaClient, cfg: Env, client: Client, pushTopic?: string): AccountDeps {
+  return {
+    prisma,
+    vault: new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64')),
+    oauth: gmailOAuthSettings(cfg),
+    sync: { client },
+    labels: threadSettingsFromConfig(cfg).labels,
+    ...(pushTopic ? { pushTopic } : {}),
+  };
+}
