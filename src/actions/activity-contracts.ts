@@ -5,7 +5,15 @@ import type { ActionResult, ActionState, JournaledAction } from './contracts.js'
 
 export interface ActionGmailActivities {
   /**
-   * Carries out a queued or approved action that changes labels (archive, labels, read, star,
+   * Judges the proposed actions by the safety policy, with the kill switch (the pause label) read
+   * from Gmail, journals them (journal.proposeActions) and carries out at once the label changes it
+   * lets run. Returns each action as journaled after the step: done or failed (with the reason),
+   * queued (a send, which its thread schedules), awaiting approval or refused. One round trip for
+   * the lot; a retry finds the rows by key and redoes nothing that is done.
+   */
+  proposeAndPerform(input: Omit<ProposeActionsInput, 'pausedByLabel'> & { pauseLabel: string }): Promise<JournaledAction[]>;
+  /**
+   * Carries out an approved action that changes labels (archive, labels, read, star,
    * trash) and journals it done. An action already done returns its result: a retry never acts twice.
    */
   performAction(input: { actionId: string }): Promise<ActionResult>;
@@ -17,8 +25,6 @@ export interface ActionGmailActivities {
   sendAction(input: { actionId: string; pauseLabel: string }): Promise<{ sent: boolean; state: ActionState; sentMessageId?: string }>;
   /** Takes a done action back in Gmail (reversalOf) and journals it undone; says why when it cannot be. */
   undoAction(input: { actionId: string; by: string }): Promise<{ undone: boolean; why?: string }>;
-  /** Whether the kill-switch label is on any message of the mailbox (creates the label so the user can set it). */
-  pausedByLabel(input: { accountId: string; label: string }): Promise<boolean>;
   /** An auto-reply waiting for approval, visible in the thread as a draft with the awaiting label. */
   placeApprovalDraft(input: { actionId: string; label: string }): Promise<{ draftId: string; messageId: string }>;
   /** Takes the awaiting label off the thread and deletes the approval draft if given (rejected, expired); gone already is fine. */
@@ -26,8 +32,6 @@ export interface ActionGmailActivities {
 }
 
 export interface ActionStoreActivities {
-  /** Judges and journals proposed actions (journal.proposeActions). */
-  proposeActions(input: ProposeActionsInput): Promise<JournaledAction[]>;
   /** Moves an action between states (journal.transitionAction); null when it does not exist. */
   settleAction(input: {
     id: string;

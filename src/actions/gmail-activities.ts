@@ -13,8 +13,8 @@ import { buildPlainTextMessage, buildReply, replyRecipients, toRaw } from '../gm
 import type { ThreadMessage } from '../gmail/types.js';
 import type { SqlExecutor } from '../quota/sql.js';
 import type { ActionGmailActivities } from './activity-contracts.js';
-import { ACTION_MARKER_HEADER, reversalOf, type ActionResult, type JournaledAction } from './contracts.js';
-import { loadAction, loadSafetyPolicy, transitionAction } from './journal.js';
+import { ACTION_MARKER_HEADER, reversalOf, SENDING_KINDS, type ActionResult, type JournaledAction } from './contracts.js';
+import { loadAction, loadSafetyPolicy, proposeActions, transitionAction } from './journal.js';
 
 
 const notFound = (what: string) => ApplicationFailure.create({ type: 'ActionNotFoundError', message: `no action ${what}`, nonRetryable: true });
@@ -128,26 +128,54 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
     }
   }
 
+  /**
+   * Carries out a queued or approved label change and journals it done; a change Gmail refuses for
+   * good is journaled failed (with the reason) and thrown. Done already: its result, nothing redone.
+   */
+  async function perform(action: JournaledAction): Promise<JournaledAction> {
+    if (action.state === 'done') return action;
+    if (action.state !== 'queued' && action.state !== 'approved') {
+      throw ApplicationFailure.create({ type: 'ActionStateError', message: `action ${action.id} is ${action.state}`, nonRetryable: true });
+    }
+    let result: ActionResult;
+    try {
+      result = await withGmail(action.accountId, (gmail) => change(gmail, action));
+    } catch (err) {
+      const failure = err instanceof ApplicationFailure ? err : undefined;
+      if (failure?.nonRetryable) {
+        await transitionAction(db, { id: action.id, from: ['queued', 'approved'], to: 'failed', note: `${failure.type}: ${failure.message}` });
+      }
+      throw err;
+    }
+    const done = await transitionAction(db, { id: action.id, from: ['queued', 'approved'], to: 'done', result });
+    return done?.action ?? { ...action, state: 'done', result };
+  }
+
   return {
+    async proposeAndPerform({ pauseLabel, ...proposal }) {
+      const pausedByLabel = await withGmail(proposal.accountId, (gmail) => isPaused(gmail, proposal.accountId, pauseLabel));
+      const journaled = await proposeActions(db, { ...proposal, pausedByLabel });
+      const after: JournaledAction[] = [];
+      for (const action of journaled) {
+        if (action.state !== 'queued' || SENDING_KINDS.includes(action.kind)) {
+          after.push(action);
+          continue;
+        }
+        try {
+          after.push(await perform(action));
+        } catch (err) {
+          if (!(err instanceof ApplicationFailure && err.nonRetryable)) throw err;
+          // Journaled failed with the reason; the other actions still run.
+          after.push((await loadAction(db, action.id)) ?? { ...action, state: 'failed' });
+        }
+      }
+      return after;
+    },
+
     async performAction({ actionId }) {
       const action = await loadAction(db, actionId);
       if (!action) throw notFound(actionId);
-      if (action.state === 'done') return action.result ?? {};
-      if (action.state !== 'queued' && action.state !== 'approved') {
-        throw ApplicationFailure.create({ type: 'ActionStateError', message: `action ${actionId} is ${action.state}`, nonRetryable: true });
-      }
-      let result: ActionResult;
-      try {
-        result = await withGmail(action.accountId, (gmail) => change(gmail, action));
-      } catch (err) {
-        const failure = err instanceof ApplicationFailure ? err : undefined;
-        if (failure?.nonRetryable) {
-          await transitionAction(db, { id: actionId, from: ['queued', 'approved'], to: 'failed', note: `${failure.type}: ${failure.message}` });
-        }
-        throw err;
-      }
-      await transitionAction(db, { id: actionId, from: ['queued', 'approved'], to: 'done', result });
-      return result;
+      return (await perform(action)).result ?? {};
     },
 
     async sendAction({ actionId, pauseLabel }) {
@@ -220,10 +248,6 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
       });
       await transitionAction(db, { id: actionId, from: ['done'], to: 'undone', decidedBy: by, note: `undone by ${by}` });
       return { undone: true };
-    },
-
-    async pausedByLabel({ accountId, label }) {
-      return withGmail(accountId, (gmail) => isPaused(gmail, accountId, label));
     },
 
     async placeApprovalDraft({ actionId, label }) {

@@ -1,11 +1,10 @@
-// Postgres activities of the actions (local activities of the thread workflow): the journal's writes.
+// Postgres activities of the actions (local activities of the thread workflow): the journal's transitions and reads.
 import type { SqlExecutor } from '../quota/sql.js';
 import type { ActionStoreActivities } from './activity-contracts.js';
-import { loadAction, proposeActions, transitionAction } from './journal.js';
+import { loadAction, transitionAction } from './journal.js';
 
 export function createActionStoreActivities(db: SqlExecutor): ActionStoreActivities {
   return {
-    proposeActions: (input) => proposeActions(db, input),
     settleAction: ({ scheduledForMs, ...t }) =>
       transitionAction(db, { ...t, ...(scheduledForMs !== undefined ? { scheduledFor: new Date(scheduledForMs) } : {}) }),
     readAction: ({ id }) => loadAction(db, id),

@@ -31,21 +31,23 @@ export async function carryOutActions(run: ThreadRun, thread: ThreadContent, ema
   await proposeAndStart(run, email, proposals);
 }
 
-/** Judges and journals proposed actions, then runs, opens or records each; returns them as journaled. */
+/**
+ * Judges and journals proposed actions and carries out the label changes the policy lets run (one
+ * Gmail step), then schedules, opens or records each; returns them as journaled.
+ */
 export async function proposeAndStart(
   run: ThreadRun,
   email: PromptMessage,
   proposals: (ProposedAction & { result?: { body: string } })[],
   sendsNeedApproval?: string,
 ): Promise<JournaledAction[]> {
-  const pausedByLabel = await run.actions.pausedByLabel({ accountId: run.accountId, label: run.actionSettings.pauseLabel });
-  const journaled = await run.journal.proposeActions({
+  const journaled = await run.actions.proposeAndPerform({
     ...run.ids,
     messageId: email.messageId,
     sender: addressOf(email.from),
     workflowId: run.workflowId,
     actions: proposals,
-    pausedByLabel,
+    pauseLabel: run.actionSettings.pauseLabel,
     approvalExpiryMs: run.actionSettings.approvalExpiryMs,
     ...(sendsNeedApproval ? { sendsNeedApproval } : {}),
   });
@@ -58,6 +60,12 @@ async function startAction(run: ThreadRun, action: JournaledAction): Promise<voi
     case 'refused':
       run.decide({ kind: 'action', source: 'system', detail: `refused ${labelOf(action)}: ${action.because.join('; ')}` });
       return;
+    case 'done':
+      run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)}: done` });
+      return;
+    case 'failed':
+      run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)} failed: ${action.note ?? ''}` });
+      return;
     case 'queued':
     case 'approved':
       return runAction(run, action);
@@ -69,7 +77,7 @@ async function startAction(run: ThreadRun, action: JournaledAction): Promise<voi
       }
       return;
     default:
-      return; // carried out already (the message was redelivered)
+      return; // settled already (undone, rejected, expired)
   }
 }
 

@@ -5,6 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decideAction, undoSince, type DecideDeps } from '../../src/actions/decide.js';
 import { listActions, loadAction, updateSafetySettings } from '../../src/actions/journal.js';
+import type { ActionGmailActivities } from '../../src/actions/activity-contracts.js';
 import type { ActionSpec, JournaledAction } from '../../src/actions/contracts.js';
 import type { SafetyPolicy } from '../../src/actions/policy.js';
 import { prismaExecutor } from '../../src/quota/sql.js';
@@ -420,12 +421,48 @@ describe('exactly once', () => {
     expect(await sentIn(threadId)).toHaveLength(1);
     expect((await loadAction(db(), waiting.id))!.state).toBe('done');
   });
+
+  it('judges, journals and carries out the allowed label changes in one step; one Gmail refuses for good is failed with the reason, a retry redoes nothing', async () => {
+    const { threadId } = await deliver(h, { from: 'Ola <ola@one-step.example>', subject: 'One step', text: 'Hello.' });
+    const proposal = {
+      accountId: h.accountId,
+      threadId,
+      // The star is on this message id, which Gmail refuses (400); the other changes are on the thread.
+      messageId: 'no-such-message',
+      sender: 'ola@one-step.example',
+      workflowId: `one-step-${threadId}`,
+      actions: [
+        { kind: 'add_label' as const, argument: 'One Step', reason: { source: 'user' as const } },
+        { kind: 'star' as const, reason: { source: 'user' as const } },
+        { kind: 'archive' as const, reason: { source: 'user' as const } },
+      ],
+      pauseLabel: 'Assistant Paused',
+      approvalExpiryMs: 60_000,
+    };
+    const first = await runActionActivity((a) => a.proposeAndPerform, proposal);
+    expect(first.map((a) => [a.kind, a.state])).toEqual([
+      ['add_label', 'done'],
+      ['star', 'failed'],
+      ['archive', 'done'],
+    ]);
+    expect(first[1]!.note).toMatch(/^GmailBadRequestError: .*Invalid id value/);
+    expect(await threadLabels(threadId)).toEqual(expect.arrayContaining(['One Step']));
+    expect(await threadLabels(threadId)).not.toContain('INBOX');
+    expect(await actionsOf(threadId)).toEqual(first);
+
+    // A retry (the worker died before reporting): the same rows, no Gmail change made again.
+    const modifiesBefore = (await h.gmail.control.metrics()).methods['threads.modify']?.calls ?? 0;
+    const retried = await runActionActivity((a) => a.proposeAndPerform, proposal);
+    expect(retried).toEqual(first);
+    expect((await h.gmail.control.metrics()).methods['threads.modify']?.calls ?? 0).toBe(modifiesBefore);
+  });
 });
 
-/** Runs the send activity as a worker would, through a Temporal activity environment. */
-async function runSendActivity(actionId: string) {
+/** Runs one of the actions' Gmail activities as a worker would, through a Temporal activity environment. */
+async function runActionActivity<I, R>(pick: (a: ActionGmailActivities) => (input: I) => Promise<R>, input: I): Promise<R> {
   const { MockActivityEnvironment } = await import('@temporalio/testing');
   const { createActionGmailActivities } = await import('../../src/actions/gmail-activities.js');
-  const activities = createActionGmailActivities({ accounts: h.gmailAccounts(), db: db() });
-  return new MockActivityEnvironment().run(activities.sendAction, { actionId, pauseLabel: 'Assistant Paused' });
+  return new MockActivityEnvironment().run(pick(createActionGmailActivities({ accounts: h.gmailAccounts(), db: db() })), input);
 }
+
+const runSendActivity = (actionId: string) => runActionActivity((a) => a.sendAction, { actionId, pauseLabel: 'Assistant Paused' });
