@@ -42,9 +42,15 @@ export interface ThreadContent {
   /** The newest message not sent by the user, or null when the user wrote last. */
   latestInbound: PromptMessage | null;
   /**
+   * What the user's rules say about latestInbound (tier one of classification), when asked for
+   * (`withRules`) and there is an inbound message.
+   */
+  rules?: RulesVerdict;
+  /**
    * What a reply to latestInbound is written with, read along with the thread so drafting needs no
-   * second Gmail step. Absent when the user wrote last or the mail is bulk or automated by the
-   * built-in header rules (nobody answers those; gatherReplyContext fetches it if the user asks).
+   * second Gmail step. Absent when the user wrote last, or when no reply is to be written: the rules
+   * decided on a category that gets none (without `withRules`, the built-in header rules called it
+   * bulk or automated). gatherReplyContext fetches it if the user asks for a draft after all.
    */
   replyContext?: ReplyContext;
 }
@@ -66,8 +72,11 @@ export interface DraftRef {
 }
 
 export interface GmailActivities {
-  /** The thread with bodies cut to a cap; null when the thread no longer exists. */
-  readThread(input: { accountId: string; threadId: string }): Promise<ThreadContent | null>;
+  /**
+   * The thread with bodies cut to a cap; null when the thread no longer exists. `withRules`: with
+   * the rules' verdict on its latest inbound message (Postgres), so classifying takes no step of its own.
+   */
+  readThread(input: { accountId: string; threadId: string; withRules?: boolean }): Promise<ThreadContent | null>;
   /** The user's recent replies to this sender (tone) and signature. */
   gatherReplyContext(input: { accountId: string; sender: string }): Promise<ReplyContext>;
   /**
@@ -162,8 +171,6 @@ export type RulesVerdict = (
 };
 
 export interface StoreActivities {
-  /** Deterministic rules from Postgres (global, account, domain, sender scopes). */
-  classifyByRules(input: { accountId: string; email: PromptMessage }): Promise<RulesVerdict>;
   /** What earlier runs of this thread left in Postgres; null for a thread never seen. */
   loadThread(input: { accountId: string; threadId: string }): Promise<ThreadMemory | null>;
   /** Upserts the thread row, appends new decisions (idempotent by run id and sequence) and journals the lifecycle's changes (by key). */

@@ -1,5 +1,5 @@
 // Gmail activities of the thread workflow (task queue durable-inbox-gmail). Each wraps one
-// Gmail side effect through GmailService; errors become Temporal failures that say whether a
+// Gmail side effect through GmailService (readThread also reads the rules' verdict from Postgres); errors become Temporal failures that say whether a
 // retry can help (429 → retry after Retry-After; revoked grant → non-retryable).
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { activityInfo } from '@temporalio/activity';
@@ -15,6 +15,8 @@ import { BUILTIN_RULES, evaluateRules } from '../rules/rules.js';
 import type { DraftRef, GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './activity-contracts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
 import { draftsWritten } from '../metrics/metrics.js';
+import type { SqlExecutor } from '../quota/sql.js';
+import { mayNeedReply, rulesVerdict } from './rules-verdict.js';
 
 /** Bodies are cut to this many characters before they enter workflow history. */
 const BODY_CAP = 6000;
@@ -132,7 +134,7 @@ function sameText(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
-export function createGmailActivities(accounts: GmailAccounts): GmailActivities {
+export function createGmailActivities({ accounts, db }: { accounts: GmailAccounts; db: SqlExecutor }): GmailActivities {
   const labels = new LabelDirectory();
   const signatures = new SignatureCache();
 
@@ -174,7 +176,7 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
   }
 
   return {
-    async readThread({ accountId, threadId }) {
+    async readThread({ accountId, threadId, withRules }) {
       return withGmail(accountId, async (gmail, userEmail) => {
         let snapshot;
         try {
@@ -186,14 +188,16 @@ export function createGmailActivities(accounts: GmailAccounts): GmailActivities 
         const visible = snapshot.messages.filter((m) => !m.isDraft);
         const latest = latestInboundMessage(snapshot, userEmail);
         const latestInbound = latest ? { ...toPromptMessage(latest, userEmail), replyHeaders: replyHeadersOf(latest, userEmail) } : null;
-        // Mail the built-in header rules call bulk or automated gets no reply: don't spend quota on tone.
-        const answerable = latestInbound && !evaluateRules(BUILTIN_RULES, latestInbound).decided;
+        const rules = withRules && latestInbound ? await rulesVerdict(db, accountId, latestInbound) : undefined;
+        // Mail that gets no reply (by the rules, else the built-in header rules): no quota spent on tone.
+        const answerable = latestInbound && (rules ? mayNeedReply(rules) : !evaluateRules(BUILTIN_RULES, latestInbound).decided);
         return {
           threadId,
           subject: visible[0]?.subject ?? '',
           userEmail,
           messages: visible.slice(-MESSAGES_CAP).map((m) => toPromptMessage(m, userEmail)),
           latestInbound,
+          ...(rules ? { rules } : {}),
           ...(answerable ? { replyContext: await replyContextFor(gmail, accountId, latestInbound.from) } : {}),
         };
       });

@@ -1,24 +1,14 @@
-// Postgres activities of the thread workflow: rules in, thread rows and the decision log out.
+// Postgres activities of the thread workflow: what earlier runs left in, thread rows and the
+// decision log out. (The rules are read with the thread: rules-verdict.ts.)
 // Every write is idempotent (upsert by thread, decisions keyed by run id and sequence), so a
 // retried activity changes nothing the first attempt already wrote.
 import type { PrismaClient } from '../db/client.js';
-import {
-  applicableInstructions,
-  BUILTIN_RULES,
-  evaluateRules,
-  InvalidRuleError,
-  validateRule,
-  type Rule,
-} from '../rules/rules.js';
 import { isCategory } from '../mail/types.js';
-import { ruleFromRow, type RuleRow } from '../rules/rule-rows.js';
 import { uuid7 } from '../db/uuid7.js';
-import { loadCategoryActions, recordLifecycleActions } from '../actions/journal.js';
-import { loadAgentProfile } from '../agent/profiles.js';
+import { recordLifecycleActions } from '../actions/journal.js';
 import { prismaExecutor } from '../quota/sql.js';
 import { emailsHandled } from '../metrics/metrics.js';
-import type { EmailForPrompt } from '../mail/types.js';
-import type { RulesVerdict, StoreActivities } from './activity-contracts.js';
+import type { StoreActivities } from './activity-contracts.js';
 import { threadWorkflowId, type ThreadMemory, type ThreadState } from './contracts.js';
 
 const SAVE_THREAD_SQL = `
@@ -44,11 +34,6 @@ ON CONFLICT (run_id, seq) DO NOTHING`;
 
 // Raw SQL on the per-email paths: Prisma's query building costs about a millisecond of the
 // worker's main thread per query (docs/thread-workflow.md).
-const ENABLED_RULES_SQL = `
-SELECT id, scope::text AS scope, scope_ref AS "scopeRef", kind::text AS kind, conditions, action, instruction, priority, enabled, actions, route
-FROM rules
-WHERE enabled AND (scope <> 'account' OR scope_ref = $1)`;
-
 const LOAD_THREAD_SQL = `
 SELECT state, category, confidence, draft_id, draft_message_id, draft_created_at, rework_count, handled_message_ids
 FROM threads
@@ -65,68 +50,8 @@ interface ThreadRow {
   handled_message_ids: string[];
 }
 
-function verdictOf(rules: Rule[], email: EmailForPrompt, accountId: string, categoryActions: RulesVerdict['categoryActions']): RulesVerdict {
-  const instructions = applicableInstructions(rules, email, accountId);
-  const verdict = evaluateRules(rules, email, accountId);
-  if (!verdict.decided) return { decided: false, instructions, categoryActions };
-  const rule = rules.find((r) => r.id === verdict.ruleId);
-  return {
-    decided: true,
-    category: verdict.category,
-    ruleId: verdict.ruleId,
-    reason: verdict.reason,
-    instructions,
-    categoryActions,
-    ...(rule?.actions ? { actions: rule.actions } : {}),
-    ...(rule?.route ? { routeTo: rule.route } : {}),
-  };
-}
-
-function partitionValid(rules: Rule[]): { usable: Rule[]; skipped: string[] } {
-  const usable: Rule[] = [];
-  const skipped: string[] = [];
-  for (const rule of rules) {
-    try {
-      validateRule(rule);
-      usable.push(rule);
-    } catch (err) {
-      if (!(err instanceof InvalidRuleError)) throw err;
-      skipped.push(err.message);
-    }
-  }
-  return { usable, skipped };
-}
-
 export function createStoreActivities(prisma: PrismaClient): StoreActivities {
-  /** A routing rule's agent profile, loaded; a route to a profile that does not exist is left out, with why. */
-  async function withRoute(verdict: RulesVerdict & { routeTo?: string }): Promise<RulesVerdict> {
-    const { routeTo, ...rest } = verdict;
-    if (!routeTo || !rest.decided) return rest;
-    const profile = await loadAgentProfile(prismaExecutor(prisma), routeTo);
-    if (profile) return { ...rest, route: profile };
-    return { ...rest, skipped: [...(rest.skipped ?? []), `rule ${rest.ruleId} routes to agent profile "${routeTo}", which does not exist: classified without it`] };
-  }
-
   return {
-    async classifyByRules({ accountId, email }) {
-      // Which domain and sender rules apply is decided by the domain module (subdomains, `@domain`,
-      // case); here only other accounts' rules are left out.
-      const [rows, categoryActions] = await Promise.all([
-        prisma.$queryRawUnsafe<RuleRow[]>(ENABLED_RULES_SQL, accountId),
-        loadCategoryActions(prismaExecutor(prisma), accountId),
-      ]);
-      const rules = [...BUILTIN_RULES, ...rows.map(ruleFromRow)];
-      try {
-        return await withRoute(verdictOf(rules, email, accountId, categoryActions));
-      } catch (err) {
-        if (!(err instanceof InvalidRuleError)) throw err;
-        // A broken rule (edited by hand in SQL, say) must not hold up the mail: it is left out, and
-        // the workflow records why in the thread's decision log.
-        const { usable, skipped } = partitionValid(rules);
-        return { ...(await withRoute(verdictOf(usable, email, accountId, categoryActions))), skipped };
-      }
-    },
-
     async loadThread({ accountId, threadId }) {
       const [row] = await prisma.$queryRawUnsafe<ThreadRow[]>(LOAD_THREAD_SQL, accountId, threadId);
       if (!row) return null;

@@ -73,7 +73,7 @@ async function handle(run: ThreadRun, event: ThreadEvent): Promise<void> {
  */
 async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promise<void> {
   const { record } = run;
-  const thread = await run.gmail.readThread(run.ids);
+  const thread = await run.gmail.readThread({ ...run.ids, withRules: true });
   if (!thread) return threadGone(run);
   const email = thread.latestInbound;
   if (again) {
@@ -125,9 +125,9 @@ async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promis
 }
 
 /**
- * Tier one, the user's rules (Postgres); tier two, the LLM when no rule decides. Sets the record's
- * category; returns the rules' instructions for the prompt and, when the LLM wrote the reply in the
- * same step, the draft. Undefined when the LLM step gave up.
+ * Tier one, the user's rules (read with the thread); tier two, the LLM when no rule decides. Sets
+ * the record's category; returns the rules' instructions for the prompt and, when the LLM wrote the
+ * reply in the same step, the draft. Undefined when the LLM step gave up.
  */
 async function classify(
   run: ThreadRun,
@@ -136,7 +136,7 @@ async function classify(
   keepDraft: boolean,
 ): Promise<Verdict | undefined> {
   const { record } = run;
-  const rules = await run.store.classifyByRules({ accountId: run.accountId, email });
+  const rules = thread.rules!; // readThread withRules gives them whenever there is an inbound email
   for (const reason of rules.skipped ?? []) run.decide({ kind: 'rule_skipped', source: 'system', detail: reason });
   if (rules.decided) {
     record.category = rules.category;

@@ -24,7 +24,7 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.
     namespace: ctx.cfg.TEMPORAL_NAMESPACE,
     taskQueue,
     activities: {
-      ...createGmailActivities(metered),
+      ...createGmailActivities({ accounts: metered, db: ctx.sql }),
       ...createAgentGmailActivities(metered),
       ...createActionGmailActivities({ accounts: metered, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_SECONDS * 1000 }),
       ...createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: ctx.sql }),

@@ -119,6 +119,21 @@ describe('default actions', () => {
     await recordHistory(h, threadId, 'thread-actions-newsletter');
   });
 
+  it("spends no Gmail quota on tone examples for mail the user's rules send to a category without a reply", async () => {
+    const listCalls = async () => (await h.gmail.control.metrics()).methods['messages.list']?.calls ?? 0;
+    // No actions either, so the kill-switch check (also a messages.list) does not run.
+    await ruleFor('quiet-news.example', 'newsletter', []);
+    const before = await listCalls();
+    // No bulk headers: only the user's rule says it is a newsletter.
+    const ruled = await deliverAndIngest(h, { from: 'Quiet <hello@quiet-news.example>', subject: 'Hello', text: 'Our news.' });
+    await idle(ruled.threadId, 'skipped');
+    expect(await listCalls()).toBe(before);
+    // Mail no rule decides is read with its reply context (the user's replies to the sender), so the draft needs no second read.
+    const open = await deliverAndIngest(h, { from: 'Pia <pia@open-question.example>', subject: 'A question', text: 'Could you help me?' });
+    await h.waitFor(open.threadId, (st) => st.category !== undefined && st.pendingEvents === 0);
+    expect(await listCalls()).toBe(before + 1);
+  });
+
   it('marks an automated notice read and labels it', async () => {
     await ruleFor('alerts.example', 'automated');
     const { threadId, messageId } = await deliverAndIngest(h, { from: 'CI <ci@alerts.example>', subject: 'Build passed', text: 'Green.' });
