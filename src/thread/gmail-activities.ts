@@ -1,6 +1,7 @@
 // Gmail activities of the thread workflow (task queue durable-inbox-gmail). Each wraps one
-// Gmail side effect through GmailService (readThread also reads the rules' verdict from Postgres); errors become Temporal failures that say whether a
-// retry can help (429 → retry after Retry-After; revoked grant → non-retryable).
+// Gmail side effect through GmailService (readThread also reads the rules' verdict from Postgres);
+// errors become Temporal failures that say whether a retry can help (429 → retry after
+// Retry-After; revoked grant → non-retryable).
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { activityInfo } from '@temporalio/activity';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
