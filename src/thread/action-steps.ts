@@ -5,7 +5,7 @@ import { ActivityFailure } from '@temporalio/workflow';
 import { SENDING_KINDS, type JournaledAction, type ProposedAction } from '../actions/contracts.js';
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
 import { failureType } from './activity-proxies.js';
-import { addressOf, needsTheUser, writeReply, type Verdict } from './common-steps.js';
+import { needsTheUser, writeReply, type Verdict } from './common-steps.js';
 import type { ActionDecisionEvent, ActionDueEvent, OpenAction } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';
 
@@ -25,7 +25,7 @@ export async function carryOutActions(run: ThreadRun, thread: ThreadContent, ema
       proposals.push({ ...spec, reason: verdict.reason });
       continue;
     }
-    const written = verdict.draft ?? (await writeReply(run, thread, email.from, verdict.instructions));
+    const written = verdict.draft ?? (await writeReply(run, thread, email.sender, verdict.instructions));
     if (written) proposals.push({ ...spec, reason: verdict.reason, result: { body: written.body } });
   }
   await proposeAndStart(run, email, proposals);
@@ -44,7 +44,7 @@ export async function proposeAndStart(
   const journaled = await run.actions.proposeAndPerform({
     ...run.ids,
     messageId: email.messageId,
-    sender: addressOf(email.from),
+    sender: email.sender,
     workflowId: run.workflowId,
     actions: proposals,
     pauseLabel: run.actionSettings.pauseLabel,

@@ -15,6 +15,12 @@ import type {
 /** One message as the classifier and the drafter see it (bodies already cut to a cap). */
 export interface PromptMessage extends EmailForPrompt {
   messageId: string;
+  /**
+   * The sender's address (lower-cased addr-spec), read once from the parsed From header; '' when the
+   * mail has no usable one. What rules match, the policy judges and the journal records: never the
+   * display name, never a second parse of `from`.
+   */
+  sender: string;
   fromUser: boolean;
   /**
    * What a reply to this message needs (threading headers, recipients): set on the message we

@@ -7,7 +7,7 @@ import type { ActionReason, ActionSpec } from '../actions/contracts.js';
 import { labelOf, proposeAndStart } from './action-steps.js';
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
 import { failureType, GIVE_UP_TYPES } from './activity-proxies.js';
-import { addressOf, needsTheUser, placeReply } from './common-steps.js';
+import { needsTheUser, placeReply } from './common-steps.js';
 import type { ThreadRun } from './thread-run.js';
 
 /**
@@ -58,7 +58,7 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
           return hits.length === 0 ? 'no messages match' : hits.map((h) => `${h.date} | ${h.from} | ${h.subject} | ${h.snippet}`).join('\n');
         }
         case 'sender_history':
-          return run.agentStore.senderHistory({ accountId: run.accountId, sender: addressOf(email.from) });
+          return run.agentStore.senderHistory({ accountId: run.accountId, sender: email.sender });
         case 'write_draft': {
           const draftId = await placeReply(run, email, String(input.body), reasonAt(step));
           return `draft ${draftId} is in the thread for the user to review`;

@@ -37,7 +37,7 @@ export async function placeReply(run: ThreadRun, replyTo: PromptMessage, body: s
   record.lastDraftBody = body;
   const key = actionKey({ ...run.ids, messageId: replyTo.messageId }, { kind: 'draft' });
   record.draftKey = key;
-  run.journalLifecycle({ key, kind: 'draft', messageId: replyTo.messageId, sender: addressOf(replyTo.from), reason, result: { draftId: ref.draftId } });
+  run.journalLifecycle({ key, kind: 'draft', messageId: replyTo.messageId, sender: replyTo.sender, reason, result: { draftId: ref.draftId } });
   run.transition('drafted');
   return ref.draftId;
 }
@@ -103,9 +103,4 @@ export async function llmStep<T>(run: ThreadRun, what: string, step: () => Promi
     }
     throw err;
   }
-}
-
-/** The address in `Name <address>`, lower-cased. */
-export function addressOf(from: string): string {
-  return (/<([^>]+)>/.exec(from)?.[1] ?? from).trim().toLowerCase();
 }

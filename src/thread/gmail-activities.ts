@@ -34,6 +34,7 @@ function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
   }
   return {
     messageId: m.id,
+    sender: m.from?.address.trim().toLowerCase() ?? '',
     from: m.from ? address(m.from) : '',
     to: m.to.map(address).join(', '),
     subject: m.subject,
@@ -71,10 +72,19 @@ class SignatureCache {
   }
 }
 
-/** The user's recent replies to this sender (tone). */
+/**
+ * A Gmail search term for one address, quoted; null for anything that is not a plain addr-spec, so
+ * mail content can never add search operators (a sender of `x OR in:anywhere`) or an empty `to:`.
+ */
+export function addressTerm(operator: 'to' | 'from', address: string): string | null {
+  return /^[^\s"\\(){}<>@]+@[^\s"\\(){}<>@]+$/.test(address) ? `${operator}:"${address}"` : null;
+}
+
+/** The user's recent replies to this sender (tone); none when the mail has no usable sender address. */
 async function toneExamplesFor(gmail: GmailService, sender: string): Promise<string[]> {
-  const address = /<([^>]+)>/.exec(sender)?.[1] ?? sender;
-  const sent = await gmail.listMessages({ q: `in:sent to:${address}`, maxResults: TONE_EXAMPLES });
+  const term = addressTerm('to', sender);
+  if (!term) return [];
+  const sent = await gmail.listMessages({ q: `in:sent ${term}`, maxResults: TONE_EXAMPLES });
   const examples: string[] = [];
   for (const ref of sent.messages) {
     const message = await gmail.getMessage(ref.id, 'full');
@@ -199,7 +209,7 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
           messages: visible.slice(-MESSAGES_CAP).map((m) => toPromptMessage(m, userEmail)),
           latestInbound,
           ...(rules ? { rules } : {}),
-          ...(answerable ? { replyContext: await replyContextFor(gmail, accountId, latestInbound.from) } : {}),
+          ...(answerable ? { replyContext: await replyContextFor(gmail, accountId, latestInbound.sender) } : {}),
         };
       });
     },

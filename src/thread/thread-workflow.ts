@@ -207,7 +207,7 @@ async function draftReply(
 ): Promise<void> {
   const replyTo = thread.latestInbound ?? thread.messages[thread.messages.length - 1];
   if (!replyTo) return;
-  const draft = written ?? (await writeReply(run, thread, replyTo.from, instructions, rework));
+  const draft = written ?? (await writeReply(run, thread, replyTo.sender, instructions, rework));
   if (!draft) return;
   const draftId = await placeReply(run, replyTo, draft.body, reason);
   run.decide({

@@ -45,6 +45,7 @@ afterAll(async () => {
 
 const email: PromptMessage = {
   messageId: 'm-1',
+  sender: 'dana@client.example',
   fromUser: false,
   from: 'Dana <dana@client.example>',
   to: 'me@example.com',
