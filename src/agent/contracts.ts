@@ -75,7 +75,8 @@ export interface AgentStepRecord {
 
 /** How a run ended. */
 export type AgentOutcome =
-  | { kind: 'ended'; text: string }
+  /** `failedTools`: tool calls that failed for good on the way (the model was told; the user is too). */
+  | { kind: 'ended'; text: string; failedTools: string[] }
   | { kind: 'escalated'; reason: string }
   | { kind: 'step_limit'; steps: number };
 

@@ -4,7 +4,7 @@
 import { ActivityFailure } from '@temporalio/workflow';
 import { SENDING_KINDS, type JournaledAction, type ProposedAction } from '../actions/contracts.js';
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
-import { failureType } from './activity-proxies.js';
+import { failureType } from '../temporal/workflow-failures.js';
 import { needsTheUser, writeReply, type Verdict } from './common-steps.js';
 import type { ActionDecisionEvent, ActionDueEvent, OpenAction } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';

@@ -6,7 +6,8 @@ import type { AgentProfile, AgentToolName } from '../agent/contracts.js';
 import type { ActionReason, ActionSpec } from '../actions/contracts.js';
 import { labelOf, proposeAndStart } from './action-steps.js';
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
-import { failureType, GIVE_UP_TYPES } from './activity-proxies.js';
+import { failureType } from '../temporal/workflow-failures.js';
+import { GIVE_UP_TYPES } from './activity-proxies.js';
 import { needsTheUser, placeReply } from './common-steps.js';
 import type { ThreadRun } from './thread-run.js';
 
@@ -95,6 +96,8 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
       return needsTheUser(run, `agent ${profile.name} reached its step limit (${outcome.steps}) without finishing`);
     case 'ended':
       run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} finished: ${outcome.text.slice(0, 300)}`, ...usage });
+      // A tool that failed for good: the model worked around it, but the user looks at what it did.
+      if (outcome.failedTools.length > 0) return needsTheUser(run, `agent ${profile.name} finished, but a tool failed: ${outcome.failedTools.join('; ')}`);
       if (run.record.state === 'pending') run.transition('skipped');
   }
 }

@@ -3,7 +3,8 @@
 // errors become Temporal failures that say whether a retry can help (429 → retry after
 // Retry-After; revoked grant → non-retryable).
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
-import { activityInfo } from '@temporalio/activity';
+import { activityInfo, ApplicationFailure } from '@temporalio/activity';
+import { ACCOUNT_UNUSABLE_TYPES } from '../accounts/account-access.js';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { buildReply, replyRecipients, type ReplyParent } from '../gmail/mime.js';
 import { findSentReplyAfter, latestInboundMessage } from '../gmail/thread-queries.js';
@@ -200,8 +201,12 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
         const latest = latestInboundMessage(snapshot, userEmail);
         const latestInbound = latest ? { ...toPromptMessage(latest, userEmail), replyHeaders: replyHeadersOf(latest, userEmail) } : null;
         const rules = withRules && latestInbound ? await rulesVerdict(db, accountId, latestInbound) : undefined;
-        // Mail that gets no reply (by the rules, else the built-in header rules): no quota spent on tone.
-        const answerable = latestInbound && (rules ? mayNeedReply(rules) : !evaluateRules(BUILTIN_RULES, latestInbound).decided);
+        // Mail that gets no reply (by the rules, else the built-in header rules), or has nobody to
+        // reply to: no quota spent on tone, and the LLM only classifies it.
+        const answerable =
+          latestInbound &&
+          latestInbound.replyHeaders.recipients.length > 0 &&
+          (rules ? mayNeedReply(rules) : !evaluateRules(BUILTIN_RULES, latestInbound).decided);
         return {
           threadId,
           subject: visible[0]?.subject ?? '',
@@ -254,6 +259,17 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
           .filter(([, name]) => onThread.includes(ids.get(name) ?? ''))
           .map(([role]) => role);
       });
+    },
+
+    async gmailAnswers({ accountId }) {
+      try {
+        await withGmail(accountId, (gmail) => gmail.getProfile());
+        return true;
+      } catch (err) {
+        // A lost grant is the account wrapper's to wait on; any other error means Gmail does not answer.
+        if (err instanceof ApplicationFailure && ACCOUNT_UNUSABLE_TYPES.includes(err.type ?? '')) throw err;
+        return false;
+      }
     },
 
     async findSentReply({ accountId, threadId, afterMs }) {

@@ -4,7 +4,9 @@
 // below, its steps in process order after it; which event leads to which step in which state is
 // transitions.ts; the record and its views are thread-record.ts; the Temporal plumbing of a run
 // (signals, query, search attributes, Postgres writes) is thread-run.ts.
+import { isCancellation } from '@temporalio/workflow';
 import { actionKey, type ActionReason } from '../actions/contracts.js';
+import { describeFailure } from '../temporal/workflow-failures.js';
 import { actionDue, carryOutActions, checkApprovalDraft, decideAction } from './action-steps.js';
 import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contracts.js';
 import { handToAgent } from './agent-steps.js';
@@ -22,7 +24,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     if (event === 'idle') break; // nothing for a long while: this run ends, new mail starts another
     if (event === 'continue') return run.continueAsNew(); // history is long: carry on in a fresh run
     await run.handle(async () => {
-      await handle(run, event);
+      await handle(run, event).catch((err: unknown) => stepFailed(run, event, err));
       await run.save();
     });
   }
@@ -207,6 +209,8 @@ async function draftReply(
 ): Promise<void> {
   const replyTo = thread.latestInbound ?? thread.messages[thread.messages.length - 1];
   if (!replyTo) return;
+  // A bare `From: foo`, or no From at all: a reply would have nobody to go to.
+  if (replyTo.replyHeaders?.recipients.length === 0) return needsTheUser(run, `no reply drafted: message ${replyTo.messageId} has no address to reply to`);
   const draft = written ?? (await writeReply(run, thread, replyTo.sender, instructions, rework));
   if (!draft) return;
   const draftId = await placeReply(run, replyTo, draft.body, reason);
@@ -296,6 +300,20 @@ async function draftDisappeared(run: ThreadRun): Promise<void> {
     run.decide({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
     run.transition('discarded');
   }
+}
+
+/**
+ * A step failed for good: an error no retry fixes (from Gmail, the LLM, parsing or our own code),
+ * or retries that ran out on this thread's own mail. The thread does not fail: it ends in Action
+ * Required with the reason, and the message is taken as handled, so the inbox scan and the
+ * fallback sync do not hand it over again; new mail or the user moves the thread on.
+ */
+async function stepFailed(run: ThreadRun, event: ThreadEvent, err: unknown): Promise<void> {
+  if (isCancellation(err)) throw err;
+  if (event.type === 'message_added' && !run.record.handledMessageIds.includes(event.messageId)) {
+    run.record.handledMessageIds.push(event.messageId);
+  }
+  await needsTheUser(run, describeFailure(err));
 }
 
 function threadGone(run: ThreadRun): void {
