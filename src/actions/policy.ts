@@ -132,6 +132,10 @@ export function judge(action: ProposedAction, facts: PolicyFacts, policy: Safety
   } else if (kind === 'auto_reply') {
     grants.push(`earned: your last ${facts.draftsSentUnedited} drafts to ${facts.sender} went out unedited`);
   }
+  if (SENDING_KINDS.includes(kind) && reason.source === 'agent' && reason.readsMailbox) {
+    // Mail could steer such an agent into sending the user's other mail to the sender.
+    approvals.push(`agent ${reason.profile} can read your other mail and send: what it sends always waits for you`);
+  }
   if (SENDING_KINDS.includes(kind) && facts.sendsLastHour >= policy.sendsPerHour) {
     approvals.push(`${facts.sendsLastHour} automatic sends in the last hour: the cap is ${policy.sendsPerHour}`);
   }

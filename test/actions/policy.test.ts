@@ -82,6 +82,19 @@ describe('safety policy', () => {
     expect(earned.because).toContain('earned: your last 5 drafts to ann@news.example.com went out unedited');
   });
 
+  it("holds every send of an agent that can read the user's other mail, whatever is allowed or earned", () => {
+    const lenient = policy({ allowances: [{ kind: 'auto_reply', scope: 'global' }], earnedAfter: 0 });
+    const earned = { ...facts, draftsSentUnedited: 9 };
+    const agent = (readsMailbox?: boolean): ProposedAction => ({ kind: 'auto_reply', reason: { source: 'agent', profile: 'helper', step: 2, ...(readsMailbox ? { readsMailbox } : {}) } });
+    expect(judge(agent(true), earned, lenient)).toEqual({
+      outcome: 'needs_approval',
+      because: ['agent helper can read your other mail and send: what it sends always waits for you'],
+    });
+    expect(judge(agent(), earned, lenient).outcome).toBe('run');
+    // Its label changes are not sends: the flag does not hold them.
+    expect(judge({ kind: 'add_label', argument: 'Clients', reason: { source: 'agent', profile: 'helper', step: 2, readsMailbox: true } }, earned, lenient).outcome).toBe('run');
+  });
+
   it('caps automatic sends per account and hour', () => {
     const allowed = policy({ sendsPerHour: 2, allowances: [{ kind: 'auto_reply', scope: 'global' }] });
     const busy = { ...facts, draftsSentUnedited: 9, sendsLastHour: 2 };

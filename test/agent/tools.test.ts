@@ -1,5 +1,6 @@
 // The agent's tool schemas: what a model's call must pass before the workflow runs it.
 import { describe, expect, it } from 'vitest';
+import { readsMailboxAndSends } from '../../src/agent/contracts.js';
 import { checkToolInput, toolDefinitions } from '../../src/agent/tools.js';
 import { GMAIL_SYSTEM_LABELS } from '../../src/gmail/system-labels.js';
 
@@ -24,5 +25,14 @@ describe('agent tools', () => {
     const [add] = toolDefinitions(['add_label']);
     expect(add!.description).toMatch(/system labels \(INBOX, TRASH, SPAM/);
     expect(add!.input_schema).toMatchObject({ type: 'object', required: ['label'] });
+  });
+});
+
+describe('profiles that read the mailbox and send', () => {
+  it('are the ones with send_reply and search_mailbox or sender_history', () => {
+    expect(readsMailboxAndSends({ tools: ['read_thread', 'search_mailbox', 'send_reply'] })).toBe(true);
+    expect(readsMailboxAndSends({ tools: ['sender_history', 'send_reply'] })).toBe(true);
+    expect(readsMailboxAndSends({ tools: ['read_thread', 'send_reply', 'write_draft'] })).toBe(false);
+    expect(readsMailboxAndSends({ tools: ['search_mailbox', 'sender_history', 'write_draft'] })).toBe(false);
   });
 });
