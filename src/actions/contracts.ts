@@ -26,7 +26,8 @@ export type ActionReason =
   | { source: 'rule'; ruleId: string }
   | { source: 'llm'; confidence: number; model?: string }
   | { source: 'user' }
-  | { source: 'agent'; profile: string; step: number }
+  /** readsMailbox: the profile can read the user's other mail and send, so its sends always wait for the user. */
+  | { source: 'agent'; profile: string; step: number; readsMailbox?: boolean }
   /** The thread's own lifecycle (Action Required when it needs you, Outbox off once a draft is gone). */
   | { source: 'system'; why: string };
 
@@ -139,6 +140,8 @@ export interface ActionResult {
   sentMessageId?: string;
   /** The text an auto-reply sends (written by the LLM before it is proposed). */
   body?: string;
+  /** What the agent read of the mailbox in the run that wrote this reply (what it may quote), shown with its approval. */
+  mailboxRead?: string[];
   /** Set on a draft once the sent detection saw it go out: whether the user changed it first. */
   sentUnedited?: boolean;
   /** The Discord message that asked for approval (so it is posted once). */

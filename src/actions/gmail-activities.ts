@@ -9,6 +9,7 @@ import { toActivityFailure } from '../accounts/gmail-failures.js';
 import { GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
+import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import { buildPlainTextMessage, buildReply, replyRecipients, toRaw } from '../gmail/mime.js';
 import type { ThreadMessage } from '../gmail/types.js';
 import type { SqlExecutor } from '../quota/sql.js';
@@ -16,6 +17,19 @@ import type { ActionGmailActivities } from './activity-contracts.js';
 import { ACTION_MARKER_HEADER, reversalOf, SENDING_KINDS, type ActionResult, type JournaledAction } from './contracts.js';
 import { loadAction, loadSafetyPolicy, proposeActions, transitionAction } from './journal.js';
 
+
+/**
+ * The last line of defence behind the policy: a label action never names, or resolves to, one of
+ * Gmail's system labels (TRASH would trash, SPAM report, INBOX archive, past those kinds' checks).
+ */
+function refuseSystemLabel(action: JournaledAction, nameOrId: string): void {
+  if (!isGmailSystemLabel(nameOrId)) return;
+  throw ApplicationFailure.create({
+    type: 'SystemLabelRefusedError',
+    message: `${action.kind} ${action.argument}: ${nameOrId} is a Gmail system label; trash and archive are actions of their own`,
+    nonRetryable: true,
+  });
+}
 
 const notFound = (what: string) => ApplicationFailure.create({ type: 'ActionNotFoundError', message: `no action ${what}`, nonRetryable: true });
 
@@ -105,13 +119,11 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
         await gmail.modifyThread(thread, { remove: ['INBOX'] });
         return {};
       case 'add_label':
-        return withLabel(action.accountId, gmail, action.argument!, async (id) => {
-          await gmail.modifyThread(thread, { add: [id] });
-          return { labelId: id };
-        });
       case 'remove_label':
+        refuseSystemLabel(action, action.argument!);
         return withLabel(action.accountId, gmail, action.argument!, async (id) => {
-          await gmail.modifyThread(thread, { remove: [id] });
+          refuseSystemLabel(action, id);
+          await gmail.modifyThread(thread, action.kind === 'add_label' ? { add: [id] } : { remove: [id] });
           return { labelId: id };
         });
       case 'mark_read':

@@ -2,6 +2,7 @@
 // waits for the user's approval, or is refused, with every reason. It applies to rule, LLM and agent
 // decisions alike. Pure: its facts come from the caller (the user's settings, counts from the
 // journal), never from the mail itself, so mail content cannot widen what it allows.
+import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import { DANGEROUS_KINDS, SENDING_KINDS, type ActionKind, type ProposedAction } from './contracts.js';
 
 export type AllowanceScope = 'global' | 'account' | 'domain' | 'sender';
@@ -101,6 +102,10 @@ export function judge(action: ProposedAction, facts: PolicyFacts, policy: Safety
       refusals.push(`forward to ${to || '(no address)'}: not an address you allowed forwards to`);
     }
   }
+  if ((kind === 'add_label' || kind === 'remove_label') && isGmailSystemLabel(action.argument ?? '')) {
+    // TRASH, SPAM or taking INBOX off would trash, report or archive past the checks of those kinds.
+    refusals.push(`${kind} ${action.argument}: a Gmail system label; trash and archive are actions of their own`);
+  }
   if (reason.source === 'user') {
     // The user asked for it (a label, the CLI, the approvals page): nothing to approve.
     return refusals.length > 0 ? { outcome: 'refused', because: refusals } : { outcome: 'run', because: ['asked for by you'] };
@@ -126,6 +131,10 @@ export function judge(action: ProposedAction, facts: PolicyFacts, policy: Safety
     );
   } else if (kind === 'auto_reply') {
     grants.push(`earned: your last ${facts.draftsSentUnedited} drafts to ${facts.sender} went out unedited`);
+  }
+  if (SENDING_KINDS.includes(kind) && reason.source === 'agent' && reason.readsMailbox) {
+    // Mail could steer such an agent into sending the user's other mail to the sender.
+    approvals.push(`agent ${reason.profile} can read your other mail and send: what it sends always waits for you`);
   }
   if (SENDING_KINDS.includes(kind) && facts.sendsLastHour >= policy.sendsPerHour) {
     approvals.push(`${facts.sendsLastHour} automatic sends in the last hour: the cap is ${policy.sendsPerHour}`);

@@ -14,6 +14,17 @@ export const AGENT_TOOLS = [
 ] as const;
 export type AgentToolName = (typeof AGENT_TOOLS)[number];
 
+/** Tools that read the user's mail beyond the thread at hand. */
+export const MAILBOX_TOOLS: readonly AgentToolName[] = ['search_mailbox', 'sender_history'];
+
+/**
+ * Whether a profile can both read the user's other mail and send: mail could steer it into sending
+ * that mail to the sender, so its sends always wait for approval, whatever the policy allows.
+ */
+export function readsMailboxAndSends(profile: Pick<AgentProfile, 'tools'>): boolean {
+  return profile.tools.includes('send_reply') && profile.tools.some((t) => MAILBOX_TOOLS.includes(t));
+}
+
 export interface AgentProfile {
   name: string;
   description: string;

@@ -114,6 +114,7 @@ async function show(prisma: PrismaClient, io: CliIo, id: string | undefined): Pr
   if (a.doneAt) io.out(`done       ${when(a.doneAt)}`);
   if (a.result?.sentMessageId) io.out(`sent as    ${a.result.sentMessageId}`);
   if (a.result?.body) io.out(`text       ${a.result.body.split('\n').join('\n           ')}`);
+  if (a.result?.mailboxRead?.length) io.out(`read       ${a.result.mailboxRead.join('\n           ')}`);
   io.out(`undo       ${reversal.kind === 'none' ? `not possible: ${reversal.why}` : `npm run cli -- actions undo ${a.id}`}`);
   if (a.state === 'awaiting_approval') io.out(`decide     npm run cli -- actions approve ${a.id}   (or reject)`);
 }

@@ -68,6 +68,13 @@ function what(action: JournaledAction): string {
   return `${escapeHtml(action.kind)}${action.argument !== undefined ? ` <code>${escapeHtml(action.argument)}</code>` : ''}`;
 }
 
+/** What the agent read of the mailbox before writing the reply: what the reply may quote. */
+function mailboxReadOf(action: JournaledAction): string {
+  const read = action.result?.mailboxRead;
+  if (!read || read.length === 0) return '';
+  return `\n<h2>What the agent read of your mailbox before writing it</h2>\n<ul id="mailbox-read">${read.map((r) => `<li>${escapeHtml(r)}</li>`).join('')}</ul>`;
+}
+
 export function renderActionPage(card: ActionCard, outcome?: Outcome): string {
   const { action } = card;
   const rows: [string, string][] = [
@@ -85,7 +92,7 @@ export function renderActionPage(card: ActionCard, outcome?: Outcome): string {
     ['Proposed', escapeHtml(action.createdAt)],
   ];
   const body = action.kind === 'auto_reply' && action.result?.body !== undefined
-    ? `<h2>The reply it would send</h2>\n<pre id="reply">${escapeHtml(action.result.body)}</pre>`
+    ? `<h2>The reply it would send</h2>\n<pre id="reply">${escapeHtml(action.result.body)}</pre>${mailboxReadOf(action)}`
     : '';
   const banner = outcome
     ? `<p class="outcome ${outcome.ok ? 'ok' : 'failed'}" id="outcome" role="status">${escapeHtml(outcome.message)}</p>`

@@ -4,13 +4,15 @@
 import type { ActionSpec } from '../actions/contracts.js';
 import { headerValue, parseAddress, senderOf } from '../mail/headers.js';
 import { isCategory, type Category, type EmailForPrompt } from '../mail/types.js';
+import { regexLiteral, unsafePatternReason, type PatternInput } from './pattern-safety.js';
 
 /** Who a rule is for. A more specific scope wins: sender > domain > account > global. */
 export type RuleScope = 'global' | 'account' | 'domain' | 'sender';
 
 /**
  * A pattern is a case-insensitive substring (`invoice`) or a regular expression between slashes
- * (`/^re:/`, flags m, s and u allowed; matching is always case-insensitive).
+ * (`/^re:/`, flags m, s and u allowed; matching is always case-insensitive). A user's regular
+ * expression that could backtrack catastrophically is refused (src/rules/pattern-safety.ts).
  */
 export type Pattern = string;
 
@@ -121,6 +123,15 @@ export const BUILTIN_RULES: readonly Rule[] = [
   },
 ];
 
+/**
+ * Rules see at most this much of each header (From, To, Subject, any header) and of the body: mail is
+ * written by strangers, and a pattern's time is bounded by its input (a crafted 300 kB From header).
+ */
+export const RULE_HEADER_CHARS = 2048;
+export const RULE_BODY_CHARS = 20_000;
+
+const bounded = (value: string, input: PatternInput) => value.slice(0, input === 'body' ? RULE_BODY_CHARS : RULE_HEADER_CHARS);
+
 const SCOPE_RANK: Record<RuleScope, number> = { sender: 3, domain: 2, account: 1, global: 0 };
 
 type Matcher = (value: string) => boolean;
@@ -131,19 +142,22 @@ interface CompiledRule {
   checks: Array<(email: EmailForPrompt) => string | null>;
 }
 
-const REGEX_LITERAL = /^\/(.+)\/([a-z]*)$/s;
 const ALLOWED_FLAGS = new Set(['i', 'm', 's', 'u']);
 
-function compilePattern(pattern: unknown, ruleId: string, field: string): Matcher {
+/**
+ * The pattern as a matcher of (bounded) input. The built-in rules' patterns are ours and reviewed
+ * (test/rules/rules.test.ts checks them too); a user's are checked for catastrophic backtracking.
+ */
+function compilePattern(pattern: unknown, ruleId: string, field: string, input: PatternInput): Matcher {
   if (typeof pattern !== 'string' || pattern.length === 0) {
     throw new InvalidRuleError(ruleId, field, 'expected a non-empty pattern');
   }
-  const literal = REGEX_LITERAL.exec(pattern);
+  const literal = regexLiteral(pattern);
   if (!literal) {
     const needle = pattern.toLowerCase();
     return (value) => value.toLowerCase().includes(needle);
   }
-  const [, source = '', flags = ''] = literal;
+  const { source, flags } = literal;
   const bad = [...flags].find((f) => !ALLOWED_FLAGS.has(f));
   if (bad) throw new InvalidRuleError(ruleId, field, `unsupported regex flag "${bad}" in ${pattern}`);
   let regex: RegExp;
@@ -152,13 +166,16 @@ function compilePattern(pattern: unknown, ruleId: string, field: string): Matche
   } catch (err) {
     throw new InvalidRuleError(ruleId, field, `invalid regular expression ${pattern}: ${(err as Error).message}`);
   }
+  const unsafe = ruleId.startsWith('builtin:') ? null : unsafePatternReason(regex.source, regex.flags, input);
+  if (unsafe) throw new InvalidRuleError(ruleId, field, `${pattern}: ${unsafe}`);
   return (value) => regex.test(value);
 }
 
 function fieldCheck(field: 'from' | 'to' | 'subject' | 'body', pattern: Pattern, ruleId: string) {
-  const matches = compilePattern(pattern, ruleId, `conditions.${field}`);
+  const input = field === 'body' ? 'body' : 'header';
+  const matches = compilePattern(pattern, ruleId, `conditions.${field}`, input);
   return (email: EmailForPrompt) =>
-    matches(email[field] ?? '') ? `${field} matches ${JSON.stringify(pattern)}` : null;
+    matches(bounded(email[field] ?? '', input)) ? `${field} matches ${JSON.stringify(pattern)}` : null;
 }
 
 function headerCheck(condition: HeaderCondition, index: number, ruleId: string) {
@@ -167,10 +184,10 @@ function headerCheck(condition: HeaderCondition, index: number, ruleId: string) 
     throw new InvalidRuleError(ruleId, `${field}.name`, 'expected a header name');
   }
   const matches =
-    condition.pattern === undefined ? () => true : compilePattern(condition.pattern, ruleId, `${field}.pattern`);
+    condition.pattern === undefined ? () => true : compilePattern(condition.pattern, ruleId, `${field}.pattern`, 'header');
   return (email: EmailForPrompt) => {
     const value = headerValue(email.headers ?? {}, condition.name);
-    if (value === undefined || !matches(value)) return null;
+    if (value === undefined || !matches(bounded(value, 'header'))) return null;
     return condition.pattern === undefined
       ? `header ${condition.name} present`
       : `header ${condition.name} matches ${JSON.stringify(condition.pattern)}`;

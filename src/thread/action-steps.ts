@@ -38,7 +38,7 @@ export async function carryOutActions(run: ThreadRun, thread: ThreadContent, ema
 export async function proposeAndStart(
   run: ThreadRun,
   email: PromptMessage,
-  proposals: (ProposedAction & { result?: { body: string } })[],
+  proposals: (ProposedAction & { result?: { body: string; mailboxRead?: string[] } })[],
   sendsNeedApproval?: string,
 ): Promise<JournaledAction[]> {
   const journaled = await run.actions.proposeAndPerform({

@@ -5,6 +5,7 @@ import { loadCategoryActions } from '../actions/journal.js';
 import { loadAgentProfile } from '../agent/profiles.js';
 import type { EmailForPrompt } from '../mail/types.js';
 import type { SqlExecutor } from '../quota/sql.js';
+import { precheckRules } from '../rules/pattern-safety.js';
 import { ruleFromRow, type RuleRow } from '../rules/rule-rows.js';
 import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule } from '../rules/rules.js';
 import type { RulesVerdict } from './activity-contracts.js';
@@ -22,6 +23,7 @@ export async function rulesVerdict(db: SqlExecutor, accountId: string, email: Em
     loadCategoryActions(db, accountId),
   ]);
   const rules = [...BUILTIN_RULES, ...rows.map(ruleFromRow)];
+  await precheckRules(rules); // the regexes' backtracking checked off the event loop, once per pattern
   try {
     return await withRoute(db, verdictOf(rules, email, accountId, categoryActions));
   } catch (err) {

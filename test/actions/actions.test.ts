@@ -473,6 +473,42 @@ describe('exactly once', () => {
   });
 });
 
+describe("Gmail's system labels", () => {
+  it('refuses a label action naming TRASH, SPAM or INBOX in the policy, and in the Gmail step for a row that got past it', async () => {
+    const { threadId } = await deliver(h, { from: 'Tess <tess@system-label.example>', subject: 'Labels', text: 'Hello.' });
+    const proposal = {
+      accountId: h.accountId,
+      threadId,
+      messageId: 'm-system-label',
+      sender: 'tess@system-label.example',
+      workflowId: `system-label-${threadId}`,
+      actions: [
+        { kind: 'add_label' as const, argument: 'trash', reason: { source: 'agent' as const, profile: 'p', step: 1 } },
+        { kind: 'add_label' as const, argument: 'SPAM', reason: { source: 'user' as const } },
+        { kind: 'remove_label' as const, argument: 'Inbox', reason: { source: 'rule' as const, ruleId: 'r' } },
+      ],
+      pauseLabel: 'Assistant Paused',
+      approvalExpiryMs: 60_000,
+    };
+    const journaled = await runActionActivity((a) => a.proposeAndPerform, proposal);
+    expect(journaled.map((a) => [a.kind, a.argument, a.state])).toEqual([
+      ['add_label', 'trash', 'refused'],
+      ['add_label', 'SPAM', 'refused'],
+      ['remove_label', 'Inbox', 'refused'],
+    ]);
+    expect(journaled[0]!.because).toEqual(['add_label trash: a Gmail system label; trash and archive are actions of their own']);
+
+    // A row queued past the policy (journaled by an older version, edited by hand): the Gmail step refuses it for good.
+    await h.prisma.action.update({ where: { id: journaled[0]!.id }, data: { state: 'queued' } });
+    await expect(runActionActivity((a) => a.performAction, { actionId: journaled[0]!.id })).rejects.toMatchObject({ type: 'SystemLabelRefusedError' });
+    expect(await loadAction(db(), journaled[0]!.id)).toMatchObject({ state: 'failed', note: expect.stringMatching(/^SystemLabelRefusedError: add_label trash: trash is a Gmail system label/) });
+    const labels = await threadLabels(threadId);
+    expect(labels).toContain('INBOX');
+    expect(labels).not.toContain('TRASH');
+    expect(labels).not.toContain('SPAM');
+  });
+});
+
 /** Runs one of the actions' Gmail activities as a worker would, through a Temporal activity environment. */
 async function runActionActivity<I, R>(pick: (a: ActionGmailActivities) => (input: I) => Promise<R>, input: I): Promise<R> {
   const { MockActivityEnvironment } = await import('@temporalio/testing');

@@ -54,6 +54,24 @@ describe('safety policy', () => {
     expect(judge({ kind: 'forward', argument: 'attacker@evil.example', reason: { source: 'user' } }, facts, allowed).outcome).toBe('refused');
   });
 
+  it("refuses a label action on Gmail's system labels from every source, whatever is allowed", () => {
+    // TRASH trashes, SPAM reports, taking INBOX off archives: past the checks of trash and archive.
+    const lenient = policy({ allowances: [{ kind: 'trash', scope: 'global' }, { kind: 'archive', scope: 'global' }] });
+    const agent = (kind: 'add_label' | 'remove_label', argument: string): ProposedAction => ({ kind, argument, reason: { source: 'agent', profile: 'p', step: 1 } });
+    const labels = ['TRASH', 'trash', ' Spam ', 'INBOX', 'unread', 'STARRED', 'IMPORTANT', 'SENT', 'DRAFT', 'CHAT', 'CATEGORY_PROMOTIONS', 'category_social', 'CATEGORY_SOMETHING_NEW'];
+    for (const label of labels) {
+      for (const kind of ['add_label', 'remove_label'] as const) {
+        for (const action of [rule(kind, label), llm(kind, 0.99, label), agent(kind, label), { kind, argument: label, reason: { source: 'user' as const } }]) {
+          const verdict = judge(action, facts, lenient);
+          expect(verdict.outcome, `${kind} ${label} by ${action.reason.source}`).toBe('refused');
+          expect(verdict.because[0]).toBe(`${kind} ${label}: a Gmail system label; trash and archive are actions of their own`);
+        }
+      }
+    }
+    // The user's own labels, even ones that read like a system label, are harmless label changes.
+    for (const label of ['Trash later', 'Inbox/Clients', 'My Spam Reports']) expect(judge(agent('add_label', label), facts, lenient).outcome).toBe('run');
+  });
+
   it('lets auto-reply run only once it is earned, and says how far along it is', () => {
     const allowed = policy({ allowances: [{ kind: 'auto_reply', scope: 'sender', ref: 'ann@news.example.com' }] });
     const early = judge(rule('auto_reply'), { ...facts, draftsSentUnedited: 3 }, allowed);
@@ -62,6 +80,19 @@ describe('safety policy', () => {
     const earned = judge(rule('auto_reply'), { ...facts, draftsSentUnedited: 5 }, allowed);
     expect(earned.outcome).toBe('run');
     expect(earned.because).toContain('earned: your last 5 drafts to ann@news.example.com went out unedited');
+  });
+
+  it("holds every send of an agent that can read the user's other mail, whatever is allowed or earned", () => {
+    const lenient = policy({ allowances: [{ kind: 'auto_reply', scope: 'global' }], earnedAfter: 0 });
+    const earned = { ...facts, draftsSentUnedited: 9 };
+    const agent = (readsMailbox?: boolean): ProposedAction => ({ kind: 'auto_reply', reason: { source: 'agent', profile: 'helper', step: 2, ...(readsMailbox ? { readsMailbox } : {}) } });
+    expect(judge(agent(true), earned, lenient)).toEqual({
+      outcome: 'needs_approval',
+      because: ['agent helper can read your other mail and send: what it sends always waits for you'],
+    });
+    expect(judge(agent(), earned, lenient).outcome).toBe('run');
+    // Its label changes are not sends: the flag does not hold them.
+    expect(judge({ kind: 'add_label', argument: 'Clients', reason: { source: 'agent', profile: 'helper', step: 2, readsMailbox: true } }, earned, lenient).outcome).toBe('run');
   });
 
   it('caps automatic sends per account and hour', () => {
