@@ -5,6 +5,7 @@
 // Action Required with the reason. If it does not, the whole account is out: the workflow waits,
 // looking again every recheck interval, and then runs the step afresh, as long as the outage lasts.
 import { log, sleep } from '@temporalio/workflow';
+import { runningAgainAfter } from '../temporal/waiting-proxy.js';
 import { describeFailure, retriesRanOut } from '../temporal/workflow-failures.js';
 
 export class StuckSteps {
@@ -31,22 +32,8 @@ export class StuckSteps {
 
 /**
  * The activities, with a step whose retries ran out waiting through an outage of the whole account
- * and running again, and failing for good when only this step is stuck. A Proxy, as proxyActivities
- * returns one without own keys.
+ * and running again, and failing for good when only this step is stuck.
  */
 export function givingUpOnStuckSteps<T extends object>(activities: T, stuck: Pick<StuckSteps, 'waitForOutage'>): T {
-  return new Proxy(activities, {
-    get(target, name) {
-      const call = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
-      return async (...args: unknown[]) => {
-        for (;;) {
-          try {
-            return await call(...args);
-          } catch (err) {
-            if (!retriesRanOut(err) || !(await stuck.waitForOutage(err))) throw err;
-          }
-        }
-      };
-    },
-  });
+  return runningAgainAfter(activities, async (_step, err) => retriesRanOut(err) && (await stuck.waitForOutage(err)));
 }

@@ -4,9 +4,20 @@
 import { RetryState } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, TemporalFailure, TimeoutFailure } from '@temporalio/workflow';
 
+/** The error an activity failed with, as the activity threw it (its type is the error's class name), if any. */
+export function activityError(err: unknown): ApplicationFailure | undefined {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+}
+
 /** The ApplicationFailure type an activity failed with (the error's class name), if any. */
 export function failureType(err: unknown): string | undefined {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? (err.cause.type ?? undefined) : undefined;
+  return activityError(err)?.type ?? undefined;
+}
+
+/** `Type: message` of the error an activity failed with ('' when it was not an activity's error). */
+export function activityErrorText(err: unknown): string {
+  const cause = activityError(err);
+  return cause ? `${cause.type ?? 'Error'}: ${cause.message}` : '';
 }
 
 /** True when an activity stopped being retried because its time ran out, not because its error was final. */
