@@ -15,7 +15,7 @@ export const ACTION_KINDS = [
 ] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
 
-/** Kinds that need the user's approval unless the user allowed them for the scope (seed 001's dangerous list). */
+/** Kinds that need the user's approval unless the user allowed them for the scope (the dangerous kinds). */
 export const DANGEROUS_KINDS: readonly ActionKind[] = ['forward', 'auto_reply', 'trash'];
 
 /** Kinds that send mail out of the mailbox. */
@@ -57,7 +57,7 @@ export const ACTION_STATES = [
 export type ActionState = (typeof ACTION_STATES)[number];
 
 /**
- * The action's idempotency key, in seed 001's style: account, thread, the message it answers, kind
+ * The action's idempotency key: account, thread, the message it answers, kind
  * and argument. A retry, a duplicate signal or a restarted worker finds the action by this key and
  * never performs it twice.
  */

@@ -1,4 +1,4 @@
-// The safety policy (seed 001's SafetyEnforcer): for each proposed action, whether it runs now,
+// The safety policy: for each proposed action, whether it runs now,
 // waits for the user's approval, or is refused, with every reason. It applies to rule, LLM and agent
 // decisions alike. Pure: its facts come from the caller (the user's settings, counts from the
 // journal), never from the mail itself, so mail content cannot widen what it allows.

@@ -70,7 +70,7 @@ export interface AgentTurn {
 
 export type AgentStepStatus = 'ok' | 'error' | 'refused' | 'invalid';
 
-/** One step of a run (seed 001's job_steps): a model turn, or one tool call. */
+/** One step of a run: a model turn, or one tool call. */
 export interface AgentStepRecord {
   seq: number;
   /** `model`, or the tool's name. */
