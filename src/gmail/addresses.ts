@@ -65,6 +65,13 @@ export function canonicalAddress(address: string): string {
 }
 
 function mailboxOf(parsed: addrs.ParsedMailbox, warnings?: string[]): EmailAddress | null {
+  // Gmail hands headers over with encoded-words already decoded, so a crafted encoded name can turn
+  // into structure (`alice@x (` + ` <mallory@y>)` reads as alice with a comment). A comment holding
+  // address syntax is such a case, or a lie: the mailbox is not used.
+  if (parsed.parts.comments.some((c) => /[<>@]/.test(c.tokens))) {
+    warnings?.push(`address with an address in its comment not used: ${JSON.stringify(parsed.address.slice(0, 80))}`);
+    return null;
+  }
   const address = canonicalAddress(parsed.address);
   if (!address) {
     warnings?.push(`address not usable: ${JSON.stringify(parsed.address.slice(0, 80))}`);

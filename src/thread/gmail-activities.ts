@@ -55,7 +55,8 @@ function replyHeadersOf(m: ThreadMessage, userEmail: string): ReplyHeaders {
     references: m.references,
     inReplyTo: m.inReplyTo,
     subject: m.subject,
-    recipients: replyRecipients(m, userEmail),
+    // Bare addresses: a display name written by the sender never reaches our To header.
+    recipients: replyRecipients(m, userEmail).map((r) => ({ address: r.address })),
   };
 }
 

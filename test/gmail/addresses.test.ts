@@ -29,8 +29,6 @@ describe('the sender of a From header', () => {
     ['an encoded display name holds an address', `${b64('<alice.martin@example.com>')} <mallory@evil.example>`],
     ['a quoted encoded display name holds an address', `"${b64('Alice <alice.martin@example.com>')}" <mallory@evil.example>`],
     ['an unquoted display name is an address', 'alice.martin@example.com <mallory@evil.example>'],
-    ['a comment holds an address', 'mallory@evil.example (alice.martin@example.com)'],
-    ['a comment holds an angle address', 'mallory@evil.example (Alice <alice.martin@example.com>)'],
     ['a bidi override turns the name around', '"\u202Emoc.elpmaxe@nitram.ecila" <mallory@evil.example>'],
   ])('%s: the address is mallory\'s, the name only a name', (_, raw) => {
     const sender = parseSender(raw);
@@ -58,6 +56,13 @@ describe('the sender of a From header', () => {
     ['a quoted local part holding an "@"', '"alice.martin@example.com"@evil.example'],
     ['two "@"', 'alice.martin@example.com@evil.example'],
     ['a domain literal', 'root@[127.0.0.1]'],
+    ['a comment holds an address', 'mallory@evil.example (alice.martin@example.com)'],
+    ['a comment holds an angle address', 'alice.martin@example.com (x <mallory@evil.example>)'],
+    // What Gmail hands over for `=?UTF-8?B?<base64 of "alice.martin@example.com (">?= <mallory@evil.example>)`.
+    ['an encoded name decoded into a comment', 'alice.martin@example.com ( <mallory@evil.example>)'],
+    // And for an encoded name `<alice.martin@example.com>` or `Martin, Alice <alice.martin@example.com>`.
+    ['an encoded name decoded into an angle address', '<alice.martin@example.com> <mallory@evil.example>'],
+    ['an encoded name decoded into a list', 'Martin, Alice <alice.martin@example.com> <mallory@evil.example>'],
   ])('%s: no single sender', (_, raw) => {
     expect(parseSender(raw)).toBeNull();
     expect(senderAddress(raw)).toBe('');
