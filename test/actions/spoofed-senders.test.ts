@@ -7,11 +7,9 @@
 // journal and the page said: read back from the emulator (the SENT message's To header, and the
 // mailboxes of alice and mallory, which the emulator delivers a copy to).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalKeysOnce, linkUrl, signLink } from '../../src/actions/approval-links.js';
 import type { JournaledAction } from '../../src/actions/contracts.js';
 import { decideAction, type DecideDeps } from '../../src/actions/decide.js';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
-import { approvalsSettingsFromConfig } from '../../src/config.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
 import { appRoutes } from '../../src/http/routes.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
