@@ -11,6 +11,7 @@ import type { JournaledAction } from '../../src/actions/contracts.js';
 import { decideAction, type DecideDeps } from '../../src/actions/decide.js';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
+import { escapeHtml } from '../../src/http/approvals-page.js';
 import { appRoutes } from '../../src/http/routes.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { prismaExecutor } from '../../src/quota/sql.js';
@@ -196,6 +197,11 @@ describe('a reply that goes elsewhere than the sender', () => {
     // Every surface names every recipient.
     const row = await listRow(waiting.id);
     expect(row).toContain(`<td class="to">${recipients.join(', ')}</td>`);
+    // And what else the operator decides by: the subject, the reply's first lines, why it waits, until when.
+    expect(row).toContain(`<td class="subject">${escapeHtml(subject)}<br><small>from ${ALICE}</small></td>`);
+    expect(row).toContain(escapeHtml(waiting.result!.body!.trim().split('\n')[0]!));
+    expect(row).toContain(`<li>${escapeHtml(`auto_reply to ${MALLORY} needs your approval unless you allow it (global, account, domain or sender)`)}</li>`);
+    expect(row).toContain(`<td class="expires">${waiting.expiresAt!.slice(0, 16).replace('T', ' ')}</td>`);
     const { message, page } = await discordAndPage(waiting.id);
     expect(message).toContain(`To \`${recipients.join(', ')}\``);
     expect(page).toContain(`<span id="recipients">${recipients.join(', ')}</span>`);
