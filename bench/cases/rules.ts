@@ -4,16 +4,16 @@
 // unbounded (the whole 300 kB would take minutes); and how long the check takes to refuse a
 // catastrophic pattern when a rule is saved.
 import { parseArgs } from 'node:util';
-import type { EmailForPrompt } from '../../src/mail/types.js';
-import { BUILTIN_RULES, evaluateRules, validateRule, InvalidRuleError, type Rule } from '../../src/rules/rules.js';
+import { BUILTIN_RULES, evaluateRules, validateRule, InvalidRuleError, type Rule, type RuleEmail } from '../../src/rules/rules.js';
 
 const ms = (since: number) => performance.now() - since;
 
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { runs: { type: 'string', default: '20' } } });
   const runs = Number(values.runs);
-  const hostile: EmailForPrompt = {
+  const hostile: RuleEmail = {
     from: ` noreply${' '.repeat(299_992)}`,
+    sender: ` noreply${' '.repeat(299_992)}`,
     to: 'me@example.com',
     subject: 'invoice'.repeat(42_858),
     date: 'Mon, 3 Mar 2025 10:00:00 +0000',

@@ -118,7 +118,15 @@ export interface JournaledAction extends ActionSpec {
   state: ActionState;
   verdict: 'run' | 'needs_approval' | 'refused';
   because: string[];
+  /** The sender of the mail it is about (canonical address; '' when it has none). */
   sender: string;
+  /**
+   * Who it sends to (auto-reply, forward) or is addressed to (draft): the addresses the policy
+   * judged. A send goes to exactly these, or not at all.
+   */
+  recipients: string[];
+  /** The subject of the mail it is about. */
+  subject: string;
   scheduledFor?: string;
   expiresAt?: string;
   note?: string;

@@ -45,6 +45,9 @@ export async function proposeAndStart(
     ...run.ids,
     messageId: email.messageId,
     sender: email.sender,
+    // Who a reply goes to, as the one address reading found them: the policy judges each, a send goes to exactly these.
+    ...(email.replyHeaders ? { recipients: email.replyHeaders.recipients.map((r) => r.address) } : {}),
+    subject: email.subject,
     workflowId: run.workflowId,
     actions: proposals,
     pauseLabel: run.actionSettings.pauseLabel,

@@ -25,17 +25,20 @@ const BODY_CAP = 6000;
 /** The newest messages of a long thread that the classifier and the drafter see. */
 const MESSAGES_CAP = 10;
 const TONE_EXAMPLES = 3;
+/** Header values are cut to this many characters before they enter workflow history. */
+const HEADER_CAP = 2000;
 
 function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
   const address = (a: { name?: string; address: string }) => (a.name ? `${a.name} <${a.address}>` : a.address);
   const headers: Record<string, string> = {};
-  for (const name of ['list-unsubscribe', 'precedence', 'auto-submitted', 'reply-to', 'message-id', 'references']) {
+  // What the rules and the prompts look at (From, Return-Path and Content-Type tell a bounce), cut to a cap.
+  for (const name of ['from', 'return-path', 'content-type', 'list-unsubscribe', 'precedence', 'auto-submitted', 'reply-to', 'message-id', 'references']) {
     const value = m.headers[name];
-    if (value !== undefined) headers[name] = value;
+    if (value !== undefined) headers[name] = value.slice(0, HEADER_CAP);
   }
   return {
     messageId: m.id,
-    sender: m.from?.address.trim().toLowerCase() ?? '',
+    sender: m.from?.address ?? '', // canonical already (src/gmail/addresses.ts)
     from: m.from ? address(m.from) : '',
     to: m.to.map(address).join(', '),
     subject: m.subject,
@@ -53,7 +56,8 @@ function replyHeadersOf(m: ThreadMessage, userEmail: string): ReplyHeaders {
     references: m.references,
     inReplyTo: m.inReplyTo,
     subject: m.subject,
-    recipients: replyRecipients(m, userEmail),
+    // Bare addresses: a display name written by the sender never reaches our To header.
+    recipients: replyRecipients(m, userEmail).map((r) => ({ address: r.address })),
   };
 }
 

@@ -383,7 +383,7 @@ describe('auto-reply', () => {
     await h.prisma.rule.updateMany({ where: { id: { in: ruleIds } }, data: { enabled: true } });
     const { threadId } = await deliverAndIngest(h, { from: 'Kim <kim@earned.example>', subject: 'Third question', text: 'And the time?' });
     const scheduled = await actionUntil(threadId, 'auto_reply', (a) => a.state === 'scheduled' || a.state === 'done');
-    expect(scheduled.because).toEqual(['auto_reply allowed for domain earned.example', 'earned: your last 2 drafts to kim@earned.example went out unedited']);
+    expect(scheduled.because).toEqual(['auto_reply to kim@earned.example allowed for domain earned.example', 'earned: your last 2 drafts to kim@earned.example went out unedited']);
     await actionUntil(threadId, 'auto_reply', (a) => a.state === 'done');
     expect(await sentIn(threadId)).toHaveLength(1);
   });

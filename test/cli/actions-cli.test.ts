@@ -45,8 +45,8 @@ describe('actions CLI', () => {
 
     const listed = await cli('list', '--account', h.email, '--thread', threadId);
     expect(listed.code).toBe(0);
-    expect(listed.out).toMatch(/add_label Reading\s+done/);
-    expect(listed.out).toMatch(/archive\s+done/);
+    expect(listed.out).toMatch(/add_label Reading\s+-\s+done/);
+    expect(listed.out).toMatch(/archive\s+-\s+done/);
     const [label] = await journal(threadId);
     const shown = await cli('show', label!.id);
     expect(shown.out).toContain(`undo       npm run cli -- actions undo ${label!.id}`);

@@ -6,14 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
-import type { EmailForPrompt } from '../../src/mail/types.js';
 import { prismaExecutor } from '../../src/quota/sql.js';
 import { precheckRules, regexLiteral, unsafePatternReason } from '../../src/rules/pattern-safety.js';
-import { BUILTIN_RULES, evaluateRules, InvalidRuleError, RULE_BODY_CHARS, RULE_HEADER_CHARS, validateRule, type Rule } from '../../src/rules/rules.js';
+import { BUILTIN_RULES, evaluateRules, InvalidRuleError, RULE_BODY_CHARS, RULE_HEADER_CHARS, validateRule, type Rule, type RuleEmail } from '../../src/rules/rules.js';
 import { rulesVerdict } from '../../src/thread/rules-verdict.js';
 
-const email = (overrides: Partial<EmailForPrompt> = {}): EmailForPrompt => ({
+const email = (overrides: Partial<RuleEmail> = {}): RuleEmail => ({
   from: 'Jane Doe <jane@example.com>',
+  sender: 'jane@example.com',
   to: 'me@mydomain.test',
   subject: 'Hello',
   date: 'Mon, 3 Mar 2025 10:00:00 +0000',
@@ -61,8 +61,8 @@ describe('bounded input', () => {
   it('a header pattern sees the first RULE_HEADER_CHARS characters only', () => {
     const rules = [rule('tail', { from: '/x>$/' }), rule('hdr', { header: [{ name: 'X-Tag', pattern: 'needle' }] })];
     const at = (n: number) => `${'a'.repeat(n)}x>`;
-    expect(evaluateRules(rules, email({ from: at(RULE_HEADER_CHARS - 2) }))).toMatchObject({ decided: true, ruleId: 'tail' });
-    expect(evaluateRules(rules, email({ from: at(RULE_HEADER_CHARS) })).decided).toBe(false);
+    expect(evaluateRules(rules, email({ sender: at(RULE_HEADER_CHARS - 2) }))).toMatchObject({ decided: true, ruleId: 'tail' });
+    expect(evaluateRules(rules, email({ sender: at(RULE_HEADER_CHARS) })).decided).toBe(false);
     expect(evaluateRules(rules, email({ headers: { 'x-tag': `${' '.repeat(RULE_HEADER_CHARS - 6)}needle` } }))).toMatchObject({ ruleId: 'hdr' });
     expect(evaluateRules(rules, email({ headers: { 'x-tag': `${' '.repeat(RULE_HEADER_CHARS)}needle` } })).decided).toBe(false);
   });
@@ -73,11 +73,11 @@ describe('bounded input', () => {
     expect(evaluateRules(rules, email({ body: `${'.'.repeat(RULE_BODY_CHARS)}needle` })).decided).toBe(false);
   });
 
-  it('the built-in sender rule still reads a hostile 300 kB From header (its first 2 kB)', () => {
+  it('the built-in sender rule still reads a hostile 300 kB sender (its first 2 kB)', () => {
     const hostile = ' noreply'.repeat(37_500);
     expect(hostile.length).toBe(300_000);
-    expect(evaluateRules(BUILTIN_RULES, email({ from: hostile })).decided).toBe(false);
-    expect(evaluateRules(BUILTIN_RULES, email({ from: `no-reply@shop.example${' '.repeat(300_000)}` }))).toMatchObject({ ruleId: 'builtin:no-reply-sender' });
+    expect(evaluateRules(BUILTIN_RULES, email({ sender: hostile })).decided).toBe(false);
+    expect(evaluateRules(BUILTIN_RULES, email({ sender: `no-reply@shop.example${' '.repeat(300_000)}` }))).toMatchObject({ ruleId: 'builtin:no-reply-sender' });
   });
 });
 
