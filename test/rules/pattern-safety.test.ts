@@ -38,7 +38,9 @@ describe('patterns checked when saved', () => {
     [{ from: '/(a|a)*b/' }, /conditions\.from: .*grows exponentially/],
     [{ header: [{ name: 'X-Mailer', pattern: '/^(\\w+\\s?)*$/' }] }, /conditions\.header\[0\]\.pattern: .*grows exponentially/],
     [{ body: '/invoice.*paid/' }, /conditions\.body: .*grows as the square of the input/],
-    [{ to: '/(a)\\1+$/' }, /conditions\.to: .*grows as the power 3 of the input/],
+    [{ to: '/\\s*a*\\s*$/' }, /conditions\.to: .*grows as the power 3 of the input/],
+    // A backreference is judged by fuzzing, whose degree is a lower bound: refused on a header whatever it finds.
+    [{ to: '/(a)\\1+$/' }, /conditions\.to: .*grows as the (square|power \d+) of the input/],
   ])('refuses %j', (conditions, message) => {
     expect(refusal(conditions)).toMatch(message);
   });
