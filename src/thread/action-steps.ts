@@ -41,7 +41,7 @@ export async function proposeAndStart(
   proposals: (ProposedAction & { result?: { body: string; mailboxRead?: string[] } })[],
   sendsNeedApproval?: string,
 ): Promise<JournaledAction[]> {
-  const journaled = await run.actions.proposeAndPerform({
+  const journaled = await run.gmail.proposeAndPerform({
     ...run.ids,
     messageId: email.messageId,
     sender: email.sender,
@@ -90,13 +90,13 @@ const openOf = (a: Pick<JournaledAction, 'id' | 'kind' | 'argument'>) => ({ id: 
 async function runAction(run: ThreadRun, action: Pick<OpenAction, 'id' | 'kind' | 'argument' | 'draftId'>): Promise<void> {
   if (SENDING_KINDS.includes(action.kind)) {
     const dueAt = Date.now() + run.actionSettings.sendDelayMs;
-    await run.journal.settleAction({ id: action.id, from: ['queued', 'approved'], to: 'scheduled', scheduledForMs: dueAt });
+    await run.store.settleAction({ id: action.id, from: ['queued', 'approved'], to: 'scheduled', scheduledForMs: dueAt });
     run.record.openActions.push({ ...openOf(action), state: 'scheduled', dueAt, ...(action.draftId ? { draftId: action.draftId } : {}) });
     run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)} goes out at ${new Date(dueAt).toISOString()} unless you undo it` });
     return;
   }
   try {
-    await run.actions.performAction({ actionId: action.id });
+    await run.gmail.performAction({ actionId: action.id });
     run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)}: done` });
   } catch (err) {
     const type = failureType(err);
@@ -112,7 +112,7 @@ async function awaitApproval(run: ThreadRun, action: JournaledAction): Promise<v
   const open: OpenAction = { ...openOf(action), state: 'awaiting_approval', dueAt: Date.parse(action.expiresAt ?? '') || Date.now() };
   if (action.kind === 'auto_reply') {
     const placedAfter = Date.now();
-    const draft = await run.actions.placeApprovalDraft({ actionId: action.id, label: run.actionSettings.awaitingApprovalLabel });
+    const draft = await run.gmail.placeApprovalDraft({ actionId: action.id, label: run.actionSettings.awaitingApprovalLabel });
     Object.assign(open, { draftId: draft.draftId, draftMessageId: draft.messageId, draftCreatedAt: placedAfter });
   }
   run.record.openActions.push(open);
@@ -146,14 +146,14 @@ export async function decideAction(run: ThreadRun, event: ActionDecisionEvent): 
   if (!open) {
     // Not waiting here: done already (undo takes it back), or decided before (a repeat changes nothing).
     if (event.decision !== 'undo') return;
-    const undone = await run.actions.undoAction({ actionId: event.actionId, by: event.by });
+    const undone = await run.gmail.undoAction({ actionId: event.actionId, by: event.by });
     run.decide({ kind: 'action', source: 'user', detail: undone.undone ? `undid ${event.actionId}` : `cannot undo ${event.actionId}: ${undone.why}` });
     return;
   }
   if (event.decision === 'approve') {
     if (open.state !== 'awaiting_approval') return; // scheduled: approved already
     takeOpen(run, open.id);
-    const settled = await run.journal.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'approved', decidedBy: event.by });
+    const settled = await run.store.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'approved', decidedBy: event.by });
     if (!settled?.moved) return;
     run.decide({ kind: 'action', source: 'user', detail: `${labelOf(open)} approved (${event.by})` });
     return runAction(run, open);
@@ -161,7 +161,7 @@ export async function decideAction(run: ThreadRun, event: ActionDecisionEvent): 
   // Reject, or undo during a send's delay: nothing goes out.
   takeOpen(run, open.id);
   const to = open.state === 'awaiting_approval' ? 'rejected' : 'undone';
-  await run.journal.settleAction({ id: open.id, from: [open.state], to, decidedBy: event.by, note: `${to} (${event.by})` });
+  await run.store.settleAction({ id: open.id, from: [open.state], to, decidedBy: event.by, note: `${to} (${event.by})` });
   if (open.draftId) await discardApprovalDraft(run, open, true);
   run.decide({ kind: 'action', source: 'user', detail: `${labelOf(open)} ${to} (${event.by})` });
 }
@@ -171,11 +171,11 @@ export async function actionDue(run: ThreadRun, event: ActionDueEvent): Promise<
   const open = takeOpen(run, event.actionId);
   if (!open) return;
   if (open.state === 'awaiting_approval') {
-    await run.journal.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'expired', note: 'no decision before it expired' });
+    await run.store.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'expired', note: 'no decision before it expired' });
     if (open.draftId) await discardApprovalDraft(run, open, true);
     return needsTheUser(run, `approval of ${labelOf(open)} expired`);
   }
-  const sent = await run.actions.sendAction({ actionId: open.id, pauseLabel: run.actionSettings.pauseLabel });
+  const sent = await run.gmail.sendAction({ actionId: open.id, pauseLabel: run.actionSettings.pauseLabel });
   if (sent.state === 'awaiting_approval') {
     // The kill switch went on during the delay: it waits for the user now.
     run.record.openActions.push({ ...open, state: 'awaiting_approval', dueAt: Date.now() + run.actionSettings.approvalExpiryMs, draftId: undefined });
@@ -189,7 +189,7 @@ export async function actionDue(run: ThreadRun, event: ActionDueEvent): Promise<
 }
 
 async function discardApprovalDraft(run: ThreadRun, open: OpenAction, deleteDraft: boolean): Promise<void> {
-  await run.actions.discardApprovalDraft({
+  await run.gmail.discardApprovalDraft({
     ...run.ids,
     ...(deleteDraft && open.draftId ? { draftId: open.draftId } : {}),
     label: run.actionSettings.awaitingApprovalLabel,
@@ -210,11 +210,11 @@ export async function checkApprovalDraft(run: ThreadRun): Promise<void> {
   await discardApprovalDraft(run, open, false);
   if (sent) {
     run.record.sentByUs.push(sent.messageId);
-    await run.journal.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'done', decidedBy: 'gmail', result: { sentMessageId: sent.messageId } });
+    await run.store.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'done', decidedBy: 'gmail', result: { sentMessageId: sent.messageId } });
     run.decide({ kind: 'sent', source: 'user', detail: `${labelOf(open)} approved by sending it in Gmail (${sent.messageId})` });
     run.transition('sent');
   } else {
-    await run.journal.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'rejected', decidedBy: 'gmail', note: 'its draft was deleted in Gmail' });
+    await run.store.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'rejected', decidedBy: 'gmail', note: 'its draft was deleted in Gmail' });
     run.decide({ kind: 'action', source: 'user', detail: `${labelOf(open)} rejected by deleting its draft in Gmail` });
   }
 }

@@ -31,7 +31,7 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
     const approval = profile.sendsNeedApproval ? `agent ${profile.name}'s sends need your approval` : undefined;
     const result = body ? { body, ...(mailboxRead.length > 0 ? { mailboxRead: [...mailboxRead] } : {}) } : undefined;
     const [journaled] = await proposeAndStart(run, email, [{ ...action, reason: reasonAt(step), ...(result ? { result } : {}) }], approval);
-    const now = journaled ? ((await run.journal.readAction({ id: journaled.id })) ?? journaled) : undefined;
+    const now = journaled ? ((await run.store.readAction({ id: journaled.id })) ?? journaled) : undefined;
     if (!now) return 'nothing was done';
     switch (now.state) {
       case 'done':
@@ -49,7 +49,7 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
 
   const hands: AgentHands = {
     async turn(messages) {
-      const turn = await run.agentLlm.agentTurn({ accountId: run.accountId, profile, messages });
+      const turn = await run.llm.agentTurn({ accountId: run.accountId, profile, messages });
       tokensIn += turn.tokensIn;
       tokensOut += turn.tokensOut;
       return turn;
@@ -60,12 +60,12 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
         case 'read_thread':
           return thread.messages.map((m) => `From: ${m.from}\nDate: ${m.date}\nSubject: ${m.subject}\n\n${m.body}`).join('\n\n---\n\n');
         case 'search_mailbox': {
-          const hits = await run.agentGmail.searchMailbox({ accountId: run.accountId, query: String(input.query), maxResults: Number(input.max_results ?? 5) });
+          const hits = await run.gmail.searchMailbox({ accountId: run.accountId, query: String(input.query), maxResults: Number(input.max_results ?? 5) });
           for (const h of hits) mailboxRead.push(`search ${JSON.stringify(String(input.query))}: "${h.subject}" from ${h.from}, ${h.date}${h.threadId === run.threadId ? ' (this thread)' : ''}`);
           return hits.length === 0 ? 'no messages match' : hits.map((h) => `${h.date} | ${h.from} | ${h.subject} | ${h.snippet}`).join('\n');
         }
         case 'sender_history': {
-          const history = await run.agentStore.senderHistory({ accountId: run.accountId, sender: email.sender });
+          const history = await run.store.senderHistory({ accountId: run.accountId, sender: email.sender });
           mailboxRead.push(`sender history of ${email.sender}: ${history.split('\n')[0]}`);
           return history;
         }
@@ -84,7 +84,7 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
           return 'the user will take it from here';
       }
     },
-    recordSteps: (steps) => run.agentStore.recordAgentSteps({ ...run.ids, runKey, profile: profile.name, steps }),
+    recordSteps: (steps) => run.store.recordAgentSteps({ ...run.ids, runKey, profile: profile.name, steps }),
   };
 
   let outcome;

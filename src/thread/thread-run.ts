@@ -63,21 +63,17 @@ export class ThreadRun {
   readonly accountId: string;
   readonly threadId: string;
   readonly settings: ThreadWorkflowInput['settings'];
-  /** Gmail steps; each waits, for hours if need be, while the account's grant is lost (account-access.ts). */
-  readonly gmail: GmailActivities;
-  /** LLM steps; each waits, for a day if need be, while the account's LLM is paused (llm-pause.ts). */
-  readonly llm: LlmActivities;
-  /** Postgres reads and writes: local activities (a marker in history, no task round trip). */
-  readonly store: StoreActivities;
-  /** The actions' Gmail steps (Gmail task queue); like `gmail`, they wait while the grant is lost. */
-  readonly actions: ActionGmailActivities;
-  /** The action journal's writes (local activities). */
-  readonly journal: ActionStoreActivities;
+  /**
+   * The Gmail task queue's steps, every feature's (thread, actions, agent). Each waits, for hours if
+   * need be, while the account's grant is lost or its Gmail is out (account-access.ts, stuck-steps.ts).
+   */
+  readonly gmail: GmailSteps;
+  /** The LLM task queue's steps; each waits, for a day if need be, while the account's LLM is paused (llm-pause.ts). */
+  readonly llm: LlmSteps;
+  /** Postgres reads and writes, every feature's: local activities (a marker in history, no task round trip). */
+  readonly store: PostgresSteps;
+  /** The approval notification (Gmail task queue, a few attempts: the approval waits elsewhere too). */
   readonly notify: ApprovalNotifyActivities;
-  /** The agent route's model turns (LLM queue), mailbox search (Gmail queue) and Postgres steps. */
-  readonly agentLlm: AgentLlmActivities;
-  readonly agentGmail: AgentGmailActivities;
-  readonly agentStore: AgentStoreActivities;
   readonly actionSettings: ActionSettings;
   /** Changes the lifecycle made in Gmail (drafts, Done's archive), journaled with the next save. */
   private lifecycle: LifecycleAction[] = [];
@@ -120,9 +116,9 @@ export class ThreadRun {
     const gmail = waitingForAccountAccess(givingUpOnStuckSteps(proxyQueueActivities<GmailSteps>('gmail', input.settings), this.stuckSteps), this.reconnect);
     this.llmPause = new LlmPause((reason) => upsertSearchAttributes([{ key: InboxLlmPaused, value: reason }]));
     const llm = waitingWhileLlmPaused(proxyQueueActivities<LlmSteps>('llm', input.settings), this.llmPause);
-    this.gmail = this.actions = this.agentGmail = gmail;
-    this.llm = this.agentLlm = llm;
-    this.store = this.journal = this.agentStore = store;
+    this.gmail = gmail;
+    this.llm = llm;
+    this.store = store;
     this.notify = proxyNotifyActivities<ApprovalNotifyActivities>(input.settings);
     this.actionSettings = input.settings.actions ?? DEFAULT_ACTION_SETTINGS;
     for (const signal of [newMessageSignal, labelsChangedSignal, draftGoneSignal, sentSeenSignal, actionDecisionSignal, reclassifySignal]) {
@@ -238,7 +234,7 @@ export class ThreadRun {
   private async closeOpenActions(): Promise<void> {
     for (const open of this.record.openActions.splice(0)) {
       const awaiting = open.state === 'awaiting_approval';
-      await this.journal.settleAction({
+      await this.store.settleAction({
         id: open.id,
         from: [open.state],
         to: awaiting ? 'expired' : 'undone',
