@@ -11,6 +11,7 @@ import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpe
 import { awaitSettled, isSettled, type ThreadOutcome, type TrackedThread } from '../../bench/corpus/settle.js';
 import { threadStatusQuery } from '../../src/thread/signals.js';
 import type { ThreadStatus } from '../../src/thread/contracts.js';
+import { extractEmails } from '../../src/emulator/gmail/mime.js';
 
 interface CorpusEntry {
   file: string;
@@ -26,6 +27,10 @@ let h: InboxHarness;
 const refused = new Map<string, string>();
 const outcomes = new Map<string, ThreadOutcome>();
 const statuses = new Map<string, ThreadStatus>();
+/** The To header of each thread's draft, by fixture file. */
+const draftTo = new Map<string, string>();
+/** The Gmail thread each thread's draft landed in. */
+const draftThread = new Map<string, string>();
 
 beforeAll(async () => {
   h = await startInboxHarness();
@@ -49,12 +54,21 @@ beforeAll(async () => {
       statuses.set(o.label, status);
     }),
   );
+  const mailbox = await h.gmail.control.getState(h.email, { headers: ['To'] });
+  for (const o of outcomes.values()) {
+    const draftId = statuses.get(o.label)?.draftId;
+    const draft = mailbox.drafts.find((d) => d.id === draftId);
+    if (!draft) continue;
+    draftThread.set(o.label, draft.threadId);
+    draftTo.set(o.label, mailbox.messages.find((m) => m.id === draft.messageId)?.headers?.To ?? '');
+  }
   console.log(
     corpus
       .map((e) => {
         const o = outcomes.get(e.file);
         const how = refused.has(e.file) ? `refused: ${refused.get(e.file)}` : o?.failed ? `FAILED ${o.failed}` : isSettled(o!) ? o!.state : `not settled (${o?.state ?? 'no row'}; ${o?.stuck ?? ''})`;
-        return `${e.file}: ${how}`;
+        const detail = statuses.get(e.file)?.state === 'action_required' ? ` (${statuses.get(e.file)!.decisions.at(-1)?.detail})` : draftTo.has(e.file) ? ` (draft to ${draftTo.get(e.file)!.slice(0, 80)}${draftThread.get(e.file) === o?.threadId ? '' : ', in another thread'})` : '';
+        return `${e.file}: ${how}${detail}`;
       })
       .join('\n'),
   );
@@ -74,6 +88,13 @@ describe('the real-mail corpus through the real path', () => {
     expect(status.state).toBe(outcome.state);
     expect(status.pendingEvents).toBe(0);
     if (status.state === 'action_required') expect(status.decisions.at(-1)?.detail).toMatch(/\S/);
+    // A reply is drafted only to someone: every recipient of a draft is an address (never none, never <>).
+    if (status.draftId !== undefined) {
+      expect(draftThread.get(file), 'the draft is in the thread it answers').toBe(outcome.threadId);
+      const to = draftTo.get(file)!;
+      expect(extractEmails(to).length, `draft To: ${to}`).toBeGreaterThan(0);
+      expect(to).not.toMatch(/<\s*>/);
+    }
     // The workflow is still running (waiting on the user) or completed: never failed.
     expect(['RUNNING', 'COMPLETED']).toContain((await h.handle(outcome.threadId).describe()).status.name);
   });
