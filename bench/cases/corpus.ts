@@ -11,7 +11,7 @@
 // the ten slowest threads (delivery → settled). Gmail quotas are off: this is about the mail.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
 import { benchWorkerEnv } from '../worker-env.js';
 import { awaitSettled, isSettled, type ThreadOutcome, type TrackedThread } from '../corpus/settle.js';
@@ -31,6 +31,9 @@ import { createWorkerContext } from '../../src/workers/context.js';
 import { createGmailWorker } from '../../src/workers/gmail-worker.js';
 import { createLlmWorker } from '../../src/workers/llm-worker.js';
 import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
+import { installSdkLogging } from '../../src/workers/sdk-logging.js';
+import { threadStatusQuery } from '../../src/thread/signals.js';
+import { threadWorkflowId } from '../../src/thread/contracts.js';
 
 /** Deliveries in flight at once (each is one control-API call and one signalWithStart). */
 const DELIVERY_LANES = 8;
@@ -41,7 +44,7 @@ export async function run(args: string[]): Promise<void> {
   const llmLatency = wholeFlag(args, 'llm-latency', 300);
   const timeoutMinutes = wholeFlag(args, 'timeout-minutes', 60);
   const entries = sampleSpamAssassin(limit);
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  installSdkLogging('error', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
 
   const temporal = await startDevServer({ port: 0, headless: true });
   const gmail = await spawnGmailEmulator(['--no-quota']);
@@ -117,7 +120,13 @@ export async function run(args: string[]): Promise<void> {
         console.error(`  … ${settled} settled, ${failed} failed of ${total} (${((Date.now() - start) / 1000).toFixed(0)} s)`);
       },
     });
-    report(outcomes, refused, start);
+    // Why the threads in Action Required are there (their status query's last decision), ten of them.
+    const reasons = new Map<ThreadOutcome, string>();
+    for (const o of outcomes.filter((x) => x.state === 'action_required').slice(0, 10)) {
+      const status = await client.workflow.getHandle(threadWorkflowId(o.accountId, o.threadId)).query(threadStatusQuery).catch(() => undefined);
+      reasons.set(o, status?.decisions.at(-1)?.detail ?? '(no status)');
+    }
+    report(outcomes, refused, start, reasons);
     console.log(`corpus LLM calls: ${(await anthropic.metrics()).requests}`);
   } finally {
     for (const w of workers) w.shutdown();
@@ -131,12 +140,13 @@ export async function run(args: string[]): Promise<void> {
   }
 }
 
-function report(outcomes: ThreadOutcome[], refused: { name: string; reason: string }[], start: number): void {
+function report(outcomes: ThreadOutcome[], refused: { name: string; reason: string }[], start: number, reasons: Map<ThreadOutcome, string>): void {
   console.log(`corpus refused by the emulator: ${refused.length}`);
   for (const [reason, n] of countBy(refused.map((r) => r.reason))) console.log(`  ${n} × ${reason} (e.g. ${refused.find((r) => r.reason === reason)!.name})`);
   const settled = outcomes.filter(isSettled);
   console.log(`corpus settled: ${settled.length} of ${outcomes.length} threads`);
   for (const [state, n] of countBy(settled.map((o) => o.state!))) console.log(`  ${state}: ${n}`);
+  for (const [o, reason] of reasons) console.log(`    action_required ${o.label}: ${reason.slice(0, 160)}`);
   const failed = outcomes.filter((o) => o.failed);
   console.log(`corpus failed: ${failed.length}`);
   for (const o of failed.slice(0, 10)) console.log(`  ${o.label}: ${o.failed}`);
