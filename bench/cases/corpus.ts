@@ -49,7 +49,8 @@ export async function run(args: string[]): Promise<void> {
   const temporal = await startDevServer({ port: 0, headless: true });
   const gmail = await spawnGmailEmulator(['--no-quota']);
   const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]);
-  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_corpus';
+  const databaseUrl =
+    process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_corpus';
   await ensureDatabase(databaseUrl);
   await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
   const prisma = createPrismaClient(databaseUrl);
@@ -57,7 +58,13 @@ export async function run(args: string[]): Promise<void> {
 
   const keys = fixedTestPayloadKeys();
   const cfg = loadConfig({
-    ...benchWorkerEnv({ temporalAddress: temporal.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
+    ...benchWorkerEnv({
+      temporalAddress: temporal.address,
+      databaseUrl,
+      keys,
+      gmail: { ...gmail.details, url: gmail.url },
+      anthropic: { apiKey: 'bench', url: anthropic.url },
+    }),
     LOG_LEVEL: 'error',
   });
   const vault = new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
@@ -66,18 +73,25 @@ export async function run(args: string[]): Promise<void> {
   for (let a = 0; a < accountsCount; a++) {
     const email = `corpus-${tag}-${a}@example.com`;
     const created = await gmail.control.createAccount({ email });
-    const row = await prisma.account.create({ data: { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) } });
+    const row = await prisma.account.create({
+      data: { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) },
+    });
     accounts.push({ id: row.id, email });
   }
 
   const ctx = await createWorkerContext(cfg, databaseUrl);
   const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
   const running = workers.map((w) => w.run());
-  const client = new Client({ connection: await Connection.connect({ address: temporal.address }), dataConverter: createDataConverter(keys) });
+  const client = new Client({
+    connection: await Connection.connect({ address: temporal.address }),
+    dataConverter: createDataConverter(keys),
+  });
   const settings = threadSettingsFromConfig(cfg);
 
   try {
-    console.log(`corpus: ${entries.length} SpamAssassin messages into ${accountsCount} mailboxes, Anthropic emulator at ${llmLatency} ms`);
+    console.log(
+      `corpus: ${entries.length} SpamAssassin messages into ${accountsCount} mailboxes, Anthropic emulator at ${llmLatency} ms`,
+    );
     const tracked: TrackedThread[] = [];
     const refused: { name: string; reason: string }[] = [];
     const start = Date.now();
@@ -91,7 +105,10 @@ export async function run(args: string[]): Promise<void> {
           const deliveredAt = Date.now();
           let delivered: { id: string; threadId: string };
           try {
-            delivered = await gmail.control.deliver(account.email, { from: '', raw: readSpamAssassin(entry).toString('base64url') });
+            delivered = await gmail.control.deliver(account.email, {
+              from: '',
+              raw: readSpamAssassin(entry).toString('base64url'),
+            });
           } catch (err) {
             refused.push({ name: entry.name, reason: (err as Error).message });
             continue;
@@ -108,7 +125,9 @@ export async function run(args: string[]): Promise<void> {
     );
     // Corpus messages that thread together (replies to each other) share one workflow: count threads once.
     const threads = [...new Map(tracked.map((t) => [`${t.accountId}/${t.threadId}`, t])).values()];
-    console.log(`corpus delivered: ${tracked.length} messages in ${threads.length} threads, ${((Date.now() - start) / 1000).toFixed(0)} s`);
+    console.log(
+      `corpus delivered: ${tracked.length} messages in ${threads.length} threads, ${((Date.now() - start) / 1000).toFixed(0)} s`,
+    );
 
     let lastReport = 0;
     const outcomes = await awaitSettled({ prisma, client }, threads, {
@@ -117,13 +136,18 @@ export async function run(args: string[]): Promise<void> {
       onProgress(settled, failed, total) {
         if (Date.now() - lastReport < 15_000) return;
         lastReport = Date.now();
-        console.error(`  … ${settled} settled, ${failed} failed of ${total} (${((Date.now() - start) / 1000).toFixed(0)} s)`);
+        console.error(
+          `  … ${settled} settled, ${failed} failed of ${total} (${((Date.now() - start) / 1000).toFixed(0)} s)`,
+        );
       },
     });
     // Why the threads in Action Required are there (their status query's last decision), ten of them.
     const reasons = new Map<ThreadOutcome, string>();
     for (const o of outcomes.filter((x) => x.state === 'action_required').slice(0, 10)) {
-      const status = await client.workflow.getHandle(threadWorkflowId(o.accountId, o.threadId)).query(threadStatusQuery).catch(() => undefined);
+      const status = await client.workflow
+        .getHandle(threadWorkflowId(o.accountId, o.threadId))
+        .query(threadStatusQuery)
+        .catch(() => undefined);
       reasons.set(o, status?.decisions.at(-1)?.detail ?? '(no status)');
     }
     report(outcomes, refused, start, reasons);
@@ -140,9 +164,15 @@ export async function run(args: string[]): Promise<void> {
   }
 }
 
-function report(outcomes: ThreadOutcome[], refused: { name: string; reason: string }[], start: number, reasons: Map<ThreadOutcome, string>): void {
+function report(
+  outcomes: ThreadOutcome[],
+  refused: { name: string; reason: string }[],
+  start: number,
+  reasons: Map<ThreadOutcome, string>,
+): void {
   console.log(`corpus refused by the emulator: ${refused.length}`);
-  for (const [reason, n] of countBy(refused.map((r) => r.reason))) console.log(`  ${n} × ${reason} (e.g. ${refused.find((r) => r.reason === reason)!.name})`);
+  for (const [reason, n] of countBy(refused.map((r) => r.reason)))
+    console.log(`  ${n} × ${reason} (e.g. ${refused.find((r) => r.reason === reason)!.name})`);
   const settled = outcomes.filter(isSettled);
   console.log(`corpus settled: ${settled.length} of ${outcomes.length} threads`);
   for (const [state, n] of countBy(settled.map((o) => o.state!))) console.log(`  ${state}: ${n}`);
@@ -155,10 +185,15 @@ function report(outcomes: ThreadOutcome[], refused: { name: string; reason: stri
   for (const o of unsettled.slice(0, 10)) console.log(`  ${o.label}: ${o.state ?? 'no thread row'}; ${o.stuck ?? ''}`);
   if (settled.length > 0) {
     const end = Math.max(...settled.map((o) => o.settledAt!));
-    console.log(`corpus: ${Math.round((settled.length / Math.max(1, end - start)) * 60_000)} emails/min (first delivery → last settled)`);
+    console.log(
+      `corpus: ${Math.round((settled.length / Math.max(1, end - start)) * 60_000)} emails/min (first delivery → last settled)`,
+    );
     console.log('corpus ten slowest threads (delivery → settled):');
-    const slowest = [...settled].sort((a, b) => b.settledAt! - b.deliveredAt - (a.settledAt! - a.deliveredAt)).slice(0, 10);
-    for (const o of slowest) console.log(`  ${((o.settledAt! - o.deliveredAt) / 1000).toFixed(1)} s  ${o.label}  ${o.state}`);
+    const slowest = [...settled]
+      .sort((a, b) => b.settledAt! - b.deliveredAt - (a.settledAt! - a.deliveredAt))
+      .slice(0, 10);
+    for (const o of slowest)
+      console.log(`  ${((o.settledAt! - o.deliveredAt) / 1000).toFixed(1)} s  ${o.label}  ${o.state}`);
   }
 }
 

@@ -28,7 +28,8 @@ export interface ThreadOutcome extends TrackedThread {
   stuck?: string;
 }
 
-export const isSettled = (o: ThreadOutcome): boolean => o.failed === undefined && o.state !== undefined && !IN_PROGRESS_STATES.includes(o.state as ThreadState);
+export const isSettled = (o: ThreadOutcome): boolean =>
+  o.failed === undefined && o.state !== undefined && !IN_PROGRESS_STATES.includes(o.state as ThreadState);
 
 const BAD_CLOSE = ['Failed', 'Terminated', 'TimedOut', 'Canceled'];
 
@@ -49,7 +50,11 @@ export interface SettleOptions {
   onProgress?: (settled: number, failed: number, total: number) => void;
 }
 
-export async function awaitSettled(deps: { prisma: PrismaClient; client: Client }, threads: TrackedThread[], opts: SettleOptions): Promise<ThreadOutcome[]> {
+export async function awaitSettled(
+  deps: { prisma: PrismaClient; client: Client },
+  threads: TrackedThread[],
+  opts: SettleOptions,
+): Promise<ThreadOutcome[]> {
   const outcomes = new Map(threads.map((t) => [threadWorkflowId(t.accountId, t.threadId), { ...t } as ThreadOutcome]));
   const accountIds = [...new Set(threads.map((t) => t.accountId))];
   const deadline = Date.now() + opts.timeoutMs;
@@ -78,7 +83,12 @@ export async function awaitSettled(deps: { prisma: PrismaClient; client: Client 
   }
   const result = [...outcomes.values()];
   await Promise.all(result.filter((o) => !isSettled(o) && !o.failed).map((o) => explainStuck(deps.client, o)));
-  await Promise.all(result.filter((o) => o.failed).slice(0, 50).map((o) => explainFailure(deps.client, o)));
+  await Promise.all(
+    result
+      .filter((o) => o.failed)
+      .slice(0, 50)
+      .map((o) => explainFailure(deps.client, o)),
+  );
   return result;
 }
 
@@ -97,8 +107,11 @@ async function explainStuck(client: Client, o: ThreadOutcome): Promise<void> {
   try {
     const d = await client.workflow.getHandle(threadWorkflowId(o.accountId, o.threadId)).describe();
     const activity = d.raw.pendingActivities?.find((a) => a.lastFailure);
-    o.stuck = activity ? `${activity.activityType?.name}: ${activity.lastFailure?.message}` : `workflow ${d.status.name}, no failing activity`;
-    if (d.status.name === 'FAILED' || d.status.name === 'TERMINATED' || d.status.name === 'TIMED_OUT') o.failed = d.status.name;
+    o.stuck = activity
+      ? `${activity.activityType?.name}: ${activity.lastFailure?.message}`
+      : `workflow ${d.status.name}, no failing activity`;
+    if (d.status.name === 'FAILED' || d.status.name === 'TERMINATED' || d.status.name === 'TIMED_OUT')
+      o.failed = d.status.name;
   } catch (err) {
     o.stuck = `describe failed: ${(err as Error).message}`;
   }

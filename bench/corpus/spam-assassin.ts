@@ -27,7 +27,8 @@ export function spamAssassinEntries(): SpamAssassinEntry[] {
   const files = JSON.parse(readFileSync(join(dir, 'file_list.json'), 'utf8')) as string[];
   return files.map((file) => {
     const group = file.split('/')[0] as SpamAssassinGroup;
-    if (!SPAM_ASSASSIN_GROUPS.includes(group)) throw new Error(`unexpected group in the SpamAssassin file list: ${file}`);
+    if (!SPAM_ASSASSIN_GROUPS.includes(group))
+      throw new Error(`unexpected group in the SpamAssassin file list: ${file}`);
     return { name: file.replace(/\.txt$/, ''), group, path: join(dir, file) };
   });
 }
@@ -43,7 +44,7 @@ export function sampleSpamAssassin(limit?: number): SpamAssassinEntry[] {
   const byGroup = SPAM_ASSASSIN_GROUPS.map((g) => all.filter((e) => e.group === g));
   // Give each group its share (round robin), capped by its size; what a small group cannot take goes to the others.
   const share = byGroup.map(() => 0);
-  for (let left = limit; left > 0; ) {
+  for (let left = limit; left > 0;) {
     let gave = false;
     for (let g = 0; g < byGroup.length && left > 0; g++) {
       if (share[g]! < byGroup[g]!.length) {
@@ -54,10 +55,13 @@ export function sampleSpamAssassin(limit?: number): SpamAssassinEntry[] {
     }
     if (!gave) break;
   }
-  const picks = byGroup.map((entries, g) => Array.from({ length: share[g]! }, (_, i) => entries[Math.floor((i * entries.length) / share[g]!)]!));
+  const picks = byGroup.map((entries, g) =>
+    Array.from({ length: share[g]! }, (_, i) => entries[Math.floor((i * entries.length) / share[g]!)]!),
+  );
   // Interleave, so a run cut short still saw every group.
   const out: SpamAssassinEntry[] = [];
-  for (let i = 0; out.length < limit && picks.some((p) => i < p.length); i++) for (const p of picks) if (i < p.length) out.push(p[i]!);
+  for (let i = 0; out.length < limit && picks.some((p) => i < p.length); i++)
+    for (const p of picks) if (i < p.length) out.push(p[i]!);
   return out;
 }
 

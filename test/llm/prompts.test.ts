@@ -75,8 +75,18 @@ describe('prompt building', () => {
   });
 
   it('cuts very long headers instead of refusing the email (a 100 kB From, To or Subject)', () => {
-    const long = email({ from: `"${'A'.repeat(100_000)}" <crafted@long.example>`, to: 'r@x.example, '.repeat(6000), subject: 'word '.repeat(8000), body: 'Can you call me?' });
-    const classification = buildClassificationPrompt({ email: long, instructions: [], maxInputTokens: 8000, reservedTokens: 300 });
+    const long = email({
+      from: `"${'A'.repeat(100_000)}" <crafted@long.example>`,
+      to: 'r@x.example, '.repeat(6000),
+      subject: 'word '.repeat(8000),
+      body: 'Can you call me?',
+    });
+    const classification = buildClassificationPrompt({
+      email: long,
+      instructions: [],
+      maxInputTokens: 8000,
+      reservedTokens: 300,
+    });
     expect(estimateTokens(classification.system) + estimateTokens(classification.user) + 300).toBeLessThanOrEqual(8000);
     expect(classification.user).toContain('Can you call me?');
     expect(classification.user).toContain(`From: "${'A'.repeat(MAX_PROMPT_HEADER_CHARS - 1)} [header cut]`);

@@ -52,7 +52,10 @@ beforeAll(async () => {
   // The workflows' own word on the settled ones: the status query (the reason of an Action Required).
   await Promise.all(
     [...outcomes.values()].filter(isSettled).map(async (o) => {
-      const status = await h.handle(o.threadId).query(threadStatusQuery).catch(async () => (await h.handle(o.threadId).result()) as ThreadStatus);
+      const status = await h
+        .handle(o.threadId)
+        .query(threadStatusQuery)
+        .catch(async () => (await h.handle(o.threadId).result()) as ThreadStatus);
       statuses.set(o.label, status);
     }),
   );
@@ -68,8 +71,19 @@ beforeAll(async () => {
     corpus
       .map((e) => {
         const o = outcomes.get(e.file);
-        const how = refused.has(e.file) ? `refused: ${refused.get(e.file)}` : o?.failed ? `FAILED ${o.failed}` : isSettled(o!) ? o!.state : `not settled (${o?.state ?? 'no row'}; ${o?.stuck ?? ''})`;
-        const detail = statuses.get(e.file)?.state === 'action_required' ? ` (${statuses.get(e.file)!.decisions.at(-1)?.detail})` : draftTo.has(e.file) ? ` (draft to ${draftTo.get(e.file)!.slice(0, 80)}${draftThread.get(e.file) === o?.threadId ? '' : ', in another thread'})` : '';
+        const how = refused.has(e.file)
+          ? `refused: ${refused.get(e.file)}`
+          : o?.failed
+            ? `FAILED ${o.failed}`
+            : isSettled(o!)
+              ? o!.state
+              : `not settled (${o?.state ?? 'no row'}; ${o?.stuck ?? ''})`;
+        const detail =
+          statuses.get(e.file)?.state === 'action_required'
+            ? ` (${statuses.get(e.file)!.decisions.at(-1)?.detail})`
+            : draftTo.has(e.file)
+              ? ` (draft to ${draftTo.get(e.file)!.slice(0, 80)}${draftThread.get(e.file) === o?.threadId ? '' : ', in another thread'})`
+              : '';
         return `${e.file}: ${how}${detail}`;
       })
       .join('\n'),
@@ -85,14 +99,17 @@ describe('the real-mail corpus through the real path', () => {
     expect(refused.get(file), 'the Gmail emulator refused it').toBeUndefined();
     const outcome = outcomes.get(file)!;
     expect(outcome.failed, 'the thread workflow failed').toBeUndefined();
-    expect(isSettled(outcome), `not settled: state ${outcome.state ?? '(no thread row)'}; ${outcome.stuck ?? ''}`).toBe(true);
+    expect(isSettled(outcome), `not settled: state ${outcome.state ?? '(no thread row)'}; ${outcome.stuck ?? ''}`).toBe(
+      true,
+    );
     const status = statuses.get(file)!;
     expect(status.state).toBe(outcome.state);
     expect(status.pendingEvents).toBe(0);
     if (status.state === 'action_required') expect(status.decisions.at(-1)?.detail).toMatch(/\S/);
     // A reply is drafted only to someone: every recipient of a draft is an address (never none, never <>).
     if (status.draftId !== undefined) {
-      if (knownIssue === undefined) expect(draftThread.get(file), 'the draft is in the thread it answers').toBe(outcome.threadId);
+      if (knownIssue === undefined)
+        expect(draftThread.get(file), 'the draft is in the thread it answers').toBe(outcome.threadId);
       const to = draftTo.get(file)!;
       expect(extractEmails(to).length, `draft To: ${to}`).toBeGreaterThan(0);
       expect(to).not.toMatch(/<\s*>/);

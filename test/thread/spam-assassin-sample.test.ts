@@ -25,9 +25,13 @@ beforeAll(async () => {
         const entry = sample[next++]!;
         try {
           const deliveredAt = Date.now();
-          const { threadId } = await deliverAndIngest(h, { from: '', raw: readSpamAssassin(entry).toString('base64url') });
+          const { threadId } = await deliverAndIngest(h, {
+            from: '',
+            raw: readSpamAssassin(entry).toString('base64url'),
+          });
           // Corpus messages that reply to each other share a thread (and its workflow).
-          if (!tracked.has(threadId)) tracked.set(threadId, { label: entry.name, accountId: h.accountId, threadId, deliveredAt });
+          if (!tracked.has(threadId))
+            tracked.set(threadId, { label: entry.name, accountId: h.accountId, threadId, deliveredAt });
         } catch (err) {
           refused.push(`${entry.name}: ${(err as Error).message}`);
         }
@@ -44,14 +48,17 @@ afterAll(async () => {
 describe('a SpamAssassin sample through the real path', () => {
   it('is spread over every group of the corpus', () => {
     expect(sample).toHaveLength(SAMPLE);
-    for (const group of SPAM_ASSASSIN_GROUPS) expect(sample.filter((e) => e.group === group).length).toBeGreaterThanOrEqual(SAMPLE / 5 - 1);
+    for (const group of SPAM_ASSASSIN_GROUPS)
+      expect(sample.filter((e) => e.group === group).length).toBeGreaterThanOrEqual(SAMPLE / 5 - 1);
   });
 
   it('delivers every message, fails no thread workflow and settles every thread', async () => {
     expect(refused).toEqual([]);
     const failed = outcomes.filter((o) => o.failed).map((o) => `${o.label}: ${o.failed}`);
     expect(failed).toEqual([]);
-    const unsettled = outcomes.filter((o) => !isSettled(o)).map((o) => `${o.label}: ${o.state ?? 'no thread row'}; ${o.stuck ?? ''}`);
+    const unsettled = outcomes
+      .filter((o) => !isSettled(o))
+      .map((o) => `${o.label}: ${o.state ?? 'no thread row'}; ${o.stuck ?? ''}`);
     expect(unsettled).toEqual([]);
     expect(outcomes.length).toBeGreaterThan(SAMPLE / 2);
     // Temporal's own word, thread by thread: running (waiting on the user) or completed, never failed.
