@@ -66,6 +66,9 @@ export async function run(args: string[]): Promise<void> {
       anthropic: { apiKey: 'bench', url: anthropic.url },
     }),
     LOG_LEVEL: 'error',
+    // Hundreds of messages per mailbox in minutes: the default daily LLM budget per account would pause
+    // the model (threads then wait, as they should) and this would measure the budget, not the mail.
+    DAILY_TOKEN_BUDGET: String(1_000_000_000),
   });
   const vault = new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
   const tag = randomUUID().slice(0, 8);

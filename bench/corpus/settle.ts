@@ -4,6 +4,7 @@
 import type { Client } from '@temporalio/client';
 import type { PrismaClient } from '../../src/db/client.js';
 import { threadWorkflowId, type ThreadState } from '../../src/thread/contracts.js';
+import { InboxLlmPaused } from '../../src/temporal/search-attributes.js';
 
 /** States in which a thread still has work of ours ahead of it; every other state is settled. */
 export const IN_PROGRESS_STATES: readonly ThreadState[] = ['pending', 'needs_response', 'rework_requested'];
@@ -107,9 +108,12 @@ async function explainStuck(client: Client, o: ThreadOutcome): Promise<void> {
   try {
     const d = await client.workflow.getHandle(threadWorkflowId(o.accountId, o.threadId)).describe();
     const activity = d.raw.pendingActivities?.find((a) => a.lastFailure);
+    const llmPaused = d.typedSearchAttributes.get(InboxLlmPaused);
     o.stuck = activity
       ? `${activity.activityType?.name}: ${activity.lastFailure?.message}`
-      : `workflow ${d.status.name}, no failing activity`;
+      : llmPaused
+        ? `waiting: the LLM is paused (${llmPaused})`
+        : `workflow ${d.status.name}, no failing activity`;
     if (d.status.name === 'FAILED' || d.status.name === 'TERMINATED' || d.status.name === 'TIMED_OUT')
       o.failed = d.status.name;
   } catch (err) {

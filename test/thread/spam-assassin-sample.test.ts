@@ -15,7 +15,8 @@ const refused: string[] = [];
 let outcomes: ThreadOutcome[] = [];
 
 beforeAll(async () => {
-  h = await startInboxHarness();
+  // 200 messages into one mailbox within a minute: the default daily LLM budget could pause the model.
+  h = await startInboxHarness({ env: { DAILY_TOKEN_BUDGET: String(100_000_000) } });
   await h.startWorkers();
   const tracked = new Map<string, TrackedThread>();
   let next = 0;
