@@ -211,13 +211,26 @@ export class ConfigError extends Error {
   }
 }
 
+export interface LoadConfigOptions {
+  /**
+   * The mode must be set, not defaulted into: the processes a deployment runs on their own (workers,
+   * HTTP server, codec server). `npm run dev`, `npm run stack` and the tests choose dev for theirs.
+   */
+  modeRequired?: boolean;
+}
+
 /** Parses the environment; throws ConfigError with one line per bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Env {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): Env {
   // An empty variable (`FOO=` in .env or compose) means "not set", not an invalid value.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const result = envSchema.safeParse(present);
   if (result.success) {
     const cfg = result.data;
+    if (opts.modeRequired && present['DURABLE_INBOX_MODE'] === undefined) {
+      throw new ConfigError(
+        'DURABLE_INBOX_MODE: not set; a deployment sets production (with its keys), dev (embedded defaults, keys generated in DATA_DIR) must be asked for',
+      );
+    }
     if (cfg.DURABLE_INBOX_MODE === 'production') {
       const missing = (['PAYLOAD_ENCRYPTION_KEYS', 'TOKEN_ENCRYPTION_KEY', 'DATABASE_URL', 'APPROVALS_SECRET'] as const).filter(
         (k) => cfg[k] === undefined,
@@ -225,6 +238,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Env {
       if (missing.length > 0) {
         throw new ConfigError(`${missing[0]}: required when DURABLE_INBOX_MODE=production`);
       }
+    } else {
+      refuseExposedDevMode(cfg);
     }
     return cfg;
   }
@@ -233,15 +248,53 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Env {
   throw new ConfigError(`${name}: ${first.message} (got ${JSON.stringify(env[name] ?? null)})`);
 }
 
+/** Where dev mode may listen and connect: this machine only. */
+const LOOPBACK_ONLY_IN_DEV = ['HTTP_HOST', 'CODEC_SERVER_HOST', 'METRICS_HOST', 'TEMPORAL_ADDRESS', 'DATABASE_URL', 'TEMPORAL_DATABASE_URL'] as const;
+
+/** localhost, 127.0.0.0/8, ::1; an empty host (a PostgreSQL URL over a Unix socket) is local too. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return h === '' || h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
+function hostOf(name: (typeof LOOPBACK_ONLY_IN_DEV)[number], value: string): string {
+  if (name === 'DATABASE_URL' || name === 'TEMPORAL_DATABASE_URL') return new URL(value).hostname;
+  if (name === 'TEMPORAL_ADDRESS') return value.slice(0, value.lastIndexOf(':'));
+  return value;
+}
+
+/**
+ * Dev mode generates its keys next to its data and trusts everyone who can reach it: it is for one
+ * machine. A process listening on, or connecting to, another address in dev mode is a deployment
+ * that forgot DURABLE_INBOX_MODE=production, and does not start.
+ */
+function refuseExposedDevMode(cfg: Env): void {
+  for (const name of LOOPBACK_ONLY_IN_DEV) {
+    const value = cfg[name];
+    if (value === undefined || isLoopbackHost(hostOf(name, value))) continue;
+    throw new ConfigError(
+      `${name}: ${hostOf(name, value)} is not a loopback address, and dev mode (DURABLE_INBOX_MODE unset or dev) runs on this machine only: ` +
+        'a deployment sets DURABLE_INBOX_MODE=production with its keys',
+    );
+  }
+}
+
 /**
  * For entrypoints: the configuration, with the process's log level set from it; a bad value prints
  * the one-line error and exits 1 instead of a stack trace.
  */
-export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Env {
-  try {
-    const cfg = loadConfig(env);
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): Env {
+  return exitOnConfigError(() => {
+    const cfg = loadConfig(env, opts);
     setLogLevel(cfg.LOG_LEVEL);
     return cfg;
+  });
+}
+
+/** Runs a step of an entrypoint's set-up; a ConfigError prints its one line and exits 1. */
+export function exitOnConfigError<T>(step: () => T): T {
+  try {
+    return step();
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`durable-inbox: invalid configuration: ${err.message}`);
@@ -357,6 +410,26 @@ export function backfillAlertSettingsFromConfig(cfg: Env): BackfillAlertSettings
     metadataBudgetBytes: cfg.BACKFILL_METADATA_BUDGET_BYTES,
     ...(cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: cfg.DISCORD_WEBHOOK_URL } : {}),
     emailEveryMs: Math.round(cfg.BACKFILL_ALERT_EMAIL_EVERY_HOURS * 3600_000),
+  };
+}
+
+/** The codec server: it decrypts every payload for whoever calls it, so production requires its token. */
+export interface CodecServerSettings {
+  host: string;
+  port: number;
+  token?: string;
+  corsOrigin: string;
+}
+
+export function codecServerSettingsFromConfig(cfg: Env): CodecServerSettings {
+  if (cfg.DURABLE_INBOX_MODE === 'production' && !cfg.CODEC_SERVER_TOKEN) {
+    throw new ConfigError('CODEC_SERVER_TOKEN: required when DURABLE_INBOX_MODE=production (the codec server decrypts every payload for whoever calls it)');
+  }
+  return {
+    host: cfg.CODEC_SERVER_HOST,
+    port: cfg.CODEC_SERVER_PORT,
+    ...(cfg.CODEC_SERVER_TOKEN ? { token: cfg.CODEC_SERVER_TOKEN } : {}),
+    corsOrigin: cfg.CODEC_CORS_ORIGIN,
   };
 }
 

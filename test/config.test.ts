@@ -5,6 +5,7 @@ import {
   approvalsSettingsFromConfig,
   archiverScheduleSettingsFromConfig,
   backfillAlertSettingsFromConfig,
+  codecServerSettingsFromConfig,
   ConfigError,
   healthSettingsFromConfig,
   loadConfig,
@@ -120,5 +121,88 @@ describe('loadConfig', () => {
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^durable-inbox: invalid configuration: HTTP_PORT: /);
+  });
+});
+
+describe('the mode is chosen, not defaulted into', () => {
+  const production = {
+    DURABLE_INBOX_MODE: 'production',
+    PAYLOAD_ENCRYPTION_KEYS: `k1:${key()}`,
+    TOKEN_ENCRYPTION_KEY: key(),
+    DATABASE_URL: 'postgresql://u@db.internal:5432/durable_inbox',
+    APPROVALS_SECRET: key(),
+  };
+
+  it.each([
+    ['HTTP_HOST', '0.0.0.0'],
+    ['CODEC_SERVER_HOST', '::'],
+    ['METRICS_HOST', '10.0.0.5'],
+    ['TEMPORAL_ADDRESS', 'temporal.internal:7233'],
+    ['DATABASE_URL', 'postgresql://u@db.internal:5432/durable_inbox'],
+    ['TEMPORAL_DATABASE_URL', 'postgresql://u@192.168.1.20/temporal'],
+  ])('refuses dev mode, unset or set, with %s=%s off this machine; production takes it', (name, value) => {
+    for (const mode of [{}, { DURABLE_INBOX_MODE: 'dev' }]) {
+      let error: unknown;
+      try {
+        loadConfig({ ...mode, [name]: value });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(new RegExp(`^${name}: .* is not a loopback address, and dev mode .* DURABLE_INBOX_MODE=production`));
+      expect((error as Error).message).not.toContain('\n');
+    }
+    expect(loadConfig({ ...production, [name]: value })[name as 'HTTP_HOST']).toBeDefined();
+  });
+
+  it('lets dev mode listen and connect on this machine', () => {
+    const local = {
+      HTTP_HOST: 'localhost',
+      CODEC_SERVER_HOST: '::1',
+      METRICS_HOST: '127.0.0.2',
+      TEMPORAL_ADDRESS: 'localhost:7233',
+      DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/durable_inbox',
+      TEMPORAL_DATABASE_URL: 'postgresql:///temporal?host=/var/run/postgresql',
+    };
+    expect(loadConfig(local).DURABLE_INBOX_MODE).toBe('dev');
+  });
+
+  it('requires the mode set for the processes a deployment runs alone', () => {
+    expect(() => loadConfig({}, { modeRequired: true })).toThrow(/^DURABLE_INBOX_MODE: not set; a deployment sets production/);
+    expect(loadConfig({ DURABLE_INBOX_MODE: 'dev' }, { modeRequired: true }).DURABLE_INBOX_MODE).toBe('dev');
+    expect(loadConfig(production, { modeRequired: true }).DURABLE_INBOX_MODE).toBe('production');
+  });
+
+  it('requires the codec server token in production, not in dev', () => {
+    expect(() => codecServerSettingsFromConfig(loadConfig(production))).toThrow(/^CODEC_SERVER_TOKEN: required when DURABLE_INBOX_MODE=production/);
+    const withToken = { ...production, CODEC_SERVER_TOKEN: 'codec-token-0123456789' };
+    expect(codecServerSettingsFromConfig(loadConfig(withToken))).toMatchObject({ token: 'codec-token-0123456789' });
+    expect(codecServerSettingsFromConfig(loadConfig({}))).toEqual({ host: '127.0.0.1', port: 8234, corsOrigin: 'http://localhost:8233' });
+  });
+
+  it.each([
+    ['the HTTP server', 'src/http/main.ts', {}, /^DURABLE_INBOX_MODE: not set/],
+    ['a worker', 'src/workers/gmail-worker.ts', { DURABLE_INBOX_MODE: 'dev', DATABASE_URL: 'postgresql://u@db.internal/x' }, /^DATABASE_URL: db.internal is not a loopback address/],
+    ['the codec server', 'src/codec-server/main.ts', { DURABLE_INBOX_MODE: 'production' }, /^PAYLOAD_ENCRYPTION_KEYS: required/],
+  ])('stops %s before it starts anything, with one line', (_what, entry, env, pattern) => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', entry], {
+      env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.replace(/^durable-inbox: invalid configuration: /, '')).toMatch(pattern);
+  });
+
+  it('stops the codec server without its token in production', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/codec-server/main.ts'], {
+      env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...production },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim()).toMatch(/^durable-inbox: invalid configuration: CODEC_SERVER_TOKEN: required when DURABLE_INBOX_MODE=production/);
   });
 });

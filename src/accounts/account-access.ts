@@ -3,7 +3,9 @@
 // succeed until the user reconnects it. The workflow then waits, for hours or days if need be, for
 // the accountReconnected signal (sent by `accounts connect`), looking again every recheck interval
 // without one. Nothing is lost or failed, and the status query says what it waits for.
-import { ActivityFailure, ApplicationFailure, condition, defineSignal, log, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, log, setHandler } from '@temporalio/workflow';
+import { runningAgainAfter } from '../temporal/waiting-proxy.js';
+import { activityError } from '../temporal/workflow-failures.js';
 
 /** Sent to an account's sync and thread workflows when the account is connected again. */
 export const accountReconnectedSignal = defineSignal('accountReconnected');
@@ -16,9 +18,9 @@ export const ACCOUNT_UNUSABLE_TYPES = ['GmailAuthError', 'AccountNotConnectedErr
  * auth failure a retry can fix (a 401 for an access token the next attempt refreshes) is not one.
  */
 export function accountUnusable(err: unknown): { type: string; message: string } | undefined {
-  if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) return undefined;
-  const type = err.cause.type ?? '';
-  return ACCOUNT_UNUSABLE_TYPES.includes(type) && err.cause.nonRetryable ? { type, message: err.cause.message } : undefined;
+  const cause = activityError(err);
+  const type = cause?.type ?? '';
+  return cause && ACCOUNT_UNUSABLE_TYPES.includes(type) && cause.nonRetryable ? { type, message: cause.message } : undefined;
 }
 
 export class AccountReconnect {
@@ -50,24 +52,13 @@ export class AccountReconnect {
 
 /**
  * The activities, with every call that fails because the account is unusable waiting for the
- * account (`reconnect.wait`) and running again: a Gmail step that may take hours. proxyActivities
- * returns a Proxy without own keys, so this is a Proxy too.
+ * account (`reconnect.wait`) and running again: a Gmail step that may take hours.
  */
 export function waitingForAccountAccess<T extends object>(activities: T, reconnect: Pick<AccountReconnect, 'wait'>): T {
-  return new Proxy(activities, {
-    get(target, name) {
-      const call = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
-      return async (...args: unknown[]) => {
-        for (;;) {
-          try {
-            return await call(...args);
-          } catch (err) {
-            const unusable = accountUnusable(err);
-            if (!unusable) throw err;
-            await reconnect.wait(`${String(name)}: ${unusable.type}`);
-          }
-        }
-      };
-    },
+  return runningAgainAfter(activities, async (step, err) => {
+    const unusable = accountUnusable(err);
+    if (!unusable) return false;
+    await reconnect.wait(`${step}: ${unusable.type}`);
+    return true;
   });
 }

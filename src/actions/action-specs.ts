@@ -1,11 +1,10 @@
 // The configured actions of a category or a rule, validated where they come in (the CLI, a rule
 // row, a category_actions row): `archive`, `add_label:Newsletters`, `forward:me@example.com`.
 import { z } from 'zod';
+import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import { ACTION_KINDS, type ActionSpec } from './contracts.js';
 
 const NEEDS_ARGUMENT = ['add_label', 'remove_label', 'forward'] as const;
-/** Gmail's system labels a label action may not touch: the lifecycle and the inbox are ours to keep. */
-const RESERVED_LABELS = ['INBOX', 'SPAM', 'TRASH', 'DRAFT', 'SENT', 'UNREAD', 'STARRED', 'IMPORTANT', 'CHAT'];
 
 export const actionSpecSchema = z
   .object({ kind: z.enum(ACTION_KINDS), argument: z.string().trim().min(1).max(225).optional() })
@@ -16,7 +15,7 @@ export const actionSpecSchema = z
     if (spec.kind === 'forward' && spec.argument && !z.email().safeParse(spec.argument).success) {
       ctx.addIssue({ code: 'custom', message: `forward: ${spec.argument} is not an email address` });
     }
-    if ((spec.kind === 'add_label' || spec.kind === 'remove_label') && spec.argument && RESERVED_LABELS.includes(spec.argument.toUpperCase())) {
+    if ((spec.kind === 'add_label' || spec.kind === 'remove_label') && spec.argument && isGmailSystemLabel(spec.argument)) {
       ctx.addIssue({ code: 'custom', message: `${spec.kind}: ${spec.argument} is a Gmail system label (use archive, mark_read, star, trash)` });
     }
   });

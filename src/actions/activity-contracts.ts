@@ -11,7 +11,16 @@ export interface ActionGmailActivities {
    * queued (a send, which its thread schedules), awaiting approval or refused. One round trip for
    * the lot; a retry finds the rows by key and redoes nothing that is done.
    */
-  proposeAndPerform(input: Omit<ProposeActionsInput, 'pausedByLabel'> & { pauseLabel: string }): Promise<JournaledAction[]>;
+  proposeAndPerform(
+    input: Omit<ProposeActionsInput, 'pausedByLabel' | 'recipients'> & {
+      pauseLabel: string;
+      /**
+       * Who a reply to the message goes to, as readThread read it (its replyHeaders); when absent
+       * (a history from before recipients were judged) the activity reads them from the message.
+       */
+      recipients?: string[];
+    },
+  ): Promise<JournaledAction[]>;
   /**
    * Carries out an approved action that changes labels (archive, labels, read, star,
    * trash) and journals it done. An action already done returns its result: a retry never acts twice.

@@ -19,6 +19,20 @@ export function reasonText(reason: ActionReason): string {
   }
 }
 
+/** Who an action sends to or is addressed to, as the policy judged them ('' for an action that sends nothing). */
+export function recipientsText(action: Pick<JournaledAction, 'kind' | 'argument' | 'recipients'>): string {
+  if (action.recipients.length > 0) return action.recipients.join(', ');
+  return action.kind === 'forward' ? (action.argument ?? '') : '';
+}
+
+/** The first lines of what a send would send: an auto-reply's text, or what a forward carries. */
+export function replyPreview(action: Pick<JournaledAction, 'kind' | 'result'>, lines = 4, chars = 300): string {
+  if (action.kind === 'forward') return '(the message, forwarded)';
+  if (action.kind !== 'auto_reply' || !action.result?.body) return '';
+  const head = action.result.body.replace(/\r\n?/g, '\n').trim().split('\n').slice(0, lines).join('\n');
+  return head.length > chars ? `${head.slice(0, chars - 1)}…` : head.length < action.result.body.trim().length ? `${head}\n…` : head;
+}
+
 export async function accountEmail(db: SqlExecutor, accountId: string): Promise<string | null> {
   const [row] = await db.query<{ email: string }>('SELECT email FROM accounts WHERE id = $1', [accountId]);
   return row?.email ?? null;

@@ -15,7 +15,7 @@ export const ACTION_KINDS = [
 ] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
 
-/** Kinds that need the user's approval unless the user allowed them for the scope (seed 001's dangerous list). */
+/** Kinds that need the user's approval unless the user allowed them for the scope (the dangerous kinds). */
 export const DANGEROUS_KINDS: readonly ActionKind[] = ['forward', 'auto_reply', 'trash'];
 
 /** Kinds that send mail out of the mailbox. */
@@ -26,7 +26,8 @@ export type ActionReason =
   | { source: 'rule'; ruleId: string }
   | { source: 'llm'; confidence: number; model?: string }
   | { source: 'user' }
-  | { source: 'agent'; profile: string; step: number }
+  /** readsMailbox: the profile can read the user's other mail and send, so its sends always wait for the user. */
+  | { source: 'agent'; profile: string; step: number; readsMailbox?: boolean }
   /** The thread's own lifecycle (Action Required when it needs you, Outbox off once a draft is gone). */
   | { source: 'system'; why: string };
 
@@ -56,7 +57,7 @@ export const ACTION_STATES = [
 export type ActionState = (typeof ACTION_STATES)[number];
 
 /**
- * The action's idempotency key, in seed 001's style: account, thread, the message it answers, kind
+ * The action's idempotency key: account, thread, the message it answers, kind
  * and argument. A retry, a duplicate signal or a restarted worker finds the action by this key and
  * never performs it twice.
  */
@@ -117,7 +118,15 @@ export interface JournaledAction extends ActionSpec {
   state: ActionState;
   verdict: 'run' | 'needs_approval' | 'refused';
   because: string[];
+  /** The sender of the mail it is about (canonical address; '' when it has none). */
   sender: string;
+  /**
+   * Who it sends to (auto-reply, forward) or is addressed to (draft): the addresses the policy
+   * judged. A send goes to exactly these, or not at all.
+   */
+  recipients: string[];
+  /** The subject of the mail it is about. */
+  subject: string;
   scheduledFor?: string;
   expiresAt?: string;
   note?: string;
@@ -139,6 +148,8 @@ export interface ActionResult {
   sentMessageId?: string;
   /** The text an auto-reply sends (written by the LLM before it is proposed). */
   body?: string;
+  /** What the agent read of the mailbox in the run that wrote this reply (what it may quote), shown with its approval. */
+  mailboxRead?: string[];
   /** Set on a draft once the sent detection saw it go out: whether the user changed it first. */
   sentUnedited?: boolean;
   /** The Discord message that asked for approval (so it is posted once). */

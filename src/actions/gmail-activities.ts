@@ -9,6 +9,7 @@ import { toActivityFailure } from '../accounts/gmail-failures.js';
 import { GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
+import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import { buildPlainTextMessage, buildReply, replyRecipients, toRaw } from '../gmail/mime.js';
 import type { ThreadMessage } from '../gmail/types.js';
 import type { SqlExecutor } from '../quota/sql.js';
@@ -16,6 +17,19 @@ import type { ActionGmailActivities } from './activity-contracts.js';
 import { ACTION_MARKER_HEADER, reversalOf, SENDING_KINDS, type ActionResult, type JournaledAction } from './contracts.js';
 import { loadAction, loadSafetyPolicy, proposeActions, transitionAction } from './journal.js';
 
+
+/**
+ * The last line of defence behind the policy: a label action never names, or resolves to, one of
+ * Gmail's system labels (TRASH would trash, SPAM report, INBOX archive, past those kinds' checks).
+ */
+function refuseSystemLabel(action: JournaledAction, nameOrId: string): void {
+  if (!isGmailSystemLabel(nameOrId)) return;
+  throw ApplicationFailure.create({
+    type: 'SystemLabelRefusedError',
+    message: `${action.kind} ${action.argument}: ${nameOrId} is a Gmail system label; trash and archive are actions of their own`,
+    nonRetryable: true,
+  });
+}
 
 const notFound = (what: string) => ApplicationFailure.create({ type: 'ActionNotFoundError', message: `no action ${what}`, nonRetryable: true });
 
@@ -27,12 +41,33 @@ async function messageOf(gmail: GmailService, action: JournaledAction): Promise<
   return { thread: snapshot.messages, message };
 }
 
-/** The message an auto-reply or a forward sends, carrying the action's marker. */
+/** The canonical addresses a reply to the message goes to: what the policy judges for an auto-reply. */
+function replyAddresses(message: ThreadMessage, userEmail: string): string[] {
+  return replyRecipients(message, userEmail).map((r) => r.address);
+}
+
+/**
+ * Why the journaled recipients of a send are not the ones it may go to (null when they are): an
+ * auto-reply goes to exactly the recipients the policy judged, which must still be whom a reply
+ * to the message goes to; a forward to its one address.
+ */
+function recipientsMismatch(action: JournaledAction, message: ThreadMessage, userEmail: string): string | null {
+  const judged = [...action.recipients].sort();
+  const now = (action.kind === 'forward' ? [action.argument?.trim().toLowerCase() ?? ''] : replyAddresses(message, userEmail)).sort();
+  if (judged.length === 0) return 'no recipients were judged for it';
+  if (judged.length !== now.length || judged.some((r, i) => r !== now[i])) {
+    return `it would go to ${now.join(', ') || 'nobody'}, but the policy judged ${judged.join(', ')}`;
+  }
+  return null;
+}
+
+/** The message an auto-reply or a forward sends, carrying the action's marker: to the journaled recipients only. */
 function outgoingMessage(action: JournaledAction, message: ThreadMessage, userEmail: string): string {
   const marker = { [ACTION_MARKER_HEADER]: action.id };
   const parent = { messageId: message.messageId, references: message.references, inReplyTo: message.inReplyTo, subject: message.subject };
+  const to = action.recipients.map((address) => ({ address }));
   if (action.kind === 'auto_reply') {
-    return buildReply({ parent, from: { address: userEmail }, to: replyRecipients(message, userEmail), body: action.result?.body ?? '', extraHeaders: marker }).raw;
+    return buildReply({ parent, from: { address: userEmail }, to, body: action.result?.body ?? '', extraHeaders: marker }).raw;
   }
   // A forward keeps the thread's headers, so it stays in the thread (where the look-before-send finds it).
   const quoted = [
@@ -46,7 +81,7 @@ function outgoingMessage(action: JournaledAction, message: ThreadMessage, userEm
   return toRaw(
     buildPlainTextMessage({
       from: { address: userEmail },
-      to: [{ address: action.argument! }],
+      to,
       subject: `Fwd: ${message.subject.replace(/^(fwd?:\s*)+/i, '')}`,
       body: quoted,
       inReplyTo: message.messageId || undefined,
@@ -105,13 +140,11 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
         await gmail.modifyThread(thread, { remove: ['INBOX'] });
         return {};
       case 'add_label':
-        return withLabel(action.accountId, gmail, action.argument!, async (id) => {
-          await gmail.modifyThread(thread, { add: [id] });
-          return { labelId: id };
-        });
       case 'remove_label':
+        refuseSystemLabel(action, action.argument!);
         return withLabel(action.accountId, gmail, action.argument!, async (id) => {
-          await gmail.modifyThread(thread, { remove: [id] });
+          refuseSystemLabel(action, id);
+          await gmail.modifyThread(thread, action.kind === 'add_label' ? { add: [id] } : { remove: [id] });
           return { labelId: id };
         });
       case 'mark_read':
@@ -152,9 +185,17 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
   }
 
   return {
-    async proposeAndPerform({ pauseLabel, ...proposal }) {
-      const pausedByLabel = await withGmail(proposal.accountId, (gmail) => isPaused(gmail, proposal.accountId, pauseLabel));
-      const journaled = await proposeActions(db, { ...proposal, pausedByLabel });
+    async proposeAndPerform({ pauseLabel, recipients, ...proposal }) {
+      const { pausedByLabel, replyTo } = await withGmail(proposal.accountId, async (gmail, userEmail) => ({
+        pausedByLabel: await isPaused(gmail, proposal.accountId, pauseLabel),
+        // A workflow from before recipients were judged: read them as readThread would have.
+        replyTo:
+          recipients ??
+          (proposal.actions.some((a) => a.kind === 'auto_reply')
+            ? replyAddresses(await gmail.getMessage(proposal.messageId, 'metadata', ['From', 'To', 'Reply-To']), userEmail)
+            : []),
+      }));
+      const journaled = await proposeActions(db, { ...proposal, recipients: replyTo, pausedByLabel });
       const after: JournaledAction[] = [];
       for (const action of journaled) {
         if (action.state !== 'queued' || SENDING_KINDS.includes(action.kind)) {
@@ -200,6 +241,14 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
               });
               return { sent: false, state: back?.action.state ?? 'awaiting_approval' };
             }
+          }
+        }
+        if (!earlier) {
+          // It goes to exactly whom the policy judged, or nowhere.
+          const mismatch = recipientsMismatch(action, message, userEmail);
+          if (mismatch) {
+            const failed = await transitionAction(db, { id: actionId, from: ['scheduled'], to: 'failed', note: `not sent: ${mismatch}` });
+            return { sent: false, state: failed?.action.state ?? 'failed' };
           }
         }
         const sent = earlier ?? (await gmail.sendMessage(outgoingMessage(action, message, userEmail), action.threadId));

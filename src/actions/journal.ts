@@ -34,6 +34,8 @@ type ActionRow = {
   because: string[];
   state: ActionState;
   sender: string;
+  recipients: string[] | null;
+  subject: string;
   scheduled_for: Date | null;
   expires_at: Date | null;
   result: ActionResult | null;
@@ -44,7 +46,7 @@ type ActionRow = {
 };
 
 const COLUMNS = `id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,
-  state::text AS state, sender, scheduled_for, expires_at, result, note, decided_by, created_at, done_at`;
+  state::text AS state, sender, recipients, subject, scheduled_for, expires_at, result, note, decided_by, created_at, done_at`;
 
 function actionOf(row: ActionRow): JournaledAction {
   return {
@@ -60,6 +62,8 @@ function actionOf(row: ActionRow): JournaledAction {
     because: row.because,
     state: row.state,
     sender: row.sender,
+    recipients: row.recipients ?? [],
+    subject: row.subject,
     ...(row.scheduled_for ? { scheduledFor: row.scheduled_for.toISOString() } : {}),
     ...(row.expires_at ? { expiresAt: row.expires_at.toISOString() } : {}),
     ...(row.note !== null ? { note: row.note } : {}),
@@ -119,23 +123,45 @@ export async function setCategoryActions(db: SqlExecutor, scopeRef: string, cate
 
 // ---- the facts the policy needs, from the journal ---------------------------------------------
 
-async function policyFacts(db: SqlExecutor, accountId: string, sender: string, earnedAfter: number): Promise<Omit<PolicyFacts, 'pausedByLabel'>> {
+async function policyFacts(
+  db: SqlExecutor,
+  accountId: string,
+  sender: string,
+  recipients: string[],
+  earnedAfter: number,
+): Promise<Omit<PolicyFacts, 'pausedByLabel'>> {
   const [sends] = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM actions
      WHERE account_id = $1 AND kind = ANY($2::text[]) AND state IN ('scheduled', 'done')
        AND reason->>'source' <> 'user' AND updated_at > clock_timestamp() - interval '1 hour'`,
     [accountId, SENDING_KINDS],
   );
-  // Our latest drafts to this sender whose fate the sent detection saw: the unbroken run of
-  // drafts sent unedited, newest first.
+  const draftsSentUnedited: Record<string, number> = {};
+  for (const address of recipients) draftsSentUnedited[address] = await uneditedStreak(db, accountId, address, earnedAfter);
+  return { accountId, sender, recipients, sendsLastHour: sends?.n ?? 0, draftsSentUnedited };
+}
+
+/**
+ * Earned autonomy, per recipient address: our latest drafts to it whose fate the sent detection saw,
+ * the unbroken run of drafts sent unedited, newest first. A draft journaled before drafts recorded
+ * their recipients counts for its sender.
+ */
+async function uneditedStreak(db: SqlExecutor, accountId: string, address: string, earnedAfter: number): Promise<number> {
   const drafts = await db.query<{ unedited: boolean }>(
     `SELECT (result->>'sentUnedited')::boolean AS unedited FROM actions
-     WHERE account_id = $1 AND kind = 'draft' AND sender = $2 AND result ? 'sentUnedited'
+     WHERE account_id = $1 AND kind = 'draft' AND result ? 'sentUnedited'
+       AND ($2 = ANY(recipients) OR (cardinality(recipients) = 0 AND sender = $2))
      ORDER BY updated_at DESC LIMIT $3`,
-    [accountId, sender, Math.max(earnedAfter, 1)],
+    [accountId, address, Math.max(earnedAfter, 1)],
   );
   const streak = drafts.findIndex((d) => !d.unedited);
-  return { accountId, sender, sendsLastHour: sends?.n ?? 0, draftsSentUnedited: streak < 0 ? drafts.length : streak };
+  return streak < 0 ? drafts.length : streak;
+}
+
+/** Who an action sends to, as journaled: a forward its address, an auto-reply the reply's recipients. */
+function recipientsOf(action: ProposedAction, replyRecipients: string[]): string[] {
+  if (action.kind === 'forward') return action.argument ? [action.argument.trim().toLowerCase()] : [];
+  return action.kind === 'auto_reply' ? replyRecipients : [];
 }
 
 // ---- writing the journal ----------------------------------------------------------------------
@@ -146,6 +172,10 @@ export interface ProposeActionsInput {
   /** The message the actions answer. */
   messageId: string;
   sender: string;
+  /** Who a reply to the message goes to (canonical addresses): what an auto-reply is judged for and sent to. */
+  recipients: string[];
+  /** The subject of the mail, for the approvals list. */
+  subject?: string;
   workflowId: string;
   actions: (ProposedAction & { result?: ActionResult })[];
   pausedByLabel: boolean;
@@ -161,7 +191,10 @@ export interface ProposeActionsInput {
  */
 export async function proposeActions(db: SqlExecutor, input: ProposeActionsInput): Promise<JournaledAction[]> {
   const policy = await loadSafetyPolicy(db, input.accountId);
-  const facts: PolicyFacts = { ...(await policyFacts(db, input.accountId, input.sender, policy.earnedAfter)), pausedByLabel: input.pausedByLabel };
+  const facts: PolicyFacts = {
+    ...(await policyFacts(db, input.accountId, input.sender, input.recipients, policy.earnedAfter)),
+    pausedByLabel: input.pausedByLabel,
+  };
   const keys: string[] = [];
   for (const action of input.actions) {
     const key = actionKey({ accountId: input.accountId, threadId: input.threadId, messageId: input.messageId }, action);
@@ -174,10 +207,10 @@ export async function proposeActions(db: SqlExecutor, input: ProposeActionsInput
     const state: ActionState = verdict.outcome === 'run' ? 'queued' : verdict.outcome === 'refused' ? 'refused' : 'awaiting_approval';
     const inserted = await db.query(
       `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,
-         state, sender, workflow_id, expires_at, result, note, updated_at)
+         state, sender, workflow_id, expires_at, result, note, recipients, subject, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10::text[], $11::action_state, $12, $13,
          CASE WHEN $11 = 'awaiting_approval' THEN clock_timestamp() + make_interval(secs => $14::float8 / 1000) END,
-         $15::jsonb, $16, clock_timestamp())
+         $15::jsonb, $16, $17::text[], $18, clock_timestamp())
        ON CONFLICT (key) DO NOTHING
        RETURNING id`,
       [
@@ -197,6 +230,8 @@ export async function proposeActions(db: SqlExecutor, input: ProposeActionsInput
         input.approvalExpiryMs,
         action.result ? JSON.stringify(action.result) : null,
         state === 'refused' ? verdict.because.join('; ') : null,
+        recipientsOf(action, input.recipients),
+        input.subject ?? '',
       ],
     );
     if (inserted.length > 0) actionTransitions.inc({ kind: action.kind, state });
@@ -250,6 +285,8 @@ export interface LifecycleAction extends ActionSpec {
   messageId: string;
   /** The sender of the mail the change is about (lower-case address). */
   sender: string;
+  /** Who our draft is addressed to (canonical addresses): earned autonomy counts per recipient. */
+  recipients?: string[];
   reason: ActionReason;
   result: ActionResult;
 }
@@ -262,8 +299,8 @@ export async function recordLifecycleActions(
   for (const a of input.actions) {
     const [row] = await db.query<{ inserted: boolean }>(
       `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,
-         state, sender, workflow_id, result, updated_at, done_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, 'run', $9::text[], 'done', $10, $11, $12::jsonb, clock_timestamp(), clock_timestamp())
+         state, sender, workflow_id, result, recipients, updated_at, done_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, 'run', $9::text[], 'done', $10, $11, $12::jsonb, $13::text[], clock_timestamp(), clock_timestamp())
        ON CONFLICT (key) DO UPDATE SET result = COALESCE(actions.result, '{}'::jsonb) || EXCLUDED.result, updated_at = EXCLUDED.updated_at
        RETURNING (xmax = 0) AS inserted`,
       [
@@ -279,6 +316,7 @@ export async function recordLifecycleActions(
         a.sender,
         input.workflowId,
         JSON.stringify(a.result),
+        a.recipients ?? [],
       ],
     );
     if (row?.inserted) actionTransitions.inc({ kind: a.kind, state: 'done' });

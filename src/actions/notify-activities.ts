@@ -1,14 +1,15 @@
 // Telling the user an action waits for approval: a Discord webhook message (Execute Webhook,
 // ?wait=true) with a short summary and a signed link to the approvals page. The summary holds the
-// action's kind and argument, the account's address and the policy's reasons: never mail content,
-// tokens or the webhook URL. The message id is journaled in the action's result, so a retried
+// action's kind and argument, whom it sends to, the account's address and the policy's reasons:
+// never mail content, tokens or the webhook URL. Control characters and bidi overrides are dropped. The message id is journaled in the action's result, so a retried
 // activity posts once; only a crash between Discord's answer and that write can post twice.
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApprovalsSettings } from '../config.js';
 import type { SqlExecutor } from '../quota/sql.js';
 import type { ApprovalNotifyActivities } from './activity-contracts.js';
 import { approvalLink, type ApprovalKeys } from './approval-links.js';
-import { accountEmail, reasonText } from './approval-request.js';
+import { accountEmail, reasonText, recipientsText } from './approval-request.js';
+import { displaySafe } from '../shared/display-text.js';
 import type { JournaledAction } from './contracts.js';
 import { loadAction, transitionAction } from './journal.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
@@ -25,7 +26,8 @@ export interface ApprovalNotifyDeps {
 const MAX_FIELD = 200;
 
 function clip(text: string, max = MAX_FIELD): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  const safe = displaySafe(text);
+  return safe.length <= max ? safe : `${safe.slice(0, max - 1)}…`;
 }
 
 /** A value as Discord markdown shows it literally (mentions are off through allowed_mentions). */
@@ -41,6 +43,7 @@ export function approvalMessage(action: JournaledAction, account: string | null,
   const lines = [
     `**Approval needed:** ${code(action.kind)}${action.argument !== undefined ? ` ${code(action.argument)}` : ''}` +
       ` in ${code(account ?? action.accountId)}`,
+    ...(recipientsText(action) ? [`To ${code(recipientsText(action))}`] : []),
     `Proposed by ${plain(reasonText(action.reason))}`,
     ...action.because.slice(0, 5).map((b) => `• ${plain(b)}`),
     ...(action.expiresAt ? [`Expires <t:${Math.floor(Date.parse(action.expiresAt) / 1000)}:R>`] : []),

@@ -1,7 +1,8 @@
-// The safety policy (seed 001's SafetyEnforcer): for each proposed action, whether it runs now,
+// The safety policy: for each proposed action, whether it runs now,
 // waits for the user's approval, or is refused, with every reason. It applies to rule, LLM and agent
 // decisions alike. Pure: its facts come from the caller (the user's settings, counts from the
 // journal), never from the mail itself, so mail content cannot widen what it allows.
+import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import { DANGEROUS_KINDS, SENDING_KINDS, type ActionKind, type ProposedAction } from './contracts.js';
 
 export type AllowanceScope = 'global' | 'account' | 'domain' | 'sender';
@@ -43,12 +44,17 @@ export const DEFAULT_SAFETY_POLICY: SafetyPolicy = {
 /** What the policy knows about the thread and the account, gathered by the caller. */
 export interface PolicyFacts {
   accountId: string;
-  /** The sender of the mail the action is about (lower-case address). */
+  /** The sender of the mail the action is about (lower-case address; '' when it has none). */
   sender: string;
+  /**
+   * Who an auto-reply goes to (canonical addresses): the From address, or every Reply-To address,
+   * or the recipients of the user's own message. Each is judged; the send goes to exactly these.
+   */
+  recipients: string[];
   /** Automatic sends of this account in the last hour (from the journal). */
   sendsLastHour: number;
-  /** How many of our latest drafts to this sender the user sent unedited, in a row. */
-  draftsSentUnedited: number;
+  /** Per recipient address: how many of our latest drafts to it the user sent unedited, in a row. */
+  draftsSentUnedited: Record<string, number>;
   /** The kill-switch label is on a message in the mailbox (set from a phone, say). */
   pausedByLabel?: boolean;
 }
@@ -73,20 +79,26 @@ function matchesSender(sender: string, entry: string): boolean {
   return entry.includes('@') && !entry.startsWith('@') ? sender.toLowerCase() === entry.toLowerCase() : inDomain(sender, entry);
 }
 
-function allowedFor(policy: SafetyPolicy, kind: ActionKind, facts: PolicyFacts): Allowance | undefined {
+/** The allowance of a kind that covers an address (the sender, or a recipient of a send). */
+function allowedFor(policy: SafetyPolicy, kind: ActionKind, accountId: string, address: string): Allowance | undefined {
   return policy.allowances.find((a) => {
     if (a.kind !== kind) return false;
     switch (a.scope) {
       case 'global':
         return true;
       case 'account':
-        return a.ref === facts.accountId;
+        return a.ref === accountId;
       case 'domain':
-        return !!a.ref && inDomain(facts.sender, a.ref);
+        return !!a.ref && address !== '' && inDomain(address, a.ref);
       case 'sender':
-        return !!a.ref && facts.sender.toLowerCase() === a.ref.toLowerCase();
+        return !!a.ref && address !== '' && address.toLowerCase() === a.ref.toLowerCase();
     }
   });
+}
+
+/** Whom the action is judged for: every recipient of an auto-reply, the sender for anything else. */
+function judgedAddresses(kind: ActionKind, facts: PolicyFacts): string[] {
+  return kind === 'auto_reply' ? facts.recipients : [facts.sender];
 }
 
 export function judge(action: ProposedAction, facts: PolicyFacts, policy: SafetyPolicy): PolicyVerdict {
@@ -101,6 +113,11 @@ export function judge(action: ProposedAction, facts: PolicyFacts, policy: Safety
       refusals.push(`forward to ${to || '(no address)'}: not an address you allowed forwards to`);
     }
   }
+  if ((kind === 'add_label' || kind === 'remove_label') && isGmailSystemLabel(action.argument ?? '')) {
+    // TRASH, SPAM or taking INBOX off would trash, report or archive past the checks of those kinds.
+    refusals.push(`${kind} ${action.argument}: a Gmail system label; trash and archive are actions of their own`);
+  }
+  if (kind === 'auto_reply' && facts.recipients.length === 0) refusals.push('auto-reply: the mail has no address to reply to');
   if (reason.source === 'user') {
     // The user asked for it (a label, the CLI, the approvals page): nothing to approve.
     return refusals.length > 0 ? { outcome: 'refused', because: refusals } : { outcome: 'run', because: ['asked for by you'] };
@@ -109,23 +126,40 @@ export function judge(action: ProposedAction, facts: PolicyFacts, policy: Safety
   // Drafting goes on under the kill switch: a draft changes nothing the user has not seen.
   if (kind !== 'draft' && policy.paused) approvals.push('automatic actions are paused (kill switch)');
   if (kind !== 'draft' && facts.pausedByLabel) approvals.push('automatic actions are paused (the pause label is set in Gmail)');
-  if ((kind === 'archive' || kind === 'trash') && policy.protectedSenders.some((p) => matchesSender(facts.sender, p))) {
+  if ((kind === 'archive' || kind === 'trash') && facts.sender !== '' && policy.protectedSenders.some((p) => matchesSender(facts.sender, p))) {
     approvals.push(`${facts.sender} is a protected sender: never ${kind === 'archive' ? 'archived' : 'trashed'} without you`);
   }
   if ((reason.source === 'llm' || reason.source === 'agent') && 'confidence' in reason && reason.confidence < policy.minConfidence) {
     approvals.push(`the model's confidence ${reason.confidence.toFixed(2)} is below ${policy.minConfidence.toFixed(2)}`);
   }
-  if (DANGEROUS_KINDS.includes(kind)) {
-    const allowance = allowedFor(policy, kind, facts);
-    if (!allowance) approvals.push(`${kind} needs your approval unless you allow it (global, account, domain or sender)`);
-    else grants.push(`${kind} allowed for ${allowance.scope}${allowance.ref ? ` ${allowance.ref}` : ''}`);
+  if (kind === 'auto_reply') {
+    // A reply that goes elsewhere than the mail came from (Reply-To, a list) is the user's to see.
+    const elsewhere = facts.recipients.filter((r) => r !== facts.sender);
+    if (elsewhere.length > 0) approvals.push(`the reply goes to ${elsewhere.join(', ')}, not (only) to the sender ${facts.sender || '(none)'}`);
   }
-  if (kind === 'auto_reply' && facts.draftsSentUnedited < policy.earnedAfter) {
-    approvals.push(
-      `auto-reply to ${facts.sender} is earned after ${policy.earnedAfter} of our drafts sent unedited in a row; so far ${facts.draftsSentUnedited}`,
-    );
-  } else if (kind === 'auto_reply') {
-    grants.push(`earned: your last ${facts.draftsSentUnedited} drafts to ${facts.sender} went out unedited`);
+  if (DANGEROUS_KINDS.includes(kind)) {
+    // Every address it is for must be allowed (an auto-reply's every recipient).
+    for (const address of judgedAddresses(kind, facts)) {
+      const allowance = allowedFor(policy, kind, facts.accountId, address);
+      const whom = kind === 'auto_reply' ? ` to ${address}` : '';
+      if (!allowance) approvals.push(`${kind}${whom} needs your approval unless you allow it (global, account, domain or sender)`);
+      else grants.push(`${kind}${whom} allowed for ${allowance.scope}${allowance.ref ? ` ${allowance.ref}` : ''}`);
+    }
+  }
+  if (kind === 'auto_reply') {
+    // Earned autonomy is per recipient address: drafts the user sent unedited to that address.
+    for (const address of facts.recipients) {
+      const unedited = facts.draftsSentUnedited[address] ?? 0;
+      if (unedited < policy.earnedAfter) {
+        approvals.push(`auto-reply to ${address} is earned after ${policy.earnedAfter} of our drafts sent unedited in a row; so far ${unedited}`);
+      } else {
+        grants.push(`earned: your last ${unedited} drafts to ${address} went out unedited`);
+      }
+    }
+  }
+  if (SENDING_KINDS.includes(kind) && reason.source === 'agent' && reason.readsMailbox) {
+    // Mail could steer such an agent into sending the user's other mail to the sender.
+    approvals.push(`agent ${reason.profile} can read your other mail and send: what it sends always waits for you`);
   }
   if (SENDING_KINDS.includes(kind) && facts.sendsLastHour >= policy.sendsPerHour) {
     approvals.push(`${facts.sendsLastHour} automatic sends in the last hour: the cap is ${policy.sendsPerHour}`);

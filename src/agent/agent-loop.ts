@@ -45,6 +45,7 @@ export function briefing(email: { from: string; subject: string; date: string; b
 export async function agentLoop(profile: AgentProfile, firstMessage: string, hands: AgentHands): Promise<AgentOutcome> {
   const messages: AgentMessage[] = [{ role: 'user', content: firstMessage }];
   let seq = 0;
+  const failedTools: string[] = [];
   for (let step = 1; step <= profile.maxSteps; step++) {
     const steps: AgentStepRecord[] = [];
     const startedAt = new Date().toISOString();
@@ -63,7 +64,7 @@ export async function agentLoop(profile: AgentProfile, firstMessage: string, han
     messages.push({ role: 'assistant', content: turn.content });
     if (turn.toolCalls.length === 0) {
       await hands.recordSteps(steps);
-      return { kind: 'ended', text: turn.text };
+      return { kind: 'ended', text: turn.text, failedTools };
     }
 
     const results: AgentBlock[] = [];
@@ -84,6 +85,7 @@ export async function agentLoop(profile: AgentProfile, firstMessage: string, han
           if (!(err instanceof ActivityFailure)) throw err;
           content = `the tool failed: ${failureMessage(err)}`;
           status = 'error';
+          failedTools.push(`${call.name}: ${content}`);
         }
       }
       results.push({ type: 'tool_result', tool_use_id: call.id, content, ...(status === 'ok' ? {} : { is_error: true }) });

@@ -14,6 +14,17 @@ export const AGENT_TOOLS = [
 ] as const;
 export type AgentToolName = (typeof AGENT_TOOLS)[number];
 
+/** Tools that read the user's mail beyond the thread at hand. */
+export const MAILBOX_TOOLS: readonly AgentToolName[] = ['search_mailbox', 'sender_history'];
+
+/**
+ * Whether a profile can both read the user's other mail and send: mail could steer it into sending
+ * that mail to the sender, so its sends always wait for approval, whatever the policy allows.
+ */
+export function readsMailboxAndSends(profile: Pick<AgentProfile, 'tools'>): boolean {
+  return profile.tools.includes('send_reply') && profile.tools.some((t) => MAILBOX_TOOLS.includes(t));
+}
+
 export interface AgentProfile {
   name: string;
   description: string;
@@ -59,7 +70,7 @@ export interface AgentTurn {
 
 export type AgentStepStatus = 'ok' | 'error' | 'refused' | 'invalid';
 
-/** One step of a run (seed 001's job_steps): a model turn, or one tool call. */
+/** One step of a run: a model turn, or one tool call. */
 export interface AgentStepRecord {
   seq: number;
   /** `model`, or the tool's name. */
@@ -75,7 +86,8 @@ export interface AgentStepRecord {
 
 /** How a run ended. */
 export type AgentOutcome =
-  | { kind: 'ended'; text: string }
+  /** `failedTools`: tool calls that failed for good on the way (the model was told; the user is too). */
+  | { kind: 'ended'; text: string; failedTools: string[] }
   | { kind: 'escalated'; reason: string }
   | { kind: 'step_limit'; steps: number };
 

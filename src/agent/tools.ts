@@ -2,9 +2,19 @@
 // call's input must pass. The turn's activity checks every call against these before the workflow
 // runs it; mail content never widens what a tool can do (no tool takes a recipient or an account).
 import { z } from 'zod';
+import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import type { AgentToolName } from './contracts.js';
 
-const label = z.string().trim().min(1).max(225);
+// A user label only: Gmail's system labels (TRASH, SPAM, INBOX, ...) would trash, report or archive
+// the thread past the policy's checks for those kinds.
+const label = z
+  .string()
+  .trim()
+  .min(1)
+  .max(225)
+  .refine((name) => !isGmailSystemLabel(name), {
+    error: (issue) => `${String(issue.input)} is a Gmail system label: label tools take your own labels only (use archive to archive, escalate for the rest)`,
+  });
 
 export const TOOL_INPUTS = {
   read_thread: z.object({}).strict(),
@@ -24,8 +34,8 @@ const DESCRIPTIONS: Record<AgentToolName, string> = {
   sender_history: 'What the assistant knows about the sender of this thread: earlier threads, decisions and drafts, and whether the user sent them.',
   write_draft: 'Write (or replace) the reply to this thread as a draft the user reviews and sends.',
   send_reply: 'Send a reply to this thread. The safety policy decides whether it goes out (after a short delay) or waits for the user\'s approval; the result says which.',
-  add_label: 'Add a label to this thread (created when missing).',
-  remove_label: 'Remove a label from this thread.',
+  add_label: "Add one of the user's own labels to this thread (created when missing). Gmail's system labels (INBOX, TRASH, SPAM, UNREAD, STARRED, IMPORTANT, CATEGORY_...) are refused.",
+  remove_label: "Remove one of the user's own labels from this thread. Gmail's system labels are refused.",
   archive: 'Archive this thread (take it out of the inbox).',
   escalate: 'Hand the thread to the user (Action Required) with your reason, when you cannot or should not answer it yourself.',
 };

@@ -1,4 +1,4 @@
-// Backfill alert thresholds (seed 004), as pure functions over plain data: the backfill workflow
+// Backfill alert thresholds (bad-message rate and spike, metadata budget), as pure functions over plain data: the backfill workflow
 // judges the bad-message rate and spikes with them, the alert activity the metadata budget.
 // Workflow code: no Node, no clock of its own (callers pass `now`).
 

@@ -25,6 +25,8 @@ import { prismaExecutor } from '../quota/sql.js';
 import { accountIdOf } from './account-ref.js';
 import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
+import { recipientsText } from '../actions/approval-request.js';
+import { displaySafe } from '../shared/display-text.js';
 
 const USAGE = `usage: npm run cli -- actions list [--account A] [--state ${ACTION_STATES.join('|')}] [--thread T] [--limit N]
        npm run cli -- actions show <action id>
@@ -87,12 +89,13 @@ async function list(prisma: PrismaClient, io: CliIo, values: Values): Promise<vo
   }
   printTable(
     io.out,
-    ['CREATED', 'ID', 'THREAD', 'ACTION', 'STATE', 'BY', 'WHY'],
+    ['CREATED', 'ID', 'THREAD', 'ACTION', 'TO', 'STATE', 'BY', 'WHY'],
     actions.map((a) => [
       when(a.createdAt),
       a.id,
       a.threadId,
       a.argument ? `${a.kind} ${a.argument}` : a.kind,
+      recipientsText(a) || '-',
       a.state,
       a.reason.source === 'rule' ? `rule ${a.reason.ruleId}` : a.reason.source === 'llm' ? `llm ${a.reason.confidence.toFixed(2)}` : a.reason.source,
       a.because.join('; '),
@@ -105,17 +108,23 @@ async function show(prisma: PrismaClient, io: CliIo, id: string | undefined): Pr
   const a = await loadAction(prismaExecutor(prisma), id);
   if (!a) throw new UsageError(`no action ${id}`);
   const reversal = reversalOf(a, a.state);
-  io.out(`action ${a.id}: ${a.argument ? `${a.kind} ${a.argument}` : a.kind} on thread ${a.threadId} (message ${a.messageId})`);
-  io.out(`state      ${a.state}${a.decidedBy ? ` (by ${a.decidedBy})` : ''}${a.note ? `: ${a.note}` : ''}`);
-  io.out(`proposed   ${when(a.createdAt)} by ${JSON.stringify(a.reason)}`);
-  io.out(`policy     ${a.verdict}: ${a.because.join('; ')}`);
-  if (a.expiresAt) io.out(`expires    ${when(a.expiresAt)}`);
-  if (a.scheduledFor) io.out(`sends at   ${when(a.scheduledFor)}`);
-  if (a.doneAt) io.out(`done       ${when(a.doneAt)}`);
-  if (a.result?.sentMessageId) io.out(`sent as    ${a.result.sentMessageId}`);
-  if (a.result?.body) io.out(`text       ${a.result.body.split('\n').join('\n           ')}`);
-  io.out(`undo       ${reversal.kind === 'none' ? `not possible: ${reversal.why}` : `npm run cli -- actions undo ${a.id}`}`);
-  if (a.state === 'awaiting_approval') io.out(`decide     npm run cli -- actions approve ${a.id}   (or reject)`);
+  // What the journal holds came from mail in part: shown without control characters or bidi overrides.
+  const out = (line: string) => io.out(displaySafe(line, { multiline: true }));
+  out(`action ${a.id}: ${a.argument ? `${a.kind} ${a.argument}` : a.kind} on thread ${a.threadId} (message ${a.messageId})`);
+  if (a.sender) out(`from       ${a.sender}`);
+  if (a.subject) out(`subject    ${a.subject}`);
+  if (a.recipients.length > 0 || a.kind === 'forward') out(`to         ${recipientsText(a) || '(nobody)'}`);
+  out(`state      ${a.state}${a.decidedBy ? ` (by ${a.decidedBy})` : ''}${a.note ? `: ${a.note}` : ''}`);
+  out(`proposed   ${when(a.createdAt)} by ${JSON.stringify(a.reason)}`);
+  out(`policy     ${a.verdict}: ${a.because.join('; ')}`);
+  if (a.expiresAt) out(`expires    ${when(a.expiresAt)}`);
+  if (a.scheduledFor) out(`sends at   ${when(a.scheduledFor)}`);
+  if (a.doneAt) out(`done       ${when(a.doneAt)}`);
+  if (a.result?.sentMessageId) out(`sent as    ${a.result.sentMessageId}`);
+  if (a.result?.body) out(`text       ${a.result.body.split('\n').join('\n           ')}`);
+  if (a.result?.mailboxRead?.length) out(`read       ${a.result.mailboxRead.join('\n           ')}`);
+  out(`undo       ${reversal.kind === 'none' ? `not possible: ${reversal.why}` : `npm run cli -- actions undo ${a.id}`}`);
+  if (a.state === 'awaiting_approval') out(`decide     npm run cli -- actions approve ${a.id}   (or reject)`);
 }
 
 async function decide(cfg: Env, prisma: PrismaClient, io: CliIo, decision: Decision, id: string | undefined, values: Values): Promise<boolean> {

@@ -16,6 +16,7 @@ import type { PrismaClient } from '../db/client.js';
 import { ruleFromRow } from '../rules/rule-rows.js';
 import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule } from '../rules/rules.js';
 import { CATEGORIES } from '../mail/types.js';
+import { canonicalAddress, senderAddress } from '../gmail/addresses.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
 import type { ActionSpec } from '../actions/contracts.js';
 import { requireAccount } from './account-ref.js';
@@ -77,7 +78,7 @@ const addArgs = z
     message: 'global rules take no --ref; account, domain and sender rules need one',
     path: ['ref'],
   })
-  .refine((a) => a.scope !== 'sender' || a.ref?.includes('@'), { message: 'a sender rule needs an address', path: ['ref'] })
+  .refine((a) => a.scope !== 'sender' || canonicalAddress(a.ref ?? '') !== '', { message: 'a sender rule needs an address', path: ['ref'] })
   .refine((a) => a.scope !== 'domain' || /^@?[^@\s]+\.[^@\s]+$/.test(a.ref ?? ''), {
     message: 'a domain rule needs a domain (example.com; subdomains are included)',
     path: ['ref'],
@@ -223,11 +224,13 @@ async function testRules(prisma: PrismaClient, io: RulesCliIo, values: Values): 
   }
   const email = {
     from: values.from,
+    // Read as the workflow reads a From header: the address only.
+    sender: senderAddress(values.from),
+    headers: { from: values.from, ...headers },
     to: values.to ?? owner?.email ?? '',
     subject: values.subject ?? '',
     body: values.body ?? '',
     date: new Date().toUTCString(),
-    headers,
   };
   // Without --account, no account's own rules apply.
   const rows = await prisma.rule.findMany({ where: { enabled: true, ...(owner ? {} : { scope: { not: 'account' } }) } });

@@ -1,20 +1,21 @@
 // Standalone codec server (`npm run start:codec`) for the Temporal Web UI.
-import { loadConfigOrExit } from '../config.js';
+import { codecServerSettingsFromConfig, exitOnConfigError, loadConfigOrExit } from '../config.js';
 import { AesGcmPayloadCodec } from '../temporal/codec.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { createLogger } from '../shared/log.js';
 import { startCodecServer } from './server.js';
 
-const cfg = loadConfigOrExit();
+const cfg = loadConfigOrExit(process.env, { modeRequired: true });
+const settings = exitOnConfigError(() => codecServerSettingsFromConfig(cfg));
 const log = createLogger('codec');
 const server = await startCodecServer({
-  host: cfg.CODEC_SERVER_HOST,
-  port: cfg.CODEC_SERVER_PORT,
+  host: settings.host,
+  port: settings.port,
   codec: new AesGcmPayloadCodec(await resolvePayloadKeys(cfg)),
-  corsOrigins: [cfg.CODEC_CORS_ORIGIN],
-  token: cfg.CODEC_SERVER_TOKEN,
+  corsOrigins: [settings.corsOrigin],
+  token: settings.token,
 });
-log.info(`listening on ${server.url}, CORS origin ${cfg.CODEC_CORS_ORIGIN}`);
+log.info(`listening on ${server.url}, CORS origin ${settings.corsOrigin}${settings.token ? '' : ', no token (dev mode)'}`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void server.close().then(() => process.exit(0)));
 }

@@ -8,7 +8,9 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { PayloadCodecError } from '../temporal/codec.js';
 import { sendJson } from '../shared/json-response.js';
+import { createLogger } from '../shared/log.js';
 
+const log = createLogger('codec');
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 const ALLOWED_HEADERS = 'content-type, x-namespace, authorization';
 
@@ -62,10 +64,12 @@ export async function startCodecServer(opts: CodecServerOptions): Promise<CodecS
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
-      const message = err instanceof Error ? err.message : String(err);
+      // A 4xx tells the caller what was wrong with its request; anything else is logged, not echoed.
+      if (status === 500) log.error(`${req.method ?? 'POST'} ${req.url ?? '/'} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      const message = status === 500 ? 'internal error' : (err as Error).message;
       // An unread oversized body would stall a keep-alive connection.
       if (status === 413) res.setHeader('Connection', 'close');
-      if (!res.headersSent) sendJson(res, status, { error: status === 500 ? `internal error: ${message}` : message });
+      if (!res.headersSent) sendJson(res, status, { error: message });
       else res.destroy();
     });
   });

@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import {
   approvalsSettingsFromConfig,
   archiverScheduleSettingsFromConfig,
+  codecServerSettingsFromConfig,
   gmailOAuthSettings,
   syncScheduleSettingsFromConfig,
   threadSettingsFromConfig,
@@ -32,11 +33,12 @@ export function operatorTokenForRun(userCfg: Env): Record<string, string> {
 /** The codec server, callable from the Web UI on `uiPort` (and CODEC_CORS_ORIGIN). */
 export function startAppCodecServer(cfg: Env, keys: readonly PayloadKey[], uiPort: number): Promise<CodecServer> {
   const uiOrigins = [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`];
+  const settings = codecServerSettingsFromConfig(cfg);
   return startCodecServer({
-    port: cfg.CODEC_SERVER_PORT,
+    port: settings.port,
     codec: new AesGcmPayloadCodec(keys),
-    corsOrigins: [...new Set([cfg.CODEC_CORS_ORIGIN, ...uiOrigins])],
-    token: cfg.CODEC_SERVER_TOKEN,
+    corsOrigins: [...new Set([settings.corsOrigin, ...uiOrigins])],
+    token: settings.token,
   });
 }
 

@@ -38,7 +38,7 @@ export {
   type ReplyParent,
   type TransferEncoding,
 } from './mime.js';
-export { formatAddress, formatAddressList, parseAddress, parseAddressList, sameAddress } from './addresses.js';
+export { formatAddress, formatAddressList, parseAddressList, parseSender, sameAddress, senderAddress } from './addresses.js';
 export { htmlToText } from './html-text.js';
 export {
   GmailService,

@@ -2,7 +2,7 @@
 // parsed `payload` tree that users.messages.get / threads.get return with format=full.
 
 import type { gmail_v1 } from 'googleapis';
-import { formatAddress, formatAddressList, parseAddress, parseAddressList, sameAddress, stripHeaderBreaks } from './addresses.js';
+import { formatAddress, formatAddressList, MAX_SENDER_HEADER, parseAddressList, parseSender, sameAddress, stripHeaderBreaks } from './addresses.js';
 import { htmlToText } from './html-text.js';
 import {
   decodeBase64Url,
@@ -164,9 +164,9 @@ export function buildReply(input: ReplyInput): BuiltReply {
  * goes to that message's original recipients instead.
  */
 export function replyRecipients(parent: Pick<ThreadMessage, 'from' | 'to' | 'replyTo'>, userEmail: string): EmailAddress[] {
-  if (parent.from && sameAddress(parent.from.address, userEmail)) return parent.to;
-  if (parent.replyTo.length > 0) return parent.replyTo;
-  return parent.from ? [parent.from] : [];
+  const chosen = parent.from && sameAddress(parent.from.address, userEmail) ? parent.to : parent.replyTo.length > 0 ? parent.replyTo : parent.from ? [parent.from] : [];
+  // Each address once (a list can name one twice).
+  return chosen.filter((a, i) => chosen.findIndex((b) => sameAddress(a.address, b.address)) === i);
 }
 
 /**
@@ -194,6 +194,8 @@ type Part = gmail_v1.Schema$MessagePart;
 
 interface PartHeaders {
   get(name: string): string | undefined;
+  /** Every value of a header that may appear more than once (two From headers, say). */
+  all(name: string): string[];
 }
 
 function partHeaders(part: Part): PartHeaders {
@@ -203,6 +205,10 @@ function partHeaders(part: Part): PartHeaders {
       const wanted = name.toLowerCase();
       const found = list.find((h) => typeof h?.name === 'string' && h.name.toLowerCase() === wanted);
       return typeof found?.value === 'string' ? found.value : undefined;
+    },
+    all(name: string) {
+      const wanted = name.toLowerCase();
+      return list.flatMap((h) => (typeof h?.name === 'string' && h.name.toLowerCase() === wanted && typeof h.value === 'string' ? [h.value] : []));
     },
   };
 }
@@ -431,7 +437,7 @@ function isPlausibleText(bytes: Uint8Array, charset: string | undefined): boolea
 export function parseGmailMessage(message: gmail_v1.Schema$Message): ThreadMessage {
   const warnings: string[] = [];
   const payload = message.payload ?? undefined;
-  const rawHeaders = payload ? partHeaders(payload) : { get: () => undefined };
+  const rawHeaders: PartHeaders = payload ? partHeaders(payload) : { get: () => undefined, all: () => [] };
   if (payload && payload.headers != null && !Array.isArray(payload.headers)) warnings.push('payload headers are not a list');
   const headers = decodeHeaders(Array.isArray(payload?.headers) ? payload.headers : [], warnings);
   const labelIds = Array.isArray(message.labelIds) ? message.labelIds.filter((l): l is string => typeof l === 'string') : [];
@@ -454,10 +460,10 @@ export function parseGmailMessage(message: gmail_v1.Schema$Message): ThreadMessa
     messageId: readMessageId(rawHeaders.get('message-id')),
     references: extractMessageIds(rawHeaders.get('references')),
     inReplyTo: extractMessageIds(rawHeaders.get('in-reply-to'))[0] ?? '',
-    from: parseAddress(rawHeaders.get('from'), warnings),
+    from: parseSender(rawHeaders.all('from'), warnings),
     to: parseAddressList(rawHeaders.get('to'), warnings),
     cc: parseAddressList(rawHeaders.get('cc'), warnings),
-    replyTo: parseAddressList(rawHeaders.get('reply-to'), warnings),
+    replyTo: rawHeaders.all('reply-to').flatMap((v) => parseAddressList(v, warnings, MAX_SENDER_HEADER)),
     subject: headers['subject'] ?? '',
     date: headers['date'] ?? '',
     body: extracted.body,

@@ -1,11 +1,13 @@
 // The approvals page's HTML: one action with its buttons, the operator's list, and the short pages
-// for refusals. Server-rendered, no script; every value from the journal goes through escapeHtml.
+// for refusals. Server-rendered, no script; every value from the journal goes through escapeHtml,
+// which also drops control characters and bidi overrides (src/shared/display-text.ts).
 import type { JournaledAction } from '../actions/contracts.js';
 import type { Decision } from '../actions/decide.js';
-import { reasonText } from '../actions/approval-request.js';
+import { reasonText, recipientsText, replyPreview } from '../actions/approval-request.js';
+import { displaySafe } from '../shared/display-text.js';
 
 export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return displaySafe(String(value), { multiline: true }).replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** One action as the page shows it, with what its forms need. */
@@ -68,6 +70,13 @@ function what(action: JournaledAction): string {
   return `${escapeHtml(action.kind)}${action.argument !== undefined ? ` <code>${escapeHtml(action.argument)}</code>` : ''}`;
 }
 
+/** What the agent read of the mailbox before writing the reply: what the reply may quote. */
+function mailboxReadOf(action: JournaledAction): string {
+  const read = action.result?.mailboxRead;
+  if (!read || read.length === 0) return '';
+  return `\n<h2>What the agent read of your mailbox before writing it</h2>\n<ul id="mailbox-read">${read.map((r) => `<li>${escapeHtml(r)}</li>`).join('')}</ul>`;
+}
+
 export function renderActionPage(card: ActionCard, outcome?: Outcome): string {
   const { action } = card;
   const rows: [string, string][] = [
@@ -76,6 +85,8 @@ export function renderActionPage(card: ActionCard, outcome?: Outcome): string {
     ['Account', escapeHtml(card.accountEmail ?? action.accountId)],
     ['Thread', `<code>${escapeHtml(action.threadId)}</code>`],
     ['From', escapeHtml(action.sender || '–')],
+    ['To', `<span id="recipients">${escapeHtml(recipientsText(action) || '–')}</span>`],
+    ['Subject', escapeHtml(action.subject || '–')],
     ['Proposed by', escapeHtml(reasonText(action.reason))],
     ['Why', action.because.length ? `<ul>${action.because.map((b) => `<li>${escapeHtml(b)}</li>`).join('')}</ul>` : '–'],
     ...(action.note ? [['Note', escapeHtml(action.note)] as [string, string]] : []),
@@ -85,7 +96,7 @@ export function renderActionPage(card: ActionCard, outcome?: Outcome): string {
     ['Proposed', escapeHtml(action.createdAt)],
   ];
   const body = action.kind === 'auto_reply' && action.result?.body !== undefined
-    ? `<h2>The reply it would send</h2>\n<pre id="reply">${escapeHtml(action.result.body)}</pre>`
+    ? `<h2>The reply it would send</h2>\n<pre id="reply">${escapeHtml(action.result.body)}</pre>${mailboxReadOf(action)}`
     : '';
   const banner = outcome
     ? `<p class="outcome ${outcome.ok ? 'ok' : 'failed'}" id="outcome" role="status">${escapeHtml(outcome.message)}</p>`
@@ -102,14 +113,27 @@ ${body}
   );
 }
 
+/** The list's row: what it asks, enough to decide it here. */
 function table(cards: ActionCard[], empty: string): string {
   if (cards.length === 0) return `<p>${escapeHtml(empty)}</p>`;
-  const row = (c: ActionCard) =>
-    `<tr data-action-id="${escapeHtml(c.action.id)}"><td>${escapeHtml(c.action.createdAt.slice(0, 16).replace('T', ' '))}</td>` +
-    `<td><a href="${escapeHtml(c.href)}">${what(c.action)}</a></td><td>${escapeHtml(c.accountEmail ?? c.action.accountId)}</td>` +
-    `<td class="state">${escapeHtml(c.action.state)}</td><td>${escapeHtml(reasonText(c.action.reason))}</td><td>${buttons(c)}</td></tr>`;
+  const when = (iso: string | undefined) => (iso ? escapeHtml(iso.slice(0, 16).replace('T', ' ')) : '–');
+  const row = (c: ActionCard) => {
+    const a = c.action;
+    const why = a.because.length ? `<ul>${a.because.map((b) => `<li>${escapeHtml(b)}</li>`).join('')}</ul>` : '–';
+    const preview = replyPreview(a);
+    return (
+      `<tr data-action-id="${escapeHtml(a.id)}"><td>${when(a.createdAt)}</td>` +
+      `<td><a href="${escapeHtml(c.href)}">${what(a)}</a><br><small>${escapeHtml(c.accountEmail ?? a.accountId)}</small></td>` +
+      `<td class="to">${escapeHtml(recipientsText(a) || '–')}</td><td class="subject">${escapeHtml(a.subject || '–')}` +
+      `${a.sender ? `<br><small>from ${escapeHtml(a.sender)}</small>` : ''}</td>` +
+      `<td class="preview">${preview ? `<pre>${escapeHtml(preview)}</pre>` : '–'}</td>` +
+      `<td class="why">${why}<small>${escapeHtml(reasonText(a.reason))}</small></td>` +
+      `<td class="expires">${a.state === 'awaiting_approval' ? when(a.expiresAt) : '–'}</td>` +
+      `<td class="state">${escapeHtml(a.state)}</td><td>${buttons(c)}</td></tr>`
+    );
+  };
   return `<table>
-<thead><tr><th>Proposed (UTC)</th><th>Action</th><th>Account</th><th>State</th><th>By</th><th></th></tr></thead>
+<thead><tr><th>Proposed (UTC)</th><th>Action</th><th>To</th><th>Subject</th><th>What it sends</th><th>Why it waits</th><th>Expires (UTC)</th><th>State</th><th></th></tr></thead>
 <tbody>
 ${cards.map(row).join('\n')}
 </tbody>

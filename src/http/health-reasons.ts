@@ -51,7 +51,7 @@ export function pushSilent(silentAfterMs: number): ReasonSource {
   };
 }
 
-/** The current backfill's alerts at warn or critical (seed 004). */
+/** The current backfill's alerts at warn or critical. */
 export const backfillAlerts: ReasonSource = async (db) =>
   (await currentBackfillAlerts(db))
     .filter((a) => a.level !== 'ok')

@@ -8,7 +8,7 @@ import { createLogger } from '../shared/log.js';
 import { startHttpServer } from './server.js';
 import { appRoutes } from './routes.js';
 
-const cfg = loadConfigOrExit();
+const cfg = loadConfigOrExit(process.env, { modeRequired: true });
 const log = createLogger('http');
 const database = await resolveDatabase(cfg, log);
 const prisma = createPrismaClient(database.url);

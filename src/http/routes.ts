@@ -19,7 +19,12 @@ const log = createLogger('http');
 
 export function appRoutes(cfg: Env, deps: { prisma: PrismaClient; client: Client }): Routes {
   return {
-    'GET /healthz': healthRoute({ temporal: deps.client, prisma: deps.prisma, reasons: defaultReasonSources(healthSettingsFromConfig(cfg)) }),
+    'GET /healthz': healthRoute({
+      temporal: deps.client,
+      prisma: deps.prisma,
+      reasons: defaultReasonSources(healthSettingsFromConfig(cfg)),
+      operatorToken: approvalsSettingsFromConfig(cfg).operatorToken,
+    }),
     [`GET ${METRICS_PATH}`]: metricsRoute(prismaExecutor(deps.prisma)),
     ...approvalRoutes(cfg, deps),
     ...pushRoutes(cfg, deps),

@@ -2,6 +2,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sendJson } from '../shared/json-response.js';
+import { createLogger } from '../shared/log.js';
+
+const log = createLogger('http');
 
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 /** Keys: "GET /healthz" for one path, "GET /approvals/a/*" for every path under /approvals/a/. */
@@ -32,7 +35,9 @@ export async function startHttpServer(opts: { host: string; port: number; routes
       return;
     }
     handler(req, res).catch((err: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: err instanceof Error ? err.message : String(err) });
+      // The detail goes to the log, not to whoever asked: it can name hosts, tables, accounts.
+      log.error(`${req.method ?? 'GET'} ${path ?? '/'} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       else res.destroy();
     });
   });

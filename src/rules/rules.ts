@@ -2,15 +2,26 @@
 // the category with confidence 1 and no LLM call; instruction rules only add natural-language guidance to
 // the LLM prompt of tier two. Pure functions, no I/O: rules are loaded elsewhere and passed in.
 import type { ActionSpec } from '../actions/contracts.js';
-import { headerValue, parseAddress, senderOf } from '../mail/headers.js';
+import { domainToASCII } from 'node:url';
+import { canonicalAddress, domainOf } from '../gmail/addresses.js';
+import { headerValue } from '../mail/headers.js';
 import { isCategory, type Category, type EmailForPrompt } from '../mail/types.js';
+import { regexLiteral, unsafePatternReason, type PatternInput } from './pattern-safety.js';
+
+/**
+ * An email as the rules see it: `sender` is the From address read once from the parsed header
+ * (src/gmail/addresses.ts; '' when the mail has no single usable one). Scopes and the `from`
+ * condition match it, never the display name.
+ */
+export type RuleEmail = EmailForPrompt & { sender: string };
 
 /** Who a rule is for. A more specific scope wins: sender > domain > account > global. */
 export type RuleScope = 'global' | 'account' | 'domain' | 'sender';
 
 /**
  * A pattern is a case-insensitive substring (`invoice`) or a regular expression between slashes
- * (`/^re:/`, flags m, s and u allowed; matching is always case-insensitive).
+ * (`/^re:/`, flags m, s and u allowed; matching is always case-insensitive). A user's regular
+ * expression that could backtrack catastrophically is refused (src/rules/pattern-safety.ts).
  */
 export type Pattern = string;
 
@@ -22,7 +33,7 @@ export interface HeaderCondition {
 
 /** Every condition given must match (AND). A rule without conditions matches all mail in its scope. */
 export interface RuleConditions {
-  /** Matched against the whole From header, display name included. */
+  /** Matched against the sender's address only (lower-case); the display name never takes part. */
   from?: Pattern;
   to?: Pattern;
   subject?: Pattern;
@@ -93,10 +104,40 @@ export const BUILTIN_RULES: readonly Rule[] = [
     id: 'builtin:no-reply-sender',
     scope: 'global',
     kind: 'deterministic',
-    // The local part contains noreply, no-reply, no_reply, donotreply, do-not-reply or is mailer-daemon.
-    conditions: { from: '/(?:^|[^a-z0-9])(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|mailer-daemon)[^@\\s<>"]*@/' },
+    // The local part contains noreply, no-reply, no_reply, donotreply, do-not-reply, or is mailer-daemon or postmaster.
+    conditions: { from: '/(?:^|[^a-z0-9])(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|mailer-daemon|postmaster)[^@\\s<>"]*@/' },
     category: 'automated',
     priority: -30,
+    enabled: true,
+  },
+  {
+    // A bounce comes from the null reverse path (RFC 5321 §4.5.5): `From: MAILER DAEMON <>`, or `<>`
+    // as the Return-Path the receiving server recorded.
+    id: 'builtin:null-sender',
+    scope: 'global',
+    kind: 'deterministic',
+    conditions: { header: [{ name: 'From', pattern: '/<\\s*>\\s*$/' }] },
+    category: 'automated',
+    priority: -31,
+    enabled: true,
+  },
+  {
+    id: 'builtin:null-return-path',
+    scope: 'global',
+    kind: 'deterministic',
+    conditions: { header: [{ name: 'Return-Path', pattern: '/^\\s*<\\s*>\\s*$/' }] },
+    category: 'automated',
+    priority: -32,
+    enabled: true,
+  },
+  {
+    // Delivery status notifications and other reports (RFC 6522).
+    id: 'builtin:delivery-report',
+    scope: 'global',
+    kind: 'deterministic',
+    conditions: { header: [{ name: 'Content-Type', pattern: '/^\\s*multipart\\/report\\b/' }] },
+    category: 'automated',
+    priority: -33,
     enabled: true,
   },
   {
@@ -121,6 +162,15 @@ export const BUILTIN_RULES: readonly Rule[] = [
   },
 ];
 
+/**
+ * Rules see at most this much of each header (From, To, Subject, any header) and of the body: mail is
+ * written by strangers, and a pattern's time is bounded by its input (a crafted 300 kB From header).
+ */
+export const RULE_HEADER_CHARS = 2048;
+export const RULE_BODY_CHARS = 20_000;
+
+const bounded = (value: string, input: PatternInput) => value.slice(0, input === 'body' ? RULE_BODY_CHARS : RULE_HEADER_CHARS);
+
 const SCOPE_RANK: Record<RuleScope, number> = { sender: 3, domain: 2, account: 1, global: 0 };
 
 type Matcher = (value: string) => boolean;
@@ -128,22 +178,25 @@ type Matcher = (value: string) => boolean;
 interface CompiledRule {
   rule: Rule;
   /** Each returns a description of what matched, or null. */
-  checks: Array<(email: EmailForPrompt) => string | null>;
+  checks: Array<(email: RuleEmail) => string | null>;
 }
 
-const REGEX_LITERAL = /^\/(.+)\/([a-z]*)$/s;
 const ALLOWED_FLAGS = new Set(['i', 'm', 's', 'u']);
 
-function compilePattern(pattern: unknown, ruleId: string, field: string): Matcher {
+/**
+ * The pattern as a matcher of (bounded) input. The built-in rules' patterns are ours and reviewed
+ * (test/rules/rules.test.ts checks them too); a user's are checked for catastrophic backtracking.
+ */
+function compilePattern(pattern: unknown, ruleId: string, field: string, input: PatternInput): Matcher {
   if (typeof pattern !== 'string' || pattern.length === 0) {
     throw new InvalidRuleError(ruleId, field, 'expected a non-empty pattern');
   }
-  const literal = REGEX_LITERAL.exec(pattern);
+  const literal = regexLiteral(pattern);
   if (!literal) {
     const needle = pattern.toLowerCase();
     return (value) => value.toLowerCase().includes(needle);
   }
-  const [, source = '', flags = ''] = literal;
+  const { source, flags } = literal;
   const bad = [...flags].find((f) => !ALLOWED_FLAGS.has(f));
   if (bad) throw new InvalidRuleError(ruleId, field, `unsupported regex flag "${bad}" in ${pattern}`);
   let regex: RegExp;
@@ -152,13 +205,17 @@ function compilePattern(pattern: unknown, ruleId: string, field: string): Matche
   } catch (err) {
     throw new InvalidRuleError(ruleId, field, `invalid regular expression ${pattern}: ${(err as Error).message}`);
   }
+  const unsafe = ruleId.startsWith('builtin:') ? null : unsafePatternReason(regex.source, regex.flags, input);
+  if (unsafe) throw new InvalidRuleError(ruleId, field, `${pattern}: ${unsafe}`);
   return (value) => regex.test(value);
 }
 
 function fieldCheck(field: 'from' | 'to' | 'subject' | 'body', pattern: Pattern, ruleId: string) {
-  const matches = compilePattern(pattern, ruleId, `conditions.${field}`);
-  return (email: EmailForPrompt) =>
-    matches(email[field] ?? '') ? `${field} matches ${JSON.stringify(pattern)}` : null;
+  const input = field === 'body' ? 'body' : 'header';
+  const matches = compilePattern(pattern, ruleId, `conditions.${field}`, input);
+  // `from` is the sender's address: a display name can never make a rule match.
+  return (email: RuleEmail) =>
+    matches(bounded((field === 'from' ? email.sender : email[field]) ?? '', input)) ? `${field} matches ${JSON.stringify(pattern)}` : null;
 }
 
 function headerCheck(condition: HeaderCondition, index: number, ruleId: string) {
@@ -167,10 +224,10 @@ function headerCheck(condition: HeaderCondition, index: number, ruleId: string) 
     throw new InvalidRuleError(ruleId, `${field}.name`, 'expected a header name');
   }
   const matches =
-    condition.pattern === undefined ? () => true : compilePattern(condition.pattern, ruleId, `${field}.pattern`);
-  return (email: EmailForPrompt) => {
+    condition.pattern === undefined ? () => true : compilePattern(condition.pattern, ruleId, `${field}.pattern`, 'header');
+  return (email: RuleEmail) => {
     const value = headerValue(email.headers ?? {}, condition.name);
-    if (value === undefined || !matches(value)) return null;
+    if (value === undefined || !matches(bounded(value, 'header'))) return null;
     return condition.pattern === undefined
       ? `header ${condition.name} present`
       : `header ${condition.name} matches ${JSON.stringify(condition.pattern)}`;
@@ -222,17 +279,17 @@ function inScope(rule: Rule, who: Audience): boolean {
     case 'account':
       return who.accountId === undefined || rule.scopeRef === undefined || rule.scopeRef === who.accountId;
     case 'domain': {
-      const domain = ref.replace(/^@/, '');
-      return who.domain === domain || who.domain.endsWith(`.${domain}`);
+      const domain = domainToASCII(ref.replace(/^@/, ''));
+      return who.domain !== '' && domain !== '' && (who.domain === domain || who.domain.endsWith(`.${domain}`));
     }
     case 'sender':
-      return who.sender !== '' && who.sender === (parseAddress(ref)?.address ?? ref);
+      return who.sender !== '' && who.sender === canonicalAddress(ref);
   }
 }
 
-function audienceOf(email: EmailForPrompt, accountId?: string): Audience {
-  const { address, domain } = senderOf(email.from);
-  return { sender: address, domain, accountId };
+function audienceOf(email: RuleEmail, accountId?: string): Audience {
+  const sender = canonicalAddress(email.sender);
+  return { sender, domain: domainOf(sender), accountId };
 }
 
 /** Enabled rules of one kind that apply to this email's sender, compiled, each id once (first wins). */
@@ -248,7 +305,7 @@ function rulesInScope(rules: readonly Rule[], kind: Rule['kind'], who: Audience)
 }
 
 /** Runs a rule's checks: the descriptions of what matched, or null when a condition fails. */
-function matchRule(compiled: CompiledRule, email: EmailForPrompt): string[] | null {
+function matchRule(compiled: CompiledRule, email: RuleEmail): string[] | null {
   const matched: string[] = [];
   for (const check of compiled.checks) {
     const hit = check(email);
@@ -274,7 +331,7 @@ const generalFirst = (a: CompiledRule, b: CompiledRule) =>
  * `accountId`, when given, restricts account rules to that account.
  * Throws InvalidRuleError for an applicable rule that cannot be evaluated.
  */
-export function evaluateRules(rules: readonly Rule[], email: EmailForPrompt, accountId?: string): RuleDecision {
+export function evaluateRules(rules: readonly Rule[], email: RuleEmail, accountId?: string): RuleDecision {
   const candidates = rulesInScope(rules, 'deterministic', audienceOf(email, accountId)).sort(specificFirst);
   for (const compiled of candidates) {
     const matched = matchRule(compiled, email);
@@ -298,7 +355,7 @@ export function evaluateRules(rules: readonly Rule[], email: EmailForPrompt, acc
  * (global, account, domain, sender) so the more specific ones read as refinements; within a scope by
  * priority. Instruction rules with conditions are included only when the conditions match.
  */
-export function applicableInstructions(rules: readonly Rule[], email: EmailForPrompt, accountId: string): string[] {
+export function applicableInstructions(rules: readonly Rule[], email: RuleEmail, accountId: string): string[] {
   const texts = rulesInScope(rules, 'instruction', audienceOf(email, accountId))
     .sort(generalFirst)
     .filter((compiled) => matchRule(compiled, email) !== null)

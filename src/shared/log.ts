@@ -1,4 +1,7 @@
-// A minimal leveled logger: one line per event, `component` first, never payload contents.
+// A minimal leveled logger: one line per event, `component` first, never payload contents. A value
+// that came from mail cannot forge a line or hide text: control characters, line breaks and bidi
+// overrides are dropped from the message, and the metadata is JSON (which escapes the rest).
+import { displaySafe } from './display-text.js';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 // Set from LOG_LEVEL by each entrypoint (loadConfigOrExit).
@@ -18,8 +21,8 @@ export interface Logger {
 export function createLogger(component: string): Logger {
   const emit = (level: LogLevel, msg: string, meta?: Record<string, unknown>) => {
     if (order[level] < order[threshold]) return;
-    const suffix = meta && Object.keys(meta).length > 0 ? ` ${JSON.stringify(meta)}` : '';
-    const line = `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} [${component}] ${msg}${suffix}`;
+    const suffix = meta && Object.keys(meta).length > 0 ? ` ${displaySafe(JSON.stringify(meta))}` : '';
+    const line = `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} [${component}] ${displaySafe(msg)}${suffix}`;
     if (level === 'error' || level === 'warn') console.error(line);
     else console.log(line);
   };

@@ -96,7 +96,8 @@ export class WorkerProcesses {
     const output = this.opts.output;
     const child = spawnBoundToUs(process.execPath, ['--import', 'tsx', WORKER_ENTRY[slot.role]], {
       cwd: repoRoot,
-      env: { ...process.env, ...this.opts.env, ...this.metricsEnv(slot) },
+      // Our parent read its configuration in dev mode unless told otherwise; its workers do the same.
+      env: { DURABLE_INBOX_MODE: 'dev', ...process.env, ...this.opts.env, ...this.metricsEnv(slot) },
       log: output ? (line) => output(name, line) : undefined,
       stopGraceMs: STOP_GRACE_MS,
     });

@@ -4,7 +4,7 @@
 import { ActivityFailure } from '@temporalio/workflow';
 import { SENDING_KINDS, type JournaledAction, type ProposedAction } from '../actions/contracts.js';
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
-import { failureType } from './activity-proxies.js';
+import { failureType } from '../temporal/workflow-failures.js';
 import { needsTheUser, writeReply, type Verdict } from './common-steps.js';
 import type { ActionDecisionEvent, ActionDueEvent, OpenAction } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';
@@ -38,13 +38,16 @@ export async function carryOutActions(run: ThreadRun, thread: ThreadContent, ema
 export async function proposeAndStart(
   run: ThreadRun,
   email: PromptMessage,
-  proposals: (ProposedAction & { result?: { body: string } })[],
+  proposals: (ProposedAction & { result?: { body: string; mailboxRead?: string[] } })[],
   sendsNeedApproval?: string,
 ): Promise<JournaledAction[]> {
   const journaled = await run.actions.proposeAndPerform({
     ...run.ids,
     messageId: email.messageId,
     sender: email.sender,
+    // Who a reply goes to, as the one address reading found them: the policy judges each, a send goes to exactly these.
+    ...(email.replyHeaders ? { recipients: email.replyHeaders.recipients.map((r) => r.address) } : {}),
+    subject: email.subject,
     workflowId: run.workflowId,
     actions: proposals,
     pauseLabel: run.actionSettings.pauseLabel,

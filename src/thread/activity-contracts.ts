@@ -113,6 +113,11 @@ export interface GmailActivities {
   }): Promise<void>;
   /** Which of our labels the thread carries now; null when the thread is gone. */
   threadLabelRoles(input: { accountId: string; threadId: string; labels: LabelNames }): Promise<LabelRole[] | null>;
+  /**
+   * Whether the account's Gmail answers now (one cheap call): false while Gmail errs for the whole
+   * account, throws only what the account wrapper waits on (a lost grant).
+   */
+  gmailAnswers(input: { accountId: string }): Promise<boolean>;
   /** A message the user sent in the thread after `afterMs` (epoch ms), if any. */
   findSentReply(input: { accountId: string; threadId: string; afterMs: number }): Promise<{ messageId: string; body: string } | null>;
 }

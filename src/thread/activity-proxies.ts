@@ -2,7 +2,7 @@
 // happens when retries end: Gmail calls on a lost grant wait for the account (src/accounts/
 // account-access.ts); LLM calls wait while the account's LLM is paused (llm-pause.ts); LLM errors
 // that retrying cannot fix send the thread to Action Required.
-import { ActivityFailure, ApplicationFailure, proxyActivities, type ActivityInterfaceFor, type RetryPolicy } from '@temporalio/workflow';
+import { proxyActivities, type ActivityInterfaceFor, type RetryPolicy } from '@temporalio/workflow';
 import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE } from '../shared/task-queues.js';
 import type { ThreadSettings } from './contracts.js';
 
@@ -11,10 +11,6 @@ import type { ThreadSettings } from './contracts.js';
  * refused key or credits and a spent budget are not among them: the LLM pauses and the thread waits.
  */
 export const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'LlmRequestRejectedError'];
-
-export function failureType(err: unknown): string | undefined {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type ?? undefined : undefined;
-}
 
 const QUEUES = {
   gmail: {
@@ -37,11 +33,19 @@ const QUEUES = {
   },
 } satisfies Record<string, { taskQueue: string; timeout: string; retry: RetryPolicy; heartbeat: string }>;
 
+/**
+ * How long a step is retried on errors a retry could fix before the thread gives up on it, and how
+ * often a thread waiting through an outage of the whole account looks again (src/accounts/stuck-steps.ts).
+ */
+export const STEP_LIMITS = { giveUpAfterMs: 30 * 60_000, outageRecheckMs: 60_000 };
+
 /** The activities of one task queue, with the settings' queue name and timeouts when they give them. */
 export function proxyQueueActivities<T>(queue: keyof typeof QUEUES, settings: ThreadSettings): ActivityInterfaceFor<T> {
   const defaults = QUEUES[queue];
   return proxyActivities<T>({
     taskQueue: settings.taskQueues?.[queue] ?? defaults.taskQueue,
+    // Every attempt together: a step stuck on one message's error ends (stuck-steps.ts decides what then).
+    scheduleToCloseTimeout: (settings.stepLimits ?? STEP_LIMITS).giveUpAfterMs,
     startToCloseTimeout: settings.activityTimeouts?.[`${queue}Ms`] ?? defaults.timeout,
     // The activities heartbeat while their call runs (src/shared/activity-heartbeat.ts).
     heartbeatTimeout: settings.heartbeatTimeouts?.[`${queue}Ms`] ?? defaults.heartbeat,
@@ -64,5 +68,14 @@ export function proxyNotifyActivities<T>(settings: ThreadSettings): ActivityInte
     taskQueue: settings.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', maximumAttempts: 8 },
+  });
+}
+
+/** The one call that asks whether the account's Gmail answers (stuck-steps.ts): once, no retries. */
+export function proxyGmailProbe<T>(settings: ThreadSettings): ActivityInterfaceFor<T> {
+  return proxyActivities<T>({
+    taskQueue: settings.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
+    startToCloseTimeout: '30 seconds',
+    retry: { maximumAttempts: 1 },
   });
 }

@@ -2,11 +2,12 @@
 // (src/agent/agent-loop.ts); this gives the loop its hands on this thread. Workflow code.
 import { ActivityFailure, workflowInfo } from '@temporalio/workflow';
 import { agentLoop, briefing, type AgentHands } from '../agent/agent-loop.js';
-import type { AgentProfile, AgentToolName } from '../agent/contracts.js';
+import { readsMailboxAndSends, type AgentProfile, type AgentToolName } from '../agent/contracts.js';
 import type { ActionReason, ActionSpec } from '../actions/contracts.js';
 import { labelOf, proposeAndStart } from './action-steps.js';
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
-import { failureType, GIVE_UP_TYPES } from './activity-proxies.js';
+import { failureType } from '../temporal/workflow-failures.js';
+import { GIVE_UP_TYPES } from './activity-proxies.js';
 import { needsTheUser, placeReply } from './common-steps.js';
 import type { ThreadRun } from './thread-run.js';
 
@@ -16,7 +17,11 @@ import type { ThreadRun } from './thread-run.js';
  */
 export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: PromptMessage, profile: AgentProfile): Promise<void> {
   const runKey = `${workflowInfo().runId}:${email.messageId}`;
-  const reasonAt = (step: number): ActionReason => ({ source: 'agent', profile: profile.name, step });
+  // A profile that reads other mail and sends: the policy holds its sends for the user (see judge()).
+  const readsMailbox = readsMailboxAndSends(profile);
+  const reasonAt = (step: number): ActionReason => ({ source: 'agent', profile: profile.name, step, ...(readsMailbox ? { readsMailbox } : {}) });
+  /** What the run read of the mailbox beyond this thread: shown with a send's approval, as what it may quote. */
+  const mailboxRead: string[] = [];
   run.decide({ kind: 'agent', source: 'system', detail: `handed to agent ${profile.name} (${profile.tools.join(', ')}; at most ${profile.maxSteps} steps)` });
   let tokensIn = 0;
   let tokensOut = 0;
@@ -24,7 +29,8 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
   async function act(spec: ActionSpec & { body?: string }, step: number): Promise<string> {
     const { body, ...action } = spec;
     const approval = profile.sendsNeedApproval ? `agent ${profile.name}'s sends need your approval` : undefined;
-    const [journaled] = await proposeAndStart(run, email, [{ ...action, reason: reasonAt(step), ...(body ? { result: { body } } : {}) }], approval);
+    const result = body ? { body, ...(mailboxRead.length > 0 ? { mailboxRead: [...mailboxRead] } : {}) } : undefined;
+    const [journaled] = await proposeAndStart(run, email, [{ ...action, reason: reasonAt(step), ...(result ? { result } : {}) }], approval);
     const now = journaled ? ((await run.journal.readAction({ id: journaled.id })) ?? journaled) : undefined;
     if (!now) return 'nothing was done';
     switch (now.state) {
@@ -55,10 +61,14 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
           return thread.messages.map((m) => `From: ${m.from}\nDate: ${m.date}\nSubject: ${m.subject}\n\n${m.body}`).join('\n\n---\n\n');
         case 'search_mailbox': {
           const hits = await run.agentGmail.searchMailbox({ accountId: run.accountId, query: String(input.query), maxResults: Number(input.max_results ?? 5) });
+          for (const h of hits) mailboxRead.push(`search ${JSON.stringify(String(input.query))}: "${h.subject}" from ${h.from}, ${h.date}${h.threadId === run.threadId ? ' (this thread)' : ''}`);
           return hits.length === 0 ? 'no messages match' : hits.map((h) => `${h.date} | ${h.from} | ${h.subject} | ${h.snippet}`).join('\n');
         }
-        case 'sender_history':
-          return run.agentStore.senderHistory({ accountId: run.accountId, sender: email.sender });
+        case 'sender_history': {
+          const history = await run.agentStore.senderHistory({ accountId: run.accountId, sender: email.sender });
+          mailboxRead.push(`sender history of ${email.sender}: ${history.split('\n')[0]}`);
+          return history;
+        }
         case 'write_draft': {
           const draftId = await placeReply(run, email, String(input.body), reasonAt(step));
           return `draft ${draftId} is in the thread for the user to review`;
@@ -95,6 +105,8 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
       return needsTheUser(run, `agent ${profile.name} reached its step limit (${outcome.steps}) without finishing`);
     case 'ended':
       run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} finished: ${outcome.text.slice(0, 300)}`, ...usage });
+      // A tool that failed for good: the model worked around it, but the user looks at what it did.
+      if (outcome.failedTools.length > 0) return needsTheUser(run, `agent ${profile.name} finished, but a tool failed: ${outcome.failedTools.join('; ')}`);
       if (run.record.state === 'pending') run.transition('skipped');
   }
 }

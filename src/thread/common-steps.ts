@@ -1,11 +1,12 @@
 // The steps every route through a thread uses: the classification's outcome, writing the reply and
 // putting it in the thread as our draft, Action Required, the lifecycle's journaled label changes,
 // and an LLM step that gives up into Action Required. Workflow code.
-import { ActivityFailure } from '@temporalio/workflow';
+import { ActivityFailure, isCancellation } from '@temporalio/workflow';
 import type { AgentProfile } from '../agent/contracts.js';
 import { actionKey, type ActionReason, type ActionSpec } from '../actions/contracts.js';
 import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contracts.js';
-import { failureType, GIVE_UP_TYPES } from './activity-proxies.js';
+import { describeFailure, failureType } from '../temporal/workflow-failures.js';
+import { GIVE_UP_TYPES } from './activity-proxies.js';
 import type { ThreadRun } from './thread-run.js';
 
 /** The classification's outcome: what to tell the drafter, and what to do with the thread, on whose word. */
@@ -37,7 +38,8 @@ export async function placeReply(run: ThreadRun, replyTo: PromptMessage, body: s
   record.lastDraftBody = body;
   const key = actionKey({ ...run.ids, messageId: replyTo.messageId }, { kind: 'draft' });
   record.draftKey = key;
-  run.journalLifecycle({ key, kind: 'draft', messageId: replyTo.messageId, sender: replyTo.sender, reason, result: { draftId: ref.draftId } });
+  const recipients = replyTo.replyHeaders?.recipients.map((r) => r.address);
+  run.journalLifecycle({ key, kind: 'draft', messageId: replyTo.messageId, sender: replyTo.sender, ...(recipients ? { recipients } : {}), reason, result: { draftId: ref.draftId } });
   run.transition('drafted');
   return ref.draftId;
 }
@@ -64,16 +66,24 @@ export async function writeReply(
   );
 }
 
-/** Action Required, with the reason in the decision log. */
+/**
+ * Action Required, with the reason in the decision log and the journal. The state holds even when
+ * the label cannot be put on the thread (Gmail refuses that too): the reason then says so.
+ */
 export async function needsTheUser(run: ThreadRun, reason: string): Promise<void> {
   run.decide({ kind: 'action_required', source: 'system', detail: reason });
-  await run.gmail.changeLabels({
-    ...run.ids,
-    labels: run.settings.labels,
-    add: ['actionRequired'],
-    remove: ['rework', 'needsResponse'],
-  });
-  journalLabel(run, 'add_label', run.settings.labels.actionRequired, reason);
+  try {
+    await run.gmail.changeLabels({
+      ...run.ids,
+      labels: run.settings.labels,
+      add: ['actionRequired'],
+      remove: ['rework', 'needsResponse'],
+    });
+    journalLabel(run, 'add_label', run.settings.labels.actionRequired, reason);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    run.decide({ kind: 'action_required', source: 'system', detail: `the ${run.settings.labels.actionRequired} label could not be set: ${describeFailure(err)}` });
+  }
   run.transition('action_required');
 }
 

@@ -41,6 +41,12 @@ export interface ThreadSettings {
   activityTimeouts?: { gmailMs?: number; llmMs?: number };
   /** heartbeatTimeout of one Gmail / LLM activity (ms): a worker that died or hangs mid-call is noticed this soon. */
   heartbeatTimeouts?: { gmailMs: number; llmMs: number };
+  /**
+   * A Gmail or LLM step failing with errors a retry could fix is retried this long (ms), then the
+   * thread gives up on it (Action Required) unless the whole account's Gmail is out, when it waits
+   * and looks again every outageRecheckMs (defaults: activity-proxies.ts STEP_LIMITS).
+   */
+  stepLimits?: { giveUpAfterMs: number; outageRecheckMs: number };
   /** Rework requests allowed before the thread goes to Action Required. */
   maxReworks: number;
   /** A thread waiting on the user closes after this long without any event (ms). */

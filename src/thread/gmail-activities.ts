@@ -3,7 +3,8 @@
 // errors become Temporal failures that say whether a retry can help (429 → retry after
 // Retry-After; revoked grant → non-retryable).
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
-import { activityInfo } from '@temporalio/activity';
+import { activityInfo, ApplicationFailure } from '@temporalio/activity';
+import { ACCOUNT_UNUSABLE_TYPES } from '../accounts/account-access.js';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { buildReply, replyRecipients, type ReplyParent } from '../gmail/mime.js';
 import { findSentReplyAfter, latestInboundMessage } from '../gmail/thread-queries.js';
@@ -24,17 +25,20 @@ const BODY_CAP = 6000;
 /** The newest messages of a long thread that the classifier and the drafter see. */
 const MESSAGES_CAP = 10;
 const TONE_EXAMPLES = 3;
+/** Header values are cut to this many characters before they enter workflow history. */
+const HEADER_CAP = 2000;
 
 function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
   const address = (a: { name?: string; address: string }) => (a.name ? `${a.name} <${a.address}>` : a.address);
   const headers: Record<string, string> = {};
-  for (const name of ['list-unsubscribe', 'precedence', 'auto-submitted', 'reply-to', 'message-id', 'references']) {
+  // What the rules and the prompts look at (From, Return-Path and Content-Type tell a bounce), cut to a cap.
+  for (const name of ['from', 'return-path', 'content-type', 'list-unsubscribe', 'precedence', 'auto-submitted', 'reply-to', 'message-id', 'references']) {
     const value = m.headers[name];
-    if (value !== undefined) headers[name] = value;
+    if (value !== undefined) headers[name] = value.slice(0, HEADER_CAP);
   }
   return {
     messageId: m.id,
-    sender: m.from?.address.trim().toLowerCase() ?? '',
+    sender: m.from?.address ?? '', // canonical already (src/gmail/addresses.ts)
     from: m.from ? address(m.from) : '',
     to: m.to.map(address).join(', '),
     subject: m.subject,
@@ -52,7 +56,8 @@ function replyHeadersOf(m: ThreadMessage, userEmail: string): ReplyHeaders {
     references: m.references,
     inReplyTo: m.inReplyTo,
     subject: m.subject,
-    recipients: replyRecipients(m, userEmail),
+    // Bare addresses: a display name written by the sender never reaches our To header.
+    recipients: replyRecipients(m, userEmail).map((r) => ({ address: r.address })),
   };
 }
 
@@ -200,8 +205,12 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
         const latest = latestInboundMessage(snapshot, userEmail);
         const latestInbound = latest ? { ...toPromptMessage(latest, userEmail), replyHeaders: replyHeadersOf(latest, userEmail) } : null;
         const rules = withRules && latestInbound ? await rulesVerdict(db, accountId, latestInbound) : undefined;
-        // Mail that gets no reply (by the rules, else the built-in header rules): no quota spent on tone.
-        const answerable = latestInbound && (rules ? mayNeedReply(rules) : !evaluateRules(BUILTIN_RULES, latestInbound).decided);
+        // Mail that gets no reply (by the rules, else the built-in header rules), or has nobody to
+        // reply to: no quota spent on tone, and the LLM only classifies it.
+        const answerable =
+          latestInbound &&
+          latestInbound.replyHeaders.recipients.length > 0 &&
+          (rules ? mayNeedReply(rules) : !evaluateRules(BUILTIN_RULES, latestInbound).decided);
         return {
           threadId,
           subject: visible[0]?.subject ?? '',
@@ -254,6 +263,17 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
           .filter(([, name]) => onThread.includes(ids.get(name) ?? ''))
           .map(([role]) => role);
       });
+    },
+
+    async gmailAnswers({ accountId }) {
+      try {
+        await withGmail(accountId, (gmail) => gmail.getProfile());
+        return true;
+      } catch (err) {
+        // A lost grant is the account wrapper's to wait on; any other error means Gmail does not answer.
+        if (err instanceof ApplicationFailure && ACCOUNT_UNUSABLE_TYPES.includes(err.type ?? '')) throw err;
+        return false;
+      }
     },
 
     async findSentReply({ accountId, threadId, afterMs }) {

@@ -3,7 +3,9 @@
 // durable timer (until the breaker's next probe, or the next UTC day for a spent budget) or for the
 // llmResumed signal (`accounts llm-resume`), and runs again. The thread stays open and is never
 // given up; the search attribute InboxLlmPaused and the status query say why it waits.
-import { ActivityFailure, ApplicationFailure, condition, defineSignal, log, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, log, setHandler } from '@temporalio/workflow';
+import { runningAgainAfter } from '../temporal/waiting-proxy.js';
+import { activityError } from '../temporal/workflow-failures.js';
 import { LLM_PAUSED_TYPE, pauseWakeAt, type LlmPausedDetails, type LlmPauseReason } from '../llm/breaker.js';
 
 /** Sent to an account's thread workflows when an operator resumes its LLM (`accounts llm-resume`). */
@@ -11,9 +13,9 @@ export const llmResumedSignal = defineSignal('llmResumed');
 
 /** The LlmPaused failure's details, when the activity failed because the account's LLM is paused. */
 export function llmPausedBy(err: unknown): LlmPausedDetails | undefined {
-  if (!(err instanceof ActivityFailure && err.cause instanceof ApplicationFailure)) return undefined;
-  if (err.cause.type !== LLM_PAUSED_TYPE) return undefined;
-  const details = err.cause.details?.[0] as Partial<LlmPausedDetails> | undefined;
+  const cause = activityError(err);
+  if (cause?.type !== LLM_PAUSED_TYPE) return undefined;
+  const details = cause.details?.[0] as Partial<LlmPausedDetails> | undefined;
   return { reason: details?.reason ?? 'outage', resumeAt: details?.resumeAt ?? '', lastError: details?.lastError ?? null };
 }
 
@@ -47,31 +49,16 @@ export class LlmPause {
   }
 }
 
-/**
- * The LLM activities, every call waiting while the account's LLM is paused and running again when
- * the pause ends. proxyActivities returns a Proxy without own keys, so this is a Proxy too.
- */
+/** The LLM activities, every call waiting while the account's LLM is paused and running again when the pause ends. */
 export function waitingWhileLlmPaused<T extends object>(activities: T, pause: Pick<LlmPause, 'wait' | 'clear'>): T {
-  return new Proxy(activities, {
-    get(target, name) {
-      const call = Reflect.get(target, name) as (...args: unknown[]) => Promise<unknown>;
-      return async (...args: unknown[]) => {
-        let waited = false;
-        try {
-          for (;;) {
-            try {
-              return await call(...args);
-            } catch (err) {
-              const paused = llmPausedBy(err);
-              if (!paused) throw err;
-              waited = true;
-              await pause.wait(String(name), paused);
-            }
-          }
-        } finally {
-          if (waited) pause.clear();
-        }
-      };
+  return runningAgainAfter(
+    activities,
+    async (step, err) => {
+      const paused = llmPausedBy(err);
+      if (!paused) return false;
+      await pause.wait(step, paused);
+      return true;
     },
-  });
+    () => pause.clear(),
+  );
 }

@@ -3,10 +3,10 @@
 // routing rule's agent profile. Read with the thread (readThread), so it costs no step of its own.
 import { loadCategoryActions } from '../actions/journal.js';
 import { loadAgentProfile } from '../agent/profiles.js';
-import type { EmailForPrompt } from '../mail/types.js';
 import type { SqlExecutor } from '../quota/sql.js';
+import { precheckRules } from '../rules/pattern-safety.js';
 import { ruleFromRow, type RuleRow } from '../rules/rule-rows.js';
-import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule } from '../rules/rules.js';
+import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule, type RuleEmail } from '../rules/rules.js';
 import type { RulesVerdict } from './activity-contracts.js';
 
 const ENABLED_RULES_SQL = `
@@ -14,7 +14,7 @@ SELECT id, scope::text AS scope, scope_ref AS "scopeRef", kind::text AS kind, co
 FROM rules
 WHERE enabled AND (scope <> 'account' OR scope_ref = $1)`;
 
-export async function rulesVerdict(db: SqlExecutor, accountId: string, email: EmailForPrompt): Promise<RulesVerdict> {
+export async function rulesVerdict(db: SqlExecutor, accountId: string, email: RuleEmail): Promise<RulesVerdict> {
   // Which domain and sender rules apply is decided by the domain module (subdomains, `@domain`,
   // case); here only other accounts' rules are left out.
   const [rows, categoryActions] = await Promise.all([
@@ -22,6 +22,7 @@ export async function rulesVerdict(db: SqlExecutor, accountId: string, email: Em
     loadCategoryActions(db, accountId),
   ]);
   const rules = [...BUILTIN_RULES, ...rows.map(ruleFromRow)];
+  await precheckRules(rules); // the regexes' backtracking checked off the event loop, once per pattern
   try {
     return await withRoute(db, verdictOf(rules, email, accountId, categoryActions));
   } catch (err) {
@@ -43,7 +44,7 @@ export function mayNeedReply(verdict: RulesVerdict): boolean {
 
 function verdictOf(
   rules: Rule[],
-  email: EmailForPrompt,
+  email: RuleEmail,
   accountId: string,
   categoryActions: RulesVerdict['categoryActions'],
 ): RulesVerdict & { routeTo?: string } {

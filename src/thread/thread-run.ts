@@ -12,14 +12,15 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { AccountReconnect, waitingForAccountAccess } from '../accounts/account-access.js';
+import { AccountReconnect, accountUnusable, waitingForAccountAccess } from '../accounts/account-access.js';
+import { givingUpOnStuckSteps, StuckSteps } from '../accounts/stuck-steps.js';
 import type { ActionGmailActivities, ActionStoreActivities, ApprovalNotifyActivities } from '../actions/activity-contracts.js';
 import { DEFAULT_ACTION_SETTINGS, type ActionSettings } from '../actions/contracts.js';
 import type { LifecycleAction } from '../actions/journal.js';
 import type { AgentGmailActivities, AgentLlmActivities, AgentStoreActivities } from '../agent/activity-contracts.js';
 import { InboxAccountId, InboxCategory, InboxLlmPaused, InboxState } from '../temporal/search-attributes.js';
 import type { GmailActivities, LlmActivities, StoreActivities } from './activity-contracts.js';
-import { proxyNotifyActivities, proxyQueueActivities, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
+import { proxyGmailProbe, proxyNotifyActivities, proxyQueueActivities, STEP_LIMITS, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
 import { LlmPause, waitingWhileLlmPaused } from './llm-pause.js';
 import {
   eventKey,
@@ -88,6 +89,7 @@ export class ThreadRun {
   private indexed: ReturnType<typeof indexedOf>;
   private readonly reconnect: AccountReconnect;
   private readonly llmPause: LlmPause;
+  private readonly stuckSteps: StuckSteps;
 
   private constructor(
     private readonly input: ThreadWorkflowInput,
@@ -105,7 +107,17 @@ export class ThreadRun {
     this.indexed = carried ? indexedOf(record) : { state: 'pending' };
     this.reconnect = new AccountReconnect(input.settings.reauthRecheckMs);
     // One proxy per queue; the fields are views of it by feature.
-    const gmail = waitingForAccountAccess(proxyQueueActivities<GmailSteps>('gmail', input.settings), this.reconnect);
+    // A Gmail step: through a lost grant it waits for the user; through an outage of the account's
+    // Gmail it waits for Gmail; stuck on this thread's own mail, it fails (and the thread needs the user).
+    const limits = input.settings.stepLimits ?? STEP_LIMITS;
+    const probe = proxyGmailProbe<GmailActivities>(input.settings);
+    const gmailAnswers = () =>
+      probe.gmailAnswers({ accountId: input.accountId }).catch((err: unknown) => {
+        if (accountUnusable(err)) throw err;
+        return false; // the probe itself timed out: Gmail does not answer
+      });
+    this.stuckSteps = new StuckSteps(gmailAnswers, limits.outageRecheckMs);
+    const gmail = waitingForAccountAccess(givingUpOnStuckSteps(proxyQueueActivities<GmailSteps>('gmail', input.settings), this.stuckSteps), this.reconnect);
     this.llmPause = new LlmPause((reason) => upsertSearchAttributes([{ key: InboxLlmPaused, value: reason }]));
     const llm = waitingWhileLlmPaused(proxyQueueActivities<LlmSteps>('llm', input.settings), this.llmPause);
     this.gmail = this.actions = this.agentGmail = gmail;
@@ -238,7 +250,7 @@ export class ThreadRun {
 
   status(): ThreadStatus {
     const pendingEvents = this.queue.length + (this.busy ? 1 : 0);
-    return statusOf(this.ids, this.record, { pendingEvents, waitingFor: this.reconnect.waitingFor ?? this.llmPause.waitingFor });
+    return statusOf(this.ids, this.record, { pendingEvents, waitingFor: this.reconnect.waitingFor ?? this.stuckSteps.waitingFor ?? this.llmPause.waitingFor });
   }
 
   /** Carries the record and the events not handled yet into a fresh run of the workflow. */

@@ -4,12 +4,14 @@
 // below, its steps in process order after it; which event leads to which step in which state is
 // transitions.ts; the record and its views are thread-record.ts; the Temporal plumbing of a run
 // (signals, query, search attributes, Postgres writes) is thread-run.ts.
+import { isCancellation } from '@temporalio/workflow';
 import { actionKey, type ActionReason } from '../actions/contracts.js';
+import { describeFailure } from '../temporal/workflow-failures.js';
 import { actionDue, carryOutActions, checkApprovalDraft, decideAction } from './action-steps.js';
 import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contracts.js';
 import { handToAgent } from './agent-steps.js';
 import { journalLabel, llmStep, needsTheUser, placeReply, writeReply, type Verdict } from './common-steps.js';
-import type { ActionDecisionEvent, ActionDueEvent, LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
+import type { LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
 import { draftEditedByUser, extractReworkInstructions } from './rework.js';
 import { ThreadRun } from './thread-run.js';
 import { nextStep } from './transitions.js';
@@ -22,7 +24,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     if (event === 'idle') break; // nothing for a long while: this run ends, new mail starts another
     if (event === 'continue') return run.continueAsNew(); // history is long: carry on in a fresh run
     await run.handle(async () => {
-      await handle(run, event);
+      await takeStep(run, event).catch((err: unknown) => stepFailed(run, event, err));
       await run.save();
     });
   }
@@ -30,8 +32,9 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
 }
 
 /** The step the event leads to in the thread's current state (transitions.ts). */
-async function handle(run: ThreadRun, event: ThreadEvent): Promise<void> {
-  switch (nextStep(run.record, event)) {
+async function takeStep(run: ThreadRun, event: ThreadEvent): Promise<void> {
+  const next = nextStep(run.record, event);
+  switch (next.step) {
     case 'classify':
       return classifyAndAnswer(run);
     case 'draft_on_request':
@@ -45,18 +48,17 @@ async function handle(run: ThreadRun, event: ThreadEvent): Promise<void> {
     case 'archive':
       return archive(run);
     case 'check_draft':
-      return checkDraft(run, event);
+      return checkDraft(run, next.event);
     case 'mark_replied':
-      run.decide({ kind: 'sent', source: 'user', detail: `the user replied (${'messageId' in event ? event.messageId : ''})` });
-      return run.transition('sent');
+      return markReplied(run, next.event);
     case 'recheck_labels':
-      return recheckLabels(run, event as LabelsChangedEvent);
+      return recheckLabels(run, next.event);
     case 'check_approval_draft':
       return checkApprovalDraft(run);
     case 'decide_action':
-      return decideAction(run, event as ActionDecisionEvent);
+      return decideAction(run, next.event);
     case 'action_due':
-      return actionDue(run, event as ActionDueEvent);
+      return actionDue(run, next.event);
     case 'reclassify':
       return classifyAndAnswer(run, { again: true });
     case 'ignore':
@@ -207,6 +209,8 @@ async function draftReply(
 ): Promise<void> {
   const replyTo = thread.latestInbound ?? thread.messages[thread.messages.length - 1];
   if (!replyTo) return;
+  // A bare `From: foo`, or no From at all: a reply would have nobody to go to.
+  if (replyTo.replyHeaders?.recipients.length === 0) return needsTheUser(run, `no reply drafted: message ${replyTo.messageId} has no address to reply to`);
   const draft = written ?? (await writeReply(run, thread, replyTo.sender, instructions, rework));
   if (!draft) return;
   const draftId = await placeReply(run, replyTo, draft.body, reason);
@@ -269,13 +273,19 @@ async function checkDraft(run: ThreadRun, event: ThreadEvent): Promise<void> {
   if (event.type === 'draft_gone') run.record.draftMessageId = current.messageId;
 }
 
+/** The user answered without our draft: the thread is closed as sent. */
+function markReplied(run: ThreadRun, event: { messageId: string }): void {
+  run.decide({ kind: 'sent', source: 'user', detail: `the user replied (${event.messageId})` });
+  run.transition('sent');
+}
+
 /** A gap repair's label request: act only on the request labels still on the thread. */
 async function recheckLabels(run: ThreadRun, event: LabelsChangedEvent): Promise<void> {
   const onThread = await run.gmail.threadLabelRoles({ ...run.ids, labels: run.settings.labels });
   if (!onThread) return threadGone(run);
   const stillThere = event.added.filter((role) => onThread.includes(role));
   if (stillThere.length === 0) return;
-  return handle(run, { ...event, added: stillThere, reconcile: false });
+  return takeStep(run, { ...event, added: stillThere, reconcile: false });
 }
 
 /** Our draft is gone: the user sent it, or threw it away. */
@@ -296,6 +306,20 @@ async function draftDisappeared(run: ThreadRun): Promise<void> {
     run.decide({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
     run.transition('discarded');
   }
+}
+
+/**
+ * A step failed for good: an error no retry fixes (from Gmail, the LLM, parsing or our own code),
+ * or retries that ran out on this thread's own mail. The thread does not fail: it ends in Action
+ * Required with the reason, and the message is taken as handled, so the inbox scan and the
+ * fallback sync do not hand it over again; new mail or the user moves the thread on.
+ */
+async function stepFailed(run: ThreadRun, event: ThreadEvent, err: unknown): Promise<void> {
+  if (isCancellation(err)) throw err;
+  if (event.type === 'message_added' && !run.record.handledMessageIds.includes(event.messageId)) {
+    run.record.handledMessageIds.push(event.messageId);
+  }
+  await needsTheUser(run, describeFailure(err));
 }
 
 function threadGone(run: ThreadRun): void {

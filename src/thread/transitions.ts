@@ -1,7 +1,18 @@
 // Which step each event leads to in each state of a thread: the thread workflow's rules, as data.
 // Pure (no Temporal, no I/O): the workflow asks nextStep() for every event it takes off its queue,
 // and test/thread/transitions.test.ts checks every (state, event) pair.
-import { CLOSED_STATES, type OpenAction, type ThreadEvent, type ThreadState } from './contracts.js';
+import {
+  CLOSED_STATES,
+  type ActionDecisionEvent,
+  type ActionDueEvent,
+  type DraftGoneEvent,
+  type LabelsChangedEvent,
+  type MessageAddedEvent,
+  type OpenAction,
+  type SentSeenEvent,
+  type ThreadEvent,
+  type ThreadState,
+} from './contracts.js';
 
 /** An event as the rules see it: the signal, read against what the thread knows. */
 export type EventKind =
@@ -153,6 +164,29 @@ export function kindOf(event: ThreadEvent, facts: ThreadFacts): EventKind {
   }
 }
 
-export function nextStep(facts: ThreadFacts, event: ThreadEvent): Step {
-  return stepFor(facts.state, kindOf(event, facts));
+/** The steps that need their event, each with the event's type narrowed; the others need none. */
+export type NextStep =
+  | { step: 'decide_action'; event: ActionDecisionEvent }
+  | { step: 'action_due'; event: ActionDueEvent }
+  | { step: 'recheck_labels'; event: LabelsChangedEvent }
+  | { step: 'check_draft' | 'mark_replied'; event: MessageAddedEvent | SentSeenEvent | DraftGoneEvent }
+  | { step: Exclude<Step, 'decide_action' | 'action_due' | 'recheck_labels' | 'check_draft' | 'mark_replied'> };
+
+/** The step the event leads to in the thread's state, with the event as that step reads it. */
+export function nextStep(facts: ThreadFacts, event: ThreadEvent): NextStep {
+  const step = stepFor(facts.state, kindOf(event, facts));
+  // kindOf gives each of these steps' kinds only for these event types; the checks narrow the type.
+  switch (step) {
+    case 'decide_action':
+      return event.type === 'action_decision' ? { step, event } : { step: 'ignore' };
+    case 'action_due':
+      return event.type === 'action_due' ? { step, event } : { step: 'ignore' };
+    case 'recheck_labels':
+      return event.type === 'labels_changed' ? { step, event } : { step: 'ignore' };
+    case 'check_draft':
+    case 'mark_replied':
+      return event.type === 'message_added' || event.type === 'sent_seen' || event.type === 'draft_gone' ? { step, event } : { step: 'ignore' };
+    default:
+      return { step };
+  }
 }

@@ -3,7 +3,7 @@
 // raw statements straight on it), and one Gmail quota limiter (one bucket per account in Postgres,
 // shared with every other process).
 import type { Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { quotaOptionsFromConfig, type Env } from '../config.js';
 import { createDatabasePool, type PrismaClient } from '../db/client.js';
@@ -22,6 +22,8 @@ export interface WorkerContext {
   sql: SqlExecutor;
   /** Every Gmail call of the process draws from it (thread, sync and backfill activities). */
   quota: QuotaLimiter;
+  /** Interceptors around every activity of the Gmail and LLM workers (tests inject failures with one). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
   /** A Temporal client (for activities that start or signal workflows), connected on first use. */
   client(): Promise<Client>;
   close(): Promise<void>;

@@ -36,6 +36,7 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.
       }),
     },
     dataConverter: ctx.dataConverter,
+    ...(ctx.activityInterceptors ? { interceptors: { activity: ctx.activityInterceptors } } : {}),
     maxTaskQueueActivitiesPerSecond: ctx.cfg.GMAIL_ACTIVITIES_PER_SECOND,
     maxConcurrentActivityTaskExecutions: 50,
     shutdownGraceTime: '10 seconds',

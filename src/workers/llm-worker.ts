@@ -23,6 +23,7 @@ export async function createLlmWorker(ctx: WorkerContext, taskQueue = ctx.cfg.LL
       ...createAgentLlmActivities({ prisma: ctx.prisma, sql: ctx.sql, anthropic, settings }),
     },
     dataConverter: ctx.dataConverter,
+    ...(ctx.activityInterceptors ? { interceptors: { activity: ctx.activityInterceptors } } : {}),
     maxTaskQueueActivitiesPerSecond: cfg.LLM_ACTIVITIES_PER_SECOND,
     maxConcurrentActivityTaskExecutions: 100,
     shutdownGraceTime: '10 seconds',

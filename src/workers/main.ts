@@ -25,7 +25,7 @@ async function startWorkerMetrics(cfg: Env, ctx: WorkerContext, log: Logger): Pr
 }
 
 export async function runWorkerMain(name: string, create: (ctx: WorkerContext) => Promise<Worker>): Promise<void> {
-  const cfg = loadConfigOrExit();
+  const cfg = loadConfigOrExit(process.env, { modeRequired: true });
   const log = createLogger(name);
   installSdkLogging(cfg.LOG_LEVEL, sdkMetricsTelemetry(cfg.METRICS_HOST, cfg.TEMPORAL_METRICS_PORT));
   const database = await resolveDatabase(cfg, log);

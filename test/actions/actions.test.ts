@@ -383,7 +383,7 @@ describe('auto-reply', () => {
     await h.prisma.rule.updateMany({ where: { id: { in: ruleIds } }, data: { enabled: true } });
     const { threadId } = await deliverAndIngest(h, { from: 'Kim <kim@earned.example>', subject: 'Third question', text: 'And the time?' });
     const scheduled = await actionUntil(threadId, 'auto_reply', (a) => a.state === 'scheduled' || a.state === 'done');
-    expect(scheduled.because).toEqual(['auto_reply allowed for domain earned.example', 'earned: your last 2 drafts to kim@earned.example went out unedited']);
+    expect(scheduled.because).toEqual(['auto_reply to kim@earned.example allowed for domain earned.example', 'earned: your last 2 drafts to kim@earned.example went out unedited']);
     await actionUntil(threadId, 'auto_reply', (a) => a.state === 'done');
     expect(await sentIn(threadId)).toHaveLength(1);
   });
@@ -470,6 +470,42 @@ describe('exactly once', () => {
     const retried = await runActionActivity((a) => a.proposeAndPerform, proposal);
     expect(retried).toEqual(first);
     expect((await h.gmail.control.metrics()).methods['threads.modify']?.calls ?? 0).toBe(modifiesBefore);
+  });
+});
+
+describe("Gmail's system labels", () => {
+  it('refuses a label action naming TRASH, SPAM or INBOX in the policy, and in the Gmail step for a row that got past it', async () => {
+    const { threadId } = await deliver(h, { from: 'Tess <tess@system-label.example>', subject: 'Labels', text: 'Hello.' });
+    const proposal = {
+      accountId: h.accountId,
+      threadId,
+      messageId: 'm-system-label',
+      sender: 'tess@system-label.example',
+      workflowId: `system-label-${threadId}`,
+      actions: [
+        { kind: 'add_label' as const, argument: 'trash', reason: { source: 'agent' as const, profile: 'p', step: 1 } },
+        { kind: 'add_label' as const, argument: 'SPAM', reason: { source: 'user' as const } },
+        { kind: 'remove_label' as const, argument: 'Inbox', reason: { source: 'rule' as const, ruleId: 'r' } },
+      ],
+      pauseLabel: 'Assistant Paused',
+      approvalExpiryMs: 60_000,
+    };
+    const journaled = await runActionActivity((a) => a.proposeAndPerform, proposal);
+    expect(journaled.map((a) => [a.kind, a.argument, a.state])).toEqual([
+      ['add_label', 'trash', 'refused'],
+      ['add_label', 'SPAM', 'refused'],
+      ['remove_label', 'Inbox', 'refused'],
+    ]);
+    expect(journaled[0]!.because).toEqual(['add_label trash: a Gmail system label; trash and archive are actions of their own']);
+
+    // A row queued past the policy (journaled by an older version, edited by hand): the Gmail step refuses it for good.
+    await h.prisma.action.update({ where: { id: journaled[0]!.id }, data: { state: 'queued' } });
+    await expect(runActionActivity((a) => a.performAction, { actionId: journaled[0]!.id })).rejects.toMatchObject({ type: 'SystemLabelRefusedError' });
+    expect(await loadAction(db(), journaled[0]!.id)).toMatchObject({ state: 'failed', note: expect.stringMatching(/^SystemLabelRefusedError: add_label trash: trash is a Gmail system label/) });
+    const labels = await threadLabels(threadId);
+    expect(labels).toContain('INBOX');
+    expect(labels).not.toContain('TRASH');
+    expect(labels).not.toContain('SPAM');
   });
 });
 

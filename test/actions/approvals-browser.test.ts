@@ -1,5 +1,5 @@
 // The approval channels on the real path, in a real browser: a forward the policy holds back is
-// announced on Discord (the emulator) with a signed link; Debian's chromium (playwright-core) opens
+// announced on Discord (the emulator) with a signed link; Chromium (playwright-core) opens
 // it from the message, clicks Approve on our page, and the thread workflow sends the forward after
 // its delay; a done archive is undone from the page. Real dev server, Postgres, Gmail and Anthropic
 // emulators, our HTTP server with the app's routes.

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { actionKey, reversalOf, type ProposedAction } from '../../src/actions/contracts.js';
 import { DEFAULT_SAFETY_POLICY, judge, type PolicyFacts, type SafetyPolicy } from '../../src/actions/policy.js';
 
-const facts: PolicyFacts = { accountId: 'acc-1', sender: 'ann@news.example.com', sendsLastHour: 0, draftsSentUnedited: 0 };
+const facts: PolicyFacts = { accountId: 'acc-1', sender: 'ann@news.example.com', recipients: ['ann@news.example.com'], sendsLastHour: 0, draftsSentUnedited: {} };
+const unedited = (n: number) => ({ 'ann@news.example.com': n });
 const rule = (kind: ProposedAction['kind'], argument?: string): ProposedAction => ({ kind, argument, reason: { source: 'rule', ruleId: 'r1' } });
 const llm = (kind: ProposedAction['kind'], confidence: number, argument?: string): ProposedAction => ({ kind, argument, reason: { source: 'llm', confidence } });
 const policy = (patch: Partial<SafetyPolicy> = {}): SafetyPolicy => ({ ...DEFAULT_SAFETY_POLICY, ...patch });
@@ -20,7 +21,7 @@ describe('safety policy', () => {
     for (const kind of ['trash', 'auto_reply'] as const) {
       const verdict = judge(rule(kind), facts, policy());
       expect(verdict.outcome).toBe('needs_approval');
-      expect(verdict.because.join('\n')).toContain(`${kind} needs your approval`);
+      expect(verdict.because.join('\n')).toMatch(new RegExp(`^${kind}( to ann@news.example.com)? needs your approval`, 'm'));
     }
     expect(judge(rule('trash'), facts, policy({ allowances: [{ kind: 'trash', scope: 'global' }] })).outcome).toBe('run');
     expect(judge(rule('trash'), facts, policy({ allowances: [{ kind: 'trash', scope: 'account', ref: 'acc-1' }] })).outcome).toBe('run');
@@ -54,19 +55,74 @@ describe('safety policy', () => {
     expect(judge({ kind: 'forward', argument: 'attacker@evil.example', reason: { source: 'user' } }, facts, allowed).outcome).toBe('refused');
   });
 
+  it("refuses a label action on Gmail's system labels from every source, whatever is allowed", () => {
+    // TRASH trashes, SPAM reports, taking INBOX off archives: past the checks of trash and archive.
+    const lenient = policy({ allowances: [{ kind: 'trash', scope: 'global' }, { kind: 'archive', scope: 'global' }] });
+    const agent = (kind: 'add_label' | 'remove_label', argument: string): ProposedAction => ({ kind, argument, reason: { source: 'agent', profile: 'p', step: 1 } });
+    const labels = ['TRASH', 'trash', ' Spam ', 'INBOX', 'unread', 'STARRED', 'IMPORTANT', 'SENT', 'DRAFT', 'CHAT', 'CATEGORY_PROMOTIONS', 'category_social', 'CATEGORY_SOMETHING_NEW'];
+    for (const label of labels) {
+      for (const kind of ['add_label', 'remove_label'] as const) {
+        for (const action of [rule(kind, label), llm(kind, 0.99, label), agent(kind, label), { kind, argument: label, reason: { source: 'user' as const } }]) {
+          const verdict = judge(action, facts, lenient);
+          expect(verdict.outcome, `${kind} ${label} by ${action.reason.source}`).toBe('refused');
+          expect(verdict.because[0]).toBe(`${kind} ${label}: a Gmail system label; trash and archive are actions of their own`);
+        }
+      }
+    }
+    // The user's own labels, even ones that read like a system label, are harmless label changes.
+    for (const label of ['Trash later', 'Inbox/Clients', 'My Spam Reports']) expect(judge(agent('add_label', label), facts, lenient).outcome).toBe('run');
+  });
+
   it('lets auto-reply run only once it is earned, and says how far along it is', () => {
     const allowed = policy({ allowances: [{ kind: 'auto_reply', scope: 'sender', ref: 'ann@news.example.com' }] });
-    const early = judge(rule('auto_reply'), { ...facts, draftsSentUnedited: 3 }, allowed);
+    const early = judge(rule('auto_reply'), { ...facts, draftsSentUnedited: unedited(3) }, allowed);
     expect(early.outcome).toBe('needs_approval');
     expect(early.because).toEqual(['auto-reply to ann@news.example.com is earned after 5 of our drafts sent unedited in a row; so far 3']);
-    const earned = judge(rule('auto_reply'), { ...facts, draftsSentUnedited: 5 }, allowed);
+    const earned = judge(rule('auto_reply'), { ...facts, draftsSentUnedited: unedited(5) }, allowed);
     expect(earned.outcome).toBe('run');
     expect(earned.because).toContain('earned: your last 5 drafts to ann@news.example.com went out unedited');
   });
 
+  it("holds every send of an agent that can read the user's other mail, whatever is allowed or earned", () => {
+    const lenient = policy({ allowances: [{ kind: 'auto_reply', scope: 'global' }], earnedAfter: 0 });
+    const earned = { ...facts, draftsSentUnedited: unedited(9) };
+    const agent = (readsMailbox?: boolean): ProposedAction => ({ kind: 'auto_reply', reason: { source: 'agent', profile: 'helper', step: 2, ...(readsMailbox ? { readsMailbox } : {}) } });
+    expect(judge(agent(true), earned, lenient)).toEqual({
+      outcome: 'needs_approval',
+      because: ['agent helper can read your other mail and send: what it sends always waits for you'],
+    });
+    expect(judge(agent(), earned, lenient).outcome).toBe('run');
+    // Its label changes are not sends: the flag does not hold them.
+    expect(judge({ kind: 'add_label', argument: 'Clients', reason: { source: 'agent', profile: 'helper', step: 2, readsMailbox: true } }, earned, lenient).outcome).toBe('run');
+  });
+
+  it('judges an auto-reply for every recipient: one the user did not allow, or that did not earn it, holds it', () => {
+    const allowed = policy({ allowances: [{ kind: 'auto_reply', scope: 'sender', ref: 'ann@news.example.com' }] });
+    // Reply-To sends the reply to mallory: the allowance and the earned drafts are ann's, not his.
+    const redirected = { ...facts, recipients: ['mallory@evil.example'], draftsSentUnedited: { 'ann@news.example.com': 9 } };
+    const verdict = judge(rule('auto_reply'), redirected, allowed);
+    expect(verdict.outcome).toBe('needs_approval');
+    expect(verdict.because).toEqual([
+      'the reply goes to mallory@evil.example, not (only) to the sender ann@news.example.com',
+      'auto_reply to mallory@evil.example needs your approval unless you allow it (global, account, domain or sender)',
+      'auto-reply to mallory@evil.example is earned after 5 of our drafts sent unedited in a row; so far 0',
+    ]);
+    // Both ann and mallory: ann's allowance and streak do not carry mallory.
+    const both = { ...facts, recipients: ['ann@news.example.com', 'mallory@evil.example'], draftsSentUnedited: { 'ann@news.example.com': 9, 'mallory@evil.example': 9 } };
+    const twice = judge(rule('auto_reply'), both, allowed);
+    expect(twice.outcome).toBe('needs_approval');
+    expect(twice.because.join('\n')).toMatch(/auto_reply to mallory@evil.example needs your approval/);
+    expect(twice.because.join('\n')).not.toMatch(/ann@news.example.com needs/);
+    // Nobody to reply to: refused.
+    expect(judge(rule('auto_reply'), { ...facts, sender: '', recipients: [] }, policy({ allowances: [{ kind: 'auto_reply', scope: 'global' }] }))).toEqual({
+      outcome: 'refused',
+      because: ['auto-reply: the mail has no address to reply to'],
+    });
+  });
+
   it('caps automatic sends per account and hour', () => {
     const allowed = policy({ sendsPerHour: 2, allowances: [{ kind: 'auto_reply', scope: 'global' }] });
-    const busy = { ...facts, draftsSentUnedited: 9, sendsLastHour: 2 };
+    const busy = { ...facts, draftsSentUnedited: unedited(9), sendsLastHour: 2 };
     expect(judge(rule('auto_reply'), busy, allowed)).toMatchObject({ outcome: 'needs_approval', because: ['2 automatic sends in the last hour: the cap is 2'] });
     expect(judge(rule('auto_reply'), { ...busy, sendsLastHour: 1 }, allowed).outcome).toBe('run');
   });

@@ -45,8 +45,8 @@ describe('actions CLI', () => {
 
     const listed = await cli('list', '--account', h.email, '--thread', threadId);
     expect(listed.code).toBe(0);
-    expect(listed.out).toMatch(/add_label Reading\s+done/);
-    expect(listed.out).toMatch(/archive\s+done/);
+    expect(listed.out).toMatch(/add_label Reading\s+-\s+done/);
+    expect(listed.out).toMatch(/archive\s+-\s+done/);
     const [label] = await journal(threadId);
     const shown = await cli('show', label!.id);
     expect(shown.out).toContain(`undo       npm run cli -- actions undo ${label!.id}`);
@@ -92,6 +92,8 @@ describe('actions CLI', () => {
     [['undo', '--account', 'x@y.example', '--since', 'yesterday'], /no account|--since: expected a duration/],
     [['defaults', '--category', 'newsletter', '--set', 'forward'], /--set: action 1: forward needs an argument/],
     [['defaults', '--category', 'newsletter', '--set', 'add_label:INBOX'], /is a Gmail system label/],
+    [['defaults', '--category', 'newsletter', '--set', 'add_label:spam'], /add_label: spam is a Gmail system label/],
+    [['defaults', '--category', 'newsletter', '--set', 'remove_label:CATEGORY_PROMOTIONS'], /is a Gmail system label/],
     [['policy', '--allow', 'forward:domain'], /--allow: domain needs a reference/],
     [['show', 'not-an-id'], /no action not-an-id/],
     [['frobnicate'], /^usage: npm run cli -- actions list/],

@@ -53,7 +53,8 @@ async function startDev(dataDir: string, ports: DevPorts, demoMessages: number) 
       DISCORD_EMULATOR_PORT: String(ports.discord),
       TEMPORAL_METRICS_PORT: String(ports.sdkMetrics),
       DEMO_MAILBOX_MESSAGES: String(demoMessages),
-      LOG_LEVEL: 'warn',
+      // DEV_TEST_LOG_LEVEL=info shows what each run did when a round is slow.
+      LOG_LEVEL: process.env['DEV_TEST_LOG_LEVEL'] ?? 'warn',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,6 +1,6 @@
 import type { gmail_v1 } from 'googleapis';
 import { describe, expect, it } from 'vitest';
-import { extractBody, getHeader, htmlToText, parseAddressList, parseGmailMessage } from '../../src/gmail/index.js';
+import { extractBody, getHeader, htmlToText, parseGmailMessage } from '../../src/gmail/index.js';
 import { toMessageRow } from '../../src/backfill/message-store.js';
 import { decodeHeaderText, decodeQuotedPrintable, encodeQuotedPrintable } from '../../src/gmail/mime-encoding.js';
 
@@ -68,26 +68,6 @@ describe('decodeHeaderText (RFC 2047)', () => {
 
   it('leaves malformed words and plain text alone and unfolds', () => {
     expect(decodeHeaderText('=?UTF-8?X?abc?= and\r\n more')).toBe('=?UTF-8?X?abc?= and more');
-  });
-});
-
-describe('parseAddressList', () => {
-  it('handles quoted names, encoded names with commas, groups and comments', () => {
-    const value =
-      '"Doe, Jane" <jane@example.com>, =?UTF-8?Q?M=C3=BCller=2C_Hans?= <hans@example.de>, Team: a@example.com, b@example.com;, c@example.com (Carol C), undisclosed-recipients:;';
-    expect(parseAddressList(value)).toEqual([
-      { name: 'Doe, Jane', address: 'jane@example.com' },
-      { name: 'Müller, Hans', address: 'hans@example.de' },
-      { address: 'a@example.com' },
-      { address: 'b@example.com' },
-      { name: 'Carol C', address: 'c@example.com' },
-    ]);
-  });
-
-  it('skips garbage entries with a warning instead of throwing', () => {
-    const warnings: string[] = [];
-    expect(parseAddressList('not an address, <>, ok@example.com', warnings)).toEqual([{ address: 'ok@example.com' }]);
-    expect(warnings.length).toBeGreaterThan(0);
   });
 });
 

@@ -3,7 +3,7 @@
 // this test file, and an account whose sealed tokens are in Postgres.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { gmailOAuthSettings, loadConfig, threadSettingsFromConfig, type Env } from '../../src/config.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
@@ -44,7 +44,7 @@ export interface InboxHarness {
   /** The user connects the account again: a new grant in the emulator, stored as `accounts connect` stores it. */
   regrant(): Promise<void>;
   /** Starts the three workers of this harness (again, after stopWorkers). */
-  startWorkers(which?: { gmail?: boolean; llm?: boolean; workflow?: boolean }): Promise<void>;
+  startWorkers(which?: { gmail?: boolean; llm?: boolean; workflow?: boolean; activityInterceptors?: ActivityInterceptorsFactory[] }): Promise<void>;
   stopWorkers(): Promise<void>;
   ingest(threadId: string, event: MailboxEvent): Promise<void>;
   handle(threadId: string): WorkflowHandle;
@@ -123,6 +123,7 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
     },
     async startWorkers(which = {}) {
       ctx ??= await createWorkerContext(cfg, cfg.DATABASE_URL!);
+      ctx.activityInterceptors = which.activityInterceptors;
       const made: Worker[] = [];
       if (which.workflow !== false) made.push(await createWorkflowWorker(ctx));
       if (which.gmail !== false) made.push(await createGmailWorker(ctx));

@@ -1,4 +1,4 @@
-// The approvals page in a real browser (Debian's chromium through playwright-core), served by our
+// The approvals page in a real browser (Chromium through playwright-core, test/setup/browser.ts), served by our
 // HTTP server over a scratch journal, with the real decideAction: its signal reaches a stand-in of
 // the thread workflow on the test Temporal server, which settles the action in the journal.
 import { randomUUID } from 'node:crypto';

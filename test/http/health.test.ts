@@ -1,8 +1,10 @@
 // GET /healthz on a scratch database and the real Temporal dev server: ok; degraded (200) with a
 // reason per account that needs reauth, per account whose push went silent while mail arrived, and
-// per alert of the current backfill; down (503) when PostgreSQL does not answer.
+// per alert of the current backfill; down (503) when PostgreSQL does not answer. Anyone sees reason
+// codes only; the operator token shows which account and why. A route that throws answers a
+// generic 500.
 import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inject } from 'vitest';
 import { journalAlertLevels } from '../../src/backfill/alert-journal.js';
 import { judgeMetadata } from '../../src/backfill/alerts.js';
@@ -16,6 +18,7 @@ import { seedAccount } from '../helpers/approvals.js';
 import { createScratchDatabase, unusedDatabaseUrl } from '../helpers/scratch-database.js';
 
 const POLL_MS = 15 * 60_000;
+const OPERATOR_TOKEN = 'operator-token-for-the-health-test';
 
 let database: { url: string; drop(): Promise<void> };
 let prisma: PrismaClient;
@@ -33,7 +36,9 @@ beforeAll(async () => {
   server = await startHttpServer({
     host: '127.0.0.1',
     port: 0,
-    routes: { 'GET /healthz': healthRoute({ temporal, prisma, reasons: defaultReasonSources({ pushSilentAfterMs: POLL_MS }) }) },
+    routes: {
+      'GET /healthz': healthRoute({ temporal, prisma, reasons: defaultReasonSources({ pushSilentAfterMs: POLL_MS }), operatorToken: OPERATOR_TOKEN }),
+    },
   });
 });
 
@@ -44,9 +49,17 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function health(): Promise<{ code: number; body: { status: string; reasons: Array<{ kind: string; accountId?: string; level?: string; message: string }> } }> {
-  const res = await fetch(`${server.url}/healthz`);
-  return { code: res.status, body: (await res.json()) as never };
+interface HealthBody {
+  status: string;
+  reasons: Array<{ kind: string; accountId?: string; level?: string; message?: string; count?: number }>;
+}
+
+/** As the operator sees it (with the token), or as anyone does. */
+async function health(as: 'operator' | 'anyone' = 'operator'): Promise<{ code: number; body: HealthBody; text: string }> {
+  const headers: Record<string, string> = as === 'operator' ? { authorization: `Bearer ${OPERATOR_TOKEN}` } : {};
+  const res = await fetch(`${server.url}/healthz`, { headers });
+  const text = await res.text();
+  return { code: res.status, body: JSON.parse(text) as HealthBody, text };
 }
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
@@ -85,6 +98,23 @@ describe('GET /healthz', () => {
     ]);
     expect(body.reasons[0]!.message).toMatch(/^revoked@example.com needs to be reconnected/);
     expect(body.reasons[1]!.message).toMatch(/no Gmail push since .* longer than the poll interval/);
+
+    // Anyone: the same status, the reason codes and how many, and nothing that names an account.
+    const anyone = await health('anyone');
+    expect(anyone.code).toBe(200);
+    expect(anyone.body).toMatchObject({ status: 'degraded', temporal: { ok: true }, postgres: { ok: true } });
+    expect(anyone.body.reasons).toEqual([
+      { kind: 'account_needs_reauth', level: 'critical', count: 1 },
+      { kind: 'push_silent', level: 'warn', count: 1 },
+    ]);
+    for (const secret of ['revoked@example.com', 'silent@example.com', revoked, silent, 'reconnected']) expect(anyone.text).not.toContain(secret);
+    // A wrong token, in the header or the query, is anyone.
+    const wrong = await fetch(`${server.url}/healthz?token=not-the-token`, { headers: { authorization: 'Bearer not-the-token' } });
+    expect(await wrong.text()).not.toContain('revoked@example.com');
+    // The token in the query, as on the approvals page, opens the details too.
+    const byQuery = await fetch(`${server.url}/healthz?token=${OPERATOR_TOKEN}`);
+    expect(await byQuery.text()).toContain('revoked@example.com needs to be reconnected');
+
     await db.query(`UPDATE accounts SET status = 'active' WHERE id = $1`, [revoked]);
     await db.query(`UPDATE accounts SET last_push_at = now() WHERE id = $1`, [silent]);
     expect((await health()).body.status).toBe('ok');
@@ -117,14 +147,46 @@ describe('GET /healthz', () => {
     const missing = unusedDatabaseUrl();
     const broken = createPrismaClient(missing.url);
     const temporal = new Client({ connection });
-    const down = await startHttpServer({ host: '127.0.0.1', port: 0, routes: { 'GET /healthz': healthRoute({ temporal, prisma: broken }) } });
+    const down = await startHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      routes: { 'GET /healthz': healthRoute({ temporal, prisma: broken, operatorToken: OPERATOR_TOKEN }) },
+    });
     try {
       const res = await fetch(`${down.url}/healthz`);
       expect(res.status).toBe(503);
-      expect(await res.json()).toMatchObject({ status: 'down', temporal: { ok: true }, postgres: { ok: false } });
+      // Anyone learns which part is down, not the error (it names the database and its host).
+      expect(await res.json()).toEqual({ status: 'down', temporal: { ok: true, latencyMs: expect.any(Number) }, postgres: { ok: false }, reasons: [] });
+      const operator = await fetch(`${down.url}/healthz`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
+      expect(operator.status).toBe(503);
+      const { postgres } = (await operator.json()) as { postgres: { ok: boolean; error: string } };
+      expect(postgres.ok).toBe(false);
+      expect(postgres.error).not.toBe('');
     } finally {
       await down.close();
       await broken.$disconnect();
+    }
+  });
+
+  it('answers a generic 500 when a route throws, and keeps the error text to the log', async () => {
+    const failing = await startHttpServer({
+      host: '127.0.0.1',
+      port: 0,
+      routes: {
+        'GET /boom': async () => {
+          throw new Error('connect ECONNREFUSED 10.1.2.3:5432 (user alice@example.com)');
+        },
+      },
+    });
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const res = await fetch(`${failing.url}/boom`);
+      expect(res.status).toBe(500);
+      expect(await res.json()).toEqual({ error: 'internal error' });
+      expect(logged.mock.calls.map((c) => String(c[0])).join('\n')).toMatch(/GET \/boom failed: Error: connect ECONNREFUSED 10\.1\.2\.3:5432/);
+    } finally {
+      logged.mockRestore();
+      await failing.close();
     }
   });
 });

@@ -6,18 +6,22 @@ import {
   evaluateRules,
   validateRule,
   type Rule,
+  type RuleEmail,
 } from '../../src/rules/rules.js';
-import type { EmailForPrompt } from '../../src/mail/types.js';
+import { senderAddress } from '../../src/gmail/addresses.js';
 
-function email(overrides: Partial<EmailForPrompt> = {}): EmailForPrompt {
+/** An email as readThread hands it to the rules: the sender read from the From header by the one parser. */
+function email(overrides: Partial<RuleEmail> = {}): RuleEmail {
+  const from = overrides.from ?? 'Jane Doe <jane@example.com>';
   return {
-    from: 'Jane Doe <jane@example.com>',
+    from,
+    sender: senderAddress(from),
     to: 'me@mydomain.test',
     subject: 'Lunch on Friday?',
     date: 'Mon, 3 Mar 2025 10:00:00 +0000',
     body: 'Are you free for lunch on Friday?',
-    headers: {},
     ...overrides,
+    headers: { from, ...overrides.headers },
   };
 }
 
@@ -88,6 +92,43 @@ describe('built-in rules', () => {
       expect(evaluateRules(BUILTIN_RULES, email({ from }))).toEqual({ decided: false });
     },
   );
+
+  it.each([
+    ['MAILER DAEMON <>', {}],
+    ['<>', {}],
+    ['Mail Delivery System <mailer-daemon@mx.example.net>', {}],
+    ['postmaster@example.org', {}],
+    ['Jane <jane@example.com>', { 'return-path': '<>' }],
+    ['Jane <jane@example.com>', { 'content-type': 'multipart/report; report-type=delivery-status; boundary="b"' }],
+  ])('a bounce (From %s, headers %j) → automated', (from, headers) => {
+    expect(evaluateRules(BUILTIN_RULES, email({ from, headers }))).toMatchObject({ decided: true, category: 'automated' });
+  });
+
+  it('a display name cannot make a no-reply or a sender rule match', () => {
+    expect(evaluateRules(BUILTIN_RULES, email({ from: '"noreply@github.com" <jane@example.com>' }))).toEqual({ decided: false });
+    const alice = rule({ id: 'alice', scope: 'sender', scopeRef: 'alice.martin@example.com', conditions: { from: 'alice.martin' }, category: 'needs_response' });
+    const domain = rule({ id: 'ex', scope: 'domain', scopeRef: 'example.com', category: 'fyi' });
+    for (const from of [
+      '"<alice.martin@example.com>" <mallory@evil.example>',
+      '=?UTF-8?B?PGFsaWNlLm1hcnRpbkBleGFtcGxlLmNvbT4=?= <mallory@evil.example>',
+      'alice.martin@example.com <mallory@evil.example>',
+      'mallory@evil.example (alice.martin@example.com)',
+      'Alice <alice.martin@example.com>, Mallory <mallory@evil.example>',
+      'Friends: alice.martin@example.com;',
+    ]) {
+      expect(evaluateRules([alice, domain], email({ from })), from).toEqual({ decided: false });
+    }
+    // The real alice, however she writes her address.
+    for (const from of ['Alice <Alice.Martin@EXAMPLE.com>', 'alice.martin@example.com (Alice)']) {
+      expect(evaluateRules([alice, domain], email({ from })), from).toMatchObject({ ruleId: 'alice' });
+    }
+  });
+
+  it('matches an internationalised domain in either form', () => {
+    const r = rule({ id: 'idn', scope: 'domain', scopeRef: 'bücher.example', category: 'fyi' });
+    expect(evaluateRules([r], email({ from: 'Shop <info@BÜCHER.example>' }))).toMatchObject({ ruleId: 'idn' });
+    expect(evaluateRules([r], email({ from: 'Shop <info@xn--bcher-kva.example>' }))).toMatchObject({ ruleId: 'idn' });
+  });
 
   it('header names are matched case-insensitively', () => {
     expect(

@@ -1,10 +1,12 @@
 // docker-compose.yml describes the same production shape as `npm run stack` (no container engine
 // runs here, so this reads the file): the same Temporal release, schema steps, config files and
-// search attributes, and the same worker processes per role.
+// search attributes, and the same worker processes per role; and it is locked down: every port is
+// published on 127.0.0.1 only, and the codec server cannot start without its token.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { parse } from 'yaml';
+import { codecServerSettingsFromConfig, isLoopbackHost, loadConfig } from '../../src/config.js';
 import { WORKER_ENTRY, WORKER_ROLES } from '../../src/stack/worker-processes.js';
 import { projectRoot } from '../../src/temporal/project-root.js';
 import { searchAttributeDefinitions } from '../../src/temporal/search-attributes.js';
@@ -55,5 +57,45 @@ describe('docker-compose.yml and npm run stack', () => {
       expect(scripts[script!]).toBe(`tsx ${WORKER_ENTRY[role]}`);
       expect(text).toMatch(new RegExp(`replicas: ${perRole}\\b`));
     }
+  });
+});
+
+interface ComposeService {
+  ports?: Array<string | { host_ip?: string; published?: string | number; target: number }>;
+  environment?: Record<string, string | number | null>;
+}
+const services = (parse(compose, { merge: true }) as { services: Record<string, ComposeService> }).services;
+
+/** The host address a port entry publishes on: short syntax [HOST:]PUBLISHED:TARGET, or long syntax. */
+function publishedOn(port: string | { host_ip?: string }): string {
+  if (typeof port !== 'string') return port.host_ip ?? '0.0.0.0';
+  const parts = port.replace(/\/(tcp|udp)$/, '').split(':');
+  return parts.length === 3 ? parts[0]! : '0.0.0.0';
+}
+
+describe('docker-compose.yml is locked down', () => {
+  it('publishes every port on the loopback address only', () => {
+    const published = Object.entries(services).flatMap(([name, svc]) => (svc.ports ?? []).map((p) => [name, publishedOn(p)] as const));
+    // Temporal's frontend, its Web UI, the codec server and the app: each one, none forgotten.
+    expect(published.map(([name]) => name).sort()).toEqual(['codec', 'http', 'temporal', 'temporal-ui']);
+    for (const [name, host] of published) expect(isLoopbackHost(host), `${name} publishes on ${host}`).toBe(true);
+  });
+
+  it('runs the app in production mode, where the codec server requires its token', () => {
+    for (const name of ['workflow-worker', 'gmail-worker', 'llm-worker', 'http', 'codec', 'migrate']) {
+      expect(services[name]!.environment?.['DURABLE_INBOX_MODE'], name).toBe('production');
+    }
+    // Compose refuses to start (`:?`) without CODEC_SERVER_TOKEN ...
+    expect(services['codec']!.environment?.['CODEC_SERVER_TOKEN']).toMatch(/^\$\{CODEC_SERVER_TOKEN:\?.+\}$/);
+    // ... and so would the codec server itself, with the compose file's environment.
+    const env = Object.fromEntries(
+      Object.entries(services['codec']!.environment!).map(([k, v]) => [k, /^\$\{/.test(String(v)) ? '' : String(v ?? '')]),
+    );
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const secrets = { PAYLOAD_ENCRYPTION_KEYS: `k1:${key}`, TOKEN_ENCRYPTION_KEY: key, APPROVALS_SECRET: 'a'.repeat(32) };
+    const cfg = loadConfig({ ...env, ...secrets });
+    expect(() => codecServerSettingsFromConfig(cfg)).toThrow(/^CODEC_SERVER_TOKEN: required when DURABLE_INBOX_MODE=production/);
+    const token = 'codec-token-0123456789';
+    expect(codecServerSettingsFromConfig(loadConfig({ ...env, ...secrets, CODEC_SERVER_TOKEN: token })).token).toBe(token);
   });
 });

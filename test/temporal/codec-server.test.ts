@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startCodecServer, type CodecServer } from '../../src/codec-server/server.js';
 import { AesGcmPayloadCodec } from '../../src/temporal/codec.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
@@ -204,5 +204,26 @@ describe('codec server with a token', () => {
   it('answers preflight without a token (browsers send none there)', async () => {
     const reply = await call(`${server.url}/decode`, { method: 'OPTIONS', headers: { origin: UI_ORIGIN } });
     expect(reply.status).toBe(204);
+  });
+});
+
+describe('codec server with a codec that fails', () => {
+  it('answers a generic 500 and logs the error, which never reaches the caller', async () => {
+    // The codec is not the unit here: one whose key store is unreachable stands in for any internal fault.
+    const failing = {
+      encode: () => Promise.reject(new Error('key store at 10.1.2.3 refused: token s3cr3t')),
+      decode: () => Promise.reject(new Error('key store at 10.1.2.3 refused: token s3cr3t')),
+    };
+    const server = await startCodecServer({ port: 0, codec: failing, corsOrigins: [UI_ORIGIN] });
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const reply = await call(`${server.url}/decode`, { body: JSON.stringify({ payloads: [await encryptedJsonPayload('x')] }) });
+      expect(reply.status).toBe(500);
+      expect(JSON.parse(reply.body)).toEqual({ error: 'internal error' });
+      expect(logged.mock.calls.map((c) => String(c[0])).join('\n')).toContain('key store at 10.1.2.3 refused');
+    } finally {
+      logged.mockRestore();
+      await server.close();
+    }
   });
 });
