@@ -169,6 +169,18 @@ export function replyRecipients(parent: Pick<ThreadMessage, 'from' | 'to' | 'rep
   return chosen.filter((a, i) => chosen.findIndex((b) => sameAddress(a.address, b.address)) === i);
 }
 
+/**
+ * The Message-ID in its `<...>` form. Some senders leave out the angle brackets (`Message-ID: abc@host`);
+ * a reply's In-Reply-To/References must carry them (RFC 5322 §3.6.4), or Gmail files the reply draft in a
+ * thread of its own, so a bare id is bracketed. '' when there is none.
+ */
+export function readMessageId(value: string | undefined): string {
+  const bracketed = extractMessageIds(value)[0];
+  if (bracketed) return bracketed;
+  const bare = (value ?? '').trim();
+  return /^[^\s<>]+$/.test(bare) ? `<${bare}>` : bare;
+}
+
 export function extractMessageIds(value: string | undefined): string[] {
   if (!value) return [];
   return value.match(/<[^<>\s]+>/g) ?? [];
@@ -445,7 +457,7 @@ export function parseGmailMessage(message: gmail_v1.Schema$Message): ThreadMessa
     historyId: message.historyId ?? '',
     ...(typeof message.sizeEstimate === 'number' && message.sizeEstimate >= 0 ? { sizeEstimate: message.sizeEstimate } : {}),
     snippet: decodeSnippet(message.snippet),
-    messageId: extractMessageIds(rawHeaders.get('message-id'))[0] ?? (rawHeaders.get('message-id') ?? '').trim(),
+    messageId: readMessageId(rawHeaders.get('message-id')),
     references: extractMessageIds(rawHeaders.get('references')),
     inReplyTo: extractMessageIds(rawHeaders.get('in-reply-to'))[0] ?? '',
     from: parseSender(rawHeaders.all('from'), warnings),

@@ -13,6 +13,12 @@ const SAFETY_MARGIN_TOKENS = 32;
 /** Below this many tokens for the newest email there is no point in asking the model anything. */
 const MIN_EMAIL_TOKENS = 32;
 const TRUNCATION_MARK = '\n[truncated to fit the token cap]';
+/**
+ * Header lines of an email in a prompt are cut to this many characters: mail with a 100 kB From, To or
+ * Subject exists (crafted or broken), and the body, not the headers, is what a prompt must keep.
+ */
+export const MAX_PROMPT_HEADER_CHARS = 1000;
+const HEADER_CUT_MARK = ' [header cut]';
 
 /**
  * The most of the cap each optional part may take; the email or thread gets the rest (about a third at least).
@@ -41,7 +47,11 @@ export function truncateToTokens(text: string, maxTokens: number): string {
 }
 
 function wasCut(...texts: string[]): boolean {
-  return texts.some((text) => text.includes(TRUNCATION_MARK));
+  return texts.some((text) => text.includes(TRUNCATION_MARK) || text.includes(HEADER_CUT_MARK));
+}
+
+function headerLine(value: string): string {
+  return value.length <= MAX_PROMPT_HEADER_CHARS ? value : value.slice(0, MAX_PROMPT_HEADER_CHARS) + HEADER_CUT_MARK;
 }
 
 export interface Prompt {
@@ -57,10 +67,10 @@ export interface Prompt {
 export function formatEmail(email: EmailForPrompt, tag: string, attributes = ''): string {
   return [
     `<${tag}${attributes}>`,
-    `From: ${email.from}`,
-    `To: ${email.to}`,
-    `Date: ${email.date}`,
-    `Subject: ${email.subject}`,
+    `From: ${headerLine(email.from)}`,
+    `To: ${headerLine(email.to)}`,
+    `Date: ${headerLine(email.date)}`,
+    `Subject: ${headerLine(email.subject)}`,
     '',
     redactSecrets(email.body.trim()),
     `</${tag}>`,

@@ -180,6 +180,20 @@ describe('users.messages.get formats', () => {
     expect(text).toContain('Message-ID: <');
   });
 
+  it('delivers raw mail without a Message-ID with one added, as Gmail\'s MX did (SMTPIN_ADDED_MISSING), and keeps a present one', async () => {
+    const bare = Buffer.from('From: cron@backup.example\r\nTo: owner@example.com\r\nSubject: disk report\r\n\r\n91% used\r\n');
+    const added = await emu.control.deliver(OWNER, { from: '', raw: bare.toString('base64url') });
+    const meta = await gmail.users.messages.get({ userId: 'me', id: added.id, format: 'metadata', metadataHeaders: ['Message-ID'] });
+    expect(meta.data.payload?.headers?.[0]?.value).toMatch(/^<[0-9a-f.]+SMTPIN_ADDED_MISSING@mx\.google\.com>$/);
+    const rawAdded = Buffer.from((await gmail.users.messages.get({ userId: 'me', id: added.id, format: 'raw' })).data.raw ?? '', 'base64url');
+    expect(rawAdded.subarray(rawAdded.length - bare.length).equals(bare)).toBe(true);
+
+    const withId = Buffer.from('From: cron@backup.example\r\nMessage-ID: <kept-1@backup.example>\r\nSubject: disk report 2\r\n\r\n92% used\r\n');
+    const kept = await emu.control.deliver(OWNER, { from: '', raw: withId.toString('base64url') });
+    const rawKept = Buffer.from((await gmail.users.messages.get({ userId: 'me', id: kept.id, format: 'raw' })).data.raw ?? '', 'base64url');
+    expect(rawKept.equals(withId)).toBe(true);
+  });
+
   it('answers 404 in Google error format for an unknown id', async () => {
     const err = await failure(gmail.users.messages.get({ userId: 'me', id: '7fffffffffffffff' }));
     expect(err.status).toBe(404);

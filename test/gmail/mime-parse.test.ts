@@ -123,6 +123,13 @@ describe('parseGmailMessage', () => {
     expect(getHeader(parsed.headers, 'MESSAGE-ID')).toBe('<abc@mail.example.com>');
   });
 
+  it('brackets a Message-ID its sender wrote without angle brackets, so a reply can reference it', () => {
+    const bare = parseGmailMessage(message(leaf('text/plain', 'x'), { ...headers, 'Message-ID': '  ken-no-brackets@garage.example ' }));
+    expect(bare.messageId).toBe('<ken-no-brackets@garage.example>');
+    expect(parseGmailMessage(message(leaf('text/plain', 'x'), { ...headers, 'Message-ID': '' })).messageId).toBe('');
+    expect(parseGmailMessage(message(leaf('text/plain', 'x'), { From: 'a@b.example' })).messageId).toBe('');
+  });
+
   it('decodes the body charset', () => {
     const latin1 = Buffer.from('Grüße aus Köln', 'latin1');
     expect(parseGmailMessage(message(leaf('text/plain', latin1, { charset: 'ISO-8859-1' }))).body).toBe('Grüße aus Köln');

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { EmailForPrompt } from '../../src/mail/types.js';
 import { buildClassificationPrompt, buildDraftPrompt, estimateTokens } from '../../src/llm/index.js';
+import { MAX_PROMPT_HEADER_CHARS } from '../../src/llm/prompts.js';
 import { email } from '../helpers/llm-fixtures.js';
 
 const emailArb: fc.Arbitrary<EmailForPrompt> = fc.record({
@@ -71,6 +72,28 @@ describe('prompt building', () => {
     );
     expect(prompt.system).toContain('- needs_response: ');
     expect(prompt.system).toContain('- Be strict.');
+  });
+
+  it('cuts very long headers instead of refusing the email (a 100 kB From, To or Subject)', () => {
+    const long = email({
+      from: `"${'A'.repeat(100_000)}" <crafted@long.example>`,
+      to: 'r@x.example, '.repeat(6000),
+      subject: 'word '.repeat(8000),
+      body: 'Can you call me?',
+    });
+    const classification = buildClassificationPrompt({
+      email: long,
+      instructions: [],
+      maxInputTokens: 8000,
+      reservedTokens: 300,
+    });
+    expect(estimateTokens(classification.system) + estimateTokens(classification.user) + 300).toBeLessThanOrEqual(8000);
+    expect(classification.user).toContain('Can you call me?');
+    expect(classification.user).toContain(`From: "${'A'.repeat(MAX_PROMPT_HEADER_CHARS - 1)} [header cut]`);
+    expect(classification.truncated).toBe(true);
+    const draft = buildDraftPrompt({ thread: [long], toneExamples: [], maxInputTokens: 8000 });
+    expect(draft.user).toContain('Can you call me?');
+    expect(draft.truncated).toBe(true);
   });
 
   it('refuses a cap too small to hold even one email', () => {

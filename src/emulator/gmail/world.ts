@@ -183,7 +183,7 @@ export class GmailWorld {
     let fromText: string;
     let threadId = incoming.threadId;
     if (incoming.raw) {
-      raw = fromBase64Url(incoming.raw);
+      raw = this.withMessageId(fromBase64Url(incoming.raw));
       const top = parseTopHeaders(raw);
       headersForCategory = Object.fromEntries(top.map((h) => [h.name, h.value]));
       fromText = headerValue(top, 'from') ?? '';
@@ -227,6 +227,17 @@ export class GmailWorld {
           ...this.resolveLabels(mailbox, incoming.labelIds ?? [], true),
         ];
     return mailbox.insert(raw, { labelIds, internalDate, threading: threadId ? 'exact' : 'incoming', ...(threadId ? { threadId } : {}) });
+  }
+
+  /**
+   * Mail that reaches Gmail's MX without a Message-ID was given one (`…SMTPIN_ADDED_MISSING@mx.google.com`)
+   * before Gmail began refusing such mail (550 5.7.1 "Messages missing a valid Message-ID header are not
+   * accepted"); the emulator delivers it as Gmail did, so the mail can still be tested.
+   */
+  private withMessageId(raw: Buffer): Buffer {
+    if (headerValue(parseTopHeaders(raw), 'message-id')?.trim()) return raw;
+    const id = `<${this.random.hex(8)}.${this.random.hex(8)}.${this.random.hex(4)}.${this.random.hex(4)}SMTPIN_ADDED_MISSING@mx.google.com>`;
+    return Buffer.concat([Buffer.from(`Message-ID: ${id}\r\n`, 'latin1'), raw]);
   }
 
   /** Label ids for ids or names; unknown names become new user labels when `create` is set. */

