@@ -38,6 +38,7 @@ export async function placeReply(run: ThreadRun, replyTo: PromptMessage, body: s
   record.lastDraftBody = body;
   const key = actionKey({ ...run.ids, messageId: replyTo.messageId }, { kind: 'draft' });
   record.draftKey = key;
+  record.draftRepliesTo = replyTo.messageId;
   const recipients = replyTo.replyHeaders?.recipients.map((r) => r.address);
   run.journalLifecycle({ key, kind: 'draft', messageId: replyTo.messageId, sender: replyTo.sender, ...(recipients ? { recipients } : {}), reason, result: { draftId: ref.draftId } });
   run.transition('drafted');

@@ -101,6 +101,8 @@ export interface CarriedThreadState extends ThreadMemory {
   lastDraftBody?: string;
   /** The journal key of our current draft (its sent detection records whether it went out unedited). */
   draftKey?: string;
+  /** The message our current draft answers. */
+  draftRepliesTo?: string;
   openActions?: OpenAction[];
   /** Messages our own sends produced: their arrival in the thread is not the user replying. */
   sentByUs?: string[];

@@ -25,6 +25,8 @@ export interface ThreadRecord extends ThreadMemory {
   decisions: DecisionRecord[];
   /** The journal key of our current draft (kept across continue-as-new only). */
   draftKey?: string;
+  /** The message our current draft answers (kept across continue-as-new only). */
+  draftRepliesTo?: string;
   /** Actions waiting for approval or for their send delay: the run stays open for them. */
   openActions: OpenAction[];
   /** Messages our own sends produced. */
@@ -51,6 +53,7 @@ export function openRecord(carried: CarriedThreadState | undefined, remembered: 
     lastDraftBody: carried?.lastDraftBody,
     decisions: carried?.decisions ?? [],
     draftKey: carried?.draftKey,
+    draftRepliesTo: carried?.draftRepliesTo,
     openActions: carried?.openActions ?? [],
     sentByUs: carried?.sentByUs ?? [],
   };
@@ -80,6 +83,7 @@ export function carriedOf(record: ThreadRecord, seenEvents: Iterable<string>, pe
     ...memoryOf(record),
     lastDraftBody: record.lastDraftBody,
     ...(record.draftKey ? { draftKey: record.draftKey } : {}),
+    ...(record.draftRepliesTo ? { draftRepliesTo: record.draftRepliesTo } : {}),
     ...(record.openActions.length > 0 ? { openActions: record.openActions } : {}),
     ...(record.sentByUs.length > 0 ? { sentByUs: record.sentByUs.slice(-HANDLED_KEPT) } : {}),
     seenEvents: [...seenEvents].slice(-SEEN_EVENTS_KEPT),

@@ -296,7 +296,7 @@ async function draftDisappeared(run: ThreadRun): Promise<void> {
   if (sent) {
     const unedited = run.record.lastDraftBody !== undefined && !draftEditedByUser(sent.body, run.record.lastDraftBody);
     if (run.record.draftKey) {
-      const messageId = run.record.draftKey.split(':')[2] ?? '';
+      const messageId = run.record.draftRepliesTo ?? '';
       // What earned autonomy counts: our drafts to this sender that went out as we wrote them.
       run.journalLifecycle({ key: run.record.draftKey, kind: 'draft', messageId, sender: '', reason: { source: 'user' }, result: { sentUnedited: unedited } });
     }
