@@ -5,7 +5,7 @@ import { ActivityFailure } from '@temporalio/workflow';
 import { SENDING_KINDS, type JournaledAction, type ProposedAction } from '../actions/contracts.js';
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
 import { failureType } from '../temporal/workflow-failures.js';
-import { needsTheUser, writeReply, type Verdict } from './common-steps.js';
+import { needsTheUser, writeReplyText, type Verdict } from './common-steps.js';
 import type { ActionDecisionEvent, ActionDueEvent, OpenAction } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';
 
@@ -25,7 +25,7 @@ export async function carryOutActions(run: ThreadRun, thread: ThreadContent, ema
       proposals.push({ ...spec, reason: verdict.reason });
       continue;
     }
-    const written = verdict.draft ?? (await writeReply(run, thread, email.sender, verdict.instructions));
+    const written = verdict.draft ?? (await writeReplyText(run, thread, email.sender, verdict.instructions));
     if (written) proposals.push({ ...spec, reason: verdict.reason, result: { body: written.body } });
   }
   await proposeAndStart(run, email, proposals);
@@ -61,13 +61,13 @@ export async function proposeAndStart(
 async function startAction(run: ThreadRun, action: JournaledAction): Promise<void> {
   switch (action.state) {
     case 'refused':
-      run.decide({ kind: 'action', source: 'system', detail: `refused ${labelOf(action)}: ${action.because.join('; ')}` });
+      run.logDecision({ kind: 'action', source: 'system', detail: `refused ${labelOf(action)}: ${action.because.join('; ')}` });
       return;
     case 'done':
-      run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)}: done` });
+      run.logDecision({ kind: 'action', source: 'system', detail: `${labelOf(action)}: done` });
       return;
     case 'failed':
-      run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)} failed: ${action.note ?? ''}` });
+      run.logDecision({ kind: 'action', source: 'system', detail: `${labelOf(action)} failed: ${action.note ?? ''}` });
       return;
     case 'queued':
     case 'approved':
@@ -92,17 +92,17 @@ async function runAction(run: ThreadRun, action: Pick<OpenAction, 'id' | 'kind' 
     const dueAt = Date.now() + run.actionSettings.sendDelayMs;
     await run.store.settleAction({ id: action.id, from: ['queued', 'approved'], to: 'scheduled', scheduledForMs: dueAt });
     run.record.openActions.push({ ...openOf(action), state: 'scheduled', dueAt, ...(action.draftId ? { draftId: action.draftId } : {}) });
-    run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)} goes out at ${new Date(dueAt).toISOString()} unless you undo it` });
+    run.logDecision({ kind: 'action', source: 'system', detail: `${labelOf(action)} goes out at ${new Date(dueAt).toISOString()} unless you undo it` });
     return;
   }
   try {
     await run.gmail.performAction({ actionId: action.id });
-    run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)}: done` });
+    run.logDecision({ kind: 'action', source: 'system', detail: `${labelOf(action)}: done` });
   } catch (err) {
     const type = failureType(err);
     if (!type) throw err;
     // Retrying cannot help (the activity journaled it failed, with the reason): the thread goes on.
-    run.decide({ kind: 'action', source: 'system', detail: `${labelOf(action)} failed: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}` });
+    run.logDecision({ kind: 'action', source: 'system', detail: `${labelOf(action)} failed: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}` });
   }
 }
 
@@ -117,7 +117,7 @@ async function awaitApproval(run: ThreadRun, action: JournaledAction): Promise<v
   }
   run.record.openActions.push(open);
   const notified = await notifyApproval(run, action.id);
-  run.decide({
+  run.logDecision({
     kind: 'action',
     source: 'system',
     detail: `${notified}${labelOf(action)} waits for your approval until ${new Date(open.dueAt).toISOString()}: ${action.because.join('; ')}`,
@@ -141,13 +141,13 @@ function takeOpen(run: ThreadRun, actionId: string): OpenAction | undefined {
 }
 
 /** Approve, reject or undo, from the CLI, the approvals page, Discord's link or a signal. */
-export async function decideAction(run: ThreadRun, event: ActionDecisionEvent): Promise<void> {
+export async function carryOutDecision(run: ThreadRun, event: ActionDecisionEvent): Promise<void> {
   const open = run.record.openActions.find((a) => a.id === event.actionId);
   if (!open) {
     // Not waiting here: done already (undo takes it back), or decided before (a repeat changes nothing).
     if (event.decision !== 'undo') return;
     const undone = await run.gmail.undoAction({ actionId: event.actionId, by: event.by });
-    run.decide({ kind: 'action', source: 'user', detail: undone.undone ? `undid ${event.actionId}` : `cannot undo ${event.actionId}: ${undone.why}` });
+    run.logDecision({ kind: 'action', source: 'user', detail: undone.undone ? `undid ${event.actionId}` : `cannot undo ${event.actionId}: ${undone.why}` });
     return;
   }
   if (event.decision === 'approve') {
@@ -155,7 +155,7 @@ export async function decideAction(run: ThreadRun, event: ActionDecisionEvent): 
     takeOpen(run, open.id);
     const settled = await run.store.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'approved', decidedBy: event.by });
     if (!settled?.moved) return;
-    run.decide({ kind: 'action', source: 'user', detail: `${labelOf(open)} approved (${event.by})` });
+    run.logDecision({ kind: 'action', source: 'user', detail: `${labelOf(open)} approved (${event.by})` });
     return runAction(run, open);
   }
   // Reject, or undo during a send's delay: nothing goes out.
@@ -163,7 +163,7 @@ export async function decideAction(run: ThreadRun, event: ActionDecisionEvent): 
   const to = open.state === 'awaiting_approval' ? 'rejected' : 'undone';
   await run.store.settleAction({ id: open.id, from: [open.state], to, decidedBy: event.by, note: `${to} (${event.by})` });
   if (open.draftId) await discardApprovalDraft(run, open, true);
-  run.decide({ kind: 'action', source: 'user', detail: `${labelOf(open)} ${to} (${event.by})` });
+  run.logDecision({ kind: 'action', source: 'user', detail: `${labelOf(open)} ${to} (${event.by})` });
 }
 
 /** An approval expired (Action Required), or a send's delay is over (it goes out). */
@@ -179,12 +179,12 @@ export async function actionDue(run: ThreadRun, event: ActionDueEvent): Promise<
   if (sent.state === 'awaiting_approval') {
     // The kill switch went on during the delay: it waits for the user now.
     run.record.openActions.push({ ...open, state: 'awaiting_approval', dueAt: Date.now() + run.actionSettings.approvalExpiryMs, draftId: undefined });
-    run.decide({ kind: 'action', source: 'system', detail: `${labelOf(open)} paused before it went out: waits for your approval` });
+    run.logDecision({ kind: 'action', source: 'system', detail: `${labelOf(open)} paused before it went out: waits for your approval` });
     return;
   }
   if (sent.sentMessageId) run.record.sentByUs.push(sent.sentMessageId);
   if (open.draftId) await discardApprovalDraft(run, open, false);
-  run.decide({ kind: 'action', source: 'system', detail: sent.sent ? `${labelOf(open)} sent (${sent.sentMessageId})` : `${labelOf(open)} not sent: ${sent.state}` });
+  run.logDecision({ kind: 'action', source: 'system', detail: sent.sent ? `${labelOf(open)} sent (${sent.sentMessageId})` : `${labelOf(open)} not sent: ${sent.state}` });
   if (sent.sent && open.kind === 'auto_reply' && !run.record.draftId) run.transition('sent');
 }
 
@@ -211,10 +211,10 @@ export async function checkApprovalDraft(run: ThreadRun): Promise<void> {
   if (sent) {
     run.record.sentByUs.push(sent.messageId);
     await run.store.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'done', decidedBy: 'gmail', result: { sentMessageId: sent.messageId } });
-    run.decide({ kind: 'sent', source: 'user', detail: `${labelOf(open)} approved by sending it in Gmail (${sent.messageId})` });
+    run.logDecision({ kind: 'sent', source: 'user', detail: `${labelOf(open)} approved by sending it in Gmail (${sent.messageId})` });
     run.transition('sent');
   } else {
     await run.store.settleAction({ id: open.id, from: ['awaiting_approval'], to: 'rejected', decidedBy: 'gmail', note: 'its draft was deleted in Gmail' });
-    run.decide({ kind: 'action', source: 'user', detail: `${labelOf(open)} rejected by deleting its draft in Gmail` });
+    run.logDecision({ kind: 'action', source: 'user', detail: `${labelOf(open)} rejected by deleting its draft in Gmail` });
   }
 }

@@ -8,7 +8,7 @@ import { labelOf, proposeAndStart } from './action-steps.js';
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
 import { failureType } from '../temporal/workflow-failures.js';
 import { GIVE_UP_TYPES } from './activity-proxies.js';
-import { needsTheUser, placeReply } from './common-steps.js';
+import { needsTheUser, placeDraftInThread } from './common-steps.js';
 import type { ThreadRun } from './thread-run.js';
 
 /**
@@ -22,7 +22,7 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
   const reasonAt = (step: number): ActionReason => ({ source: 'agent', profile: profile.name, step, ...(readsMailbox ? { readsMailbox } : {}) });
   /** What the run read of the mailbox beyond this thread: shown with a send's approval, as what it may quote. */
   const mailboxRead: string[] = [];
-  run.decide({ kind: 'agent', source: 'system', detail: `handed to agent ${profile.name} (${profile.tools.join(', ')}; at most ${profile.maxSteps} steps)` });
+  run.logDecision({ kind: 'agent', source: 'system', detail: `handed to agent ${profile.name} (${profile.tools.join(', ')}; at most ${profile.maxSteps} steps)` });
   let tokensIn = 0;
   let tokensOut = 0;
 
@@ -70,7 +70,7 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
           return history;
         }
         case 'write_draft': {
-          const draftId = await placeReply(run, email, String(input.body), reasonAt(step));
+          const draftId = await placeDraftInThread(run, email, String(input.body), reasonAt(step));
           return `draft ${draftId} is in the thread for the user to review`;
         }
         case 'send_reply':
@@ -98,13 +98,13 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
   const usage = { model: profile.model, tokensIn, tokensOut };
   switch (outcome.kind) {
     case 'escalated':
-      run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} escalated: ${outcome.reason}`, ...usage });
+      run.logDecision({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} escalated: ${outcome.reason}`, ...usage });
       return needsTheUser(run, `agent ${profile.name}: ${outcome.reason}`);
     case 'step_limit':
-      run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} reached its step limit (${outcome.steps})`, ...usage });
+      run.logDecision({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} reached its step limit (${outcome.steps})`, ...usage });
       return needsTheUser(run, `agent ${profile.name} reached its step limit (${outcome.steps}) without finishing`);
     case 'ended':
-      run.decide({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} finished: ${outcome.text.slice(0, 300)}`, ...usage });
+      run.logDecision({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} finished: ${outcome.text.slice(0, 300)}`, ...usage });
       // A tool that failed for good: the model worked around it, but the user looks at what it did.
       if (outcome.failedTools.length > 0) return needsTheUser(run, `agent ${profile.name} finished, but a tool failed: ${outcome.failedTools.join('; ')}`);
       if (run.record.state === 'pending') run.transition('skipped');

@@ -21,7 +21,7 @@ export interface Verdict {
 }
 
 /** Puts the reply in the thread as our draft, labelled Outbox, journaled; the thread is drafted. */
-export async function placeReply(run: ThreadRun, replyTo: PromptMessage, body: string, reason: ActionReason): Promise<string> {
+export async function placeDraftInThread(run: ThreadRun, replyTo: PromptMessage, body: string, reason: ActionReason): Promise<string> {
   const { record } = run;
   const ref = await run.gmail.placeDraft({
     ...run.ids,
@@ -45,7 +45,7 @@ export async function placeReply(run: ThreadRun, replyTo: PromptMessage, body: s
   return ref.draftId;
 }
 
-export async function writeReply(
+export async function writeReplyText(
   run: ThreadRun,
   thread: ThreadContent,
   sender: string,
@@ -72,7 +72,7 @@ export async function writeReply(
  * the label cannot be put on the thread (Gmail refuses that too): the reason then says so.
  */
 export async function needsTheUser(run: ThreadRun, reason: string): Promise<void> {
-  run.decide({ kind: 'action_required', source: 'system', detail: reason });
+  run.logDecision({ kind: 'action_required', source: 'system', detail: reason });
   try {
     await run.gmail.changeLabels({
       ...run.ids,
@@ -83,7 +83,7 @@ export async function needsTheUser(run: ThreadRun, reason: string): Promise<void
     journalLabel(run, 'add_label', run.settings.labels.actionRequired, reason);
   } catch (err) {
     if (isCancellation(err)) throw err;
-    run.decide({ kind: 'action_required', source: 'system', detail: `the ${run.settings.labels.actionRequired} label could not be set: ${describeFailure(err)}` });
+    run.logDecision({ kind: 'action_required', source: 'system', detail: `the ${run.settings.labels.actionRequired} label could not be set: ${describeFailure(err)}` });
   }
   run.transition('action_required');
 }

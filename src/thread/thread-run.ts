@@ -178,7 +178,7 @@ export class ThreadRun {
   }
 
   /** Runs one event's step; the status query counts it as pending until it is written to Postgres. */
-  async handle<T>(work: () => Promise<T>): Promise<T> {
+  async busyWith<T>(work: () => Promise<T>): Promise<T> {
     this.busy = true;
     try {
       return await work();
@@ -187,7 +187,7 @@ export class ThreadRun {
     }
   }
 
-  decide(decision: Omit<DecisionRecord, 'at'>): void {
+  logDecision(decision: Omit<DecisionRecord, 'at'>): void {
     this.record.decisions.push({ at: new Date().toISOString(), ...decision });
   }
 
@@ -240,7 +240,7 @@ export class ThreadRun {
         to: awaiting ? 'expired' : 'undone',
         note: `the thread was closed (${this.record.state}) before it ${awaiting ? 'was approved' : 'went out'}`,
       });
-      this.decide({ kind: 'action', source: 'system', detail: `${open.kind} ${awaiting ? 'expired' : 'cancelled'}: the thread was closed` });
+      this.logDecision({ kind: 'action', source: 'system', detail: `${open.kind} ${awaiting ? 'expired' : 'cancelled'}: the thread was closed` });
     }
   }
 

@@ -7,10 +7,10 @@
 import { isCancellation } from '@temporalio/workflow';
 import { actionKey, type ActionReason } from '../actions/contracts.js';
 import { describeFailure } from '../temporal/workflow-failures.js';
-import { actionDue, carryOutActions, checkApprovalDraft, decideAction } from './action-steps.js';
+import { actionDue, carryOutActions, checkApprovalDraft, carryOutDecision } from './action-steps.js';
 import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contracts.js';
 import { handToAgent } from './agent-steps.js';
-import { journalLabel, llmStep, needsTheUser, placeReply, writeReply, type Verdict } from './common-steps.js';
+import { journalLabel, llmStep, needsTheUser, placeDraftInThread, writeReplyText, type Verdict } from './common-steps.js';
 import type { LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
 import { draftEditedByUser, extractReworkInstructions } from './rework.js';
 import { ThreadRun } from './thread-run.js';
@@ -23,7 +23,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     const event = await run.nextEvent(); // waits for mail or the user, for days if need be
     if (event === 'idle') break; // nothing for a long while: this run ends, new mail starts another
     if (event === 'continue') return run.continueAsNew(); // history is long: carry on in a fresh run
-    await run.handle(async () => {
+    await run.busyWith(async () => {
       await takeStep(run, event).catch((err: unknown) => stepFailed(run, event, err));
       await run.save();
     });
@@ -44,7 +44,7 @@ async function takeStep(run: ThreadRun, event: ThreadEvent): Promise<void> {
     case 'rework':
       return rework(run);
     case 'refuse_rework':
-      return run.decide({ kind: 'label', source: 'user', detail: `Rework ignored in state ${run.record.state}` });
+      return run.logDecision({ kind: 'label', source: 'user', detail: `Rework ignored in state ${run.record.state}` });
     case 'archive':
       return archive(run);
     case 'check_draft':
@@ -56,7 +56,7 @@ async function takeStep(run: ThreadRun, event: ThreadEvent): Promise<void> {
     case 'check_approval_draft':
       return checkApprovalDraft(run);
     case 'decide_action':
-      return decideAction(run, next.event);
+      return carryOutDecision(run, next.event);
     case 'action_due':
       return actionDue(run, next.event);
     case 'reclassify':
@@ -80,7 +80,7 @@ async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promis
   const email = thread.latestInbound;
   if (again) {
     const was = record.category ?? 'not classified';
-    run.decide({ kind: 'reclassify', source: 'user', detail: email ? `classify again (was ${was})` : `nothing to classify again: the last message is yours (${was})` });
+    run.logDecision({ kind: 'reclassify', source: 'user', detail: email ? `classify again (was ${was})` : `nothing to classify again: the last message is yours (${was})` });
     if (!email) return;
   } else {
     if (!email) return; // the user wrote last: nothing to answer
@@ -98,7 +98,7 @@ async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promis
   const verdict = await classify(run, thread, email, keepDraft);
   if (!verdict) return; // the LLM step gave up: Action Required
   if (again && record.category === previousCategory) {
-    run.decide({ kind: 'skip', source: 'system', detail: `still ${record.category}: nothing changes` });
+    run.logDecision({ kind: 'skip', source: 'system', detail: `still ${record.category}: nothing changes` });
     return;
   }
   run.summarize(`${record.category}: ${thread.subject}`);
@@ -108,7 +108,7 @@ async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promis
   // carried out under the safety policy. An auto-reply replaces the draft.
   const wantsDraft = verdict.actions.some((a) => a.kind === 'draft') && !verdict.actions.some((a) => a.kind === 'auto_reply');
   if (wantsDraft && keepDraft) {
-    run.decide({
+    run.logDecision({
       kind: 'draft_kept',
       source: 'system',
       detail: `kept the draft you edited; it does not answer message ${email.messageId} yet (add Rework to have it rewritten)`,
@@ -118,7 +118,7 @@ async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promis
     run.transition('needs_response');
     await draftReply(run, thread, verdict.instructions, undefined, verdict.draft, verdict.reason);
   } else if (record.state !== 'drafted') {
-    run.decide({ kind: 'skip', source: 'system', detail: `no reply needed (${record.category})` });
+    run.logDecision({ kind: 'skip', source: 'system', detail: `no reply needed (${record.category})` });
     run.transition('skipped');
   } else {
     run.transition('drafted'); // a new message that needs no answer: the draft stays
@@ -139,11 +139,11 @@ async function classify(
 ): Promise<Verdict | undefined> {
   const { record } = run;
   const rules = thread.rules!; // readThread withRules gives them whenever there is an inbound email
-  for (const reason of rules.skipped ?? []) run.decide({ kind: 'rule_skipped', source: 'system', detail: reason });
+  for (const reason of rules.skipped ?? []) run.logDecision({ kind: 'rule_skipped', source: 'system', detail: reason });
   if (rules.decided) {
     record.category = rules.category;
     record.confidence = 1;
-    run.decide({ kind: 'classify', source: 'rules', ruleId: rules.ruleId, detail: `${rules.category}: ${rules.reason}` });
+    run.logDecision({ kind: 'classify', source: 'rules', ruleId: rules.ruleId, detail: `${rules.category}: ${rules.reason}` });
     return {
       instructions: rules.instructions,
       actions: rules.actions ?? rules.categoryActions[rules.category],
@@ -165,7 +165,7 @@ async function classify(
   const verdict = triage.classification;
   record.category = verdict.category;
   record.confidence = verdict.confidence;
-  run.decide({
+  run.logDecision({
     kind: 'classify',
     source: 'llm',
     detail: `${verdict.category} (${verdict.confidence.toFixed(2)}): ${verdict.reason}`,
@@ -186,14 +186,14 @@ async function draftOnRequest(run: ThreadRun): Promise<void> {
   const thread = await run.gmail.readThread(run.ids);
   if (!thread) return threadGone(run);
   run.record.category = 'needs_response';
-  run.decide({ kind: 'classify', source: 'user', detail: 'Needs Response label added by the user' });
+  run.logDecision({ kind: 'classify', source: 'user', detail: 'Needs Response label added by the user' });
   run.transition('needs_response');
   return draftReply(run, thread, []);
 }
 
 /** Needs Response on a thread that has our draft: the draft answers it, so the label comes off. */
 async function clearNeedsResponse(run: ThreadRun): Promise<void> {
-  run.decide({ kind: 'label', source: 'user', detail: 'Needs Response: already drafted' });
+  run.logDecision({ kind: 'label', source: 'user', detail: 'Needs Response: already drafted' });
   await run.gmail.changeLabels({ ...run.ids, labels: run.settings.labels, add: [], remove: ['needsResponse'] });
   journalLabel(run, 'remove_label', run.settings.labels.needsResponse, 'Needs Response on a thread our draft answers');
 }
@@ -211,10 +211,10 @@ async function draftReply(
   if (!replyTo) return;
   // A bare `From: foo`, or no From at all: a reply would have nobody to go to.
   if (replyTo.replyHeaders?.recipients.length === 0) return needsTheUser(run, `no reply drafted: message ${replyTo.messageId} has no address to reply to`);
-  const draft = written ?? (await writeReply(run, thread, replyTo.sender, instructions, rework));
+  const draft = written ?? (await writeReplyText(run, thread, replyTo.sender, instructions, rework));
   if (!draft) return;
-  const draftId = await placeReply(run, replyTo, draft.body, reason);
-  run.decide({
+  const draftId = await placeDraftInThread(run, replyTo, draft.body, reason);
+  run.logDecision({
     kind: rework ? 'rework' : 'draft',
     source: 'llm',
     detail: rework ? `revised with: ${rework.instructions}` : `draft ${draftId}`,
@@ -252,7 +252,7 @@ async function archive(run: ThreadRun): Promise<void> {
     remove: ['outbox', 'rework', 'done', 'needsResponse', 'actionRequired'],
     archive: true,
   });
-  run.decide({ kind: 'archive', source: 'user', detail: 'Done label: archived' });
+  run.logDecision({ kind: 'archive', source: 'user', detail: 'Done label: archived' });
   const messageId = run.record.handledMessageIds.at(-1) ?? run.threadId;
   run.journalLifecycle({
     key: actionKey({ ...run.ids, messageId }, { kind: 'archive' }),
@@ -275,7 +275,7 @@ async function checkDraft(run: ThreadRun, event: ThreadEvent): Promise<void> {
 
 /** The user answered without our draft: the thread is closed as sent. */
 function markReplied(run: ThreadRun, event: { messageId: string }): void {
-  run.decide({ kind: 'sent', source: 'user', detail: `the user replied (${event.messageId})` });
+  run.logDecision({ kind: 'sent', source: 'user', detail: `the user replied (${event.messageId})` });
   run.transition('sent');
 }
 
@@ -300,10 +300,10 @@ async function draftDisappeared(run: ThreadRun): Promise<void> {
       // What earned autonomy counts: our drafts to this sender that went out as we wrote them.
       run.journalLifecycle({ key: run.record.draftKey, kind: 'draft', messageId, sender: '', reason: { source: 'user' }, result: { sentUnedited: unedited } });
     }
-    run.decide({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}${unedited ? ' (unedited)' : ''}` });
+    run.logDecision({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}${unedited ? ' (unedited)' : ''}` });
     run.transition('sent');
   } else {
-    run.decide({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
+    run.logDecision({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
     run.transition('discarded');
   }
 }
@@ -323,7 +323,7 @@ async function stepFailed(run: ThreadRun, event: ThreadEvent, err: unknown): Pro
 }
 
 function threadGone(run: ThreadRun): void {
-  run.decide({ kind: 'discarded', source: 'system', detail: 'thread no longer exists' });
+  run.logDecision({ kind: 'discarded', source: 'system', detail: 'thread no longer exists' });
   run.transition('discarded');
 }
 
