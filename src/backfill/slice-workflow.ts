@@ -2,9 +2,9 @@
 // with an activity; a batch that still fails after its retries is split in halves down to single
 // ids, and a single id that still fails is recorded in bad_messages (it counts as finished).
 // Reports to the parent by signal (the parent may have continued-as-new since it started us).
-import { ApplicationFailure, getExternalWorkflowHandle, isCancellation, log, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, isCancellation, log, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import { ACCOUNT_UNUSABLE_TYPES } from '../accounts/account-access.js';
-import { describeFailure, failureType } from '../temporal/workflow-failures.js';
+import { activityError, describeFailure, failureType } from '../temporal/workflow-failures.js';
 import type { BackfillGmailActivities, BackfillStoreActivities, BatchFailureDetails } from './activity-contracts.js';
 import { BATCH_FAILED_TYPE } from './activity-contracts.js';
 import { sliceDoneSignal, type SliceInput, type SliceReport } from './contracts.js';
@@ -29,8 +29,8 @@ const STORE_OPTIONS: ActivityOptions = {
 
 /** A batch's failure carries what it stored before it gave up, and the ids still failing. */
 function batchFailureDetails(err: unknown): BatchFailureDetails | undefined {
-  if (failureType(err) !== BATCH_FAILED_TYPE) return undefined;
-  return ((err as Error).cause as ApplicationFailure).details?.[0] as BatchFailureDetails | undefined;
+  const failure = activityError(err);
+  return failure?.type === BATCH_FAILED_TYPE ? (failure.details?.[0] as BatchFailureDetails | undefined) : undefined;
 }
 
 /** No retry helps until the user reconnects the account: the slice fails, and the backfill with it. */
