@@ -92,3 +92,38 @@ export function judgeMetadata(bytes: number, budgetBytes: number): Judgement {
     level === 'critical' ? ` (critical at ${percent(METADATA_CRITICAL)})` : level === 'warn' ? ` (warn at ${percent(METADATA_WARN)})` : '';
   return { level, detail: `metadata ${bytes} of ${budgetBytes} bytes, ${percent(used)} of the budget${threshold}`, measured: { bytes, budgetBytes, used } };
 }
+
+/** What the workflow judges itself after a slice: the bad-message rate and spikes. */
+export type SliceJudgements = Record<'bad_rate' | 'bad_spike', Judgement>;
+
+/**
+ * A finished slice's messages (`processed`, `bad` of them) slide the rate's window and the spikes'
+ * hour; returns the rate and spike judged on them, and whether either's level changed.
+ */
+export function judgeSlice(
+  state: { badWindow: Array<[number, number]>; badTimes: Array<[number, number]>; alerts: Partial<Record<AlertKind, { level: AlertLevel }>> },
+  mailboxSize: number,
+  processed: number,
+  bad: number,
+  now: number,
+): { judged: SliceJudgements; changed: boolean } {
+  state.badWindow = slideBadWindow(state.badWindow, processed, bad);
+  state.badTimes = recordBadTimes(state.badTimes, now, bad);
+  const judged: SliceJudgements = { bad_rate: judgeBadRate(state.badWindow, mailboxSize), bad_spike: judgeSpike(state.badTimes, now) };
+  const changed = Object.entries(judged).some(([kind, j]) => j.level !== (state.alerts[kind as AlertKind]?.level ?? 'ok'));
+  return { judged, changed };
+}
+
+/** The alerts that are not ok after these judgements (level and detail), and the judgements whose level changed, in order. */
+export function alertsAfter(
+  previous: Partial<Record<AlertKind, { level: AlertLevel }>>,
+  judgements: Partial<Record<AlertKind, Judgement>>,
+): { alerts: Partial<Record<AlertKind, { level: AlertLevel; detail: string }>>; changed: Array<{ kind: AlertKind; judgement: Judgement }> } {
+  const alerts: Partial<Record<AlertKind, { level: AlertLevel; detail: string }>> = {};
+  const changed: Array<{ kind: AlertKind; judgement: Judgement }> = [];
+  for (const [kind, j] of Object.entries(judgements) as Array<[AlertKind, Judgement]>) {
+    if (j.level !== 'ok') alerts[kind] = { level: j.level, detail: j.detail };
+    if (j.level !== (previous[kind]?.level ?? 'ok')) changed.push({ kind, judgement: j });
+  }
+  return { alerts, changed };
+}

@@ -4,24 +4,25 @@
 // batchModify per ≤ 1000 ids (or moves them to Trash when configured). A dry run changes nothing
 // and returns what it would do. Run by the `archiver` Schedule and on demand.
 import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ACCOUNT_UNUSABLE_TYPES } from '../accounts/account-access.js';
 import type { BackfillGmailActivities, BackfillStoreActivities } from './activity-contracts.js';
 import { GMAIL_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
-import type { ArchiverAccountResult, ArchiverInput, ArchiverResult } from './contracts.js';
+import { ARCHIVER_DEFAULTS, type ArchiverAccountResult, type ArchiverInput, type ArchiverResult } from './contracts.js';
 
 export async function archiverWorkflow(input: ArchiverInput = {}): Promise<ArchiverResult> {
   const gmail = proxyActivities<BackfillGmailActivities>({
     taskQueue: input.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
     startToCloseTimeout: '5 minutes',
-    retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: ['GmailAuthError', 'AccountNotConnectedError'] },
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: ACCOUNT_UNUSABLE_TYPES },
   });
   const store = proxyActivities<BackfillStoreActivities>({
     taskQueue: input.taskQueues?.workflows ?? WORKFLOW_TASK_QUEUE,
     startToCloseTimeout: '1 minute',
   });
-  const dryRun = input.dryRun ?? false;
-  const trash = input.trash ?? false;
-  const batchSize = Math.min(1000, Math.max(1, input.batchSize ?? 1000));
-  const listLimit = input.listLimit ?? 1000;
+  const dryRun = input.dryRun ?? ARCHIVER_DEFAULTS.dryRun;
+  const trash = input.trash ?? ARCHIVER_DEFAULTS.trash;
+  const batchSize = Math.min(ARCHIVER_DEFAULTS.maxBatchSize, Math.max(1, input.batchSize ?? ARCHIVER_DEFAULTS.batchSize));
+  const listLimit = input.listLimit ?? ARCHIVER_DEFAULTS.listLimit;
   const accountIds = input.accountIds ?? (await store.archiverAccounts());
 
   const results: ArchiverAccountResult[] = [...(input.carried?.results ?? [])];

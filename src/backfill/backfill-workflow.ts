@@ -1,332 +1,125 @@
 // The backfill of one account (workflow id backfill-<accountId>): plans the time range and the
 // slice granularity, runs a sliding window of slice children, and advances the Ordered Frontier
-// Commit watermark as slices finish in any order. Continue-as-new carries the window (running
-// children keep running: parentClosePolicy ABANDON, they report by signal to this workflow id)
-// and the frontier. Cancelling the backfill cancels the running slices explicitly. As slices
-// report, it judges seed 004's alerts and has each new one delivered (src/backfill/alerts.ts).
-import {
-  allHandlersFinished,
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  ContinueAsNew,
-  continueAsNew,
-  getExternalWorkflowHandle,
-  isCancellation,
-  log,
-  ParentClosePolicy,
-  proxyActivities,
-  setHandler,
-  startChild,
-  upsertSearchAttributes,
-  workflowInfo,
-  WorkflowIdReusePolicy,
-} from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type {
-  BackfillAlertDeliveryActivities,
-  BackfillGmailActivities,
-  BackfillHandoffActivities,
-  BackfillStoreActivities,
-} from './activity-contracts.js';
-import { judgeBadRate, judgeSpike, recordBadTimes, slideBadWindow, worstLevel, type AlertKind, type Judgement } from './alerts.js';
-import { complete, fail, isComplete, newFrontier, runningCount, split, startNext, type FrontierState } from './frontier.js';
-import { chooseGranularity, countSlices, DAY_MS, type Granularity } from './slicing.js';
-import { GMAIL_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
-import {
-  BackfillBadCount,
-  BackfillMessagesStored,
-  BackfillRate,
-  BackfillSlicesDone,
-  BackfillSlicesTotal,
-} from '../temporal/search-attributes.js';
-import { backfillSliceWorkflow } from './slice-workflow.js';
-import {
-  backfillProgressQuery,
-  sliceDoneSignal,
-  sliceWorkflowId,
-  type BackfillCarried,
-  type BackfillInput,
-  type BackfillProgress,
-  type SliceReport,
-} from './contracts.js';
+// Commit watermark as slices finish in any order; at the end it may hand recent threads over to
+// their thread workflows. Continue-as-new carries the window (running children keep running:
+// parentClosePolicy ABANDON, they report by signal to this workflow id) and the frontier.
+// Cancelling the backfill cancels the running slices explicitly. As slices report, it judges the
+// bad-message and metadata alerts and has each new one delivered (src/backfill/alerts.ts).
+// The process is backfillWorkflow below, its steps after it; the decisions are pure modules
+// (backfill-state.ts, slice-window.ts, frontier.ts, alerts.ts); the Temporal plumbing of a run
+// (signals, query, search attributes, activities, children, continue-as-new) is backfill-run.ts.
+import { ApplicationFailure, isCancellation, log } from '@temporalio/workflow';
+import { alertsAfter, judgeSlice } from './alerts.js';
+import { BackfillRun } from './backfill-run.js';
+import { granularityFor, planRequest, plannedState } from './backfill-state.js';
+import type { BackfillCarried, BackfillInput, BackfillResult, SliceReport } from './contracts.js';
+import { complete } from './frontier.js';
+import { nextSlice, takeReport } from './slice-window.js';
+import { DAY_MS } from './slicing.js';
 
-const MAX_SLICE_ATTEMPTS = 5;
-const MIN_SPLIT_MS = 60_000;
-
-export interface BackfillResult {
-  accountId: string;
-  watermark: number;
-  slicesDone: number;
-  counters: BackfillCarried['counters'];
-  runs: number;
-}
+export type { BackfillResult } from './contracts.js';
 
 export async function backfillWorkflow(input: BackfillInput): Promise<BackfillResult> {
-  const info = workflowInfo();
-  const queues = { workflows: input.taskQueues?.workflows ?? WORKFLOW_TASK_QUEUE, gmail: input.taskQueues?.gmail ?? GMAIL_TASK_QUEUE };
-  const window = Math.min(200, Math.max(1, input.window ?? 8));
-  const gmail = proxyActivities<BackfillGmailActivities>({
-    taskQueue: queues.gmail,
-    startToCloseTimeout: '5 minutes',
-    heartbeatTimeout: '60 seconds',
-    retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['GmailAuthError', 'AccountNotConnectedError'] },
-  });
-  const store = proxyActivities<BackfillStoreActivities>({
-    taskQueue: queues.workflows,
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-  });
-  // A channel that stays down must not hold the import up: after these attempts the alert stays
-  // journaled (health endpoint, metrics) and the backfill goes on.
-  const alertDelivery = proxyActivities<BackfillAlertDeliveryActivities>({
-    taskQueue: queues.gmail,
-    startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 5 },
-  });
-  const backfillId = `${info.workflowId}/${info.firstExecutionRunId}`;
-
-  let phase: BackfillProgress['state'] = 'planning';
-  let carried: BackfillCarried | undefined = input.carried;
-
-  const progress = (): BackfillProgress => {
-    const f = carried?.frontier;
-    const counters = carried?.counters ?? { messagesTotal: 0, listed: 0, stored: 0, inserted: 0, bad: 0, gone: 0, splits: 0 };
-    const notDone = f ? f.open.filter((s) => s.status !== 'done').length + countSlices(f.cursor, f.rangeEnd, f.granularity) : 0;
-    const processed = (carried?.badWindow ?? []).reduce((s, [p]) => s + p, 0);
-    const bad = (carried?.badWindow ?? []).reduce((s, [, b]) => s + b, 0);
-    return {
-      accountId: input.accountId,
-      state: phase,
-      rangeStart: f?.rangeStart ?? null,
-      rangeEnd: f?.rangeEnd ?? null,
-      granularity: f?.granularity ?? null,
-      watermark: f?.watermark ?? null,
-      slicesDone: f ? f.slicesDone : 0,
-      slicesTotal: f ? f.slicesDone + notDone : 0,
-      slicesRunning: f ? runningCount(f) : 0,
-      counters,
-      rate: carried ? averageRate(carried) : 0,
-      badRate: processed > 0 ? bad / processed : 0,
-      alert: worstLevel(Object.values(carried?.alerts ?? {}).map((a) => a.level)),
-      alerts: carried?.alerts ?? {},
-      startedAt: carried?.startedAt ?? Date.now(),
-      runs: carried?.runs ?? 1,
-    };
-  };
-  const inbox: SliceReport[] = [...(carried?.inbox ?? [])];
-  setHandler(sliceDoneSignal, (report) => {
-    inbox.push(report);
-  });
-  setHandler(backfillProgressQuery, progress);
-
-  if (!carried) {
-    const stored = await store.backfillLoadState({ accountId: input.accountId });
-    const plan = await gmail.backfillPlan({
-      accountId: input.accountId,
-      ...(input.rangeStart !== undefined ? { rangeStart: input.rangeStart } : stored.rangeStart !== null ? { rangeStart: stored.rangeStart } : {}),
-      ...(input.rangeEnd !== undefined ? { rangeEnd: input.rangeEnd } : stored.rangeEnd !== null ? { rangeEnd: stored.rangeEnd } : {}),
-    });
-    const granularity: Granularity =
-      input.granularity && input.granularity !== 'auto'
-        ? input.granularity
-        : (stored.granularity ?? chooseGranularity(plan.messagesTotal, plan.rangeStart, plan.rangeEnd, input.targetPerSlice ?? 2000));
-    await store.backfillSaveRange({ accountId: input.accountId, backfillId, rangeStart: plan.rangeStart, rangeEnd: plan.rangeEnd, granularity });
-    // Resume from the persisted watermark: everything before it is stored or recorded bad.
-    const frontier = newFrontier(plan.rangeStart, plan.rangeEnd, granularity, stored.watermark ?? plan.rangeStart);
-    carried = {
-      frontier,
-      counters: { messagesTotal: plan.messagesTotal, listed: 0, stored: 0, inserted: 0, bad: 0, gone: 0, splits: 0 },
-      startedAt: Date.now(),
-      inbox: [],
-      badWindow: [],
-      badTimes: [],
-      alerts: {},
-      rateSamples: [],
-      runs: 1,
-    };
-    log.info('backfill planned', { accountId: input.accountId, granularity, rangeStart: plan.rangeStart, rangeEnd: plan.rangeEnd, watermark: frontier.watermark });
-  }
-  const state: BackfillCarried = carried;
-  const frontier: FrontierState = state.frontier;
-  phase = 'running';
-
-  const publish = () => {
-    const p = progress();
-    upsertSearchAttributes([
-      { key: BackfillSlicesDone, value: p.slicesDone },
-      { key: BackfillSlicesTotal, value: p.slicesTotal },
-      { key: BackfillMessagesStored, value: state.counters.inserted },
-      { key: BackfillBadCount, value: state.counters.bad },
-      { key: BackfillRate, value: Math.round(p.rate * 100) / 100 },
-    ]);
-  };
-
-  const startSlices = async () => {
-    while (runningCount(frontier) < window) {
-      const slice = startNext(frontier);
-      if (!slice) break;
-      const workflowId = sliceWorkflowId(input.accountId, slice.start, slice.end, slice.attempts);
-      try {
-        await startChild(backfillSliceWorkflow, {
-          workflowId,
-          taskQueue: queues.workflows,
-          // ABANDON: children outlive continue-as-new and report by signal; cancel is explicit.
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-          args: [
-            {
-              accountId: input.accountId,
-              start: slice.start,
-              end: slice.end,
-              parentWorkflowId: info.workflowId,
-              batchSize: input.batchSize ?? 300,
-              batchParallelism: input.batchParallelism ?? 2,
-              overlapMs: input.overlapMs ?? 60_000,
-              maxListPages: slice.end - slice.start >= 2 * MIN_SPLIT_MS ? (input.maxListPages ?? 20) : 0,
-              format: input.format ?? 'full',
-              taskQueues: queues,
-            },
-          ],
-        });
-      } catch (err) {
-        // Still running from an earlier run of this backfill: it will report to this workflow id.
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        log.info('slice already running, adopting it', { workflowId });
-      }
+  const run = new BackfillRun(input);
+  run.begin(input.carried ?? (await plan(run, input))); // a fresh backfill plans; a continued one carries on
+  await run.stoppingSlicesOnFailure(async () => {
+    await startSlices(run);
+    run.publish();
+    while (!run.complete) {
+      await run.reportsArrived(); // slices report by signal, in any order
+      for (let report = run.nextReport(); report; report = run.nextReport()) await takeSliceReport(run, report);
+      await startSlices(run);
+      run.publish();
+      if (run.runIsLong) await run.continueAsNew(); // the window carries on in a fresh run
     }
-  };
+  });
+  await handOver(run);
+  return run.finish();
+}
 
-  const handle = async (report: SliceReport) => {
-    const slice = frontier.open.find((s) => s.start === report.start && s.end === report.end);
-    if (!slice || slice.status !== 'running') return; // stale (e.g. from a run before a restart)
-    const c = state.counters;
-    c.stored += report.stored;
-    c.inserted += report.inserted;
-    c.bad += report.bad;
-    c.gone += report.gone;
-    if (report.outcome === 'split') {
-      c.splits++;
-      if (!split(frontier, report.start, report.end, MIN_SPLIT_MS)) log.warn('slice cannot be split further', { start: report.start });
+// ---- the steps ------------------------------------------------------------------------------
+
+/** The range (options, else what an earlier backfill saved, else the mailbox) and the granularity, saved for a restart. */
+async function plan(run: BackfillRun, input: BackfillInput): Promise<BackfillCarried> {
+  const stored = await run.store.backfillLoadState({ accountId: run.accountId });
+  const planned = await run.gmail.backfillPlan(planRequest(input, stored));
+  const granularity = granularityFor(input, stored, planned, run.settings.targetPerSlice);
+  const { rangeStart, rangeEnd } = planned;
+  await run.store.backfillSaveRange({ accountId: run.accountId, backfillId: run.backfillId, rangeStart, rangeEnd, granularity });
+  const state = plannedState(planned, granularity, stored.watermark, Date.now());
+  log.info('backfill planned', { accountId: run.accountId, granularity, rangeStart, rangeEnd, watermark: state.frontier.watermark });
+  return state;
+}
+
+/** Fills the window: starts slices until `window` of them run or none is left to start. */
+async function startSlices(run: BackfillRun): Promise<void> {
+  for (let slice = nextSlice(run.frontier, run.settings.window); slice; slice = nextSlice(run.frontier, run.settings.window)) {
+    await run.startSlice(slice);
+  }
+}
+
+/** A slice's report: counted, then the window changes (slice-window.ts); a finished slice may move the watermark. */
+async function takeSliceReport(run: BackfillRun, report: SliceReport): Promise<void> {
+  const verdict = takeReport(run.state, report);
+  switch (verdict.kind) {
+    case 'stale': // e.g. from a run before a restart
       return;
-    }
-    if (report.outcome === 'failed') {
-      log.warn('slice failed', { accountId: input.accountId, start: report.start, error: report.error });
-      if (slice.attempts >= MAX_SLICE_ATTEMPTS || /GmailAuthError|AccountNotConnected/.test(report.error ?? '')) {
-        // An ApplicationFailure fails the backfill (a plain Error would only retry the task forever).
-        throw ApplicationFailure.nonRetryable(`slice ${new Date(report.start).toISOString()} failed ${slice.attempts} times: ${report.error}`, 'BackfillSliceFailed');
-      }
-      fail(frontier, report.start, report.end);
+    case 'split':
+      if (!verdict.halved) log.warn('slice cannot be split further', { start: report.start });
       return;
-    }
-    c.listed += report.listed;
-    await judgeAlerts(report);
-    if (complete(frontier, report.start, report.end)) {
-      await store.backfillCommitWatermark({ accountId: input.accountId, watermark: frontier.watermark });
-    }
-  };
-
-  /**
-   * Seed 004's alerts: the workflow judges the bad-message rate and spikes; the activity adds the
-   * metadata budget and journals level changes; each new alert is then delivered once.
-   */
-  const judgeAlerts = async (report: SliceReport) => {
-    const now = Date.now();
-    state.badWindow = slideBadWindow(state.badWindow, report.stored + report.bad, report.bad);
-    state.badTimes = recordBadTimes(state.badTimes, now, report.bad);
-    const judged: Partial<Record<AlertKind, Judgement>> = {
-      bad_rate: judgeBadRate(state.badWindow, state.counters.messagesTotal),
-      bad_spike: judgeSpike(state.badTimes, now),
-    };
-    const changed = Object.entries(judged).some(([kind, j]) => j.level !== (state.alerts[kind as AlertKind]?.level ?? 'ok'));
-    // Bad messages are what grows the metadata; without any, only a changed level needs the journal.
-    if (report.bad === 0 && !changed) return;
-    const { metadata, undelivered } = await store.backfillRecordAlerts({
-      accountId: input.accountId,
-      backfillId,
-      judgements: judged,
-      progressBytes: JSON.stringify(state).length,
-    });
-    const alerts: BackfillCarried['alerts'] = {};
-    for (const [kind, j] of Object.entries({ ...judged, metadata })) {
-      if (j.level !== 'ok') alerts[kind as AlertKind] = { level: j.level, detail: j.detail };
-      if (j.level !== (state.alerts[kind as AlertKind]?.level ?? 'ok')) {
-        const meta = { accountId: input.accountId, kind, ...j.measured };
-        if (j.level === 'ok') log.info(`backfill alert cleared: ${j.detail}`, meta);
-        else log.warn(`backfill alert ${j.level}: ${j.detail}`, meta);
+    case 'retry':
+    case 'give_up':
+      log.warn('slice failed', { accountId: run.accountId, start: report.start, error: report.error });
+      // An ApplicationFailure fails the backfill (a plain Error would only retry the task forever).
+      if (verdict.kind === 'give_up') throw ApplicationFailure.nonRetryable(verdict.reason, 'BackfillSliceFailed');
+      return;
+    case 'done':
+      await judgeAlerts(run, report);
+      if (complete(run.frontier, report.start, report.end)) {
+        await run.store.backfillCommitWatermark({ accountId: run.accountId, watermark: run.frontier.watermark });
       }
-    }
-    state.alerts = alerts;
-    for (const alertId of undelivered) {
-      try {
-        await alertDelivery.backfillDeliverAlert({ alertId });
-      } catch (err) {
-        if (isCancellation(err)) throw err;
-        log.error('backfill alert not delivered (it stays on the health endpoint and the metrics)', { alertId, error: String(err) });
-      }
-    }
-  };
-
-  let slicesThisRun = 0;
-  try {
-    await startSlices();
-    publish();
-    while (!isComplete(frontier)) {
-      await condition(() => inbox.length > 0);
-      while (inbox.length > 0) {
-        const report = inbox.shift()!;
-        await handle(report);
-        slicesThisRun++;
-      }
-      await startSlices();
-      publish();
-      const cap = input.slicesPerRun;
-      if ((workflowInfo().continueAsNewSuggested || (cap !== undefined && slicesThisRun >= cap)) && !isComplete(frontier)) {
-        await condition(allHandlersFinished);
-        state.inbox = inbox.splice(0);
-        state.runs++;
-        await continueAsNew<typeof backfillWorkflow>({ ...input, carried: state });
-      }
-    }
-  } catch (err) {
-    if (err instanceof ContinueAsNew) throw err; // the window carries on in the next run
-    // Cancelled or failed: the slices (ABANDON children) must not keep running on their own.
-    if (isCancellation(err)) phase = 'cancelled';
-    await CancellationScope.nonCancellable(async () => {
-      for (const s of frontier.open.filter((o) => o.status === 'running')) {
-        try {
-          await getExternalWorkflowHandle(sliceWorkflowId(input.accountId, s.start, s.end, s.attempts)).cancel();
-        } catch {
-          // already closed
-        }
-      }
-    });
-    throw err;
   }
-  if ((input.handToThreadsDays ?? 0) > 0) {
-    const handoff = proxyActivities<BackfillHandoffActivities>({
-      taskQueue: queues.workflows,
-      startToCloseTimeout: '30 minutes',
-      heartbeatTimeout: '1 minute',
-    });
-    const { threads } = await handoff.backfillHandToThreads({
-      accountId: input.accountId,
-      sinceMs: frontier.rangeEnd - input.handToThreadsDays! * DAY_MS,
-    });
-    state.counters.handedOff = threads;
-  }
-  phase = 'done';
-  publish();
-  log.info('backfill complete', { accountId: input.accountId, ...state.counters });
-  return { accountId: input.accountId, watermark: frontier.watermark, slicesDone: frontier.slicesDone, counters: state.counters, runs: state.runs };
 }
 
 /**
- * Messages stored per second since this backfill started. Slices run side by side and report only
- * when they finish, so windows shorter than a slice would swing wildly; at a steady quota the
- * average is what the ETA needs.
+ * The alerts: the workflow judges the bad-message rate and spikes; the activity adds the metadata
+ * budget and journals level changes; each new alert is then delivered once.
  */
-function averageRate(state: BackfillCarried): number {
-  const elapsed = Date.now() - state.startedAt;
-  return elapsed > 0 ? (state.counters.inserted * 1000) / elapsed : 0;
+async function judgeAlerts(run: BackfillRun, report: SliceReport): Promise<void> {
+  const { state } = run;
+  const { judged, changed } = judgeSlice(state, state.counters.messagesTotal, report.stored + report.bad, report.bad, Date.now());
+  // Bad messages are what grows the metadata; without any, only a changed level needs the journal.
+  if (report.bad === 0 && !changed) return;
+  const { metadata, undelivered } = await run.store.backfillRecordAlerts({
+    accountId: run.accountId,
+    backfillId: run.backfillId,
+    judgements: judged,
+    progressBytes: JSON.stringify(state).length,
+  });
+  const after = alertsAfter(state.alerts, { ...judged, metadata });
+  for (const { kind, judgement: j } of after.changed) {
+    const meta = { accountId: run.accountId, kind, ...j.measured };
+    if (j.level === 'ok') log.info(`backfill alert cleared: ${j.detail}`, meta);
+    else log.warn(`backfill alert ${j.level}: ${j.detail}`, meta);
+  }
+  state.alerts = after.alerts;
+  for (const alertId of undelivered) await deliverAlert(run, alertId);
+}
+
+/** A channel that stays down does not stop the backfill: the alert stays on the health endpoint and the metrics. */
+async function deliverAlert(run: BackfillRun, alertId: string): Promise<void> {
+  try {
+    await run.alertDelivery.backfillDeliverAlert({ alertId });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.error('backfill alert not delivered (it stays on the health endpoint and the metrics)', { alertId, error: String(err) });
+  }
+}
+
+/** With handToThreadsDays: each thread with inbox mail from those last days goes to its thread workflow. */
+async function handOver(run: BackfillRun): Promise<void> {
+  const days = run.settings.handToThreadsDays;
+  if (days <= 0) return;
+  const { threads } = await run.handoff.backfillHandToThreads({ accountId: run.accountId, sinceMs: run.frontier.rangeEnd - days * DAY_MS });
+  run.state.counters.handedOff = threads;
 }

@@ -4,6 +4,7 @@ import type { FetchFormat } from './activity-contracts.js';
 import type { AlertKind, AlertLevel } from './alerts.js';
 import type { FrontierState } from './frontier.js';
 import type { Granularity } from './slicing.js';
+import { GMAIL_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 
 export interface BackfillTaskQueues {
   /** Workflows and Postgres-only activities (default durable-inbox). */
@@ -41,6 +42,53 @@ export interface BackfillOptions {
   /** Continue-as-new after this many slices in one run (default: when Temporal suggests it). */
   slicesPerRun?: number;
   taskQueues?: BackfillTaskQueues;
+}
+
+/** What BackfillOptions leaves out, and the bounds the backfill keeps. */
+export const BACKFILL_DEFAULTS = {
+  window: 8,
+  maxWindow: 200,
+  batchSize: 300,
+  batchParallelism: 2,
+  overlapMs: 60_000,
+  maxListPages: 20,
+  targetPerSlice: 2000,
+  format: 'full' as FetchFormat,
+  handToThreadsDays: 0,
+  /** A slice that failed this many times fails the backfill. */
+  maxSliceAttempts: 5,
+  /** A slice shorter than twice this is not split: it lists every page however deep. */
+  minSplitMs: 60_000,
+} as const;
+
+/** The options of one backfill with every default filled in (the range and granularity are planned). */
+export interface BackfillSettings {
+  window: number;
+  batchSize: number;
+  batchParallelism: number;
+  overlapMs: number;
+  maxListPages: number;
+  targetPerSlice: number;
+  format: FetchFormat;
+  handToThreadsDays: number;
+  slicesPerRun?: number;
+  taskQueues: Required<BackfillTaskQueues>;
+}
+
+export function backfillSettingsOf(options: BackfillOptions): BackfillSettings {
+  const d = BACKFILL_DEFAULTS;
+  return {
+    window: Math.min(d.maxWindow, Math.max(1, options.window ?? d.window)),
+    batchSize: options.batchSize ?? d.batchSize,
+    batchParallelism: options.batchParallelism ?? d.batchParallelism,
+    overlapMs: options.overlapMs ?? d.overlapMs,
+    maxListPages: options.maxListPages ?? d.maxListPages,
+    targetPerSlice: options.targetPerSlice ?? d.targetPerSlice,
+    format: options.format ?? d.format,
+    handToThreadsDays: options.handToThreadsDays ?? d.handToThreadsDays,
+    ...(options.slicesPerRun !== undefined ? { slicesPerRun: options.slicesPerRun } : {}),
+    taskQueues: { workflows: options.taskQueues?.workflows ?? WORKFLOW_TASK_QUEUE, gmail: options.taskQueues?.gmail ?? GMAIL_TASK_QUEUE },
+  };
 }
 
 export interface BackfillCounters {
@@ -110,6 +158,17 @@ export interface SliceReport {
   bad: number;
   gone: number;
   error?: string;
+  /** The failure's type when an activity failed (e.g. GmailAuthError): the backfill reads it, not `error`. */
+  errorType?: string;
+}
+
+/** What a finished backfill returns. */
+export interface BackfillResult {
+  accountId: string;
+  watermark: number;
+  slicesDone: number;
+  counters: BackfillCounters;
+  runs: number;
 }
 
 export interface BackfillProgress {
@@ -149,6 +208,9 @@ export interface ArchiverInput {
   taskQueues?: BackfillTaskQueues;
   carried?: { accountIndex: number; afterId: string; results: ArchiverAccountResult[] };
 }
+
+/** What ArchiverInput leaves out; a batchModify takes at most 1000 ids. */
+export const ARCHIVER_DEFAULTS = { dryRun: false, trash: false, batchSize: 1000, maxBatchSize: 1000, listLimit: 1000 } as const;
 
 export interface ArchiverAccountResult {
   accountId: string;

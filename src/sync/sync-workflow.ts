@@ -6,184 +6,80 @@
 // successful sync) — nothing is skipped. A mailbox whose history id went backwards (restored or
 // replaced) gets a full inbox scan, and the cursor is reset to it. A revoked grant pauses the
 // account's sync until it is reconnected; no crash loop, and the cursor is kept.
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  defineQuery,
-  defineSignal,
-  log,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
-import { AccountReconnect, accountUnusable } from '../accounts/account-access.js';
-import {
-  DEFAULT_SYNC_SETTINGS,
-  historyIdGreater,
-  historyIdWentBackwards,
-  type FullScanRequest,
-  type HistoryPageResult,
-  type SyncActivities,
-  type SyncCarried,
-  type SyncNotification,
-  type SyncStatus,
-  type SyncWorkflowInput,
-} from './contracts.js';
+// The process is syncWorkflow below, its steps after it; the decisions are sync-state.ts; the
+// Temporal plumbing of a run (signals, query, activities, the pause, continue-as-new) is sync-run.ts.
+import { log } from '@temporalio/workflow';
+import type { SyncWorkflowInput } from './contracts.js';
+import { SyncRun } from './sync-run.js';
+import { daysBack, fullScanned, gapRepairSince, passDone, repaired, takePage, wantsHistory } from './sync-state.js';
 
-export const syncNotifySignal = defineSignal<[SyncNotification]>('syncNotify');
-export const syncFullScanSignal = defineSignal<[FullScanRequest]>('syncFullScan');
-export const syncStatusQuery = defineQuery<SyncStatus>('syncStatus');
-
-const DAY_MS = 24 * 3600_000;
+export { syncFullScanSignal, syncNotifySignal, syncStatusQuery } from './signals.js';
 
 export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
-  const settings = { ...DEFAULT_SYNC_SETTINGS, ...input.settings };
-  const { accountId } = input;
-  const carried: SyncCarried = input.carried ?? {
-    pollRequested: true,
-    stats: { passes: 0, pages: 0, events: 0, gapRepairs: 0, fullScans: 0, ignoredNotifications: 0 },
-  };
-  let { cursor, lastSyncedAt, notifiedHistoryId, pollRequested, fullScanDays } = carried;
-  const stats = carried.stats;
-  let working = false;
-  let lastScan: SyncStatus['lastScan'];
-
-  const acts = proxyActivities<SyncActivities>({
-    startToCloseTimeout: '5 minutes',
-    heartbeatTimeout: '1 minute',
-    // Gmail throttling comes back with Retry-After as nextRetryDelay; the rest backs off exponentially.
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-  });
-
-  setHandler(syncNotifySignal, (n) => {
-    if (n.source === 'push' && historyIdWentBackwards(n.historyId, cursor)) {
-      // Not a late push: the mailbox went backwards. A pass reads its current id and repairs.
-      log.warn('push history id far behind the cursor: checking the mailbox', { accountId, pushHistoryId: n.historyId, cursor });
-      pollRequested = true;
-    } else if (n.source === 'push' && n.historyId !== undefined) {
-      // Out-of-order or duplicate notifications about changes already synced change nothing.
-      if (historyIdGreater(n.historyId, cursor) && historyIdGreater(n.historyId, notifiedHistoryId)) {
-        notifiedHistoryId = n.historyId;
-      } else {
-        stats.ignoredNotifications++;
-      }
-    } else {
-      pollRequested = true;
-    }
-  });
-  setHandler(syncFullScanSignal, (r) => {
-    fullScanDays = Math.max(fullScanDays ?? 0, r.days);
-  });
-  // A revoked grant pauses the sync (the cursor is kept) until the account is reconnected.
-  const reconnect = new AccountReconnect(settings.reauthRecheckMs, () => {
-    pollRequested = true;
-  });
-  setHandler(syncStatusQuery, () => ({
-    accountId,
-    ...(cursor !== undefined ? { cursor } : {}),
-    ...(lastSyncedAt !== undefined ? { lastSyncedAt } : {}),
-    paused: reconnect.waitingFor !== undefined,
-    ...(reconnect.waitingFor !== undefined ? { pausedReason: reconnect.waitingFor } : {}),
-    idle: !working && !wantsWork(),
-    stats: { ...stats },
-    ...(lastScan ? { lastScan } : {}),
-  }));
-
-  const wantsHistory = () => pollRequested || historyIdGreater(notifiedHistoryId, cursor);
-  const wantsWork = () => wantsHistory() || fullScanDays !== undefined;
-
-  /** Runs `fn`; on a revoked grant, pauses until reconnected (or the recheck interval) and returns false. */
-  async function guarded(fn: () => Promise<void>): Promise<boolean> {
-    try {
-      await fn();
-      return true;
-    } catch (err) {
-      const unusable = accountUnusable(err);
-      if (!unusable) throw err;
-      await reconnect.wait(`${unusable.type}: ${unusable.message}`);
-      pollRequested = true;
-      return false;
-    }
-  }
-
-  async function gapRepair(): Promise<void> {
-    const since =
-      lastSyncedAt !== undefined
-        ? lastSyncedAt - settings.gapRepairSlackMs
-        : Date.now() - settings.gapRepairFallbackDays * DAY_MS;
-    log.warn('history id expired: repairing the gap from an inbox listing', { accountId, since: new Date(since).toISOString() });
-    const result = await acts.scanInbox({ accountId, sinceMs: since, resetCursor: true });
-    lastScan = { kind: 'gap_repair', ...result };
-    stats.gapRepairs++;
-    cursor = result.historyId;
-  }
-
-  /** The mailbox went backwards: everything in it may be new to us, and our cursor is from another mailbox. */
-  async function backwardsRepair(mailboxHistoryId: string, ours: string): Promise<void> {
-    log.warn('mailbox history id behind the cursor: full inbox scan, cursor reset', { accountId, mailboxHistoryId, cursor: ours });
-    const result = await acts.scanInbox({ accountId, sinceMs: Date.now() - settings.gapRepairFallbackDays * DAY_MS, resetCursor: true });
-    lastScan = { kind: 'gap_repair', ...result };
-    stats.gapRepairs++;
-    cursor = result.historyId;
-    notifiedHistoryId = undefined; // pushes of the mailbox we had are void
-  }
-
-  async function historyPass(): Promise<void> {
-    const startedAt = Date.now();
-    pollRequested = false;
-    if (cursor === undefined) cursor = await acts.loadCursor({ accountId });
-    for (;;) {
-      const start: string = cursor ?? (await acts.loadCursor({ accountId }));
-      const page: HistoryPageResult = await acts.syncHistoryPage({ accountId, startHistoryId: start, pageSize: settings.pageSize });
-      if (page.kind === 'expired') {
-        await gapRepair();
-        continue; // then history from the fresh id: changes made during the repair
-      }
-      if (page.kind === 'behind') {
-        await backwardsRepair(page.mailboxHistoryId, start);
-        continue;
-      }
-      stats.pages++;
-      stats.events += page.events;
-      if (historyIdGreater(page.cursor, cursor)) cursor = page.cursor;
-      if (!page.more) break;
-    }
-    stats.passes++;
-    lastSyncedAt = startedAt;
-  }
-
-  async function fullScan(days: number): Promise<void> {
-    const result = await acts.scanInbox({ accountId, sinceMs: Date.now() - days * DAY_MS, resetCursor: false });
-    lastScan = { kind: 'full_scan', ...result };
-    stats.fullScans++;
-  }
-
+  const run = new SyncRun(input);
   for (;;) {
-    await condition(wantsWork);
-    working = true;
-    if (wantsHistory()) {
-      if (!(await guarded(historyPass))) {
-        working = false;
-        continue;
-      }
-    }
-    if (fullScanDays !== undefined) {
-      const days = fullScanDays;
-      if (await guarded(() => fullScan(days))) fullScanDays = undefined;
-    }
-    working = false;
-    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > settings.maxHistoryEvents) {
-      await condition(allHandlersFinished);
-      const next: SyncCarried = {
-        ...(cursor !== undefined ? { cursor } : {}),
-        ...(lastSyncedAt !== undefined ? { lastSyncedAt } : {}),
-        ...(notifiedHistoryId !== undefined && historyIdGreater(notifiedHistoryId, cursor) ? { notifiedHistoryId } : {}),
-        pollRequested,
-        ...(fullScanDays !== undefined ? { fullScanDays } : {}),
-        stats,
-      };
-      await continueAsNew<typeof syncWorkflow>({ accountId, ...(input.settings ? { settings: input.settings } : {}), carried: next });
-    }
+    await run.workAsked(); // a push, a poll, a reconnect, a full-scan request
+    const passed = await run.pass(async () => {
+      if (wantsHistory(run.state) && !(await run.whileUsable(() => historyPass(run)))) return false; // paused: asked again
+      await requestedFullScan(run);
+      return true;
+    });
+    if (passed && run.historyIsLong) await run.continueAsNew();
   }
+}
+
+// ---- the steps ------------------------------------------------------------------------------
+
+/** From the cursor, history page by page to its end, each page's events delivered; an expired or backwards cursor is repaired. */
+async function historyPass(run: SyncRun): Promise<void> {
+  const { state, accountId } = run;
+  const startedAt = Date.now();
+  state.pollRequested = false;
+  for (;;) {
+    const start = await cursor(run);
+    const page = await run.sync.syncHistoryPage({ accountId, startHistoryId: start, pageSize: run.settings.pageSize });
+    if (page.kind === 'expired') {
+      await gapRepair(run);
+      continue; // then history from the fresh id: changes made during the repair
+    }
+    if (page.kind === 'behind') {
+      await backwardsRepair(run, page.mailboxHistoryId, start);
+      continue;
+    }
+    if (!takePage(state, page)) break;
+  }
+  passDone(state, startedAt);
+}
+
+/** This run's cursor, else the persisted one (a new account's starts at the mailbox's current id). */
+async function cursor(run: SyncRun): Promise<string> {
+  run.state.cursor ??= await run.sync.loadCursor({ accountId: run.accountId });
+  return run.state.cursor;
+}
+
+/** History no longer reaches back to the cursor: the inbox since the last successful sync is listed instead. */
+async function gapRepair(run: SyncRun): Promise<void> {
+  const since = gapRepairSince(run.state, run.settings, Date.now());
+  log.warn('history id expired: repairing the gap from an inbox listing', { accountId: run.accountId, since: new Date(since).toISOString() });
+  const result = await run.sync.scanInbox({ accountId: run.accountId, sinceMs: since, resetCursor: true });
+  repaired(run.state, result, { backwards: false });
+}
+
+/** The mailbox went backwards: everything in it may be new to us, and our cursor is from another mailbox. */
+async function backwardsRepair(run: SyncRun, mailboxHistoryId: string, ours: string): Promise<void> {
+  log.warn('mailbox history id behind the cursor: full inbox scan, cursor reset', { accountId: run.accountId, mailboxHistoryId, cursor: ours });
+  const sinceMs = daysBack(run.settings.gapRepairFallbackDays, Date.now());
+  const result = await run.sync.scanInbox({ accountId: run.accountId, sinceMs, resetCursor: true });
+  repaired(run.state, result, { backwards: true });
+}
+
+/** The full scan asked for (hourly schedule, or by hand): threads the sync missed are handed over. */
+async function requestedFullScan(run: SyncRun): Promise<void> {
+  const days = run.state.fullScanDays;
+  if (days === undefined) return;
+  const scanned = await run.whileUsable(async () => {
+    const result = await run.sync.scanInbox({ accountId: run.accountId, sinceMs: daysBack(days, Date.now()), resetCursor: false });
+    fullScanned(run.state, result);
+  });
+  if (scanned) run.state.fullScanDays = undefined;
 }
