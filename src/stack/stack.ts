@@ -11,6 +11,7 @@ import { ensureAppSchedules, startAppCodecServer, startAppHttpServer } from '../
 import type { HttpServer } from '../http/server.js';
 import type { Logger } from '../shared/log.js';
 import { connectClient } from '../temporal/client.js';
+import { temporalConnectionEnv } from '../temporal/connection.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { DEFAULT_TEMPORAL_DATABASE_URL, startTemporalServer, type TemporalServer, type TemporalServerOptions } from '../temporal/server.js';
 import { WorkerProcesses, type WorkerProcessesOptions } from './worker-processes.js';
@@ -88,7 +89,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     const cfg: Env = { ...opts.cfg, TEMPORAL_ADDRESS: server.address };
 
     const workers = new WorkerProcesses({
-      env: { ...opts.env, DATABASE_URL: opts.databaseUrl, TEMPORAL_ADDRESS: server.address },
+      env: { ...opts.env, DATABASE_URL: opts.databaseUrl, ...temporalConnectionEnv(cfg) },
       perRole: opts.workersPerRole ?? opts.cfg.STACK_WORKERS_PER_ROLE,
       output: opts.workerOutput,
       ...(opts.cfg.METRICS_PORT > 0 && opts.cfg.TEMPORAL_METRICS_PORT > 0 ? { metricsPorts: { ours: opts.cfg.METRICS_PORT, sdk: opts.cfg.TEMPORAL_METRICS_PORT } } : {}),

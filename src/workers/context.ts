@@ -10,6 +10,7 @@ import { createDatabasePool, type PrismaClient } from '../db/client.js';
 import { QuotaLimiter } from '../quota/limiter.js';
 import { pgExecutor, type SqlExecutor } from '../quota/sql.js';
 import { connectClient } from '../temporal/client.js';
+import { temporalConnectionOptions } from '../temporal/connection.js';
 import { createDataConverter } from '../temporal/data-converter.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 
@@ -28,7 +29,7 @@ export interface WorkerContext {
 }
 
 export async function createWorkerContext(cfg: Env, databaseUrl: string): Promise<WorkerContext> {
-  const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(cfg));
   const { pool, prisma } = createDatabasePool(databaseUrl, { poolSize: cfg.DATABASE_POOL_SIZE });
   const sql = pgExecutor(pool);
   const keys = await resolvePayloadKeys(cfg);

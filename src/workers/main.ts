@@ -8,6 +8,7 @@ import { resolveDatabase } from '../db/resolve-database.js';
 import type { HttpServer } from '../http/server.js';
 import { METRICS_PATH, startMetricsServer } from '../metrics/endpoint.js';
 import { createLogger, type Logger } from '../shared/log.js';
+import { describeTemporalConnection } from '../temporal/connection.js';
 import { createWorkerContext, type WorkerContext } from './context.js';
 import { installSdkLogging, sdkMetricsTelemetry } from './sdk-logging.js';
 
@@ -33,7 +34,7 @@ export async function runWorkerMain(name: string, create: (ctx: WorkerContext) =
   const metrics = await startWorkerMetrics(cfg, ctx, log);
   try {
     const worker = await create(ctx);
-    log.info(`polling task queue ${worker.options.taskQueue} on ${cfg.TEMPORAL_ADDRESS}`);
+    log.info(`polling task queue ${worker.options.taskQueue} on ${describeTemporalConnection(cfg)}`);
     await worker.run();
     log.info('stopped cleanly');
   } finally {
