@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
 import {
+  clientConfigToToml,
   loadClientConfigProfile,
   toClientOptions,
   type ClientConfigProfile,
@@ -116,4 +117,19 @@ export function describeTemporalConnection(cfg: TemporalConnectionSettings): str
   const how =
     tls?.disabled === true ? 'plaintext' : tls?.clientCert ? 'mTLS' : cfg.TEMPORAL_API_KEY ? 'TLS + API key' : tls ? 'TLS' : 'plaintext';
   return `${cfg.TEMPORAL_ADDRESS} (namespace ${cfg.TEMPORAL_NAMESPACE}, ${how})`;
+}
+
+/**
+ * A temporal.toml whose default profile connects as `cfg` does (certificates by path), for the
+ * `temporal` CLI (`--config-file`) and for our processes (TEMPORAL_CONFIG_FILE).
+ */
+export function temporalProfileToml(cfg: TemporalConnectionSettings): string {
+  const tls = tlsOf(cfg);
+  const profile: ClientConfigProfile = {
+    address: cfg.TEMPORAL_ADDRESS,
+    namespace: cfg.TEMPORAL_NAMESPACE,
+    ...(cfg.TEMPORAL_API_KEY ? { apiKey: cfg.TEMPORAL_API_KEY } : {}),
+    ...(tls ? { tls } : {}),
+  };
+  return Buffer.from(clientConfigToToml({ profiles: { default: profile } })).toString('utf8');
 }
