@@ -129,6 +129,9 @@ export const envSchema = z.object({
   /** Metrics (README "Metrics and health"): a worker process run alone serves our /metrics here (0: off); the HTTP server always does. */
   METRICS_PORT: port.default(9465),
   METRICS_HOST: z.string().default('127.0.0.1'),
+  /** Traces (src/temporal/tracing.ts) go over OTLP/HTTP to this collector (e.g. http://otel-collector:4318); unset: no tracing at all. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: url.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /** The Temporal SDK's own worker metrics (Prometheus, /metrics) on this port of every worker process (0: off). */
   TEMPORAL_METRICS_PORT: port.default(9464),
   /** The app's address as the user's browser reaches it (links in Discord messages); default http://127.0.0.1:<HTTP_PORT>. */

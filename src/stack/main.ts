@@ -13,6 +13,7 @@ import { startDemoWorld } from '../dev/demo.js';
 import { createLogger } from '../shared/log.js';
 import { StopList } from '../shared/stop-list.js';
 import { temporalProfileToml } from '../temporal/connection.js';
+import { startTracing, stopTracing } from '../temporal/tracing.js';
 import { ensureTlsCertificates } from '../temporal/tls-certificates.js';
 import { WORKER_ROLES, workerTaskQueues } from './worker-processes.js';
 import { startStack, temporalDatabaseUrl } from './stack.js';
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
     });
   }
   const userCfg = loadConfigOrExit();
+  if (await startTracing(userCfg, { serviceName: 'durable-inbox-stack' })) running.push({ name: 'tracing', stop: stopTracing });
   const dataDir = userCfg.DATA_DIR ? join(resolve(userCfg.DATA_DIR), '/') : defaultDataDir;
   mkdirSync(dataDir, { recursive: true });
 

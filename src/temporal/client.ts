@@ -5,6 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { PayloadKey } from './codec.js';
 import { temporalConnectionOptions, type TemporalConnectionSettings } from './connection.js';
 import { createDataConverter } from './data-converter.js';
+import { clientTracingInterceptors } from './tracing.js';
 
 export function createConnection(cfg: TemporalConnectionSettings): Promise<Connection> {
   return Connection.connect(temporalConnectionOptions(cfg));
@@ -13,5 +14,10 @@ export function createConnection(cfg: TemporalConnectionSettings): Promise<Conne
 /** Close with `client.connection.close()`. */
 export async function connectClient(cfg: TemporalConnectionSettings, keys: readonly PayloadKey[]): Promise<Client> {
   const connection = await createConnection(cfg);
-  return new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE, dataConverter: createDataConverter(keys) });
+  return new Client({
+    connection,
+    namespace: cfg.TEMPORAL_NAMESPACE,
+    dataConverter: createDataConverter(keys),
+    interceptors: clientTracingInterceptors(),
+  });
 }

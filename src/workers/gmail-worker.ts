@@ -14,6 +14,7 @@ import { createGmailActivities } from '../thread/gmail-activities.js';
 import type { WorkerContext } from './context.js';
 import { createGmailAccounts } from './gmail-access.js';
 import { runWorkerMain } from './main.js';
+import { workerTracingOptions } from '../temporal/tracing.js';
 
 export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.GMAIL_TASK_QUEUE): Promise<Worker> {
   // The thread activities' calls draw from the account's shared budget (with sync and backfill).
@@ -36,6 +37,7 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.
       }),
     },
     dataConverter: ctx.dataConverter,
+    ...workerTracingOptions(),
     maxTaskQueueActivitiesPerSecond: ctx.cfg.GMAIL_ACTIVITIES_PER_SECOND,
     maxConcurrentActivityTaskExecutions: 50,
     shutdownGraceTime: '10 seconds',

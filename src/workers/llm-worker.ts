@@ -8,6 +8,7 @@ import { llmSettingsFromConfig } from '../config.js';
 import { isMainModule } from '../shared/main-module.js';
 import type { WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';
+import { workerTracingOptions } from '../temporal/tracing.js';
 
 export async function createLlmWorker(ctx: WorkerContext, taskQueue = ctx.cfg.LLM_TASK_QUEUE): Promise<Worker> {
   const { cfg } = ctx;
@@ -23,6 +24,7 @@ export async function createLlmWorker(ctx: WorkerContext, taskQueue = ctx.cfg.LL
       ...createAgentLlmActivities({ prisma: ctx.prisma, sql: ctx.sql, anthropic, settings }),
     },
     dataConverter: ctx.dataConverter,
+    ...workerTracingOptions(),
     maxTaskQueueActivitiesPerSecond: cfg.LLM_ACTIVITIES_PER_SECOND,
     maxConcurrentActivityTaskExecutions: 100,
     shutdownGraceTime: '10 seconds',
