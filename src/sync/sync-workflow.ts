@@ -18,6 +18,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { AccountReconnect, accountUnusable } from '../accounts/account-access.js';
+import { WakeTrace } from '../temporal/workflow-trace.js';
 import {
   DEFAULT_SYNC_SETTINGS,
   historyIdGreater,
@@ -56,7 +57,10 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
 
+  // A pass runs in the trace of the push (or poll) that woke it.
+  const wake = new WakeTrace();
   setHandler(syncNotifySignal, (n) => {
+    wake.note();
     if (n.source === 'push' && historyIdWentBackwards(n.historyId, cursor)) {
       // Not a late push: the mailbox went backwards. A pass reads its current id and repairs.
       log.warn('push history id far behind the cursor: checking the mailbox', { accountId, pushHistoryId: n.historyId, cursor });
@@ -163,7 +167,7 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
     await condition(wantsWork);
     working = true;
     if (wantsHistory()) {
-      if (!(await guarded(historyPass))) {
+      if (!(await wake.run(() => guarded(historyPass)))) {
         working = false;
         continue;
       }

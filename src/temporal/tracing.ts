@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ClientInterceptors } from '@temporalio/client';
 import type { WorkerOptions } from '@temporalio/worker';
+import type { WorkflowInfo } from '@temporalio/workflow';
 import type * as otel from '@opentelemetry/api';
 
 /** The workflow-side interceptors, for workflow bundles built while tracing is on. */
@@ -52,7 +53,12 @@ export async function startTracing(cfg: { OTEL_EXPORTER_OTLP_ENDPOINT?: string; 
   // Global: AsyncLocalStorage context (a span inside an activity is the activity span's child) and W3C propagation.
   provider.register();
   const tracer = api.trace.getTracer('durable-inbox');
-  const sinks = { exporter: temporalOtel.makeWorkflowExporter(processor, resource) };
+  const upstream = temporalOtel.makeWorkflowExporter(processor, resource);
+  // The SDK's sink copies the whole WorkflowInfo into each workflow span's attributes, memo and search
+  // attributes included: the memo holds the subject (encrypted in Temporal, decoded here). Only ids go out.
+  const sinks: WorkerOptions['sinks'] = {
+    exporter: { export: { ...upstream.export, fn: (info: WorkflowInfo, spans: Parameters<typeof upstream.export.fn>[1]) => upstream.export.fn(idsOnly(info), spans) } },
+  };
   active = {
     api,
     tracer,
@@ -77,6 +83,11 @@ export async function startTracing(cfg: { OTEL_EXPORTER_OTLP_ENDPOINT?: string; 
     },
   };
   return true;
+}
+
+function idsOnly(info: WorkflowInfo): WorkflowInfo {
+  const { workflowId, runId, workflowType, taskQueue, namespace, attempt } = info;
+  return { workflowId, runId, workflowType, taskQueue, namespace, attempt } as WorkflowInfo;
 }
 
 export function tracingEnabled(): boolean {
