@@ -45,8 +45,10 @@ export async function startTracing(cfg: { OTEL_EXPORTER_OTLP_ENDPOINT?: string; 
   let processor = opts.spanProcessor;
   if (!processor) {
     const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    // The exporter reads OTEL_EXPORTER_OTLP_ENDPOINT (adding /v1/traces) and OTEL_EXPORTER_OTLP_HEADERS itself.
-    processor = new BatchSpanProcessor(new OTLPTraceExporter());
+    // OTLP/HTTP (JSON) to <endpoint>/v1/traces, as the spec says for OTEL_EXPORTER_OTLP_ENDPOINT; the
+    // exporter reads OTEL_EXPORTER_OTLP_HEADERS (e.g. a collector's API key) itself.
+    const url = `${cfg.OTEL_EXPORTER_OTLP_ENDPOINT!.replace(/\/+$/, '')}/v1/traces`;
+    processor = new BatchSpanProcessor(new OTLPTraceExporter({ url }));
   }
   const resource = new Resource({ 'service.name': cfg.OTEL_SERVICE_NAME ?? opts.serviceName });
   const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
