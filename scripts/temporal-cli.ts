@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { loadConfigOrExit } from '../src/config.js';
 import { resolveTemporalCli } from '../src/temporal/cli-binary.js';
+import { temporalConnectionEnv } from '../src/temporal/connection.js';
 
 const args = process.argv.slice(2);
 const cfg = loadConfigOrExit();
@@ -18,7 +19,8 @@ if (!cli) {
 if (args.length === 0) {
   console.log(cli.path);
 } else {
-  const child = spawn(cli.path, args, { stdio: 'inherit' });
+  // The CLI connects as every durable-inbox process does: the same TEMPORAL_* settings, a profile's included.
+  const child = spawn(cli.path, args, { stdio: 'inherit', env: { ...process.env, ...temporalConnectionEnv(cfg) } });
   // Ctrl-C reaches the CLI directly (same process group): we only stay alive to pass on its exit code.
   process.on('SIGINT', () => {});
   for (const signal of ['SIGTERM', 'SIGHUP'] as const) {

@@ -3,6 +3,7 @@
 import { msToNumber, type Duration } from '@temporalio/common';
 import { z } from 'zod';
 import { setLogLevel } from './shared/log.js';
+import { resolveTemporalProfileVars } from './temporal/connection.js';
 import type { ArchiverScheduleSettings } from './backfill/archiver-schedule.js';
 import type { LlmSettings } from './llm/guard.js';
 import type { QuotaLimiterOptions } from './quota/limiter.js';
@@ -57,8 +58,27 @@ export const envSchema = z.object({
   /** Where dev mode keeps the Temporal dev server's SQLite file (default <project>/.data). */
   DATA_DIR: z.string().min(1).optional(),
 
+  /**
+   * Where and how to reach Temporal, as the `temporal` CLI reads it (src/temporal/connection.ts): these
+   * variables, else the profile TEMPORAL_PROFILE of the temporal.toml at TEMPORAL_CONFIG_FILE (default
+   * ~/.config/temporalio/temporal.toml). An API key or any TLS setting turns TLS on; TEMPORAL_TLS=false turns it off.
+   */
   TEMPORAL_ADDRESS: z.string().regex(/^[^:\s]+:\d+$/, 'expected host:port').default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_PROFILE: z.string().min(1).optional(),
+  TEMPORAL_CONFIG_FILE: z.string().min(1).optional(),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  TEMPORAL_TLS: z
+    .enum(['true', 'false', '1', '0'])
+    .transform((v) => v === 'true' || v === '1')
+    .optional(),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_CLIENT_CERT_DATA: z.string().min(1).optional(),
+  TEMPORAL_TLS_CLIENT_KEY_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_CLIENT_KEY_DATA: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_CA_CERT_DATA: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_CLI: z.string().min(1).optional(),
   /** The real Temporal server (`npm run temporal:server`): binaries instead of the cached build, and its database. */
@@ -109,6 +129,9 @@ export const envSchema = z.object({
   /** Metrics (README "Metrics and health"): a worker process run alone serves our /metrics here (0: off); the HTTP server always does. */
   METRICS_PORT: port.default(9465),
   METRICS_HOST: z.string().default('127.0.0.1'),
+  /** Traces (src/temporal/tracing.ts) go over OTLP/HTTP to this collector (e.g. http://otel-collector:4318); unset: no tracing at all. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: url.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /** The Temporal SDK's own worker metrics (Prometheus, /metrics) on this port of every worker process (0: off). */
   TEMPORAL_METRICS_PORT: port.default(9464),
   /** The app's address as the user's browser reaches it (links in Discord messages); default http://127.0.0.1:<HTTP_PORT>. */
@@ -222,7 +245,14 @@ export interface LoadConfigOptions {
 /** Parses the environment; throws ConfigError with one line per bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): Env {
   // An empty variable (`FOO=` in .env or compose) means "not set", not an invalid value.
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const set = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>;
+  // The Temporal connection settings a temporal.toml profile gives, where the variables do not.
+  let present: Record<string, string>;
+  try {
+    present = { ...set, ...resolveTemporalProfileVars(set) };
+  } catch (err) {
+    throw new ConfigError(err instanceof Error ? err.message : String(err));
+  }
   const result = envSchema.safeParse(present);
   if (result.success) {
     const cfg = result.data;
@@ -245,7 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   }
   const first = result.error.issues[0]!;
   const name = String(first.path[0] ?? 'environment');
-  throw new ConfigError(`${name}: ${first.message} (got ${JSON.stringify(env[name] ?? null)})`);
+  throw new ConfigError(`${name}: ${first.message} (got ${JSON.stringify(present[name] ?? null)})`);
 }
 
 /** Where dev mode may listen and connect: this machine only. */

@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { positiveFlag } from '../args.js';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
@@ -34,6 +34,7 @@ import { GmailService } from '../../src/gmail/gmail-service.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { bundleWorkflows, workflowsPath } from '../../src/workers/workflow-bundle.js';
 import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
 import { backfillWorkflowId } from '../../src/backfill/contracts.js';
 
@@ -85,10 +86,7 @@ async function runScenario(s: Scenario, env: { client: Client; temporalAddress: 
   const worker = await Worker.create({
     connection,
     taskQueue,
-    workflowBundle: await bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL('../../src/workflows.ts', import.meta.url)),
-      logger: new DefaultLogger('WARN'),
-    }),
+    workflowBundle: await bundleWorkflows(workflowsPath),
     activities: { ...createBackfillStoreActivities(db), ...createBackfillGmailActivities({ accounts, limiter, db }) },
     dataConverter,
     maxCachedWorkflows: 50,

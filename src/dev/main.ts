@@ -19,6 +19,7 @@ import { createWorkflowWorker } from '../workers/workflow-worker.js';
 import { installSdkLogging, sdkMetricsTelemetry } from '../workers/sdk-logging.js';
 import { createLogger } from '../shared/log.js';
 import { StopList } from '../shared/stop-list.js';
+import { startTracing, stopTracing } from '../temporal/tracing.js';
 import {
   connectDemo,
   ensureAppSchedules,
@@ -37,6 +38,7 @@ const stack = new StopList(log);
 async function main(): Promise<void> {
   const userCfg = loadConfigOrExit();
   installSdkLogging(userCfg.LOG_LEVEL, sdkMetricsTelemetry(userCfg.METRICS_HOST, userCfg.TEMPORAL_METRICS_PORT));
+  if (await startTracing(userCfg, { serviceName: 'durable-inbox' })) stack.push({ name: 'tracing', stop: stopTracing });
   const dataDir = userCfg.DATA_DIR ? join(resolve(userCfg.DATA_DIR), '/') : defaultDataDir;
   mkdirSync(dataDir, { recursive: true });
 

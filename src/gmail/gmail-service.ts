@@ -6,6 +6,7 @@ import type { gmail_v1 } from 'googleapis';
 import { GmailConflictError, GmailNotFoundError, mapGmailError, type GmailResource } from './errors.js';
 import { parseGmailMessage } from './mime.js';
 import { htmlToText } from './html-text.js';
+import { inSpan } from '../temporal/tracing.js';
 import type {
   DraftInfo,
   DraftRef,
@@ -376,7 +377,9 @@ export class GmailService {
         throw mapGmailError(err, { operation, resource });
       }
     };
-    return this.gate ? this.gate(operation, run) : run();
+    // The span is the HTTP call itself, after the quota gate let it through.
+    const traced = () => inSpan(`gmail ${operation}`, { 'gmail.operation': operation }, run);
+    return this.gate ? this.gate(operation, traced) : traced();
   }
 }
 

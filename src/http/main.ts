@@ -5,11 +5,13 @@ import { createPrismaClient } from '../db/client.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { createLogger } from '../shared/log.js';
+import { startTracing, stopTracing } from '../temporal/tracing.js';
 import { startHttpServer } from './server.js';
 import { appRoutes } from './routes.js';
 
 const cfg = loadConfigOrExit(process.env, { modeRequired: true });
 const log = createLogger('http');
+await startTracing(cfg, { serviceName: 'durable-inbox-http' });
 const database = await resolveDatabase(cfg, log);
 const prisma = createPrismaClient(database.url);
 const temporal = await connectClient(cfg, await resolvePayloadKeys(cfg));
@@ -27,6 +29,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       await prisma.$disconnect();
       await temporal.connection.close();
       await database.stop();
+      await stopTracing();
       process.exit(0);
     })();
   });

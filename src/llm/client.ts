@@ -1,5 +1,6 @@
 // The one place an Anthropic client is made.
 import Anthropic from '@anthropic-ai/sdk';
+import { tracedFetch } from '../temporal/tracing.js';
 
 export interface LlmClientOptions {
   apiKey: string;
@@ -22,5 +23,7 @@ export function createLlmClient(opts: LlmClientOptions): Anthropic {
     baseURL: opts.baseURL,
     maxRetries: 0,
     timeout: opts.timeoutMs ?? 60_000,
+    // Each HTTP call a span when tracing is on (inside the activity's span).
+    fetch: tracedFetch('anthropic'),
   });
 }

@@ -3,7 +3,7 @@
 // Web UI, the workers as separate OS processes (STACK_WORKERS_PER_ROLE of each, started again if one
 // dies), the codec and HTTP servers, the schedules; the emulators stand in for Gmail, Anthropic and
 // Discord without credentials, as in `npm run dev`. Ctrl-C stops everything, last started first.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '../config.js';
@@ -12,6 +12,9 @@ import { connectDemo, operatorTokenForRun, runningBanner } from '../dev/app-serv
 import { startDemoWorld } from '../dev/demo.js';
 import { createLogger } from '../shared/log.js';
 import { StopList } from '../shared/stop-list.js';
+import { temporalProfileToml } from '../temporal/connection.js';
+import { startTracing, stopTracing } from '../temporal/tracing.js';
+import { ensureTlsCertificates } from '../temporal/tls-certificates.js';
 import { WORKER_ROLES, workerTaskQueues } from './worker-processes.js';
 import { startStack, temporalDatabaseUrl } from './stack.js';
 
@@ -31,6 +34,7 @@ async function main(): Promise<void> {
     });
   }
   const userCfg = loadConfigOrExit();
+  if (await startTracing(userCfg, { serviceName: 'durable-inbox-stack' })) running.push({ name: 'tracing', stop: stopTracing });
   const dataDir = userCfg.DATA_DIR ? join(resolve(userCfg.DATA_DIR), '/') : defaultDataDir;
   mkdirSync(dataDir, { recursive: true });
 
@@ -43,9 +47,12 @@ async function main(): Promise<void> {
   const database = await resolveDatabase({ ...cfg, EMBEDDED_POSTGRES: 'never' }, log);
   log.info(`database ready (${database.source}); Temporal's: ${temporalDatabaseUrl(cfg, database.url).replace(/\/\/[^@]*@/, '//')}`);
 
+  // The frontend requires mTLS; the CA and certificates are made once and kept beside the data.
+  const tls = await ensureTlsCertificates(join(dataDir, 'tls'), (m) => log.info(m));
   const stack = await startStack({
     cfg,
     env,
+    tls,
     databaseUrl: database.url,
     workerOutput: (name, line) => console.log(`[${name}] ${line}`),
     log,
@@ -55,6 +62,10 @@ async function main(): Promise<void> {
     log.error(why);
     await running.exit(1);
   });
+
+  // The `temporal` CLI (and `npm run temporal:cli`) connect with this profile: TEMPORAL_CONFIG_FILE=<it>.
+  const profile = join(dataDir, 'temporal.toml');
+  writeFileSync(profile, temporalProfileToml(stack.cfg), { mode: 0o600 });
 
   await stack.workers.untilPolling(stack.client, workerTaskQueues(stack.cfg));
   await connectDemo(demo, stack.cfg, { prisma: stack.prisma, client: stack.client }, log);
@@ -70,6 +81,7 @@ async function main(): Promise<void> {
       demo,
       schedules: stack.schedules,
       extra: [
+        `  Temporal CLI      TEMPORAL_CONFIG_FILE=${profile} npm run temporal:cli -- workflow list  (mTLS, certificates in ${tls.dir})`,
         `  Workers           ${perRole} processes (pids ${stack.workers.pids().join(' ')})`,
         ...stack.workers.metricsEndpoints(stack.cfg.METRICS_HOST).map((m) => `    metrics         ${m}`),
       ],

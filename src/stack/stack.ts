@@ -11,8 +11,10 @@ import { ensureAppSchedules, startAppCodecServer, startAppHttpServer } from '../
 import type { HttpServer } from '../http/server.js';
 import type { Logger } from '../shared/log.js';
 import { connectClient } from '../temporal/client.js';
+import { temporalConnectionEnv } from '../temporal/connection.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { DEFAULT_TEMPORAL_DATABASE_URL, startTemporalServer, type TemporalServer, type TemporalServerOptions } from '../temporal/server.js';
+import type { TlsCertificates } from '../temporal/tls-certificates.js';
 import { WorkerProcesses, type WorkerProcessesOptions } from './worker-processes.js';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -27,7 +29,9 @@ export interface StackOptions {
   /** Default STACK_WORKERS_PER_ROLE. */
   workersPerRole?: WorkerProcessesOptions['perRole'];
   /** Server options beyond those the configuration gives (binaries, ports, headless...). */
-  server?: Omit<TemporalServerOptions, 'databaseUrl' | 'namespace' | 'codecEndpoint' | 'overrides' | 'log'>;
+  server?: Omit<TemporalServerOptions, 'databaseUrl' | 'namespace' | 'codecEndpoint' | 'overrides' | 'log' | 'tls'>;
+  /** mTLS on the server's frontend with these certificates; every client of the stack presents the client one. */
+  tls?: TlsCertificates;
   /** Each worker process's output line. */
   workerOutput?: WorkerProcessesOptions['output'];
   log?: Logger;
@@ -81,14 +85,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       namespace: opts.cfg.TEMPORAL_NAMESPACE,
       codecEndpoint: codecServer.url,
       overrides: temporalServerOverridesFromConfig(opts.cfg),
+      ...(opts.tls ? { tls: opts.tls } : {}),
       log: (m) => log.info(m),
     };
     let server = await startTemporalServer(serverOptions);
     started.push({ name: 'Temporal server', stop: () => server.stop() });
-    const cfg: Env = { ...opts.cfg, TEMPORAL_ADDRESS: server.address };
+    const cfg: Env = { ...opts.cfg, TEMPORAL_ADDRESS: server.address, ...(opts.tls ? clientTlsSettings(opts.tls) : {}) };
 
     const workers = new WorkerProcesses({
-      env: { ...opts.env, DATABASE_URL: opts.databaseUrl, TEMPORAL_ADDRESS: server.address },
+      env: { ...opts.env, DATABASE_URL: opts.databaseUrl, ...temporalConnectionEnv(cfg) },
       perRole: opts.workersPerRole ?? opts.cfg.STACK_WORKERS_PER_ROLE,
       output: opts.workerOutput,
       ...(opts.cfg.METRICS_PORT > 0 && opts.cfg.TEMPORAL_METRICS_PORT > 0 ? { metricsPorts: { ours: opts.cfg.METRICS_PORT, sdk: opts.cfg.TEMPORAL_METRICS_PORT } } : {}),
@@ -129,4 +134,16 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     await stop();
     throw err;
   }
+}
+
+/** The TEMPORAL_TLS_* settings of a client of the stack's server (workers, CLI, HTTP server). */
+export function clientTlsSettings(tls: TlsCertificates) {
+  return {
+    TEMPORAL_TLS: true,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: tls.caCert,
+    TEMPORAL_TLS_CLIENT_CERT_PATH: tls.clientCert,
+    TEMPORAL_TLS_CLIENT_KEY_PATH: tls.clientKey,
+    // The name in the server certificate: a TLS server name cannot be an IP address (RFC 6066).
+    TEMPORAL_TLS_SERVER_NAME: 'localhost',
+  };
 }

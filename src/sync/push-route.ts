@@ -15,6 +15,7 @@ import type { PrismaClient } from '../db/client.js';
 import type { RouteHandler } from '../http/server.js';
 import { sendJson } from '../shared/json-response.js';
 import { createLogger } from '../shared/log.js';
+import { inSpan } from '../temporal/tracing.js';
 import { notifySync, type SyncTarget } from './notify.js';
 
 export const PUSH_PATH = '/gmail/push';
@@ -169,7 +170,8 @@ export function pushRoute(opts: PushRouteOptions): RouteHandler {
       await reject(res, 'account_disconnected', { accountId: account.id, historyId, messageId: parsed.messageId });
       return;
     }
-    await notifySync(opts.sync, account.id, { source: 'push', historyId });
+    // The root of the trace a push starts: the sync workflow, the thread workflows, their activities.
+    await inSpan('gmail push', { 'durable_inbox.account_id': account.id }, () => notifySync(opts.sync, account.id, { source: 'push', historyId }));
     // For the health endpoint: push is alive (compared with when the sync last found changes).
     await opts.prisma.account.updateMany({ where: { id: account.id }, data: { lastPushAt: new Date() } });
     res.writeHead(204);

@@ -5,6 +5,7 @@
 import { allHandlersFinished, condition, continueAsNew, log, proxyActivities, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { AccountReconnect, accountUnusable } from '../accounts/account-access.js';
 import { DEFAULT_SYNC_SETTINGS, type SyncActivities, type SyncSettings, type SyncWorkflowInput } from './contracts.js';
+import { WakeTrace } from '../temporal/workflow-trace.js';
 import { syncFullScanSignal, syncNotifySignal, syncStatusQuery } from './signals.js';
 import { carriedOf, openState, statusOf, takeFullScanRequest, takeNotification, wantsWork, type SyncState } from './sync-state.js';
 
@@ -28,6 +29,8 @@ export class SyncRun {
   readonly sync: SyncActivities;
   readonly state: SyncState;
   private busy = false;
+  /** The trace of the signal that woke the next pass (workflow-trace.ts). */
+  private readonly wake = new WakeTrace();
   /** A revoked grant pauses the sync (the cursor is kept) until the account is reconnected. */
   private readonly reconnect: AccountReconnect;
 
@@ -38,6 +41,7 @@ export class SyncRun {
     this.sync = proxyActivities<SyncActivities>({ taskQueue: workflowInfo().taskQueue, ...SYNC_ACTIVITY_OPTIONS });
     this.state = openState(input.carried);
     setHandler(syncNotifySignal, (n) => {
+      this.wake.note();
       if (takeNotification(this.state, n) === 'backwards') {
         log.warn('push history id far behind the cursor: checking the mailbox', { accountId: this.accountId, pushHistoryId: n.historyId, cursor: this.state.cursor });
       }
@@ -54,10 +58,10 @@ export class SyncRun {
     await condition(() => wantsWork(this.state));
   }
 
-  /** Runs a pass; the status query shows the sync busy meanwhile. */
+  /** Runs a pass, in the trace of the push (or poll) that woke it; the status query shows the sync busy meanwhile. */
   async pass<T>(work: () => Promise<T>): Promise<T> {
     this.busy = true;
-    const result = await work();
+    const result = await this.wake.run(work);
     this.busy = false;
     return result;
   }

@@ -2,11 +2,13 @@
 // server both poll it with a fresh lazy connection per try (a failed Connection.connect leaves its
 // channel redialling), and give up early when the process exits.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
+import { Connection, type TLSConfig } from '@temporalio/client';
 import type { BoundChild } from '../shared/bound-child.js';
 
 export async function untilFrontendAnswers(opts: {
   address: string;
+  /** With mTLS: our CA and client certificate. */
+  tls?: TLSConfig | null;
   server: BoundChild;
   /** How the error messages name the server ("Temporal dev server"). */
   what: string;
@@ -25,7 +27,7 @@ export async function untilFrontendAnswers(opts: {
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (exited) throw fail(`${what} exited during start-up:\n${server.outputTail()}`);
-    const connection = Connection.lazy({ address, connectTimeout: 1_000 });
+    const connection = Connection.lazy({ address, connectTimeout: 1_000, ...(opts.tls ? { tls: opts.tls } : {}) });
     try {
       await connection.withDeadline(Date.now() + 2_000, () => opts.probe(connection));
       return;

@@ -3,11 +3,14 @@
 // same file docker-compose.yml mounts) rendered by the server from the environment we give it, the
 // `default` namespace and our search attributes registered over the API, and optionally the Web UI
 // (ui-server v2) with the codec endpoint. Used by `npm run temporal:server`, the tests, and
-// `npm run stack` (src/stack/stack.ts).
+// `npm run stack` (src/stack/stack.ts). With `tls`, the frontend requires mTLS: clients present a
+// certificate our CA signed (src/temporal/tls-certificates.ts), the Web UI and the server's own system
+// worker included.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer } from 'node:net';
-import { Connection, isGrpcServiceError } from '@temporalio/client';
+import { Connection, isGrpcServiceError, type TLSConfig } from '@temporalio/client';
 // @temporalio/proto is CommonJS without named-export hints: under ESM only its default export exists.
 import proto from '@temporalio/proto';
 import { databaseNameOf, redactUrl } from '../db/connection-url.js';
@@ -25,6 +28,7 @@ import {
   type TemporalServerOverrides,
 } from './server-binary.js';
 import { postgresTarget, setupTemporalSchemas } from './server-schema.js';
+import type { TlsCertificates } from './tls-certificates.js';
 
 const HOST = '127.0.0.1';
 const GRPC_ALREADY_EXISTS = 6;
@@ -90,11 +94,15 @@ export interface TemporalServerOptions {
   log?: (m: string) => void;
   /** Connections the server keeps to each database at most (defaults: 20 persistence, 10 visibility). */
   sqlMaxConns?: { persistence: number; visibility: number };
+  /** mTLS on the frontend with these certificates (default: plaintext). */
+  tls?: TlsCertificates;
 }
 
 export interface TemporalServer {
   /** host:port for Connection / NativeConnection / `temporal --address`. */
   address: string;
+  /** With mTLS: what a client connects with (our CA, the client certificate). */
+  clientTls: TLSConfig | null;
   namespace: string;
   uiUrl: string | null;
   ports: TemporalServerPorts;
@@ -142,6 +150,7 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
 
   const ports = opts.ports ?? (await choosePorts(opts.port ?? 7233));
   const address = `${HOST}:${ports.frontendGrpc}`;
+  const clientTls = opts.tls ? clientTlsConfig(opts.tls) : null;
   const pg = postgresTarget(databaseUrl);
   const env: NodeJS.ProcessEnv = {
     ...baseEnv(),
@@ -170,10 +179,11 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
     WORKER_GRPC_PORT: String(ports.workerGrpc),
     WORKER_MEMBERSHIP_PORT: String(ports.workerMembership),
     DYNAMIC_CONFIG_FILE_PATH: temporalDynamicConfigFile(),
+    ...(opts.tls ? serverTlsEnv(opts.tls) : {}),
   };
   const args = ['--config-file', temporalServerConfigFile(), '--allow-no-auth', 'start'];
   log(
-    `starting Temporal server ${TEMPORAL_SERVER_VERSION} on ${address} ` +
+    `starting Temporal server ${TEMPORAL_SERVER_VERSION} on ${address}${opts.tls ? ' (mTLS)' : ''} ` +
       `(PostgreSQL ${redactUrl(databaseUrl)}, visibility database ${visibilityDatabase})`,
   );
   const started = Date.now();
@@ -196,6 +206,7 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
     const startup = (async () => {
       await untilFrontendAnswers({
         address,
+        tls: clientTls,
         server,
         what: 'Temporal server',
         timeoutMs: opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
@@ -203,8 +214,8 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
         probe: (connection) => connection.workflowService.getSystemInfo({}),
         error: (message) => new TemporalServerError(message),
       });
-      await ensureNamespace(address, namespace, opts.retentionDays ?? 30, log);
-      await waitForHistoryAndMatching(address, namespace);
+      await ensureNamespace({ address, tls: clientTls }, namespace, opts.retentionDays ?? 30, log);
+      await waitForHistoryAndMatching({ address, tls: clientTls }, namespace);
     })();
     startup.catch(() => {}); // when the server died first, this fails later, unheard
     await Promise.race([diedDuringStartup, startup]);
@@ -221,6 +232,7 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
         codecEndpoint: opts.codecEndpoint,
         corsOrigins: opts.uiCorsOrigins,
         overrides: opts.overrides,
+        tls: opts.tls,
         log,
       });
       ui = started.ui;
@@ -239,7 +251,7 @@ export async function startTemporalServer(opts: TemporalServerOptions = {}): Pro
       stopped = true;
       await stopAll();
     };
-    return { address, namespace, uiUrl, ports, databaseUrl, visibilityDatabase, startupMs, crashed, stop };
+    return { address, clientTls, namespace, uiUrl, ports, databaseUrl, visibilityDatabase, startupMs, crashed, stop };
   } catch (err) {
     await stopAll();
     throw err;
@@ -327,18 +339,54 @@ export function compactServerLogLine(line: string): string {
   }
 }
 
+/**
+ * deploy/temporal/server.yaml's TLS variables (the names of Temporal's docker image where it has
+ * them): the frontend presents the server certificate and requires a client certificate our CA
+ * signed; the server's own services call the frontend with the system worker's certificate.
+ */
+function serverTlsEnv(tls: TlsCertificates): NodeJS.ProcessEnv {
+  return {
+    TEMPORAL_TLS_FRONTEND_CERT: tls.serverCert,
+    TEMPORAL_TLS_FRONTEND_KEY: tls.serverKey,
+    TEMPORAL_TLS_CLIENT1_CA_CERT: tls.caCert,
+    TEMPORAL_TLS_REQUIRE_CLIENT_AUTH: 'true',
+    TEMPORAL_TLS_SERVER_CA_CERT: tls.caCert,
+    TEMPORAL_TLS_FRONTEND_SERVER_NAME: 'localhost',
+    TEMPORAL_TLS_SYSTEM_WORKER_CERT: tls.systemWorkerCert,
+    TEMPORAL_TLS_SYSTEM_WORKER_KEY: tls.systemWorkerKey,
+  };
+}
+
+function clientTlsConfig(tls: TlsCertificates): TLSConfig {
+  return {
+    serverNameOverride: 'localhost',
+    serverRootCACertificate: readFileSync(tls.caCert),
+    clientCertPair: { crt: readFileSync(tls.clientCert), key: readFileSync(tls.clientKey) },
+  };
+}
+
 /** Only what a Go binary needs: nothing of ours leaks into the config template's env lookups. */
 function baseEnv(): NodeJS.ProcessEnv {
   const keep = ['PATH', 'HOME', 'TMPDIR', 'TZ', 'LANG'];
   return Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
 }
 
+/** The frontend, and with mTLS how to connect to it. */
+interface Target {
+  address: string;
+  tls: TLSConfig | null;
+}
+
+function connectOptions({ address, tls }: Target) {
+  return tls ? { address, tls } : { address };
+}
+
 /**
  * The namespace (created if missing) with our custom search attributes. A fresh server answers
  * before all its services have joined, so each step retries transient errors for a while.
  */
-async function ensureNamespace(address: string, namespace: string, retentionDays: number, log: (m: string) => void) {
-  const connection = await Connection.connect({ address });
+async function ensureNamespace(target: Target, namespace: string, retentionDays: number, log: (m: string) => void) {
+  const connection = await Connection.connect(connectOptions(target));
   try {
     await retrying(`namespace ${namespace}`, async () => {
       try {
@@ -389,8 +437,8 @@ async function ensureNamespace(address: string, namespace: string, retentionDays
  * serve the request"): wait until a history call (NotFound for a workflow nobody started) and a
  * matching call (an empty task queue) get real answers.
  */
-async function waitForHistoryAndMatching(address: string, namespace: string): Promise<void> {
-  const connection = await Connection.connect({ address });
+async function waitForHistoryAndMatching(target: Target, namespace: string): Promise<void> {
+  const connection = await Connection.connect(connectOptions(target));
   const probe = `durable-inbox-readiness-probe-${process.pid}`;
   try {
     await retrying('history service', async () => {
@@ -439,6 +487,7 @@ async function startWebUi(opts: {
   codecEndpoint?: string;
   corsOrigins?: string[];
   overrides?: TemporalServerOverrides;
+  tls?: TlsCertificates;
   log: (m: string) => void;
 }): Promise<{ ui: BoundChild; url: string }> {
   const binary = await resolveTemporalUiServer({ log: opts.log, overrides: opts.overrides });
@@ -456,6 +505,16 @@ async function startWebUi(opts: {
     TEMPORAL_DEFAULT_NAMESPACE: opts.namespace,
     TEMPORAL_CODEC_ENDPOINT: opts.codecEndpoint ?? '',
     TEMPORAL_CORS_ORIGINS: (opts.corsOrigins ?? [url]).join(','),
+    // The temporalio/ui image's names; the UI server is a client of the frontend like any other.
+    ...(opts.tls
+      ? {
+          TEMPORAL_TLS_CA: opts.tls.caCert,
+          TEMPORAL_TLS_CERT: opts.tls.clientCert,
+          TEMPORAL_TLS_KEY: opts.tls.clientKey,
+          TEMPORAL_TLS_SERVER_NAME: 'localhost',
+          TEMPORAL_TLS_ENABLE_HOST_VERIFICATION: 'true',
+        }
+      : {}),
   };
   const args = [
     '--root',

@@ -3,13 +3,15 @@
 // raw statements straight on it), and one Gmail quota limiter (one bucket per account in Postgres,
 // shared with every other process).
 import type { Client } from '@temporalio/client';
-import { NativeConnection, type ActivityInterceptorsFactory } from '@temporalio/worker';
+import { NativeConnection, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
+import { workerTracingOptions } from '../temporal/tracing.js';
 import type { DataConverter } from '@temporalio/common';
 import { quotaOptionsFromConfig, type Env } from '../config.js';
 import { createDatabasePool, type PrismaClient } from '../db/client.js';
 import { QuotaLimiter } from '../quota/limiter.js';
 import { pgExecutor, type SqlExecutor } from '../quota/sql.js';
 import { connectClient } from '../temporal/client.js';
+import { temporalConnectionOptions } from '../temporal/connection.js';
 import { createDataConverter } from '../temporal/data-converter.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 
@@ -30,7 +32,7 @@ export interface WorkerContext {
 }
 
 export async function createWorkerContext(cfg: Env, databaseUrl: string): Promise<WorkerContext> {
-  const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(cfg));
   const { pool, prisma } = createDatabasePool(databaseUrl, { poolSize: cfg.DATABASE_POOL_SIZE });
   const sql = pgExecutor(pool);
   const keys = await resolvePayloadKeys(cfg);
@@ -56,4 +58,11 @@ export async function createWorkerContext(cfg: Env, databaseUrl: string): Promis
       await connection.close();
     },
   };
+}
+
+/** The Gmail and LLM workers' interceptors and sinks: tracing's (when on), then the context's own. */
+export function ioWorkerInterceptors(ctx: Pick<WorkerContext, 'activityInterceptors'>): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
+  const tracing = workerTracingOptions();
+  if (!ctx.activityInterceptors) return tracing;
+  return { ...tracing, interceptors: { ...tracing.interceptors, activity: [...(tracing.interceptors?.activity ?? []), ...ctx.activityInterceptors] } };
 }

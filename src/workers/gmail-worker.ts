@@ -11,7 +11,7 @@ import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
 import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
 import { isMainModule } from '../shared/main-module.js';
 import { createGmailActivities } from '../thread/gmail-activities.js';
-import type { WorkerContext } from './context.js';
+import { ioWorkerInterceptors, type WorkerContext } from './context.js';
 import { createGmailAccounts } from './gmail-access.js';
 import { runWorkerMain } from './main.js';
 
@@ -36,7 +36,7 @@ export async function createGmailWorker(ctx: WorkerContext, taskQueue = ctx.cfg.
       }),
     },
     dataConverter: ctx.dataConverter,
-    ...(ctx.activityInterceptors ? { interceptors: { activity: ctx.activityInterceptors } } : {}),
+    ...ioWorkerInterceptors(ctx),
     maxTaskQueueActivitiesPerSecond: ctx.cfg.GMAIL_ACTIVITIES_PER_SECOND,
     maxConcurrentActivityTaskExecutions: 50,
     shutdownGraceTime: '10 seconds',

@@ -6,7 +6,7 @@ import { createLlmActivities } from '../thread/llm-activities.js';
 import { createLlmClient } from '../llm/index.js';
 import { llmSettingsFromConfig } from '../config.js';
 import { isMainModule } from '../shared/main-module.js';
-import type { WorkerContext } from './context.js';
+import { ioWorkerInterceptors, type WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';
 
 export async function createLlmWorker(ctx: WorkerContext, taskQueue = ctx.cfg.LLM_TASK_QUEUE): Promise<Worker> {
@@ -23,7 +23,7 @@ export async function createLlmWorker(ctx: WorkerContext, taskQueue = ctx.cfg.LL
       ...createAgentLlmActivities({ prisma: ctx.prisma, sql: ctx.sql, anthropic, settings }),
     },
     dataConverter: ctx.dataConverter,
-    ...(ctx.activityInterceptors ? { interceptors: { activity: ctx.activityInterceptors } } : {}),
+    ...ioWorkerInterceptors(ctx),
     maxTaskQueueActivitiesPerSecond: cfg.LLM_ACTIVITIES_PER_SECOND,
     maxConcurrentActivityTaskExecutions: 100,
     shutdownGraceTime: '10 seconds',

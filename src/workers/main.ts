@@ -8,6 +8,8 @@ import { resolveDatabase } from '../db/resolve-database.js';
 import type { HttpServer } from '../http/server.js';
 import { METRICS_PATH, startMetricsServer } from '../metrics/endpoint.js';
 import { createLogger, type Logger } from '../shared/log.js';
+import { describeTemporalConnection } from '../temporal/connection.js';
+import { startTracing, stopTracing } from '../temporal/tracing.js';
 import { createWorkerContext, type WorkerContext } from './context.js';
 import { installSdkLogging, sdkMetricsTelemetry } from './sdk-logging.js';
 
@@ -28,18 +30,20 @@ export async function runWorkerMain(name: string, create: (ctx: WorkerContext) =
   const cfg = loadConfigOrExit(process.env, { modeRequired: true });
   const log = createLogger(name);
   installSdkLogging(cfg.LOG_LEVEL, sdkMetricsTelemetry(cfg.METRICS_HOST, cfg.TEMPORAL_METRICS_PORT));
+  await startTracing(cfg, { serviceName: `durable-inbox-${name}` });
   const database = await resolveDatabase(cfg, log);
   const ctx = await createWorkerContext(cfg, database.url);
   const metrics = await startWorkerMetrics(cfg, ctx, log);
   try {
     const worker = await create(ctx);
-    log.info(`polling task queue ${worker.options.taskQueue} on ${cfg.TEMPORAL_ADDRESS}`);
+    log.info(`polling task queue ${worker.options.taskQueue} on ${describeTemporalConnection(cfg)}`);
     await worker.run();
     log.info('stopped cleanly');
   } finally {
     await metrics?.close();
     await ctx.close();
     await database.stop();
+    await stopTracing();
   }
   process.exit(0);
 }

@@ -1,18 +1,43 @@
 // The workflow bundle, built once. Production images prebuild it (`npm run build:workflows`
-// writes dist/workflow-bundle.js); otherwise the first worker in the process bundles it and
-// every other worker of the process reuses that bundle.
+// writes dist/workflow-bundle.js, and dist/workflow-bundle-traced.js with the tracing interceptors);
+// otherwise the first worker in the process bundles it and every other worker of the process reuses it.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle, type WorkflowBundleOption } from '@temporalio/worker';
+import { failureConverterPath } from '../temporal/data-converter.js';
+import { tracingEnabled, workflowTracingModule } from '../temporal/tracing.js';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows.ts', import.meta.url));
 export const prebuiltBundlePath = fileURLToPath(new URL('../../dist/workflow-bundle.js', import.meta.url));
+export const prebuiltTracedBundlePath = fileURLToPath(new URL('../../dist/workflow-bundle-traced.js', import.meta.url));
 
-let bundle: Promise<WorkflowBundleOption> | undefined;
+/**
+ * Bundles workflow code (ours, or a test's) the way every worker runs it: with the failure converter
+ * the clients and activities use, so a workflow's own failures are sealed like theirs; with `tracing`,
+ * the OpenTelemetry workflow interceptors too (spans per workflow and per scheduled activity, their
+ * context in the headers). They change no command, so histories replay with either bundle.
+ */
+export function bundleWorkflows(entry: string, opts: { tracing?: boolean } = {}): Promise<WorkflowBundle> {
+  return bundleWorkflowCode({
+    workflowsPath: entry,
+    failureConverterPath,
+    ...(opts.tracing ? { workflowInterceptorModules: [workflowTracingModule] } : {}),
+    logger: new DefaultLogger('WARN'),
+  });
+}
 
+const bundles = new Map<boolean, Promise<WorkflowBundleOption>>();
+
+/** Ours, traced when tracing is on in this process. */
 export function getWorkflowBundle(): Promise<WorkflowBundleOption> {
-  bundle ??= existsSync(prebuiltBundlePath)
-    ? Promise.resolve({ codePath: prebuiltBundlePath })
-    : bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') }).then(({ code }) => ({ code }));
+  const tracing = tracingEnabled();
+  let bundle = bundles.get(tracing);
+  if (!bundle) {
+    const prebuilt = tracing ? prebuiltTracedBundlePath : prebuiltBundlePath;
+    bundle = existsSync(prebuilt)
+      ? Promise.resolve({ codePath: prebuilt })
+      : bundleWorkflows(workflowsPath, { tracing }).then(({ code }) => ({ code }));
+    bundles.set(tracing, bundle);
+  }
   return bundle;
 }

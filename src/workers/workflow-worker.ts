@@ -13,6 +13,7 @@ import type { WorkerContext } from './context.js';
 import { getWorkflowBundle } from './workflow-bundle.js';
 import { runWorkerMain } from './main.js';
 import { isMainModule } from '../shared/main-module.js';
+import { workerTracingOptions } from '../temporal/tracing.js';
 
 export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.cfg.TEMPORAL_TASK_QUEUE): Promise<Worker> {
   return Worker.create({
@@ -30,6 +31,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.c
       ...createSyncWorkerActivities(ctx, taskQueue),
     },
     dataConverter: ctx.dataConverter,
+    ...workerTracingOptions(),
     // In-flight activities get this long to finish after SIGINT/SIGTERM before they are cancelled.
     shutdownGraceTime: '10 seconds',
   });

@@ -4,13 +4,14 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { deriveApprovalKeys, verifyLink } from '../../src/actions/approval-links.js';
 import { loadAction } from '../../src/actions/journal.js';
 import { createApprovalNotifyActivities, type ApprovalNotifyDeps } from '../../src/actions/notify-activities.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
 import type { SqlExecutor } from '../../src/quota/sql.js';
+import { bundleWorkflows } from '../../src/workers/workflow-bundle.js';
 import { openJournal, seedAction } from '../helpers/approvals.js';
 
 const keys = deriveApprovalKeys('notify-test-secret-of-at-least-32-characters');
@@ -140,10 +141,7 @@ describe('notifyApproval in a worker', () => {
     const address = inject('temporalAddress');
     connection = await Connection.connect({ address });
     nativeConnection = await NativeConnection.connect({ address });
-    workflowBundle = await bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL('../fixtures/workflows/approval-stand-ins.ts', import.meta.url)),
-      logger: new DefaultLogger('WARN'),
-    });
+    workflowBundle = await bundleWorkflows(fileURLToPath(new URL('../fixtures/workflows/approval-stand-ins.ts', import.meta.url)));
   });
 
   afterAll(async () => {

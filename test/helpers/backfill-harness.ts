@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
@@ -20,6 +20,7 @@ import { QuotaLimiter, type QuotaLimiterOptions } from '../../src/quota/limiter.
 import { prismaExecutor } from '../../src/quota/sql.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { bundleWorkflows, workflowsPath } from '../../src/workers/workflow-bundle.js';
 
 let bundle: Promise<WorkflowBundle> | undefined;
 
@@ -38,10 +39,7 @@ function installRuntime(): void {
 
 export function backfillBundle(): Promise<WorkflowBundle> {
   installRuntime();
-  bundle ??= bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../../src/workflows.ts', import.meta.url)),
-    logger: new DefaultLogger('WARN'),
-  });
+  bundle ??= bundleWorkflows(workflowsPath);
   return bundle;
 }
 

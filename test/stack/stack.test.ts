@@ -1,7 +1,7 @@
 // The production shape, proven here: one stack as `npm run stack` starts it (src/stack/stack.ts):
 // the Temporal server 1.30.9 on PostgreSQL, two processes of each worker, the codec and HTTP
 // servers, the schedules; the Gmail, Anthropic and Discord emulators in this process (as the demo
-// world). The scenarios run in sequence on it: a thread's lifecycle and the sync through push,
+// world), with mTLS on the frontend. The scenarios run in sequence on it: a thread's lifecycle and the sync through push,
 // gap repair, schedules and visibility through the Temporal CLI, and bursts of mail through
 // SIGKILLed workers and a restarted server. Its databases are named after the run's test database.
 import { execFile } from 'node:child_process';
@@ -27,8 +27,10 @@ import { syncStatusQuery } from '../../src/sync/sync-workflow.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';
 import { SYNC_POLL_SCHEDULE_ID } from '../../src/schedules/schedules.js';
 import { resolveTemporalCli } from '../../src/temporal/cli-binary.js';
+import { temporalConnectionEnv } from '../../src/temporal/connection.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { resolveTemporalServer } from '../../src/temporal/server-binary.js';
+import { ensureTlsCertificates } from '../../src/temporal/tls-certificates.js';
 import { threadStatusQuery } from '../../src/thread/signals.js';
 import { threadWorkflowId, type ThreadStatus } from '../../src/thread/contracts.js';
 import { dropDatabase, recreateDatabase } from '../setup/database.js';
@@ -99,6 +101,8 @@ beforeAll(async () => {
   stack = await startStack({
     cfg,
     env,
+    // mTLS on the frontend, as `npm run stack` runs it: every worker process and the CLI present the client certificate.
+    tls: await ensureTlsCertificates(join(dataDir, 'tls')),
     databaseUrl: appDatabaseUrl,
     // The suite runs beside other test files on a PostgreSQL with 100 connections: keep this stack's share small.
     server: { binaries, port: 0, headless: true, sqlMaxConns: { persistence: 8, visibility: 4 } },
@@ -130,7 +134,8 @@ afterAll(async () => {
 }, 120_000);
 
 async function cli(...args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync(temporalCli, [...args, '--address', stack.server.address, '--namespace', 'default'], {
+  const { stdout } = await execFileAsync(temporalCli, args, {
+    env: { ...process.env, ...temporalConnectionEnv(stack.cfg) },
     timeout: 30_000,
   });
   return stdout;

@@ -1,13 +1,13 @@
 // End to end against the real dev server: what Temporal stores is ciphertext, clients with the key
-// read it back, and the history replays with the codec (and only with it).
+// read it back, and the history replays with the codec (and only with it). Failures too: their
+// message and stack trace are sealed like payloads.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import {
-  bundleWorkflowCode,
   DefaultLogger,
   NativeConnection,
   Runtime,
@@ -20,6 +20,7 @@ import { resolveTemporalCli } from '../../src/temporal/cli-binary.js';
 import { AesGcmPayloadCodec } from '../../src/temporal/codec.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { bundleWorkflows } from '../../src/workers/workflow-bundle.js';
 import type { EchoActivities } from '../fixtures/workflows/echo.js';
 
 const SECRET = `confidential-${randomUUID()}-board-minutes`;
@@ -41,10 +42,7 @@ beforeAll(async () => {
     logger: new DefaultLogger('WARN'),
     telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
   });
-  workflowBundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../fixtures/workflows/echo.ts', import.meta.url)),
-    logger: new DefaultLogger('WARN'),
-  });
+  workflowBundle = await bundleWorkflows(fileURLToPath(new URL('../fixtures/workflows/echo.ts', import.meta.url)));
   const address = inject('temporalAddress');
   nativeConnection = await NativeConnection.connect({ address });
   connection = await Connection.connect({ address });
@@ -98,8 +96,10 @@ describe('encrypted workflow history', () => {
     expect(description.memo).toEqual({ note: SECRET });
 
     await Worker.runReplayHistory({ workflowBundle, dataConverter }, history, workflowId);
+    // Keyless, the workflow task fails on the first payload ("Unknown encoding: binary/encrypted"), a
+    // message the failure converter itself seals as "Encoded failure".
     await expect(Worker.runReplayHistory({ workflowBundle }, history, workflowId)).rejects.toThrow(
-      /Replay failed.*Unknown encoding: binary\/encrypted/,
+      /Replay failed.*Encoded failure/,
     );
   });
 
@@ -122,6 +122,78 @@ describe('encrypted workflow history', () => {
         expect(payloadTexts(await temporal('workflow', 'show', '--output', 'json'))).not.toContain(SECRET);
         expect(await temporal('workflow', 'query', '--type', 'input')).not.toContain(SECRET);
       });
+    } finally {
+      await codecServer.close();
+    }
+  });
+
+  it('seals a failed activity message and stack trace: raw history reads "Encoded failure", the codec server and the CLI open it', async () => {
+    const cli = await resolveTemporalCli();
+    if (!cli) throw new Error('no Temporal CLI binary (npm run temporal:cli builds it)');
+    const codecServer = await startCodecServer({ port: 0, codec: new AesGcmPayloadCodec(fixedTestPayloadKeys()), corsOrigins: [] });
+    const taskQueue = `encrypted-failure-${randomUUID()}`;
+    const workflowId = `echo-${randomUUID()}`;
+    const client = new Client({ connection, dataConverter });
+    const refusing: EchoActivities = {
+      shout: async (message) => {
+        throw ApplicationFailure.nonRetryable(`refused to shout ${message}`, 'ShoutRefused');
+      },
+    };
+    const worker = await Worker.create({ connection: nativeConnection, taskQueue, workflowBundle, activities: refusing, dataConverter });
+    try {
+      // With the key, the failure reads as it was thrown.
+      const err: unknown = await worker.runUntil(
+        client.workflow.execute('echo', { taskQueue, workflowId, args: [{ message: SECRET }] }).catch((e: unknown) => e),
+      );
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      const activityFailure = (err as WorkflowFailedError).cause;
+      expect(activityFailure).toBeInstanceOf(ActivityFailure);
+      const thrown = activityFailure?.cause as Error | undefined;
+      expect(thrown?.message).toBe(`refused to shout ${SECRET}`);
+      expect(thrown?.stack).toContain('encrypted-history.test.ts');
+
+      // What the server holds: "Encoded failure", no stack, the real ones in an encrypted payload.
+      const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+      const failed = history.events?.find((e) => e.activityTaskFailedEventAttributes)?.activityTaskFailedEventAttributes?.failure;
+      expect(failed?.message).toBe('Encoded failure');
+      expect(failed?.stackTrace).toBe('');
+      expect(failed?.applicationFailureInfo?.type).toBe('ShoutRefused');
+      const sealed = failed?.encodedAttributes;
+      expect(Buffer.from(sealed?.metadata?.encoding ?? []).toString()).toBe('binary/encrypted');
+      const workflowFailure = history.events?.find((e) => e.workflowExecutionFailedEventAttributes)?.workflowExecutionFailedEventAttributes?.failure;
+      expect(workflowFailure?.message).toBe('Encoded failure');
+      expect(workflowFailure?.cause?.message).toBe('Encoded failure');
+      const stored = Buffer.from(proto.temporal.api.history.v1.History.encode(history).finish());
+      expect(stored.includes(SECRET)).toBe(false);
+      expect(stored.includes('refused to shout')).toBe(false);
+      expect(stored.includes('encrypted-history.test')).toBe(false);
+
+      // The codec server (what the Web UI calls) opens the sealed attributes.
+      const reply = await fetch(`${codecServer.url}/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          payloads: [
+            {
+              metadata: Object.fromEntries(Object.entries(sealed!.metadata!).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])),
+              data: Buffer.from(sealed!.data!).toString('base64'),
+            },
+          ],
+        }),
+      });
+      expect(reply.status).toBe(200);
+      const [opened] = ((await reply.json()) as { payloads: { data: string }[] }).payloads;
+      const attributes = JSON.parse(Buffer.from(opened!.data, 'base64').toString('utf8')) as { message: string; stack_trace: string };
+      expect(attributes.message).toBe(`refused to shout ${SECRET}`);
+      expect(attributes.stack_trace).toContain('encrypted-history.test.ts');
+
+      // So does `temporal workflow show --codec-endpoint`; without it the CLI sees only ciphertext.
+      const temporal = (...args: string[]) =>
+        promisify(execFile)(cli.path, [...args, '--address', inject('temporalAddress'), '--workflow-id', workflowId]).then((r) => r.stdout);
+      expect(payloadTexts(await temporal('workflow', 'show', '--output', 'json', '--codec-endpoint', codecServer.url))).toContain(
+        `refused to shout ${SECRET}`,
+      );
+      expect(await temporal('workflow', 'show', '--output', 'json')).not.toContain('refused to shout');
     } finally {
       await codecServer.close();
     }

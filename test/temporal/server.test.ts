@@ -11,7 +11,6 @@ import { promisify } from 'node:util';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import {
-  bundleWorkflowCode,
   DefaultLogger,
   NativeConnection,
   Runtime,
@@ -24,6 +23,7 @@ import { databaseNameOf, withDatabaseName } from '../../src/db/connection-url.js
 import { resolveTemporalCli } from '../../src/temporal/cli-binary.js';
 import { InboxAccountId, searchAttributeDefinitions } from '../../src/temporal/search-attributes.js';
 import { startTemporalServer, type TemporalServer } from '../../src/temporal/server.js';
+import { bundleWorkflows } from '../../src/workers/workflow-bundle.js';
 import {
   resolveTemporalServer,
   resolveTemporalUiServer,
@@ -82,10 +82,7 @@ beforeAll(async () => {
   await dropDatabase(withDatabaseName(appDatabaseUrl, visibilityDatabase));
 
   const [bundle] = await Promise.all([
-    bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL('../fixtures/workflows/stack-probe.ts', import.meta.url)),
-      logger: new DefaultLogger('WARN'),
-    }),
+    bundleWorkflows(fileURLToPath(new URL('../fixtures/workflows/stack-probe.ts', import.meta.url))),
     (async () => {
       const started = Date.now();
       server = await startTemporalServer({
