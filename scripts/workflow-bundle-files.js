@@ -1,5 +1,5 @@
 // The source files the workflow bundle includes: every file reached from the bundle's entry
-// (src/workflows.ts) through imports that survive compilation (type-only imports are erased).
+// (src/workflows/index.ts) through imports that survive compilation (type-only imports are erased).
 // eslint.config.js holds these files to the workflow rules, and a test checks the list against
 // the bundle webpack builds, so a module that workflow code starts to import is linted at once.
 import { existsSync, readFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const workflowEntry = path.join(projectRoot, 'src/workflows.ts');
+export const workflowEntry = path.join(projectRoot, 'src/workflows/index.ts');
 
 const IMPORT = /^\s*(import|export)\s+(type\s+)?([^'"]*?)\s*from\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
 

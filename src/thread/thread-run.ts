@@ -14,12 +14,14 @@ import {
 } from '@temporalio/workflow';
 import { AccountReconnect, accountUnusable, waitingForAccountAccess } from '../accounts/account-access.js';
 import { givingUpOnStuckSteps, StuckSteps } from '../accounts/stuck-steps.js';
-import type { ActionGmailActivities, ActionStoreActivities, ApprovalNotifyActivities } from '../actions/activity-contracts.js';
+import type { GmailQueueActivities } from '../activities/gmail-queue.js';
+import type { LlmQueueActivities } from '../activities/llm-queue.js';
+import type { WorkflowQueueActivities } from '../activities/workflow-queue.js';
+import type { ApprovalNotifyActivities } from '../actions/activity-contracts.js';
 import { DEFAULT_ACTION_SETTINGS, type ActionSettings } from '../actions/contracts.js';
 import type { LifecycleAction } from '../actions/journal.js';
-import type { AgentGmailActivities, AgentLlmActivities, AgentStoreActivities } from '../agent/activity-contracts.js';
 import { InboxAccountId, InboxCategory, InboxLlmPaused, InboxState } from '../temporal/search-attributes.js';
-import type { GmailActivities, LlmActivities, StoreActivities } from './activity-contracts.js';
+import type { GmailActivities } from './activity-contracts.js';
 import { proxyGmailProbe, proxyNotifyActivities, proxyQueueActivities, STEP_LIMITS, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
 import { LlmPause, waitingWhileLlmPaused } from './llm-pause.js';
 import {
@@ -54,10 +56,10 @@ import {
   type ThreadRecord,
 } from './thread-record.js';
 
-/** The activities of each queue, every feature's together. */
-type GmailSteps = GmailActivities & ActionGmailActivities & AgentGmailActivities;
-type LlmSteps = LlmActivities & AgentLlmActivities;
-type PostgresSteps = StoreActivities & ActionStoreActivities & AgentStoreActivities;
+/** The activities of each queue, every feature's together (src/activities/). */
+type GmailSteps = GmailQueueActivities;
+type LlmSteps = LlmQueueActivities;
+type PostgresSteps = WorkflowQueueActivities;
 
 export class ThreadRun {
   readonly accountId: string;

@@ -7,7 +7,7 @@ import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle, type WorkflowBu
 import { failureConverterPath } from '../temporal/data-converter.js';
 import { tracingEnabled, workflowTracingModule } from '../temporal/tracing.js';
 
-export const workflowsPath = fileURLToPath(new URL('../workflows.ts', import.meta.url));
+export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 export const prebuiltBundlePath = fileURLToPath(new URL('../../dist/workflow-bundle.js', import.meta.url));
 export const prebuiltTracedBundlePath = fileURLToPath(new URL('../../dist/workflow-bundle-traced.js', import.meta.url));
 

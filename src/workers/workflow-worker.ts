@@ -1,19 +1,12 @@
-// Worker for the main task queue: every workflow, plus the Postgres activities.
-// Run alone with `tsx src/workers/workflow-worker.ts`; `npm run dev` runs it in-process.
+// Worker for the main task queue: every workflow (src/workflows/index.ts) and the activities that
+// run beside them (src/activities/workflow-queue.ts). `npm run dev` runs it in-process.
 import { Worker } from '@temporalio/worker';
-import { createRetentionActivities } from '../retention/retention-activities.js';
-import { createStoreActivities } from '../thread/store-activities.js';
-import { createActionStoreActivities } from '../actions/store-activities.js';
-import { createAgentStoreActivities } from '../agent/store-activities.js';
-import { createBackfillStoreActivities } from '../backfill/store-activities.js';
-import { prismaExecutor } from '../quota/sql.js';
-import { backfillAlertSettingsFromConfig } from '../config.js';
-import { createHandoffWorkerActivities, createSyncWorkerActivities } from './sync-activities.js';
-import type { WorkerContext } from './context.js';
-import { getWorkflowBundle } from './workflow-bundle.js';
-import { runWorkerMain } from './main.js';
+import { createWorkflowQueueActivities } from '../activities/workflow-queue.js';
 import { isMainModule } from '../shared/main-module.js';
 import { workerTracingOptions } from '../temporal/tracing.js';
+import type { WorkerContext } from './context.js';
+import { runWorkerMain } from './main.js';
+import { getWorkflowBundle } from './workflow-bundle.js';
 
 export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.cfg.TEMPORAL_TASK_QUEUE): Promise<Worker> {
   return Worker.create({
@@ -21,15 +14,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.c
     namespace: ctx.cfg.TEMPORAL_NAMESPACE,
     taskQueue,
     workflowBundle: await getWorkflowBundle(),
-    activities: {
-      ...createRetentionActivities(ctx.prisma),
-      ...createStoreActivities(ctx.prisma),
-      ...createActionStoreActivities(prismaExecutor(ctx.prisma)),
-      ...createAgentStoreActivities(prismaExecutor(ctx.prisma)),
-      ...createBackfillStoreActivities(prismaExecutor(ctx.prisma), backfillAlertSettingsFromConfig(ctx.cfg)),
-      ...createHandoffWorkerActivities(ctx, taskQueue),
-      ...createSyncWorkerActivities(ctx, taskQueue),
-    },
+    activities: createWorkflowQueueActivities(ctx, taskQueue),
     dataConverter: ctx.dataConverter,
     ...workerTracingOptions(),
     // In-flight activities get this long to finish after SIGINT/SIGTERM before they are cancelled.

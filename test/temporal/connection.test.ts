@@ -8,6 +8,16 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { describeTemporalConnection, temporalConnectionEnv, temporalConnectionOptions } from '../../src/temporal/connection.js';
 
+/** A deployment's settings: remote clusters are production's (dev mode refuses non-loopback addresses). */
+const DEPLOYED = {
+  DURABLE_INBOX_MODE: 'production',
+  PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+  TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 2).toString('base64'),
+  DATABASE_URL: 'postgresql://inbox@db.internal.example:5432/durable_inbox',
+  APPROVALS_SECRET: 'a'.repeat(32),
+};
+const loadDeployed = (env: Record<string, string | undefined>) => loadConfig({ ...DEPLOYED, ...env });
+
 /** envconfig reads files and inline data into plain Uint8Arrays. */
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
 const dir = mkdtempSync(join(tmpdir(), 'temporal-connection-'));
@@ -41,14 +51,14 @@ server_name = "frontend.temporal.internal"
 
 describe('Temporal connection settings', () => {
   it('are plaintext to 127.0.0.1:7233, namespace default, with nothing set', () => {
-    const cfg = loadConfig({ TEMPORAL_CONFIG_FILE: configFile });
+    const cfg = loadDeployed({ TEMPORAL_CONFIG_FILE: configFile });
     expect(temporalConnectionOptions(cfg)).toEqual({ address: '127.0.0.1:7233' });
     expect(cfg.TEMPORAL_NAMESPACE).toBe('default');
     expect(describeTemporalConnection(cfg)).toBe('127.0.0.1:7233 (namespace default, plaintext)');
   });
 
   it('come from a temporal.toml profile: an API key turns TLS on (Temporal Cloud)', () => {
-    const cfg = loadConfig({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'cloud' });
+    const cfg = loadDeployed({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'cloud' });
     expect(cfg.TEMPORAL_ADDRESS).toBe('inbox.a1b2c.tmprl.cloud:7233');
     expect(cfg.TEMPORAL_NAMESPACE).toBe('inbox.a1b2c');
     expect(temporalConnectionOptions(cfg)).toEqual({ address: 'inbox.a1b2c.tmprl.cloud:7233', apiKey: 'profile-api-key', tls: true });
@@ -56,7 +66,7 @@ describe('Temporal connection settings', () => {
   });
 
   it('take an mTLS profile: client certificate, key, server CA and name read from their files', () => {
-    const cfg = loadConfig({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'mtls' });
+    const cfg = loadDeployed({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'mtls' });
     expect(temporalConnectionOptions(cfg)).toEqual({
       address: 'temporal.internal.example:7233',
       tls: {
@@ -69,7 +79,7 @@ describe('Temporal connection settings', () => {
   });
 
   it('let a variable win over the profile, as the CLI does', () => {
-    const cfg = loadConfig({
+    const cfg = loadDeployed({
       TEMPORAL_CONFIG_FILE: configFile,
       TEMPORAL_PROFILE: 'cloud',
       TEMPORAL_NAMESPACE: 'staging.a1b2c',
@@ -85,12 +95,12 @@ describe('Temporal connection settings', () => {
     const file = join(configHome, 'temporalio', 'temporal.toml');
     mkdirFor(file);
     writeFileSync(file, '[profile.default]\naddress = "10.0.0.5:7233"\nnamespace = "home"\n');
-    const cfg = loadConfig({ XDG_CONFIG_HOME: configHome });
+    const cfg = loadDeployed({ XDG_CONFIG_HOME: configHome });
     expect([cfg.TEMPORAL_ADDRESS, cfg.TEMPORAL_NAMESPACE]).toEqual(['10.0.0.5:7233', 'home']);
   });
 
   it('take TLS from variables: certificate data inline, or TLS off on purpose', () => {
-    const cfg = loadConfig({
+    const cfg = loadDeployed({
       TEMPORAL_ADDRESS: 'temporal.example:7233',
       TEMPORAL_TLS_CLIENT_CERT_DATA: 'INLINE CERT',
       TEMPORAL_TLS_CLIENT_KEY_DATA: 'INLINE KEY',
@@ -98,12 +108,12 @@ describe('Temporal connection settings', () => {
     expect(temporalConnectionOptions(cfg).tls).toEqual({
       clientCertPair: { crt: bytes('INLINE CERT'), key: bytes('INLINE KEY') },
     });
-    const off = loadConfig({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' });
+    const off = loadDeployed({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS: 'false' });
     expect(temporalConnectionOptions(off)).toEqual({ address: '127.0.0.1:7233', apiKey: 'k', tls: false });
   });
 
   it('pass on to the processes we start as the same variables, profile resolved', () => {
-    const cfg = loadConfig({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'mtls' });
+    const cfg = loadDeployed({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'mtls' });
     const env = temporalConnectionEnv(cfg);
     expect(env).toEqual({
       TEMPORAL_ADDRESS: 'temporal.internal.example:7233',
@@ -115,15 +125,15 @@ describe('Temporal connection settings', () => {
       TEMPORAL_TLS_SERVER_NAME: 'frontend.temporal.internal',
     });
     // A worker process started with that environment (and no profile) connects the same way.
-    expect(temporalConnectionOptions(loadConfig(env))).toEqual(temporalConnectionOptions(cfg));
+    expect(temporalConnectionOptions(loadDeployed(env))).toEqual(temporalConnectionOptions(cfg));
   });
 
   it('stop start-up with one line for an unknown profile, a missing file or a bad address', () => {
-    expect(() => loadConfig({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'prod' })).toThrow(ConfigError);
-    expect(() => loadConfig({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'prod' })).toThrow(/TEMPORAL_PROFILE: .*prod/);
-    expect(() => loadConfig({ TEMPORAL_CONFIG_FILE: join(dir, 'missing.toml') })).toThrow(/TEMPORAL_CONFIG_FILE: no such file/);
+    expect(() => loadDeployed({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'prod' })).toThrow(ConfigError);
+    expect(() => loadDeployed({ TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_PROFILE: 'prod' })).toThrow(/TEMPORAL_PROFILE: .*prod/);
+    expect(() => loadDeployed({ TEMPORAL_CONFIG_FILE: join(dir, 'missing.toml') })).toThrow(/TEMPORAL_CONFIG_FILE: no such file/);
     writeFileSync(join(dir, 'bad.toml'), '[profile.default]\naddress = "no-port"\n');
-    expect(() => loadConfig({ TEMPORAL_CONFIG_FILE: join(dir, 'bad.toml') })).toThrow(/TEMPORAL_ADDRESS: expected host:port \(got "no-port"\)/);
+    expect(() => loadDeployed({ TEMPORAL_CONFIG_FILE: join(dir, 'bad.toml') })).toThrow(/TEMPORAL_ADDRESS: expected host:port \(got "no-port"\)/);
   });
 });
 

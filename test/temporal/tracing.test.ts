@@ -127,7 +127,12 @@ describe('tracing', () => {
       spans.getFinishedSpans().find((s) => s.name === 'RunWorkflow:threadWorkflow' && s.attributes['workflowId'] === threadWorkflowId(h.accountId, threadId)),
     { timeoutMs: 10_000, everyMs: 200 });
     const traceId = run.spanContext().traceId;
-    const trace = spans.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+    // Activity spans end in the I/O workers' processors, not in step with the workflow's: wait for them.
+    const trace = await waitUntil('the run\'s activity spans', async () => {
+      const inTrace = spans.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+      const names = ['RunActivity:readThread', 'RunActivity:triageWithLlm', 'RunActivity:placeDraft', 'gmail drafts.create'];
+      return names.every((name) => inTrace.some((s) => s.name === name)) && inTrace;
+    }, { timeoutMs: 10_000, everyMs: 200 }).catch(() => spans.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId));
     const one = (name: string, under?: ReadableSpan) => {
       const found = trace.filter((s) => s.name === name && (!under || ancestry(s, trace).includes(under)));
       expect(found.map((s) => s.name), `${name}${under ? ` under ${under.name}` : ''}`).not.toEqual([]);

@@ -1,0 +1,31 @@
+// The Gmail task queue's activities (GMAIL_TASK_QUEUE, src/workers/gmail-worker.ts): every Gmail side
+// effect, the thread's, the actions', the agent's and the backfill's, and the notifications (the
+// other outside calls: approval requests, backfill alerts). Workflow code imports the type only.
+import { approvalKeysOnce } from '../actions/approval-links.js';
+import { createActionGmailActivities } from '../actions/gmail-activities.js';
+import { createApprovalNotifyActivities } from '../actions/notify-activities.js';
+import { createAgentGmailActivities } from '../agent/gmail-activities.js';
+import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
+import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
+import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig } from '../config.js';
+import { createGmailActivities } from '../thread/gmail-activities.js';
+import type { WorkerContext } from '../workers/context.js';
+import { createGmailAccounts } from '../workers/gmail-access.js';
+import { mergeActivities } from './merge.js';
+
+export async function createGmailQueueActivities(ctx: WorkerContext) {
+  // The thread's, actions' and agent's calls draw from the account's shared budget; the backfill
+  // meters its batches itself.
+  const metered = await createGmailAccounts(ctx, { metered: true });
+  const unmetered = await createGmailAccounts(ctx, { metered: false });
+  return mergeActivities(
+    createGmailActivities({ accounts: metered, db: ctx.sql }),
+    createAgentGmailActivities(metered),
+    createActionGmailActivities({ accounts: metered, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_SECONDS * 1000 }),
+    createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: ctx.sql }),
+    createAlertDeliveryActivities({ db: ctx.sql, accounts: metered, ...backfillAlertSettingsFromConfig(ctx.cfg) }),
+    createApprovalNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),
+  );
+}
+
+export type GmailQueueActivities = Awaited<ReturnType<typeof createGmailQueueActivities>>;

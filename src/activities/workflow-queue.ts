@@ -1,0 +1,74 @@
+// The main task queue's activities (TEMPORAL_TASK_QUEUE, src/workers/workflow-worker.ts), beside every
+// workflow: the Postgres steps (the thread's, the journal's, the agent's, the backfill's; local
+// activities of the thread), retention, the backfill's hand-over and the sync. The sync runs here
+// because it hands what it finds to the thread workflows; its Gmail calls still draw from the
+// account's quota budget. Workflow code imports the type only.
+import { createActionStoreActivities } from '../actions/store-activities.js';
+import { createAgentStoreActivities } from '../agent/store-activities.js';
+import { createBackfillHandoffActivities } from '../backfill/handoff-activities.js';
+import { createBackfillStoreActivities } from '../backfill/store-activities.js';
+import { backfillAlertSettingsFromConfig, threadSettingsFromConfig } from '../config.js';
+import { prismaExecutor } from '../quota/sql.js';
+import { createRetentionActivities } from '../retention/retention-activities.js';
+import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js';
+import { createSyncActivities } from '../sync/sync-activities.js';
+import { createStoreActivities } from '../thread/store-activities.js';
+import type { WorkerContext } from '../workers/context.js';
+import { createGmailAccounts } from '../workers/gmail-access.js';
+import { mergeActivities } from './merge.js';
+
+/** `taskQueue`: the worker's own queue, where the sync and thread workflows run. */
+export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: string) {
+  const db = prismaExecutor(ctx.prisma);
+  const threadSettings = threadSettingsFromConfig(ctx.cfg);
+  return mergeActivities(
+    createRetentionActivities(ctx.prisma),
+    createStoreActivities(ctx.prisma),
+    createActionStoreActivities(db),
+    createAgentStoreActivities(db),
+    createBackfillStoreActivities(db, backfillAlertSettingsFromConfig(ctx.cfg)),
+    createBackfillHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
+    syncActivitiesOnFirstUse(ctx, taskQueue),
+  );
+}
+
+export type WorkflowQueueActivities = ReturnType<typeof createWorkflowQueueActivities>;
+
+type AllSyncActivities = SyncActivities & SyncFanoutActivities;
+
+/**
+ * The sync activities, their dependencies (a Temporal client for the ingest function, per-account
+ * Gmail access) built on first use: a worker without Google credentials still runs every other
+ * workflow (retention, ...).
+ */
+function syncActivitiesOnFirstUse(ctx: WorkerContext, taskQueue: string): AllSyncActivities {
+  let ready: Promise<AllSyncActivities> | undefined;
+  const sync = () => {
+    ready ??= (async () =>
+      createSyncActivities({
+        prisma: ctx.prisma,
+        client: await ctx.client(),
+        accounts: await createGmailAccounts(ctx, { metered: false }),
+        limiter: ctx.quota,
+        threadSettings: threadSettingsFromConfig(ctx.cfg),
+        syncTaskQueue: taskQueue,
+        threadTaskQueue: taskQueue,
+        ...(ctx.cfg.GMAIL_PUSH_TOPIC ? { pushTopic: ctx.cfg.GMAIL_PUSH_TOPIC } : {}),
+      }))();
+    ready.catch(() => (ready = undefined));
+    return ready;
+  };
+  const onFirstUse = <K extends keyof AllSyncActivities>(name: K): AllSyncActivities[K] =>
+    (async (input: Parameters<AllSyncActivities[K]>[0]) => {
+      const activity = (await sync())[name] as (i: typeof input) => ReturnType<AllSyncActivities[K]>;
+      return activity(input);
+    }) as AllSyncActivities[K];
+  // Every name the worker registers before the dependencies exist; one left out is a type error.
+  return {
+    loadCursor: onFirstUse('loadCursor'),
+    syncHistoryPage: onFirstUse('syncHistoryPage'),
+    scanInbox: onFirstUse('scanInbox'),
+    notifyActiveAccounts: onFirstUse('notifyActiveAccounts'),
+    renewWatches: onFirstUse('renewWatches'),
+  };
+}
