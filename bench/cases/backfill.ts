@@ -28,7 +28,7 @@ import { applyMigrations } from '../../src/db/migrate.js';
 import { EmulatorControlClient } from '../../src/emulator/gmail/control-client.js';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
 import { messageCeilingPerSecond, type QuotaProfileName } from '../../src/quota/profiles.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { createGmailClient } from '../../src/gmail/client.js';
 import { GmailService } from '../../src/gmail/gmail-service.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';

@@ -24,7 +24,7 @@ import { breakMime } from '../../src/emulator/gmail/faults.js';
 import { spawnGmailEmulator, type IncomingMessage } from '../../src/emulator/gmail/index.js';
 import { Random } from '../../src/emulator/gmail/random.js';
 import { startHttpServer } from '../../src/http/server.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { ensureSchedules } from '../../src/schedules/schedules.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { setLogLevel } from '../../src/shared/log.js';

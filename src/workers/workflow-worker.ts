@@ -6,7 +6,7 @@ import { createStoreActivities } from '../thread/store-activities.js';
 import { createActionStoreActivities } from '../actions/store-activities.js';
 import { createAgentStoreActivities } from '../agent/store-activities.js';
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
-import { prismaExecutor } from '../quota/sql.js';
+import { prismaExecutor } from '../db/sql-executor.js';
 import { backfillAlertSettingsFromConfig } from '../config.js';
 import { createHandoffWorkerActivities, createSyncWorkerActivities } from './sync-activities.js';
 import type { WorkerContext } from './context.js';

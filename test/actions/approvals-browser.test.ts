@@ -10,7 +10,7 @@ import { listActions, updateSafetySettings } from '../../src/actions/journal.js'
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
 import { appRoutes } from '../../src/http/routes.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';

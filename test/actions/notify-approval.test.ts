@@ -10,7 +10,7 @@ import { deriveApprovalKeys, verifyLink } from '../../src/actions/approval-links
 import { loadAction } from '../../src/actions/journal.js';
 import { createApprovalNotifyActivities, type ApprovalNotifyDeps } from '../../src/actions/notify-activities.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
-import type { SqlExecutor } from '../../src/quota/sql.js';
+import type { SqlExecutor } from '../../src/db/sql-executor.js';
 import { bundleWorkflows } from '../../src/workers/workflow-bundle.js';
 import { openJournal, seedAction } from '../helpers/approvals.js';
 

@@ -14,7 +14,7 @@ import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emu
 import { escapeHtml } from '../../src/http/approvals-page.js';
 import { appRoutes } from '../../src/http/routes.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';

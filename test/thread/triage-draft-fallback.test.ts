@@ -9,7 +9,7 @@ import { applyMigrations } from '../../src/db/migrate.js';
 import { startAnthropicEmulator, type AnthropicEmulator } from '../../src/emulator/anthropic/index.js';
 import { draw } from '../../src/emulator/anthropic/random.js';
 import { createLlmClient } from '../../src/llm/index.js';
-import { pgExecutor } from '../../src/quota/sql.js';
+import { pgExecutor } from '../../src/db/sql-executor.js';
 import { createLlmActivities } from '../../src/thread/llm-activities.js';
 import type { LlmActivities, LlmDraft, PromptMessage } from '../../src/thread/activity-contracts.js';
 import { seedAccount } from '../helpers/approvals.js';
