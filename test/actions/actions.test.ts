@@ -13,7 +13,7 @@ import { actionDecisionSignal } from '../../src/thread/signals.js';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
-import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 
 const SEND_DELAY_MS = 1500;
 

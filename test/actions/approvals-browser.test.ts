@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
-import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { appRoutes } from '../../src/http/routes.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';

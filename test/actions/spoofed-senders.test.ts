@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournaledAction } from '../../src/actions/contracts.js';
 import { decideAction, type DecideDeps } from '../../src/actions/decide.js';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
-import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { escapeHtml } from '../../src/http/approvals-page.js';
 import { appRoutes } from '../../src/http/routes.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
