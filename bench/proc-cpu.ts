@@ -46,7 +46,7 @@ export function groupOf(p: { comm: string; cmdline: string; ours: boolean }): Cp
   if (p.comm === 'postgres' || p.comm.startsWith('postgres:')) return 'postgres';
   if (!p.ours) return undefined;
   if (p.comm.startsWith('temporal')) return 'temporal'; // the dev server, temporal-server, temporal-ui-server
-  if (/src\/emulator\//.test(p.cmdline)) return 'emulators';
+  if (/(^|[\s/])emulators\//.test(p.cmdline)) return 'emulators';
   return 'workers';
 }
 

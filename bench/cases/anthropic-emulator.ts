@@ -2,7 +2,7 @@
 // classify calls per minute the LLM service gets through the real SDK from the emulator at a given model
 // latency, i.e. the ceiling the emulator (not the model) puts on the pipeline benchmark.
 import { parseArgs } from 'node:util';
-import { startAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { startAnthropicEmulator } from '../../emulators/anthropic/index.js';
 import { classifyEmail, createLlmClient } from '../../src/llm/index.js';
 
 function percentile(sorted: number[], p: number): number {

@@ -25,10 +25,10 @@ import { loadConfig, quotaOptionsFromConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
-import { EmulatorControlClient } from '../../src/emulator/gmail/control-client.js';
+import { EmulatorControlClient } from '../../emulators/gmail/control-client.js';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
 import { messageCeilingPerSecond, type QuotaProfileName } from '../../src/quota/profiles.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { createGmailClient } from '../../src/gmail/client.js';
 import { GmailService } from '../../src/gmail/gmail-service.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
@@ -53,7 +53,7 @@ interface EmulatorDetails {
 async function startEmulator(messages: number, profile: QuotaProfileName, spanDays: number): Promise<{ child: ChildProcess; details: EmulatorDetails }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/emulator/gmail/main.ts', '--port', '0', '--json', '--quota', profile, '--messages', String(messages), '--span-days', String(spanDays)],
+    ['--import', 'tsx', 'emulators/gmail/main.ts', '--port', '0', '--json', '--quota', profile, '--messages', String(messages), '--span-days', String(spanDays)],
     { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const [line] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];

@@ -27,8 +27,8 @@ import { loadConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
-import { spawnAnthropicEmulator } from '../../src/emulator/anthropic/index.js';
-import { EmulatorControlClient } from '../../src/emulator/gmail/control-client.js';
+import { spawnAnthropicEmulator } from '../../emulators/anthropic/index.js';
+import { EmulatorControlClient } from '../../emulators/gmail/control-client.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { PUSH_PATH, pushRoute } from '../../src/sync/push-route.js';
 import { registerAccount } from '../../src/accounts/connect.js';
@@ -58,7 +58,7 @@ interface EmulatorDetails {
 }
 
 async function startEmulator(): Promise<{ child: ChildProcess; details: EmulatorDetails }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/emulator/gmail/main.ts', '--port', '0', '--json', '--quota', 'legacy'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'emulators/gmail/main.ts', '--port', '0', '--json', '--quota', 'legacy'], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

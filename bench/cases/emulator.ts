@@ -13,7 +13,7 @@ import { setFlagsFromString } from 'node:v8';
 import { OAuth2Client } from 'google-auth-library';
 import { google, type gmail_v1 } from 'googleapis';
 import { positiveFlag } from '../args.js';
-import { spawnGmailEmulator } from '../../src/emulator/gmail/child.js';
+import { spawnGmailEmulator } from '../../emulators/gmail/child.js';
 import { isMainModule } from '../../src/shared/main-module.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -142,7 +142,7 @@ async function throughput(seconds: number, concurrency: number): Promise<void> {
 async function measureMailboxMemory(count: number): Promise<void> {
   setFlagsFromString('--expose_gc');
   const gc = runInNewContext('gc') as () => void;
-  const { startGmailEmulator } = await import('../../src/emulator/gmail/index.js');
+  const { startGmailEmulator } = await import('../../emulators/gmail/index.js');
   const emulator = await startGmailEmulator({ quota: false });
   emulator.world.createAccount({ email: 'big@example.com', name: 'Big Mailbox' });
   gc();

@@ -25,7 +25,7 @@ import { createPrismaClient } from '../../src/db/client.js';
 import { databaseNameOf } from '../../src/db/connection-url.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
-import { EmulatorControlClient } from '../../src/emulator/gmail/control-client.js';
+import { EmulatorControlClient } from '../../emulators/gmail/control-client.js';
 import { WorkerProcesses, WORKER_ROLES, workerTaskQueues } from '../../src/stack/worker-processes.js';
 import { connectClient } from '../../src/temporal/client.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
@@ -46,7 +46,7 @@ function percentile(sorted: number[], p: number): number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startEmulator(): Promise<{ child: ChildProcess; details: { url: string; tokenUrl: string; clientId: string; clientSecret: string } }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/emulator/gmail/main.ts', '--port', '0', '--json', '--quota', 'legacy'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'emulators/gmail/main.ts', '--port', '0', '--json', '--quota', 'legacy'], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

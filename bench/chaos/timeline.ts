@@ -1,6 +1,6 @@
 // The chaos run's fault schedule: a pure function of the seed, the window and the fault list, so a
 // run can be repeated exactly (the same seed gives the same moments) and tested without processes.
-import { Random } from '../../src/emulator/gmail/random.js';
+import { Random } from '../../emulators/gmail/random.js';
 
 import type { WorkerRole } from '../../src/stack/worker-processes.js';
 

@@ -3,7 +3,7 @@
 // undo of a scheduled send too (its workflow holds the timer); undo of a done action runs the undo
 // workflow. Each reports what became of the action, read back from the journal.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { actionDecisionSignal } from '../thread/signals.js';
 import { threadWorkflowId } from '../thread/contracts.js';
 import { reversalOf, type ActionDecisionEvent, type ActionState, type JournaledAction } from './contracts.js';

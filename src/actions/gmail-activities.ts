@@ -12,7 +12,7 @@ import { LabelDirectory } from '../gmail/label-directory.js';
 import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import { buildPlainTextMessage, buildReply, replyRecipients, toRaw } from '../gmail/mime.js';
 import type { ThreadMessage } from '../gmail/types.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ActionGmailActivities } from './activity-contracts.js';
 import { ACTION_MARKER_HEADER, reversalOf, SENDING_KINDS, type ActionResult, type JournaledAction } from './contracts.js';
 import { loadAction, loadSafetyPolicy, proposeActions, transitionAction } from './journal.js';

@@ -6,7 +6,7 @@
 import { uuid7 } from '../db/uuid7.js';
 import { CATEGORIES, type Category } from '../mail/types.js';
 import { actionTransitions } from '../metrics/metrics.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { actionSpecsOf } from './action-specs.js';
 import {
   actionKey,

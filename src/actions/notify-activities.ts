@@ -5,7 +5,7 @@
 // activity posts once; only a crash between Discord's answer and that write can post twice.
 import { ApplicationFailure } from '@temporalio/common';
 import type { ApprovalsSettings } from '../config.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ApprovalNotifyActivities } from './activity-contracts.js';
 import { approvalLink, type ApprovalKeys } from './approval-links.js';
 import { accountEmail, reasonText, recipientsText } from './approval-request.js';

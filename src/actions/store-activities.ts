@@ -1,6 +1,6 @@
 // Postgres activities of the actions (local activities of the thread workflow): the journal's
 // transitions and reads. Proposals are judged and journaled in the Gmail step that carries them out.
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ActionStoreActivities } from './activity-contracts.js';
 import { loadAction, transitionAction } from './journal.js';
 

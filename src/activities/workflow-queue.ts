@@ -8,7 +8,7 @@ import { createAgentStoreActivities } from '../agent/store-activities.js';
 import { createBackfillHandoffActivities } from '../backfill/handoff-activities.js';
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
 import { backfillAlertSettingsFromConfig, threadSettingsFromConfig } from '../config.js';
-import { prismaExecutor } from '../quota/sql.js';
+import { prismaExecutor } from '../db/sql-executor.js';
 import { createRetentionActivities } from '../retention/retention-activities.js';
 import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js';
 import { createSyncActivities } from '../sync/sync-activities.js';

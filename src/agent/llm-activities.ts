@@ -4,7 +4,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { cancellationSignal } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
 import type { AgentLlmActivities } from './activity-contracts.js';
 import { AGENT_TOOLS, type AgentBlock, type AgentToolCall, type AgentToolName } from './contracts.js';

@@ -1,5 +1,5 @@
 // Agent profiles in Postgres (table agent_profiles): read by the rules step and the CLI.
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { AGENT_TOOLS, type AgentProfile, type AgentToolName } from './contracts.js';
 
 type ProfileRow = {

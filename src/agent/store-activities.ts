@@ -1,6 +1,6 @@
 // Postgres activities of the agent (local activities of the thread workflow): what we know of a
 // sender, and the run's steps.
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import type { AgentStoreActivities } from './activity-contracts.js';
 
 export function createAgentStoreActivities(db: SqlExecutor): AgentStoreActivities {

@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
 import { GmailAuthError } from '../gmail/errors.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
 import { createLogger } from '../shared/log.js';
 import type { BackfillAlertDeliveryActivities } from './activity-contracts.js';

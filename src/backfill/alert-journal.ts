@@ -2,7 +2,7 @@
 // backfill_alerts, their delivery recorded on the row, the metadata estimate, and the current
 // levels the health endpoint and the metrics read.
 import { uuid7 } from '../db/uuid7.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import type { AlertKind, AlertLevel, Judgement } from './alerts.js';
 
 export interface BackfillAlertRow {

@@ -7,7 +7,7 @@ import { activityInfo, ApplicationFailure, Context, heartbeat } from '@temporali
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { AccountNotConnectedError } from '../accounts/gmail-accounts.js';
 import type { QuotaLimiter } from '../quota/limiter.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { GmailAuthError, GmailNotFoundError, GmailRateLimitError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
 import type { ThreadMessage } from '../gmail/types.js';

@@ -4,7 +4,7 @@
 import { activityInfo, heartbeat } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ingestThreadEvent } from '../thread/ingest.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ThreadSettings } from '../thread/contracts.js';
 import type { BackfillHandoffActivities, HandoffInput, HandoffResult } from './activity-contracts.js';
 

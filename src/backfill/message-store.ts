@@ -2,7 +2,7 @@
 // message registry, the per-account watermark, and the archiver's selection. Raw SQL through the
 // SqlExecutor the quota limiter uses too (a Prisma client or a pg pool).
 import type { ThreadMessage } from '../gmail/types.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import type { BackfillStoredState } from './activity-contracts.js';
 import type { Granularity } from './slicing.js';
 

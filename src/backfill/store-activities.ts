@@ -1,6 +1,6 @@
 // Backfill activities that only touch Postgres (task queue durable-inbox, next to the workflows).
 import { backfillAlertsRaised, backfillMessages, badMessages } from '../metrics/metrics.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import type { BackfillStoreActivities } from './activity-contracts.js';
 import { journalAlertLevels, storedMetadataBytes, undeliveredAlerts } from './alert-journal.js';
 import { judgeMetadata } from './alerts.js';

@@ -21,7 +21,7 @@ import { decideAction, undoSince, type DecideDeps, type Decision } from '../acti
 import { listActions, loadAction, loadCategoryActions, loadSafetyPolicy, setCategoryActions, updateSafetySettings } from '../actions/journal.js';
 import type { Allowance, AllowanceScope, SafetyPolicy } from '../actions/policy.js';
 import { CATEGORIES, type Category } from '../mail/types.js';
-import { prismaExecutor } from '../quota/sql.js';
+import { prismaExecutor } from '../db/sql-executor.js';
 import { accountIdOf } from './account-ref.js';
 import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';

@@ -9,7 +9,7 @@ import type { Env } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
 import { AGENT_TOOLS, type AgentProfile, type AgentToolName } from '../agent/contracts.js';
 import { listAgentProfiles, loadAgentProfile, saveAgentProfile } from '../agent/profiles.js';
-import { prismaExecutor } from '../quota/sql.js';
+import { prismaExecutor } from '../db/sql-executor.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 

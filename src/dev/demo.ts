@@ -9,10 +9,10 @@ import type { Env } from '../config.js';
 import { registerAccount, type AccountDeps } from '../accounts/connect.js';
 import { notifySync, requestFullScan, type SyncTarget } from '../sync/notify.js';
 import { historyIdGreater } from '../sync/contracts.js';
-import { startGmailEmulator, type RunningGmailEmulator } from '../emulator/gmail/index.js';
-import { startAnthropicEmulator, type AnthropicEmulator } from '../emulator/anthropic/index.js';
+import { startGmailEmulator, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
+import { startAnthropicEmulator, type AnthropicEmulator } from '../../emulators/anthropic/index.js';
 import type { PrismaClient } from '../db/client.js';
-import { startDiscordEmulator, type RunningDiscordEmulator } from '../emulator/discord/index.js';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { createLogger } from '../shared/log.js';
 
 const log = createLogger('demo');

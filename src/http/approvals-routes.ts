@@ -18,7 +18,7 @@ import { accountEmail, openDecisions } from '../actions/approval-request.js';
 import type { JournaledAction } from '../actions/contracts.js';
 import type { Decision, DecisionOutcome } from '../actions/decide.js';
 import { listActions, loadAction } from '../actions/journal.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { createLogger } from '../shared/log.js';
 import { csrfToken, csrfTokenValid, newSession, originAllowed, sessionCookie, sessionOf } from './approvals-csrf.js';
 import { renderActionPage, renderListPage, renderMessagePage, type ActionCard, type Outcome } from './approvals-page.js';

@@ -1,6 +1,6 @@
 // Why the product is degraded while Temporal and PostgreSQL both answer: each source is a small
 // function returning its reasons (none when all is well). GET /healthz lists them all.
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { currentBackfillAlerts } from '../backfill/alert-journal.js';
 import { describePause } from '../llm/breaker.js';
 import { listBreakers } from '../llm/breaker-store.js';

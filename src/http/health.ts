@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Client } from '@temporalio/client';
 import { operatorTokenMatches } from '../actions/approval-links.js';
 import type { PrismaClient } from '../db/client.js';
-import { prismaExecutor } from '../quota/sql.js';
+import { prismaExecutor } from '../db/sql-executor.js';
 import { sendJson } from '../shared/json-response.js';
 import { createLogger } from '../shared/log.js';
 import type { DegradedReason, ReasonSource } from './health-reasons.js';

@@ -6,7 +6,7 @@ import { approvalsSettingsFromConfig, healthSettingsFromConfig, type Env } from 
 import { approvalKeysOnce } from '../actions/approval-links.js';
 import { decideAction } from '../actions/decide.js';
 import type { PrismaClient } from '../db/client.js';
-import { prismaExecutor } from '../quota/sql.js';
+import { prismaExecutor } from '../db/sql-executor.js';
 import { createLogger } from '../shared/log.js';
 import { PUSH_PATH, pushRoute } from '../sync/push-route.js';
 import { approvalsRoutes } from './approvals-routes.js';

@@ -2,7 +2,7 @@
 // (breaker.ts) run under a row lock, so concurrent LLM activities of one account count every failure
 // and only one of them takes the probe.
 import type { PrismaClient } from '../db/client.js';
-import { prismaExecutor, type SqlExecutor } from '../quota/sql.js';
+import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { CLOSED, type BreakerState, type LlmPauseReason } from './breaker.js';
 
 export type BreakerRow = {

@@ -19,7 +19,7 @@ import {
 } from './breaker.js';
 import { BREAKER_COLUMNS, breakerStateOf, createBreakerStore, type BreakerRow } from './breaker-store.js';
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { llmCalls, llmErrors, llmTokens } from '../metrics/metrics.js';
 import { classifyAnthropicError, LlmOutputInvalidError } from './index.js';
 

@@ -1,6 +1,6 @@
 // GET /metrics: this process's metrics in the Prometheus text format. The HTTP server serves it
 // among its routes; a worker process running alone serves it on its own listener (METRICS_PORT).
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { startHttpServer, type HttpServer, type RouteHandler } from '../http/server.js';
 import { registry } from './metrics.js';
 import { PROMETHEUS_CONTENT_TYPE } from './registry.js';

@@ -4,7 +4,7 @@
 // process reports the same values for them.
 import { currentBackfillAlerts } from '../backfill/alert-journal.js';
 import { listBreakers } from '../llm/breaker-store.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { MetricsRegistry, type Sample } from './registry.js';
 
 export const registry = new MetricsRegistry<SqlExecutor>();

@@ -16,7 +16,7 @@
 // use the same profile/options for an account (they come from the same environment).
 import { GmailRateLimitError } from '../gmail/errors.js';
 import { QUOTA_PROFILES, unitCost, type QuotaProfileName } from './profiles.js';
-import type { SqlExecutor } from './sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { gmailCalls, gmailUnits, quotaWaitSeconds } from '../metrics/metrics.js';
 
 export interface QuotaLimiterOptions {

@@ -17,7 +17,7 @@ import { BUILTIN_RULES, evaluateRules } from '../rules/rules.js';
 import type { DraftRef, GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './activity-contracts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
 import { draftsWritten } from '../metrics/metrics.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { mayNeedReply, rulesVerdict } from './rules-verdict.js';
 
 /** Bodies are cut to this many characters before they enter workflow history. */

@@ -3,7 +3,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { cancellationSignal, log } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { classifyEmail, draftReply } from '../llm/index.js';
 import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
 import type { LlmActivities, LlmClassification, LlmDraft, PromptMessage, ReplyContext } from './activity-contracts.js';

@@ -3,7 +3,7 @@
 // routing rule's agent profile. Read with the thread (readThread), so it costs no step of its own.
 import { loadCategoryActions } from '../actions/journal.js';
 import { loadAgentProfile } from '../agent/profiles.js';
-import type { SqlExecutor } from '../quota/sql.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
 import { precheckRules } from '../rules/pattern-safety.js';
 import { ruleFromRow, type RuleRow } from '../rules/rule-rows.js';
 import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule, type RuleEmail } from '../rules/rules.js';

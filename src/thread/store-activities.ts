@@ -6,7 +6,7 @@ import type { PrismaClient } from '../db/client.js';
 import { isCategory } from '../mail/types.js';
 import { uuid7 } from '../db/uuid7.js';
 import { recordLifecycleActions } from '../actions/journal.js';
-import { prismaExecutor } from '../quota/sql.js';
+import { prismaExecutor } from '../db/sql-executor.js';
 import { emailsHandled } from '../metrics/metrics.js';
 import type { StoreActivities } from './activity-contracts.js';
 import { threadWorkflowId, type ThreadMemory, type ThreadState } from './contracts.js';

@@ -9,7 +9,7 @@ import type { DataConverter } from '@temporalio/common';
 import { quotaOptionsFromConfig, type Env } from '../config.js';
 import { createDatabasePool, type PrismaClient } from '../db/client.js';
 import { QuotaLimiter } from '../quota/limiter.js';
-import { pgExecutor, type SqlExecutor } from '../quota/sql.js';
+import { pgExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { connectClient } from '../temporal/client.js';
 import { temporalConnectionOptions } from '../temporal/connection.js';
 import { createDataConverter } from '../temporal/data-converter.js';

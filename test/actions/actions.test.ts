@@ -8,12 +8,12 @@ import { listActions, loadAction, updateSafetySettings } from '../../src/actions
 import type { ActionGmailActivities } from '../../src/actions/activity-contracts.js';
 import type { ActionSpec, JournaledAction } from '../../src/actions/contracts.js';
 import type { SafetyPolicy } from '../../src/actions/policy.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { actionDecisionSignal } from '../../src/thread/signals.js';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
-import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 
 const SEND_DELAY_MS = 1500;
 

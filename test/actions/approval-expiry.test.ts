@@ -2,7 +2,7 @@
 // Action Required. Real dev server, Postgres and emulators; a 2-second expiry.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listActions } from '../../src/actions/journal.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 
 let h: InboxHarness;

@@ -1,4 +1,4 @@
-// The approval notification against the Discord webhook emulator (src/emulator/discord): what the
+// The approval notification against the Discord webhook emulator (emulators/discord): what the
 // message says and does not say, once per action, and Discord's 429 / 4xx / 5xx as Temporal sees them.
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -9,8 +9,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { deriveApprovalKeys, verifyLink } from '../../src/actions/approval-links.js';
 import { loadAction } from '../../src/actions/journal.js';
 import { createApprovalNotifyActivities, type ApprovalNotifyDeps } from '../../src/actions/notify-activities.js';
-import { startDiscordEmulator, type RunningDiscordEmulator } from '../../src/emulator/discord/index.js';
-import type { SqlExecutor } from '../../src/quota/sql.js';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
+import type { SqlExecutor } from '../../src/db/sql-executor.js';
 import { bundleWorkflows } from '../../src/workers/workflow-bundle.js';
 import { openJournal, seedAction } from '../helpers/approvals.js';
 

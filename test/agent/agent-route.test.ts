@@ -8,7 +8,7 @@ import type { AgentProfile } from '../../src/agent/contracts.js';
 import { saveAgentProfile } from '../../src/agent/profiles.js';
 import { decideAction } from '../../src/actions/decide.js';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { renderActionPage } from '../../src/http/approvals-page.js';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';

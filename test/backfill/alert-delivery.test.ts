@@ -9,10 +9,10 @@ import { currentBackfillAlerts, journalAlertLevels, loadAlert } from '../../src/
 import { judgeMetadata } from '../../src/backfill/alerts.js';
 import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
 import { backfillProgressQuery, backfillWorkflowId } from '../../src/backfill/contracts.js';
-import { startDiscordEmulator, type RunningDiscordEmulator, type WebhookRecord } from '../../src/emulator/discord/index.js';
+import { startDiscordEmulator, type RunningDiscordEmulator, type WebhookRecord } from '../../emulators/discord/index.js';
 import { backfillAlerts } from '../../src/http/health-reasons.js';
 import { registry } from '../../src/metrics/metrics.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { createBackfillHarness, listableMessages, type BackfillHarness } from '../helpers/backfill-harness.js';
 
 const FAST = { startRate: 50_000, maxRate: 50_000, maxConcurrency: 8 };

@@ -10,7 +10,7 @@ describe('bench CPU per process group', () => {
     expect(groupOf({ comm: 'postgres', cmdline: '', ours: false })).toBe('postgres');
     expect(groupOf({ comm: 'temporal', cmdline: 'temporal server start-dev', ours: true })).toBe('temporal');
     expect(groupOf({ comm: 'temporal-server', cmdline: '', ours: true })).toBe('temporal');
-    expect(groupOf({ comm: 'node', cmdline: 'node --import tsx src/emulator/gmail/main.ts --port 0', ours: true })).toBe('emulators');
+    expect(groupOf({ comm: 'node', cmdline: 'node --import tsx emulators/gmail/main.ts --port 0', ours: true })).toBe('emulators');
     expect(groupOf({ comm: 'node', cmdline: 'node --import tsx src/workers/gmail-worker.ts', ours: true })).toBe('workers');
     expect(groupOf({ comm: 'node', cmdline: 'node some-other-app.js', ours: false })).toBeUndefined();
   });

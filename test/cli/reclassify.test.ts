@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listActions } from '../../src/actions/journal.js';
 import { runThreadsCli } from '../../src/cli/threads.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';

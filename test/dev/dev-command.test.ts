@@ -12,7 +12,7 @@ import { waitUntil } from '../helpers/wait-until.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { DEMO_AUTO_REPLY_SENDER, DEMO_EMAIL } from '../../src/dev/demo.js';
-import { EmulatorControlClient } from '../../src/emulator/gmail/index.js';
+import { EmulatorControlClient } from '../../emulators/gmail/index.js';
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {

@@ -7,7 +7,7 @@ import {
   startDiscordEmulator,
   type RunningDiscordEmulator,
   type WebhookRecord,
-} from '../../src/emulator/discord/index.js';
+} from '../../emulators/discord/index.js';
 
 let emu: RunningDiscordEmulator;
 let hook: WebhookRecord;

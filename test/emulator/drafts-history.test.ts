@@ -1,7 +1,7 @@
 // Contract tests for drafts (API and Gmail-UI actions) and history.list — through googleapis.
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { connect, failure, raw, startEmulator, type ConnectedAccount } from '../helpers/googleapis-clients.js';
 
 const OWNER = 'owner@example.com';

@@ -3,7 +3,7 @@
 // user's name in sendAs and userinfo — only through googleapis.
 import { google, type gmail_v1, type oauth2_v2 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { connect, failure, raw, startEmulator, type ConnectedAccount } from '../helpers/googleapis-clients.js';
 
 const OWNER = 'owner@example.com';

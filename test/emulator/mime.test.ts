@@ -2,7 +2,7 @@
 // and read back with messages.get (full, raw) and attachments.get.
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { connect, startEmulator } from '../helpers/googleapis-clients.js';
 
 const OWNER = 'mime@example.com';

@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { connect, failure, gmailClient, oauthClientFor, startEmulator } from '../helpers/googleapis-clients.js';
 
 let emu: RunningGmailEmulator;

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { OAuth2Client } from 'google-auth-library';
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { connect, failure, startEmulator } from '../helpers/googleapis-clients.js';
 
 const OWNER = 'watched@example.com';

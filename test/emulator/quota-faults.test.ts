@@ -2,7 +2,7 @@
 // per profile, concurrency and per-project limits, injected 5xx, latency and poison messages.
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { startGmailEmulator, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { connect, failure, startEmulator } from '../helpers/googleapis-clients.js';
 
 const OWNER = 'quota@example.com';

@@ -3,9 +3,9 @@
 // is 400, never an empty list.
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
-import { Random } from '../../src/emulator/gmail/random.js';
-import { parseQuery } from '../../src/emulator/gmail/query.js';
+import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
+import { Random } from '../../emulators/gmail/random.js';
+import { parseQuery } from '../../emulators/gmail/query.js';
 import { connect, failure, raw, startEmulator } from '../helpers/googleapis-clients.js';
 
 const OWNER = 'owner@example.com';

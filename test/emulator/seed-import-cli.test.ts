@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnGmailEmulator, startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { spawnGmailEmulator, startGmailEmulator, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { connect, gmailClient, oauthClientFor, startEmulator } from '../helpers/googleapis-clients.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -133,7 +133,7 @@ describe('import', () => {
 });
 
 describe('standalone CLI', () => {
-  const cli = (args: string[]) => spawn(process.execPath, ['--import', 'tsx', 'src/emulator/gmail/main.ts', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const cli = (args: string[]) => spawn(process.execPath, ['--import', 'tsx', 'emulators/gmail/main.ts', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
 
   it('exits 2 with a clear message on a bad flag', async () => {
     const child = cli(['--messages', 'lots']);

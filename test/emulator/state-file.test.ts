@@ -5,8 +5,8 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
-import type { WorldSnapshot } from '../../src/emulator/gmail/world.js';
+import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
+import type { WorldSnapshot } from '../../emulators/gmail/world.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import { connect, gmailClient, oauthClientFor, raw, startEmulator } from '../helpers/googleapis-clients.js';
 

@@ -5,7 +5,7 @@ import { uuid7 } from '../../src/db/uuid7.js';
 import type { ActionDecisionEvent, ActionReason, ActionResult, ActionState, JournaledAction } from '../../src/actions/contracts.js';
 import { loadAction, transitionAction } from '../../src/actions/journal.js';
 import { applyMigrations } from '../../src/db/migrate.js';
-import { pgExecutor, type SqlExecutor } from '../../src/quota/sql.js';
+import { pgExecutor, type SqlExecutor } from '../../src/db/sql-executor.js';
 import pg from 'pg';
 import { createScratchDatabase } from './scratch-database.js';
 

@@ -7,7 +7,7 @@ import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createBackfillGmailActivities } from '../../src/backfill/gmail-activities.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { QuotaLimiter, type QuotaLimiterOptions } from '../../src/quota/limiter.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 

@@ -15,9 +15,9 @@ import { createBackfillStoreActivities, type BackfillAlertOptions } from '../../
 import { createBackfillHandoffActivities } from '../../src/backfill/handoff-activities.js';
 import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
-import { startGmailEmulator, type GmailEmulatorOptions, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { startGmailEmulator, type GmailEmulatorOptions, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { QuotaLimiter, type QuotaLimiterOptions } from '../../src/quota/limiter.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { bundleWorkflows, workflowsPath } from '../../src/workers/workflow-bundle.js';

@@ -1,5 +1,5 @@
 // Shared setup for tests that talk to the Gmail emulator through googleapis, exactly as production does.
-import { startGmailEmulator, type GmailEmulatorOptions, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { startGmailEmulator, type GmailEmulatorOptions, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { createGmailClient, GmailService, type GmailClient, type GmailTokens } from '../../src/gmail/index.js';
 
 export interface TestAccount extends GmailClient {

@@ -2,7 +2,7 @@
 // clients authorised through the emulator's OAuth token endpoint, exactly as the app does it.
 import { OAuth2Client } from 'google-auth-library';
 import { google, type gmail_v1 } from 'googleapis';
-import { startGmailEmulator, type CreatedAccount, type GmailEmulatorOptions, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { startGmailEmulator, type CreatedAccount, type GmailEmulatorOptions, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
 
 export interface ConnectedAccount {
   account: CreatedAccount;

@@ -9,8 +9,8 @@ import { gmailOAuthSettings, loadConfig, threadSettingsFromConfig, type Env } fr
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { GmailAccounts, type AccountGmail } from '../../src/accounts/gmail-accounts.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
-import { startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
-import { startAnthropicEmulator, type AnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { startGmailEmulator, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
+import { startAnthropicEmulator, type AnthropicEmulator } from '../../emulators/anthropic/index.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';

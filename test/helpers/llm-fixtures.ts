@@ -2,7 +2,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { EmailForPrompt } from '../../src/mail/types.js';
-import { startAnthropicEmulator, type AnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { startAnthropicEmulator, type AnthropicEmulator } from '../../emulators/anthropic/index.js';
 import { createLlmClient } from '../../src/llm/index.js';
 
 export const MODEL = 'claude-haiku-4-5';

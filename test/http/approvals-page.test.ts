@@ -15,7 +15,7 @@ import { decideAction } from '../../src/actions/decide.js';
 import { loadAction } from '../../src/actions/journal.js';
 import { approvalsRoutes } from '../../src/http/approvals-routes.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import type { SqlExecutor } from '../../src/quota/sql.js';
+import type { SqlExecutor } from '../../src/db/sql-executor.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
 import { openJournal, seedAction, settleDecision } from '../helpers/approvals.js';

@@ -13,7 +13,7 @@ import { applyMigrations } from '../../src/db/migrate.js';
 import { healthRoute } from '../../src/http/health.js';
 import { defaultReasonSources } from '../../src/http/health-reasons.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
-import { prismaExecutor, type SqlExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor, type SqlExecutor } from '../../src/db/sql-executor.js';
 import { seedAccount } from '../helpers/approvals.js';
 import { createScratchDatabase, unusedDatabaseUrl } from '../helpers/scratch-database.js';
 

@@ -2,7 +2,7 @@
 // agent, and scripted conversations, through the real SDK.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startAnthropicEmulator, type AnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { startAnthropicEmulator, type AnthropicEmulator } from '../../emulators/anthropic/index.js';
 import { MODEL } from '../helpers/llm-fixtures.js';
 
 let emulator: AnthropicEmulator;

@@ -1,7 +1,7 @@
 // The emulator's HTTP surface: what the real API would answer, and the control endpoints.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startAnthropicEmulator, type AnthropicEmulator } from '../../src/emulator/anthropic/index.js';
+import { startAnthropicEmulator, type AnthropicEmulator } from '../../emulators/anthropic/index.js';
 import { MODEL } from '../helpers/llm-fixtures.js';
 
 let emulator: AnthropicEmulator;

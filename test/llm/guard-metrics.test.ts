@@ -5,7 +5,7 @@ import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { applyMigrations } from '../../src/db/migrate.js';
 import { createLlmGuard } from '../../src/llm/guard.js';
 import { llmCalls, llmErrors, llmTokens } from '../../src/metrics/metrics.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { seedAccount } from '../helpers/approvals.js';
 import { createScratchDatabase } from '../helpers/scratch-database.js';
 

@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
-import { startGmailEmulator, type RunningGmailEmulator } from '../../src/emulator/gmail/index.js';
+import { startGmailEmulator, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { createGmailClient } from '../../src/gmail/client.js';
 import { GmailRateLimitError } from '../../src/gmail/errors.js';
 import { GmailService } from '../../src/gmail/gmail-service.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { precheckRules, regexLiteral, unsafePatternReason } from '../../src/rules/pattern-safety.js';
 import { BUILTIN_RULES, evaluateRules, InvalidRuleError, RULE_BODY_CHARS, RULE_HEADER_CHARS, validateRule, type Rule, type RuleEmail } from '../../src/rules/rules.js';
 import { rulesVerdict } from '../../src/thread/rules-verdict.js';

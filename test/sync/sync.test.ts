@@ -9,7 +9,7 @@ import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createSyncActivities } from '../../src/sync/sync-activities.js';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { pushRoute, PUSH_PATH } from '../../src/sync/push-route.js';
 import { pushSilent } from '../../src/http/health-reasons.js';

@@ -14,7 +14,7 @@ import { TokenVault } from '../../src/accounts/token-vault.js';
 import { gmailOAuthSettings, quotaOptionsFromConfig } from '../../src/config.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { createSyncActivities } from '../../src/sync/sync-activities.js';
 import { pushRoute, PUSH_PATH } from '../../src/sync/push-route.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';

@@ -6,7 +6,7 @@ import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpe
 import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import { accountReconnectedSignal } from '../../src/accounts/account-access.js';
-import { breakMime } from '../../src/emulator/gmail/faults.js';
+import { breakMime } from '../../emulators/gmail/faults.js';
 
 let h: InboxHarness;
 

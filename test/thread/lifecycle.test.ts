@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { quotaOptionsFromConfig } from '../../src/config.js';
 
 let h: InboxHarness;

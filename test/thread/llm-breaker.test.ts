@@ -10,7 +10,7 @@ import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import { listCommand, llmResumeCommand } from '../../src/cli/accounts.js';
 import { llmPaused } from '../../src/http/health-reasons.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { nextUtcDay } from '../../src/llm/breaker.js';
 import { createBreakerStore } from '../../src/llm/breaker-store.js';
 import { InboxLlmPaused } from '../../src/temporal/search-attributes.js';

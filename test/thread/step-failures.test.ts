@@ -9,7 +9,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { saveAgentProfile } from '../../src/agent/profiles.js';
 import { listActions } from '../../src/actions/journal.js';
-import { prismaExecutor } from '../../src/quota/sql.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import type { ThreadStatus } from '../../src/thread/contracts.js';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';

@@ -1,4 +1,4 @@
-// Standalone Discord webhook emulator: `npx tsx src/emulator/discord/main.ts [--port 8237]
+// Standalone Discord webhook emulator: `npx tsx emulators/discord/main.ts [--port 8237]
 // [--host 127.0.0.1] [--name "Durable Inbox"] [--webhook-id ID --webhook-token TOKEN]
 // [--webhook-limit 5 --webhook-window 2] [--channel-limit 30 --channel-window 60] [--no-rate-limits]
 // [--latency-ms 0]`. Prints the URL of one webhook created at start; point the product at it
@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { startDiscordEmulator } from './index.js';
 
-const USAGE = `usage: tsx src/emulator/discord/main.ts [--port 8237] [--host ADDR] [--name NAME]
+const USAGE = `usage: tsx emulators/discord/main.ts [--port 8237] [--host ADDR] [--name NAME]
   [--webhook-id SNOWFLAKE --webhook-token TOKEN] [--webhook-limit N --webhook-window SECONDS]
   [--channel-limit N --channel-window SECONDS] [--no-rate-limits] [--latency-ms N]`;
 

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { sendJson } from '../../shared/json-response.js';
+import { sendJson } from '../../src/shared/json-response.js';
 import {
   applyConfigPatch,
   applyFaultPatch,

@@ -1,4 +1,4 @@
-// Standalone Anthropic emulator: `npx tsx src/emulator/anthropic/main.ts [--port 8236] [--latency-ms 300]
+// Standalone Anthropic emulator: `npx tsx emulators/anthropic/main.ts [--port 8236] [--latency-ms 300]
 // [--jitter-ms 0] [--seed 1] [--rate-limit-rate 0] [--overloaded-rate 0] [--server-error-rate 0]
 // [--retry-after 1] [--api-key KEY]`. Point the app at it with ANTHROPIC_BASE_URL=<printed url>.
 import { parseArgs } from 'node:util';

@@ -4,7 +4,7 @@
 // JSON line instead (for parents that spawn it). A bad flag prints the problem and exits 2.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { isMainModule } from '../../shared/main-module.js';
+import { isMainModule } from '../../src/shared/main-module.js';
 import { startGmailEmulator, type GmailEmulatorOptions } from './index.js';
 
 const USAGE = `Usage: npm run emulator -- [options]

@@ -1,6 +1,6 @@
-// The one thing the quota limiter needs from a database: run a parameterised statement and get its
-// rows. Adapters for a node-postgres pool and for a Prisma client, so each process can share the
-// pool it already has.
+// The database interface most modules use: run a parameterised statement and get its rows.
+// Adapters for a node-postgres pool and for a Prisma client, so each process can share the pool it
+// already has.
 import type pg from 'pg';
 
 export interface SqlExecutor {

@@ -4,7 +4,7 @@ import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sendJson as writeJson } from '../../shared/json-response.js';
+import { sendJson as writeJson } from '../../src/shared/json-response.js';
 import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPatch } from './config.js';
 import { FaultPlan, type Fault } from './faults.js';
 import { createHash } from 'node:crypto';
