@@ -45,3 +45,25 @@ export function benchAccountDeps(prisma: PrismaClient, cfg: Env, client: Client,
     ...(pushTopic ? { pushTopic } : {}),
   };
 }
+
+/**
+ * `count` accounts in the Gmail emulator (`prefix-0@example.com`, ...), each with its sealed grant in
+ * Postgres as `accounts connect` stores it, without the rest of connecting (labels, watch, sync).
+ */
+export async function emulatedAccounts(
+  gmail: { createAccount(input: { email: string }): Promise<{ refreshToken: string }> },
+  prisma: PrismaClient,
+  cfg: Env,
+  prefix: string,
+  count: number,
+): Promise<{ id: string; email: string }[]> {
+  const vault = new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
+  const accounts: { id: string; email: string }[] = [];
+  for (let a = 0; a < count; a++) {
+    const email = `${prefix}-${a}@example.com`;
+    const created = await gmail.createAccount({ email });
+    const row = await prisma.account.create({ data: { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) } });
+    accounts.push({ id: row.id, email });
+  }
+  return accounts;
+}

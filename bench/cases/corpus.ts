@@ -13,10 +13,9 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
-import { benchWorkerEnv } from '../worker-env.js';
+import { benchWorkerEnv, emulatedAccounts } from '../worker-env.js';
 import { awaitSettled, isSettled, type ThreadOutcome, type TrackedThread } from '../corpus/settle.js';
 import { readSpamAssassin, sampleSpamAssassin } from '../corpus/spam-assassin.js';
-import { TokenVault } from '../../src/accounts/token-vault.js';
 import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
@@ -70,17 +69,8 @@ export async function run(args: string[]): Promise<void> {
     // the model (threads then wait, as they should) and this would measure the budget, not the mail.
     DAILY_TOKEN_BUDGET: String(1_000_000_000),
   });
-  const vault = new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
   const tag = randomUUID().slice(0, 8);
-  const accounts: { id: string; email: string }[] = [];
-  for (let a = 0; a < accountsCount; a++) {
-    const email = `corpus-${tag}-${a}@example.com`;
-    const created = await gmail.control.createAccount({ email });
-    const row = await prisma.account.create({
-      data: { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) },
-    });
-    accounts.push({ id: row.id, email });
-  }
+  const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `corpus-${tag}`, accountsCount);
 
   const ctx = await createWorkerContext(cfg, databaseUrl);
   const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];

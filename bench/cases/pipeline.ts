@@ -13,8 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
-import { benchWorkerEnv } from '../worker-env.js';
-import { TokenVault } from '../../src/accounts/token-vault.js';
+import { benchWorkerEnv, emulatedAccounts } from '../worker-env.js';
 import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
@@ -93,16 +92,7 @@ export async function run(args: string[]): Promise<void> {
     ...benchWorkerEnv({ temporalAddress: temporal.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
     LOG_LEVEL: 'error',
   });
-  const vault = new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
-  const accounts: { id: string; email: string }[] = [];
-  for (let a = 0; a < accountsCount; a++) {
-    const email = `bench-${tag}-${a}@example.com`;
-    const created = await gmail.control.createAccount({ email });
-    const row = await prisma.account.create({
-      data: { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) },
-    });
-    accounts.push({ id: row.id, email });
-  }
+  const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `bench-${tag}`, accountsCount);
 
   const ctx = await createWorkerContext(cfg, databaseUrl);
   const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
