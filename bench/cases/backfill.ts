@@ -87,7 +87,7 @@ async function runScenario(s: Scenario, env: { client: Client; temporalAddress: 
     connection,
     taskQueue,
     workflowBundle: await bundleWorkflows(workflowsPath),
-    activities: { ...createBackfillStoreActivities(db), ...createBackfillGmailActivities({ accounts, limiter, db }) },
+    activities: { ...createBackfillStoreActivities({ db }), ...createBackfillGmailActivities({ accounts, limiter, db }) },
     dataConverter,
     maxCachedWorkflows: 50,
   });

@@ -4,7 +4,7 @@ import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ActionStoreActivities } from './activity-contracts.js';
 import { loadAction, transitionAction } from './journal.js';
 
-export function createActionStoreActivities(db: SqlExecutor): ActionStoreActivities {
+export function createActionStoreActivities({ db }: { db: SqlExecutor }): ActionStoreActivities {
   return {
     settleAction: ({ scheduledForMs, ...t }) =>
       transitionAction(db, { ...t, ...(scheduledForMs !== undefined ? { scheduledFor: new Date(scheduledForMs) } : {}) }),

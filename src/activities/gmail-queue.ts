@@ -20,7 +20,7 @@ export async function createGmailQueueActivities(ctx: WorkerContext) {
   const unmetered = await createGmailAccounts(ctx, { metered: false });
   return mergeActivities(
     createGmailActivities({ accounts: metered, db: ctx.sql }),
-    createAgentGmailActivities(metered),
+    createAgentGmailActivities({ accounts: metered }),
     createActionGmailActivities({ accounts: metered, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_SECONDS * 1000 }),
     createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: ctx.sql }),
     createAlertDeliveryActivities({ db: ctx.sql, accounts: metered, ...backfillAlertSettingsFromConfig(ctx.cfg) }),

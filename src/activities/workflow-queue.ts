@@ -22,11 +22,11 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
   const db = prismaExecutor(ctx.prisma);
   const threadSettings = threadSettingsFromConfig(ctx.cfg);
   return mergeActivities(
-    createRetentionActivities(ctx.prisma),
-    createStoreActivities(ctx.prisma),
-    createActionStoreActivities(db),
-    createAgentStoreActivities(db),
-    createBackfillStoreActivities(db, backfillAlertSettingsFromConfig(ctx.cfg)),
+    createRetentionActivities({ prisma: ctx.prisma }),
+    createStoreActivities({ prisma: ctx.prisma }),
+    createActionStoreActivities({ db }),
+    createAgentStoreActivities({ db }),
+    createBackfillStoreActivities({ db, alerts: backfillAlertSettingsFromConfig(ctx.cfg) }),
     createBackfillHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
     syncActivitiesOnFirstUse(ctx, taskQueue),
   );

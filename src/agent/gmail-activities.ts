@@ -5,7 +5,7 @@ import { toActivityFailure } from '../accounts/gmail-failures.js';
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import type { AgentGmailActivities } from './activity-contracts.js';
 
-export function createAgentGmailActivities(accounts: GmailAccounts): AgentGmailActivities {
+export function createAgentGmailActivities({ accounts }: { accounts: GmailAccounts }): AgentGmailActivities {
   return {
     async searchMailbox({ accountId, query, maxResults }) {
       try {

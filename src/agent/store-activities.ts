@@ -3,7 +3,7 @@
 import type { SqlExecutor } from '../db/sql-executor.js';
 import type { AgentStoreActivities } from './activity-contracts.js';
 
-export function createAgentStoreActivities(db: SqlExecutor): AgentStoreActivities {
+export function createAgentStoreActivities({ db }: { db: SqlExecutor }): AgentStoreActivities {
   return {
     async senderHistory({ accountId, sender }) {
       // The journal keeps the sender of every action; the drafts' results say whether the user sent them.

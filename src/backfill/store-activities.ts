@@ -13,7 +13,7 @@ export interface BackfillAlertOptions {
 
 export const DEFAULT_METADATA_BUDGET_BYTES = 16 * 1024 * 1024;
 
-export function createBackfillStoreActivities(db: SqlExecutor, alerts: Partial<BackfillAlertOptions> = {}): BackfillStoreActivities {
+export function createBackfillStoreActivities({ db, alerts = {} }: { db: SqlExecutor; alerts?: Partial<BackfillAlertOptions> }): BackfillStoreActivities {
   const budget = alerts.metadataBudgetBytes ?? DEFAULT_METADATA_BUDGET_BYTES;
   return {
     backfillLoadState: ({ accountId }) => loadBackfillState(db, accountId),

@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../db/client.js';
 
-export function createRetentionActivities(prisma: PrismaClient) {
+export function createRetentionActivities({ prisma }: { prisma: PrismaClient }) {
   return {
     /** Deletes decision-log entries written before the cutoff. Idempotent. */
     async pruneDecisionLog({ before }: { before: string }): Promise<number> {

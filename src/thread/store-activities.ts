@@ -50,7 +50,7 @@ interface ThreadRow {
   handled_message_ids: string[];
 }
 
-export function createStoreActivities(prisma: PrismaClient): StoreActivities {
+export function createStoreActivities({ prisma }: { prisma: PrismaClient }): StoreActivities {
   return {
     async loadThread({ accountId, threadId }) {
       const [row] = await prisma.$queryRawUnsafe<ThreadRow[]>(LOAD_THREAD_SQL, accountId, threadId);

@@ -16,7 +16,7 @@ const cli = cliRunner(runThreadsCli);
 beforeAll(async () => {
   prisma = createPrismaClient(inject('databaseUrl'));
   account = await prisma.account.create({ data: { email: `threads-${tag}@example.com`, encryptedTokens: Buffer.from('unused') } });
-  const store = createStoreActivities(prisma);
+  const store = createStoreActivities({ prisma });
   const at = '2026-11-22T10:00:00.000Z';
   await store.saveThread({
     accountId: account.id,

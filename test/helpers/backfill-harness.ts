@@ -128,7 +128,7 @@ export async function createBackfillHarness(opts: {
         taskQueue,
         workflowBundle: await backfillBundle(),
         activities: {
-          ...createBackfillStoreActivities(db, opts.alerts),
+          ...createBackfillStoreActivities({ db, ...(opts.alerts ? { alerts: opts.alerts } : {}) }),
           ...createAlertDeliveryActivities({
             db,
             accounts,
