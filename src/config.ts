@@ -20,6 +20,25 @@ const duration = z.string().refine((v) => {
     return false;
   }
 }, 'expected a duration such as "15 minutes"');
+/**
+ * Every "how long" setting: a duration as Temporal reads it ("30 seconds", "72h", "90 days"), in
+ * milliseconds once read. A bare number is refused: its unit would be a guess.
+ */
+const howLong = (opts: { zero?: boolean } = {}) =>
+  z.string().transform((v, ctx) => {
+    let ms: number;
+    try {
+      ms = /^\s*\d+(\.\d+)?\s*$/.test(v) ? NaN : msToNumber(v as Duration);
+    } catch {
+      ms = NaN;
+    }
+    if (!Number.isFinite(ms) || ms < 0 || (ms === 0 && !opts.zero)) {
+      ctx.addIssue({ code: 'custom', message: `expected a duration with its unit, such as "30 seconds" or "72h"${opts.zero ? ' (0s: none)' : ''}` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+const DAY_MS = 24 * 3600_000;
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -121,7 +140,8 @@ export const envSchema = z.object({
   /** Origin allowed to call the codec server (the Temporal Web UI). */
   CODEC_CORS_ORIGIN: url.default('http://localhost:8233'),
 
-  RETENTION_DAYS: z.coerce.number().int().positive().default(90),
+  /** How long closed threads' rows and decisions are kept. */
+  RETENTION: howLong().prefault('90 days'),
 
   HTTP_PORT: port.default(3000),
   HTTP_HOST: z.string().default('127.0.0.1'),
@@ -142,7 +162,7 @@ export const envSchema = z.object({
   /** Opens the list page (GET /approvals?token=…); unset: only the signed per-action links work. */
   APPROVALS_OPERATOR_TOKEN: z.string().min(16, 'expected at least 16 characters').optional(),
   /** How long a signed approval link stays valid. */
-  APPROVALS_LINK_TTL_HOURS: z.coerce.number().positive().default(96),
+  APPROVALS_LINK_TTL: howLong().prefault('96 hours'),
   /** A Discord webhook (https://discord.com/api/webhooks/<id>/<token>) approval requests are posted to; a secret. */
   DISCORD_WEBHOOK_URL: url.optional(),
   DISCORD_EMULATOR_PORT: port.default(8237),
@@ -159,15 +179,15 @@ export const envSchema = z.object({
   /** The shared per-account quota bucket (src/quota): start rate and ceiling in units/s, burst in seconds of the rate, calls in flight per account per process. */
   GMAIL_QUOTA_START_RATE: z.coerce.number().positive().optional(),
   GMAIL_QUOTA_MAX_RATE: z.coerce.number().positive().optional(),
-  GMAIL_QUOTA_BURST_SECONDS: z.coerce.number().positive().optional(),
+  GMAIL_QUOTA_BURST: howLong().optional(),
   GMAIL_QUOTA_MAX_CONCURRENCY: z.coerce.number().int().positive().optional(),
   /** The archiver's schedule (docs/backfill.md): interval, Trash instead of archive, created unpaused. */
-  ARCHIVER_EVERY: z.string().min(1).default('1 hour'),
+  ARCHIVER_EVERY: duration.default('1 hour'),
   ARCHIVER_TRASH: bool.default(false),
   ARCHIVER_ENABLED: bool.default(false),
   /** Backfill alerts (docs/backfill.md): the metadata budget per account, and how often one alert may email the account. */
   BACKFILL_METADATA_BUDGET_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
-  BACKFILL_ALERT_EMAIL_EVERY_HOURS: z.coerce.number().min(0).default(6),
+  BACKFILL_ALERT_EMAIL_EVERY: howLong({ zero: true }).prefault('6 hours'),
 
   /** Sync (docs/sync.md). The Pub/Sub topic users.watch publishes to; unset: no watch, polling only. */
   GMAIL_PUSH_TOPIC: z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'expected projects/<p>/topics/<t>').optional(),
@@ -179,11 +199,11 @@ export const envSchema = z.object({
   GOOGLE_CERTS_URL: url.optional(),
   /** Schedules: fallback sync of every active account, full inbox scan (and how far back), watch renewal. */
   SYNC_POLL_EVERY: duration.default('15 minutes'),
-  SYNC_FULL_SCAN_EVERY: z.string().min(1).default('1 hour'),
-  SYNC_FULL_SCAN_DAYS: z.coerce.number().int().positive().default(10),
-  WATCH_RENEWAL_EVERY: z.string().min(1).default('1 day'),
-  /** A watch expiring within this many hours is renewed (Gmail watches last 7 days). */
-  WATCH_RENEW_WITHIN_HOURS: z.coerce.number().positive().default(156),
+  SYNC_FULL_SCAN_EVERY: duration.default('1 hour'),
+  SYNC_FULL_SCAN_BACK: howLong().prefault('10 days'),
+  WATCH_RENEWAL_EVERY: duration.default('1 day'),
+  /** A watch expiring within this long is renewed (Gmail watches last 7 days). */
+  WATCH_RENEW_WITHIN: howLong().prefault('156 hours'),
 
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url.optional(),
@@ -191,8 +211,16 @@ export const envSchema = z.object({
   ANTHROPIC_EMULATOR_PORT: port.default(8236),
 
   /** How long one attempt of a thread's Gmail / LLM activity may take before it is retried (a dead worker's task waits this long). */
-  GMAIL_ACTIVITY_TIMEOUT_SECONDS: z.coerce.number().int().positive().optional(),
-  LLM_ACTIVITY_TIMEOUT_SECONDS: z.coerce.number().int().positive().optional(),
+  GMAIL_ACTIVITY_TIMEOUT: howLong().optional(),
+  LLM_ACTIVITY_TIMEOUT: howLong().optional(),
+  /** A thread waiting on the user closes after this long without any event; one that needs nothing from us, sooner. */
+  THREAD_IDLE_AFTER: howLong().prefault('30 days'),
+  THREAD_SKIPPED_IDLE_AFTER: howLong().prefault('3 days'),
+  /** While an account's grant is revoked, its threads look again this often even without a reconnect. */
+  REAUTH_RECHECK_EVERY: howLong().prefault('6 hours'),
+  /** A step retried this long on one message's errors gives up (Action Required); through an outage of the account's Gmail, threads look again this often. */
+  STEP_GIVE_UP_AFTER: howLong().prefault('30 minutes'),
+  GMAIL_OUTAGE_RECHECK_EVERY: howLong().prefault('1 minute'),
 
   LABEL_OUTBOX: z.string().min(1).default('Outbox'),
   LABEL_REWORK: z.string().min(1).default('Rework'),
@@ -201,12 +229,12 @@ export const envSchema = z.object({
   LABEL_ACTION_REQUIRED: z.string().min(1).default('Action Required'),
 
   /** Actions (docs/actions.md): a send waits this long (its undo window); an approval expires after this long. */
-  SEND_DELAY_SECONDS: z.coerce.number().int().min(0).default(120),
-  APPROVAL_EXPIRY_HOURS: z.coerce.number().positive().default(72),
+  SEND_DELAY: howLong({ zero: true }).prefault('2 minutes'),
+  APPROVAL_EXPIRY: howLong().prefault('72 hours'),
   /** The kill switch in Gmail: this label on any message pauses every automatic action. */
   LABEL_PAUSE: z.string().min(1).default('Assistant Paused'),
   /** How long the Gmail worker reuses its answer to "is the pause label set?" (the kill switch acts within this long). */
-  PAUSE_LABEL_CHECK_SECONDS: z.coerce.number().min(0).default(30),
+  PAUSE_LABEL_CHECK_EVERY: howLong({ zero: true }).prefault('30 seconds'),
   LABEL_AWAITING_APPROVAL: z.string().min(1).default('Awaiting Approval'),
 
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),
@@ -215,12 +243,12 @@ export const envSchema = z.object({
   LLM_MAX_INPUT_TOKENS: z.coerce.number().int().min(500).default(8_000),
   /** The account's LLM circuit breaker: outage failures in a row (5xx, 429, 529) that pause LLM work… */
   LLM_BREAKER_FAILURES: z.coerce.number().int().positive().default(5),
-  /** …then the model is probed after this wait, doubling per failed probe up to the max (seconds). */
-  LLM_BREAKER_PROBE_MIN_SECONDS: z.coerce.number().positive().default(30),
-  LLM_BREAKER_PROBE_MAX_SECONDS: z.coerce.number().positive().default(600),
-  /** A thread's LLM / Gmail call whose worker stops heartbeating this long is retried elsewhere (seconds). */
-  LLM_HEARTBEAT_SECONDS: z.coerce.number().positive().default(30),
-  GMAIL_HEARTBEAT_SECONDS: z.coerce.number().positive().default(30),
+  /** …then the model is probed after this wait, doubling per failed probe up to the max. */
+  LLM_BREAKER_PROBE_MIN: howLong().prefault('30 seconds'),
+  LLM_BREAKER_PROBE_MAX: howLong().prefault('10 minutes'),
+  /** A thread's LLM / Gmail call whose worker stops heartbeating this long is retried elsewhere. */
+  LLM_HEARTBEAT_TIMEOUT: howLong().prefault('30 seconds'),
+  GMAIL_HEARTBEAT_TIMEOUT: howLong().prefault('30 seconds'),
   DEMO_MAILBOX_MESSAGES: z.coerce.number().int().min(0).default(40),
   EMULATORS: z.enum(['auto', 'always', 'never']).default('auto'),
 });
@@ -347,23 +375,24 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
       actionRequired: cfg.LABEL_ACTION_REQUIRED,
     },
     maxReworks: cfg.MAX_REWORKS,
-    idleTimeoutMs: 30 * 24 * 3600 * 1000,
-    skippedIdleTimeoutMs: 3 * 24 * 3600 * 1000,
+    idleTimeoutMs: cfg.THREAD_IDLE_AFTER,
+    skippedIdleTimeoutMs: cfg.THREAD_SKIPPED_IDLE_AFTER,
     llmAttempts: 3,
-    reauthRecheckMs: 6 * 3600 * 1000,
+    reauthRecheckMs: cfg.REAUTH_RECHECK_EVERY,
+    stepLimits: { giveUpAfterMs: cfg.STEP_GIVE_UP_AFTER, outageRecheckMs: cfg.GMAIL_OUTAGE_RECHECK_EVERY },
     taskQueues: { gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE },
-    heartbeatTimeouts: { gmailMs: Math.round(cfg.GMAIL_HEARTBEAT_SECONDS * 1000), llmMs: Math.round(cfg.LLM_HEARTBEAT_SECONDS * 1000) },
-    ...(cfg.GMAIL_ACTIVITY_TIMEOUT_SECONDS !== undefined || cfg.LLM_ACTIVITY_TIMEOUT_SECONDS !== undefined
+    heartbeatTimeouts: { gmailMs: cfg.GMAIL_HEARTBEAT_TIMEOUT, llmMs: cfg.LLM_HEARTBEAT_TIMEOUT },
+    ...(cfg.GMAIL_ACTIVITY_TIMEOUT !== undefined || cfg.LLM_ACTIVITY_TIMEOUT !== undefined
       ? {
           activityTimeouts: {
-            ...(cfg.GMAIL_ACTIVITY_TIMEOUT_SECONDS !== undefined ? { gmailMs: cfg.GMAIL_ACTIVITY_TIMEOUT_SECONDS * 1000 } : {}),
-            ...(cfg.LLM_ACTIVITY_TIMEOUT_SECONDS !== undefined ? { llmMs: cfg.LLM_ACTIVITY_TIMEOUT_SECONDS * 1000 } : {}),
+            ...(cfg.GMAIL_ACTIVITY_TIMEOUT !== undefined ? { gmailMs: cfg.GMAIL_ACTIVITY_TIMEOUT } : {}),
+            ...(cfg.LLM_ACTIVITY_TIMEOUT !== undefined ? { llmMs: cfg.LLM_ACTIVITY_TIMEOUT } : {}),
           },
         }
       : {}),
     actions: {
-      sendDelayMs: cfg.SEND_DELAY_SECONDS * 1000,
-      approvalExpiryMs: Math.round(cfg.APPROVAL_EXPIRY_HOURS * 3600_000),
+      sendDelayMs: cfg.SEND_DELAY,
+      approvalExpiryMs: cfg.APPROVAL_EXPIRY,
       pauseLabel: cfg.LABEL_PAUSE,
       awaitingApprovalLabel: cfg.LABEL_AWAITING_APPROVAL,
     },
@@ -372,7 +401,7 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
 
 /** The LLM worker's model, budget and circuit breaker. */
 export function llmSettingsFromConfig(cfg: Env): LlmSettings {
-  const probeMinMs = Math.round(cfg.LLM_BREAKER_PROBE_MIN_SECONDS * 1000);
+  const probeMinMs = cfg.LLM_BREAKER_PROBE_MIN;
   return {
     model: cfg.ANTHROPIC_MODEL,
     dailyTokenBudget: cfg.DAILY_TOKEN_BUDGET,
@@ -380,7 +409,7 @@ export function llmSettingsFromConfig(cfg: Env): LlmSettings {
     breaker: {
       failuresToOpen: cfg.LLM_BREAKER_FAILURES,
       probeMinMs,
-      probeMaxMs: Math.max(probeMinMs, Math.round(cfg.LLM_BREAKER_PROBE_MAX_SECONDS * 1000)),
+      probeMaxMs: Math.max(probeMinMs, cfg.LLM_BREAKER_PROBE_MAX),
     },
   };
 }
@@ -391,7 +420,7 @@ export function quotaOptionsFromConfig(cfg: Env): QuotaLimiterOptions {
     profile: cfg.GMAIL_QUOTA_PROFILE,
     ...(cfg.GMAIL_QUOTA_START_RATE !== undefined ? { startRate: cfg.GMAIL_QUOTA_START_RATE } : {}),
     ...(cfg.GMAIL_QUOTA_MAX_RATE !== undefined ? { maxRate: cfg.GMAIL_QUOTA_MAX_RATE } : {}),
-    ...(cfg.GMAIL_QUOTA_BURST_SECONDS !== undefined ? { burstSeconds: cfg.GMAIL_QUOTA_BURST_SECONDS } : {}),
+    ...(cfg.GMAIL_QUOTA_BURST !== undefined ? { burstSeconds: cfg.GMAIL_QUOTA_BURST / 1000 } : {}),
     ...(cfg.GMAIL_QUOTA_MAX_CONCURRENCY !== undefined ? { maxConcurrency: cfg.GMAIL_QUOTA_MAX_CONCURRENCY } : {}),
   };
 }
@@ -400,9 +429,9 @@ export function syncScheduleSettingsFromConfig(cfg: Env): SyncScheduleSettings {
   return {
     pollEvery: cfg.SYNC_POLL_EVERY,
     fullScanEvery: cfg.SYNC_FULL_SCAN_EVERY,
-    fullScanDays: cfg.SYNC_FULL_SCAN_DAYS,
+    fullScanDays: wholeDays(cfg.SYNC_FULL_SCAN_BACK),
     watchRenewalEvery: cfg.WATCH_RENEWAL_EVERY,
-    watchRenewWithinMs: cfg.WATCH_RENEW_WITHIN_HOURS * 3600_000,
+    watchRenewWithinMs: cfg.WATCH_RENEW_WITHIN,
   };
 }
 
@@ -422,7 +451,7 @@ export interface ApprovalsSettings {
 export function approvalsSettingsFromConfig(cfg: Env): ApprovalsSettings {
   return {
     ...(cfg.APPROVALS_OPERATOR_TOKEN ? { operatorToken: cfg.APPROVALS_OPERATOR_TOKEN } : {}),
-    linkTtlMs: cfg.APPROVALS_LINK_TTL_HOURS * 3600_000,
+    linkTtlMs: cfg.APPROVALS_LINK_TTL,
     publicBaseUrl: (cfg.PUBLIC_BASE_URL ?? `http://127.0.0.1:${cfg.HTTP_PORT}`).replace(/\/+$/, ''),
     ...(cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: cfg.DISCORD_WEBHOOK_URL } : {}),
   };
@@ -439,7 +468,7 @@ export function backfillAlertSettingsFromConfig(cfg: Env): BackfillAlertSettings
   return {
     metadataBudgetBytes: cfg.BACKFILL_METADATA_BUDGET_BYTES,
     ...(cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: cfg.DISCORD_WEBHOOK_URL } : {}),
-    emailEveryMs: Math.round(cfg.BACKFILL_ALERT_EMAIL_EVERY_HOURS * 3600_000),
+    emailEveryMs: cfg.BACKFILL_ALERT_EMAIL_EVERY,
   };
 }
 
@@ -490,4 +519,9 @@ export function gmailOAuthSettings(cfg: Env) {
     revokeUrl: cfg.GOOGLE_OAUTH_REVOKE_URL,
     rootUrl: cfg.GMAIL_API_ROOT_URL,
   };
+}
+
+/** A "how long" setting in whole days, for what counts in days (retention, how far back a scan looks). */
+export function wholeDays(ms: number): number {
+  return Math.max(1, Math.ceil(ms / DAY_MS));
 }

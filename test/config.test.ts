@@ -60,7 +60,7 @@ describe('loadConfig', () => {
     expect([defaults.METRICS_PORT, defaults.TEMPORAL_METRICS_PORT]).toEqual([9465, 9464]);
     expect(backfillAlertSettingsFromConfig(defaults)).toEqual({ metadataBudgetBytes: 16 * 1024 * 1024, emailEveryMs: 6 * 3600_000 });
     expect(healthSettingsFromConfig(defaults)).toEqual({ pushSilentAfterMs: 15 * 60_000 });
-    const cfg = loadConfig({ METRICS_PORT: '0', BACKFILL_METADATA_BUDGET_BYTES: '1000', BACKFILL_ALERT_EMAIL_EVERY_HOURS: '0.5', SYNC_POLL_EVERY: '5 minutes', DISCORD_WEBHOOK_URL: 'https://discord.example/api/webhooks/1/t' });
+    const cfg = loadConfig({ METRICS_PORT: '0', BACKFILL_METADATA_BUDGET_BYTES: '1000', BACKFILL_ALERT_EMAIL_EVERY: '30 minutes', SYNC_POLL_EVERY: '5 minutes', DISCORD_WEBHOOK_URL: 'https://discord.example/api/webhooks/1/t' });
     expect(cfg.METRICS_PORT).toBe(0);
     expect(backfillAlertSettingsFromConfig(cfg)).toEqual({ metadataBudgetBytes: 1000, emailEveryMs: 1800_000, discordWebhookUrl: 'https://discord.example/api/webhooks/1/t' });
     expect(healthSettingsFromConfig(cfg)).toEqual({ pushSilentAfterMs: 5 * 60_000 });
@@ -70,9 +70,11 @@ describe('loadConfig', () => {
 
   it('gives the threads their activity timeouts only when set, each on its own', () => {
     expect(threadSettingsFromConfig(loadConfig({})).activityTimeouts).toBeUndefined();
-    expect(threadSettingsFromConfig(loadConfig({ GMAIL_ACTIVITY_TIMEOUT_SECONDS: '20' })).activityTimeouts).toEqual({ gmailMs: 20_000 });
-    expect(threadSettingsFromConfig(loadConfig({ GMAIL_ACTIVITY_TIMEOUT_SECONDS: '20', LLM_ACTIVITY_TIMEOUT_SECONDS: '30' })).activityTimeouts).toEqual({ gmailMs: 20_000, llmMs: 30_000 });
-    expect(() => loadConfig({ LLM_ACTIVITY_TIMEOUT_SECONDS: '0' })).toThrow(/LLM_ACTIVITY_TIMEOUT_SECONDS/);
+    expect(threadSettingsFromConfig(loadConfig({ GMAIL_ACTIVITY_TIMEOUT: '20s' })).activityTimeouts).toEqual({ gmailMs: 20_000 });
+    expect(threadSettingsFromConfig(loadConfig({ GMAIL_ACTIVITY_TIMEOUT: '20 seconds', LLM_ACTIVITY_TIMEOUT: '30s' })).activityTimeouts).toEqual({ gmailMs: 20_000, llmMs: 30_000 });
+    expect(() => loadConfig({ LLM_ACTIVITY_TIMEOUT: '0s' })).toThrow(/LLM_ACTIVITY_TIMEOUT/);
+    // A bare number is refused: its unit would be a guess.
+    expect(() => loadConfig({ LLM_ACTIVITY_TIMEOUT: '30' })).toThrow(/LLM_ACTIVITY_TIMEOUT: expected a duration with its unit/);
   });
 
   it('parses several payload keys, first one encrypting', () => {
@@ -99,7 +101,7 @@ describe('loadConfig', () => {
     const cfg = loadConfig({
       PUBLIC_BASE_URL: 'https://inbox.example.com/app/',
       APPROVALS_OPERATOR_TOKEN: 'operator-token-0123456789',
-      APPROVALS_LINK_TTL_HOURS: '2',
+      APPROVALS_LINK_TTL: '2 hours',
       DISCORD_WEBHOOK_URL: 'https://discord.com/api/webhooks/1/abc',
     });
     expect(approvalsSettingsFromConfig(cfg)).toEqual({

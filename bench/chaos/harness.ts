@@ -69,7 +69,7 @@ export interface ChaosOptions {
   activityTimeoutSeconds: { gmail: number; llm: number };
   /** The fallback poll's interval (catches mailboxes whose last push was dropped). */
   pollEvery: string;
-  /** The LLM breaker's probe backoff (LLM_BREAKER_PROBE_MIN/MAX_SECONDS); the product's defaults when absent. */
+  /** The LLM breaker's probe backoff (LLM_BREAKER_PROBE_MIN/MAX); the product's defaults when absent. */
   llmBreakerProbeSeconds?: { min: number; max: number };
   /** Progress lines (stderr in the bench). */
   log?: (line: string) => void;
@@ -253,13 +253,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         anthropic: { apiKey: 'chaos-key', url: anthropic.url },
       }),
       GMAIL_PUSH_TOPIC: TOPIC,
-      GMAIL_ACTIVITY_TIMEOUT_SECONDS: String(opts.activityTimeoutSeconds.gmail),
-      LLM_ACTIVITY_TIMEOUT_SECONDS: String(opts.activityTimeoutSeconds.llm),
-      SEND_DELAY_SECONDS: '1',
+      GMAIL_ACTIVITY_TIMEOUT: `${opts.activityTimeoutSeconds.gmail}s`,
+      LLM_ACTIVITY_TIMEOUT: `${opts.activityTimeoutSeconds.llm}s`,
+      SEND_DELAY: '1s',
       // Three worker processes beside the CI suite's other files, on one PostgreSQL: small pools.
       DATABASE_POOL_SIZE: '4',
       ...(opts.llmBreakerProbeSeconds
-        ? { LLM_BREAKER_PROBE_MIN_SECONDS: String(opts.llmBreakerProbeSeconds.min), LLM_BREAKER_PROBE_MAX_SECONDS: String(opts.llmBreakerProbeSeconds.max) }
+        ? { LLM_BREAKER_PROBE_MIN: `${opts.llmBreakerProbeSeconds.min}s`, LLM_BREAKER_PROBE_MAX: `${opts.llmBreakerProbeSeconds.max}s` }
         : {}),
       LOG_LEVEL: 'warn',
     };

@@ -10,6 +10,7 @@ import {
   gmailOAuthSettings,
   syncScheduleSettingsFromConfig,
   threadSettingsFromConfig,
+  wholeDays,
   type Env,
 } from '../config.js';
 import { TokenVault } from '../accounts/token-vault.js';
@@ -55,7 +56,7 @@ export async function ensureAppSchedules(client: Client, cfg: Env, log: Logger):
   const schedules = await ensureSchedules(
     client,
     {
-      retentionDays: cfg.RETENTION_DAYS,
+      retentionDays: wholeDays(cfg.RETENTION),
       taskQueue: cfg.TEMPORAL_TASK_QUEUE,
       sync: syncScheduleSettingsFromConfig(cfg),
       archiver: archiverScheduleSettingsFromConfig(cfg),
@@ -80,7 +81,7 @@ export async function connectDemo(demo: DemoWorld, cfg: Env, deps: { prisma: Pri
       labels: threadSettingsFromConfig(cfg).labels,
       pushTopic: cfg.GMAIL_PUSH_TOPIC,
     },
-    { messages: cfg.DEMO_MAILBOX_MESSAGES, fullScanDays: cfg.SYNC_FULL_SCAN_DAYS },
+    { messages: cfg.DEMO_MAILBOX_MESSAGES, fullScanDays: wholeDays(cfg.SYNC_FULL_SCAN_BACK) },
   );
   log.info(`demo account ${DEMO_EMAIL} connected (${account.accountId}, ${account.how}); its inbox is being processed`);
 }

@@ -28,7 +28,7 @@ beforeAll(async () => {
   discord = await startDiscordEmulator();
   webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
   h = await startInboxHarness({
-    env: { PAUSE_LABEL_CHECK_SECONDS: '1', DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: 'http://127.0.0.1:3999' },
+    env: { PAUSE_LABEL_CHECK_EVERY: '1s', DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: 'http://127.0.0.1:3999' },
     settings: {
       actions: { sendDelayMs: SEND_DELAY_MS, approvalExpiryMs: 10 * 60_000, pauseLabel: 'Assistant Paused', awaitingApprovalLabel: 'Awaiting Approval' },
     },

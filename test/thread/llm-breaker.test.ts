@@ -20,7 +20,7 @@ const tag = Math.random().toString(36).slice(2, 8);
 
 beforeAll(async () => {
   h = await startInboxHarness({
-    env: { LLM_BREAKER_FAILURES: '2', LLM_BREAKER_PROBE_MIN_SECONDS: '0.3', LLM_BREAKER_PROBE_MAX_SECONDS: '1' },
+    env: { LLM_BREAKER_FAILURES: '2', LLM_BREAKER_PROBE_MIN: '300ms', LLM_BREAKER_PROBE_MAX: '1s' },
     // A long start-to-close and a short heartbeat timeout: a dead worker's call is retried after the latter.
     settings: { activityTimeouts: { gmailMs: 10_000, llmMs: 120_000 }, heartbeatTimeouts: { gmailMs: 5_000, llmMs: 2_000 } },
   });
