@@ -2,7 +2,8 @@
 // turn and each tool call is an activity (retried, idempotent), so a worker killed mid-loop resumes
 // at the step it was in without repeating a side effect. What a tool does in the thread (draft,
 // send, labels, escalate) is the thread workflow's to say: it passes its hands in.
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure } from '@temporalio/workflow';
+import { activityErrorText } from '../temporal/workflow-failures.js';
 import {
   TOOL_RESULT_CHARS,
   type AgentBlock,
@@ -24,8 +25,7 @@ export interface AgentHands {
 const cut = (text: string) => (text.length > TOOL_RESULT_CHARS ? `${text.slice(0, TOOL_RESULT_CHARS)}\n[… cut to ${TOOL_RESULT_CHARS} characters]` : text);
 
 function failureMessage(err: ActivityFailure): string {
-  const cause = err.cause;
-  return cause instanceof ApplicationFailure ? `${cause.type ?? 'Error'}: ${cause.message}` : (cause?.message ?? err.message);
+  return activityErrorText(err) || (err.cause?.message ?? err.message);
 }
 
 /** The first message: the mail, marked as data. */

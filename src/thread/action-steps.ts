@@ -4,7 +4,7 @@
 import { ActivityFailure } from '@temporalio/workflow';
 import { SENDING_KINDS, type JournaledAction, type ProposedAction } from '../actions/contracts.js';
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
-import { failureType } from '../temporal/workflow-failures.js';
+import { activityErrorText, failureType } from '../temporal/workflow-failures.js';
 import { needsTheUser, writeReplyText, type Verdict } from './common-steps.js';
 import type { ActionDecisionEvent, ActionDueEvent, OpenAction } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';
@@ -102,7 +102,7 @@ async function runAction(run: ThreadRun, action: Pick<OpenAction, 'id' | 'kind' 
     const type = failureType(err);
     if (!type) throw err;
     // Retrying cannot help (the activity journaled it failed, with the reason): the thread goes on.
-    run.logDecision({ kind: 'action', source: 'system', detail: `${labelOf(action)} failed: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}` });
+    run.logDecision({ kind: 'action', source: 'system', detail: `${labelOf(action)} failed: ${activityErrorText(err)}` });
   }
 }
 

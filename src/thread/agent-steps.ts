@@ -1,6 +1,6 @@
 // The agent route's step of the thread workflow: a routing rule hands the thread to an agent
 // (src/agent/agent-loop.ts); this gives the loop its hands on this thread. Workflow code.
-import { ActivityFailure, workflowInfo } from '@temporalio/workflow';
+import { workflowInfo } from '@temporalio/workflow';
 import { agentLoop, briefing, type AgentHands } from '../agent/agent-loop.js';
 import {
   readsMailboxAndSends,
@@ -15,7 +15,7 @@ import {
 import type { ActionReason, ActionSpec } from '../actions/contracts.js';
 import { labelOf, proposeAndStart } from './action-steps.js';
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
-import { failureType } from '../temporal/workflow-failures.js';
+import { activityErrorText, failureType } from '../temporal/workflow-failures.js';
 import { GIVE_UP_TYPES } from './activity-proxies.js';
 import { needsTheUser, placeDraftInThread } from './common-steps.js';
 import type { ThreadRun } from './thread-run.js';
@@ -33,7 +33,7 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
   } catch (err) {
     const type = failureType(err);
     if (!type || !GIVE_UP_TYPES.includes(type)) throw err;
-    return needsTheUser(run, `agent ${profile.name} stopped: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}`);
+    return needsTheUser(run, `agent ${profile.name} stopped: ${activityErrorText(err)}`);
   }
   const usage = { model: profile.model, tokensIn: hands.tokensIn, tokensOut: hands.tokensOut };
   switch (outcome.kind) {

@@ -1,11 +1,11 @@
 // The steps every route through a thread uses: the classification's outcome, writing the reply and
 // putting it in the thread as our draft, Action Required, the lifecycle's journaled label changes,
 // and an LLM step that gives up into Action Required. Workflow code.
-import { ActivityFailure, isCancellation } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import type { AgentProfile } from '../agent/contracts.js';
 import { actionKey, type ActionReason, type ActionSpec } from '../actions/contracts.js';
 import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contracts.js';
-import { describeFailure, failureType } from '../temporal/workflow-failures.js';
+import { activityErrorText, describeFailure, failureType } from '../temporal/workflow-failures.js';
 import { GIVE_UP_TYPES } from './activity-proxies.js';
 import type { ThreadRun } from './thread-run.js';
 
@@ -109,7 +109,7 @@ export async function llmStep<T>(run: ThreadRun, what: string, step: () => Promi
   } catch (err) {
     const type = failureType(err);
     if (type && GIVE_UP_TYPES.includes(type)) {
-      await needsTheUser(run, `${what} failed: ${type}: ${err instanceof ActivityFailure ? err.cause?.message : ''}`);
+      await needsTheUser(run, `${what} failed: ${activityErrorText(err)}`);
       return undefined;
     }
     throw err;
