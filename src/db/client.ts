@@ -2,6 +2,9 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { createLogger } from '../shared/log.js';
+
+const log = createLogger('db');
 
 export { PrismaClient };
 
@@ -25,6 +28,9 @@ export function createPrismaClient(databaseUrl: string, options: PrismaClientOpt
  */
 export function createDatabasePool(databaseUrl: string, options: PrismaClientOptions = {}): { pool: pg.Pool; prisma: PrismaClient } {
   const pool = new pg.Pool(poolConfig(databaseUrl, options));
+  // An idle connection PostgreSQL ends (a restart, a dropped database) errs on the pool: without a
+  // listener that would end the process. The pool opens a new connection when one is next needed.
+  pool.on('error', (err) => log.warn(`an idle PostgreSQL connection ended: ${err.message}`));
   return { pool, prisma: new PrismaClient({ adapter: new PrismaPg(pool) }) };
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
+import { createDatabasePool, createPrismaClient, type PrismaClient } from '../../src/db/client.js';
+import { waitUntil } from '../helpers/wait-until.js';
 import { Prisma } from '../../src/generated/prisma/client.js';
 
 let prisma: PrismaClient;
@@ -115,5 +116,23 @@ describe('Prisma Client on the test database', () => {
       }),
     ).rejects.toThrow('changed my mind');
     expect(await prisma.account.findUnique({ where: { email: address } })).toBeNull();
+  });
+});
+
+describe('the worker process pool (createDatabasePool)', () => {
+  it('survives PostgreSQL ending an idle connection, and opens a new one for the next statement', async () => {
+    const { pool, prisma: pooled } = createDatabasePool(inject('databaseUrl'), { poolSize: 2 });
+    try {
+      const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      const pid = rows[0]!.pid;
+      // As a PostgreSQL restart or a dropped database does: the idle connection is ended from the server.
+      await prisma.$queryRaw`SELECT pg_terminate_backend(${pid}::int)`;
+      await waitUntil('the pool noticed the ended connection', async () => pool.idleCount === 0 || undefined, { timeoutMs: 5_000, everyMs: 50 });
+      const again = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      expect(again.rows[0]!.pid).not.toBe(pid);
+    } finally {
+      await pooled.$disconnect();
+      await pool.end();
+    }
   });
 });

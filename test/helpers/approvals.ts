@@ -14,6 +14,7 @@ export async function openJournal(email: string): Promise<{ db: SqlExecutor; acc
   const database = await createScratchDatabase();
   await applyMigrations(database.url);
   const pool = new pg.Pool({ connectionString: database.url, max: 4 });
+  pool.on('error', () => {}); // dropping the scratch database ends a connection a late query still held
   const db = pgExecutor(pool);
   return {
     db,
