@@ -8,6 +8,10 @@ import type { AccountDeps } from '../src/accounts/connect.js';
 import { gmailOAuthSettings, threadSettingsFromConfig, type Env } from '../src/config.js';
 import type { PrismaClient } from '../src/db/client.js';
 import type { PayloadKey } from '../src/temporal/codec.js';
+import { createWorkerContext } from '../src/workers/context.js';
+import { createGmailWorker } from '../src/workers/gmail-worker.js';
+import { createLlmWorker } from '../src/workers/llm-worker.js';
+import { createWorkflowWorker } from '../src/workers/workflow-worker.js';
 
 export interface BenchEnvParts {
   temporalAddress: string;
@@ -66,4 +70,18 @@ export async function emulatedAccounts(
     accounts.push({ id: row.id, email });
   }
   return accounts;
+}
+
+/** The product's three workers in this process, on one worker context; `stop()` drains them and closes it. */
+export async function startWorkersInProcess(cfg: Env, databaseUrl: string): Promise<{ stop(): Promise<void> }> {
+  const ctx = await createWorkerContext(cfg, databaseUrl);
+  const workers = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
+  const running = workers.map((w) => w.run());
+  return {
+    async stop() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await Promise.allSettled(running);
+      await ctx.close();
+    },
+  };
 }

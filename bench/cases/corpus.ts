@@ -11,9 +11,8 @@
 // the ten slowest threads (delivery → settled). Gmail quotas are off: this is about the mail.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
-import { benchWorkerEnv, emulatedAccounts } from '../worker-env.js';
+import { benchWorkerEnv, emulatedAccounts, startWorkersInProcess } from '../worker-env.js';
 import { awaitSettled, isSettled, type ThreadOutcome, type TrackedThread } from '../corpus/settle.js';
 import { readSpamAssassin, sampleSpamAssassin } from '../corpus/spam-assassin.js';
 import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
@@ -26,10 +25,6 @@ import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
-import { createWorkerContext } from '../../src/workers/context.js';
-import { createGmailWorker } from '../../src/workers/gmail-worker.js';
-import { createLlmWorker } from '../../src/workers/llm-worker.js';
-import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
 import { installSdkLogging } from '../../src/workers/sdk-logging.js';
 import { threadStatusQuery } from '../../src/thread/signals.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
@@ -72,9 +67,7 @@ export async function run(args: string[]): Promise<void> {
   const tag = randomUUID().slice(0, 8);
   const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `corpus-${tag}`, accountsCount);
 
-  const ctx = await createWorkerContext(cfg, databaseUrl);
-  const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
-  const running = workers.map((w) => w.run());
+  const workers = await startWorkersInProcess(cfg, databaseUrl);
   const client = new Client({
     connection: await Connection.connect({ address: temporal.address }),
     dataConverter: createDataConverter(keys),
@@ -146,9 +139,7 @@ export async function run(args: string[]): Promise<void> {
     report(outcomes, refused, start, reasons);
     console.log(`corpus LLM calls: ${(await anthropic.metrics()).requests}`);
   } finally {
-    for (const w of workers) w.shutdown();
-    await Promise.allSettled(running);
-    await ctx.close();
+    await workers.stop();
     await client.connection.close();
     await prisma.$disconnect();
     await anthropic.close();

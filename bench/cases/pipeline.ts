@@ -11,9 +11,9 @@
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
-import { benchWorkerEnv, emulatedAccounts } from '../worker-env.js';
+import { benchWorkerEnv, emulatedAccounts, startWorkersInProcess } from '../worker-env.js';
 import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
@@ -24,10 +24,6 @@ import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
-import { createWorkerContext } from '../../src/workers/context.js';
-import { createGmailWorker } from '../../src/workers/gmail-worker.js';
-import { createLlmWorker } from '../../src/workers/llm-worker.js';
-import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
 
 type MailKind = 'reply' | 'newsletter' | 'automated';
@@ -94,9 +90,7 @@ export async function run(args: string[]): Promise<void> {
   });
   const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `bench-${tag}`, accountsCount);
 
-  const ctx = await createWorkerContext(cfg, databaseUrl);
-  const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
-  const running = workers.map((w) => w.run());
+  const workers = await startWorkersInProcess(cfg, databaseUrl);
   const client = new Client({
     connection: await Connection.connect({ address: temporal.address }),
     dataConverter: createDataConverter(keys),
@@ -186,9 +180,7 @@ export async function run(args: string[]): Promise<void> {
   console.log(`pipeline LLM calls: ${(await anthropic.metrics()).requests}`);
   console.log(cpuPerEmailLine('pipeline', cpu, draftedAt.size));
 
-  for (const w of workers) w.shutdown();
-  await Promise.allSettled(running);
-  await ctx.close();
+  await workers.stop();
   await client.connection.close();
   await prisma.$disconnect();
   await anthropic.close();

@@ -6,6 +6,7 @@
 // looking again every recheck interval, and then runs the step afresh, as long as the outage lasts.
 import { log, sleep } from '@temporalio/workflow';
 import { runningAgainAfter } from '../temporal/waiting-proxy.js';
+import { accountUnusable } from './account-access.js';
 import { describeFailure, retriesRanOut } from '../temporal/workflow-failures.js';
 
 export class StuckSteps {
@@ -13,10 +14,20 @@ export class StuckSteps {
   waitingFor: string | undefined;
 
   constructor(
-    /** Whether the account's Gmail answers now (a cheap call); throws what the account wrapper waits on. */
-    private readonly gmailAnswers: () => Promise<boolean>,
+    /** Whether the account's Gmail answers now (one cheap activity, no retries). */
+    private readonly probe: () => Promise<boolean>,
     private readonly recheckMs: number,
   ) {}
+
+  /** The probe's answer; a probe that failed itself (timed out) means no. A lost grant goes up to the account wrapper. */
+  private async gmailAnswers(): Promise<boolean> {
+    try {
+      return await this.probe();
+    } catch (err) {
+      if (accountUnusable(err)) throw err;
+      return false;
+    }
+  }
 
   /** Returns once the account answers again (the step is then worth running afresh); false: it answered at once. */
   async waitForOutage(err: unknown): Promise<boolean> {

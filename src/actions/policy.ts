@@ -2,6 +2,7 @@
 // waits for the user's approval, or is refused, with every reason. It applies to rule, LLM and agent
 // decisions alike. Pure: its facts come from the caller (the user's settings, counts from the
 // journal), never from the mail itself, so mail content cannot widen what it allows.
+import { domainOf } from '../gmail/addresses.js';
 import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import { DANGEROUS_KINDS, SENDING_KINDS, type ActionKind, type ProposedAction } from './contracts.js';
 
@@ -66,8 +67,6 @@ export interface PolicyVerdict {
   /** Every rule that applied, in order: why it runs, waits or is refused. */
   because: string[];
 }
-
-const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
 function inDomain(address: string, domain: string): boolean {
   const d = domainOf(address);

@@ -81,7 +81,7 @@ class SignatureCache {
  * A Gmail search term for one address, quoted; null for anything that is not a plain addr-spec, so
  * mail content can never add search operators (a sender of `x OR in:anywhere`) or an empty `to:`.
  */
-export function addressTerm(operator: 'to' | 'from', address: string): string | null {
+function addressTerm(operator: 'to' | 'from', address: string): string | null {
   return /^[^\s"\\(){}<>@]+@[^\s"\\(){}<>@]+$/.test(address) ? `${operator}:"${address}"` : null;
 }
 
@@ -271,7 +271,7 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
         return true;
       } catch (err) {
         // A lost grant is the account wrapper's to wait on; any other error means Gmail does not answer.
-        if (err instanceof ApplicationFailure && ACCOUNT_UNUSABLE_TYPES.includes(err.type ?? '')) throw err;
+        if (err instanceof ApplicationFailure && err.nonRetryable && ACCOUNT_UNUSABLE_TYPES.includes(err.type ?? '')) throw err;
         return false;
       }
     },

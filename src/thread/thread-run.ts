@@ -12,7 +12,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { AccountReconnect, accountUnusable, waitingForAccountAccess } from '../accounts/account-access.js';
+import { AccountReconnect, waitingForAccountAccess } from '../accounts/account-access.js';
 import { givingUpOnStuckSteps, StuckSteps } from '../accounts/stuck-steps.js';
 import type { GmailQueueActivities } from '../activities/gmail-queue.js';
 import type { LlmQueueActivities } from '../activities/llm-queue.js';
@@ -56,10 +56,6 @@ import {
   type ThreadRecord,
 } from './thread-record.js';
 
-/** The activities of each queue, every feature's together (src/activities/). */
-type GmailSteps = GmailQueueActivities;
-type LlmSteps = LlmQueueActivities;
-type PostgresSteps = WorkflowQueueActivities;
 
 export class ThreadRun {
   readonly accountId: string;
@@ -69,11 +65,11 @@ export class ThreadRun {
    * The Gmail task queue's steps, every feature's (thread, actions, agent). Each waits, for hours if
    * need be, while the account's grant is lost or its Gmail is out (account-access.ts, stuck-steps.ts).
    */
-  readonly gmail: GmailSteps;
+  readonly gmail: GmailQueueActivities;
   /** The LLM task queue's steps; each waits, for a day if need be, while the account's LLM is paused (llm-pause.ts). */
-  readonly llm: LlmSteps;
+  readonly llm: LlmQueueActivities;
   /** Postgres reads and writes, every feature's: local activities (a marker in history, no task round trip). */
-  readonly store: PostgresSteps;
+  readonly store: WorkflowQueueActivities;
   /** The approval notification (Gmail task queue, a few attempts: the approval waits elsewhere too). */
   readonly notify: ApprovalNotifyActivities;
   readonly actionSettings: ActionSettings;
@@ -92,7 +88,7 @@ export class ThreadRun {
   private constructor(
     private readonly input: ThreadWorkflowInput,
     readonly record: ThreadRecord,
-    store: PostgresSteps,
+    store: WorkflowQueueActivities,
   ) {
     this.accountId = input.accountId;
     this.threadId = input.threadId;
@@ -109,15 +105,10 @@ export class ThreadRun {
     // Gmail it waits for Gmail; stuck on this thread's own mail, it fails (and the thread needs the user).
     const limits = input.settings.stepLimits ?? STEP_LIMITS;
     const probe = proxyGmailProbe<GmailActivities>(input.settings);
-    const gmailAnswers = () =>
-      probe.gmailAnswers({ accountId: input.accountId }).catch((err: unknown) => {
-        if (accountUnusable(err)) throw err;
-        return false; // the probe itself timed out: Gmail does not answer
-      });
-    this.stuckSteps = new StuckSteps(gmailAnswers, limits.outageRecheckMs);
-    const gmail = waitingForAccountAccess(givingUpOnStuckSteps(proxyQueueActivities<GmailSteps>('gmail', input.settings), this.stuckSteps), this.reconnect);
+    this.stuckSteps = new StuckSteps(() => probe.gmailAnswers({ accountId: input.accountId }), limits.outageRecheckMs);
+    const gmail = waitingForAccountAccess(givingUpOnStuckSteps(proxyQueueActivities<GmailQueueActivities>('gmail', input.settings), this.stuckSteps), this.reconnect);
     this.llmPause = new LlmPause((reason) => upsertSearchAttributes([{ key: InboxLlmPaused, value: reason }]));
-    const llm = waitingWhileLlmPaused(proxyQueueActivities<LlmSteps>('llm', input.settings), this.llmPause);
+    const llm = waitingWhileLlmPaused(proxyQueueActivities<LlmQueueActivities>('llm', input.settings), this.llmPause);
     this.gmail = gmail;
     this.llm = llm;
     this.store = store;
@@ -131,7 +122,7 @@ export class ThreadRun {
 
   /** The run's record: what continue-as-new carried, else what earlier runs left in Postgres. */
   static async open(input: ThreadWorkflowInput): Promise<ThreadRun> {
-    const store = proxyLocalActivities<PostgresSteps>(STORE_ACTIVITY_OPTIONS);
+    const store = proxyLocalActivities<WorkflowQueueActivities>(STORE_ACTIVITY_OPTIONS);
     const remembered = input.carried ? null : await store.loadThread({ accountId: input.accountId, threadId: input.threadId });
     return new ThreadRun(input, openRecord(input.carried, remembered), store);
   }
