@@ -7,9 +7,10 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { expect, inject, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { waitUntil } from '../helpers/wait-until.js';
 import { freePort } from '../../src/shared/free-port.js';
+import { unusedDatabaseUrl } from '../helpers/scratch-database.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { DEMO_AUTO_REPLY_SENDER, DEMO_EMAIL } from '../../src/dev/demo.js';
 import { EmulatorControlClient } from '../../emulators/gmail/index.js';
@@ -38,12 +39,12 @@ async function devPorts() {
 type DevPorts = Awaited<ReturnType<typeof devPorts>>;
 
 /** `npm run dev` as a user starts it, on these ports and this data directory; resolves once it says it is running. */
-async function startDev(dataDir: string, ports: DevPorts, demoMessages: number) {
+async function startDev(dataDir: string, ports: DevPorts, demoMessages: number, databaseUrl: string) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], {
     env: {
       ...process.env,
       DATA_DIR: dataDir,
-      DATABASE_URL: inject('databaseUrl'),
+      DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
       TEMPORAL_UI_PORT: String(ports.ui),
       CODEC_SERVER_PORT: String(ports.codec),
@@ -85,7 +86,10 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
   const startedAt = Date.now();
   const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-'));
   const ports = await devPorts();
-  const dev = await startDev(dataDir, ports, 10);
+  // Its own database (npm run dev creates and migrates it): the demo's schedules poke every active
+  // account, and the suite's other files keep adding theirs to the shared one.
+  const database = unusedDatabaseUrl();
+  const dev = await startDev(dataDir, ports, 10, database.url);
   try {
     await untilRunning(dev, 'first start');
     const { output } = dev;
@@ -104,7 +108,7 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
     expect(discord.webhooks).toHaveLength(1);
 
     const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
-    const prisma = createPrismaClient(inject('databaseUrl'));
+    const prisma = createPrismaClient(database.url);
     try {
       const threads = await waitUntil('thread workflows of the demo mailbox', async () => {
         const { count } = await connection.workflowService.countWorkflowExecutions({
@@ -157,6 +161,7 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
   } finally {
     const code = await stopDev(dev);
     await rm(dataDir, { recursive: true, force: true });
+    await database.drop();
     expect(code, dev.output.slice(-2000)).toBe(0);
   }
   for (const port of Object.values(ports)) expect(await portOpen(port), `port ${port} still open`).toBe(false);
@@ -165,13 +170,14 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
 it('started, stopped and started again three times on the same DATA_DIR, processes newly delivered demo mail each time', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-restart-'));
   const ports = await devPorts();
-  const prisma = createPrismaClient(inject('databaseUrl'));
+  const database = unusedDatabaseUrl(); // its own, as above
+  const prisma = createPrismaClient(database.url);
   const gmail = new EmulatorControlClient(`http://127.0.0.1:${ports.gmail}`);
   const accountIds: string[] = [];
   let previous: { id: string; threadId: string } | undefined;
   try {
     for (let round = 1; round <= 3; round++) {
-      const dev = await startDev(dataDir, ports, 0);
+      const dev = await startDev(dataDir, ports, 0, database.url);
       try {
         await untilRunning(dev, `round ${round}`);
         const account = await prisma.account.findUniqueOrThrow({ where: { email: DEMO_EMAIL } });
@@ -207,5 +213,6 @@ it('started, stopped and started again three times on the same DATA_DIR, process
   } finally {
     await prisma.$disconnect();
     await rm(dataDir, { recursive: true, force: true });
+    await database.drop();
   }
 }, 300_000);
