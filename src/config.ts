@@ -9,6 +9,7 @@ import type { LlmSettings } from './llm/guard.js';
 import type { QuotaLimiterOptions } from './quota/limiter.js';
 import type { SyncScheduleSettings } from './schedules/schedules.js';
 import type { ThreadSettings } from './thread/contracts.js';
+import { canonicalZone } from './time/local-time.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
@@ -39,6 +40,17 @@ const howLong = (opts: { zero?: boolean } = {}) =>
     return ms;
   });
 const DAY_MS = 24 * 3600_000;
+const hour = z.coerce.number().int().min(0).max(23);
+/** ISO weekday numbers, comma-separated ("6,7" = Saturday and Sunday); "none" for a seven-day week. */
+const weekdays = z.string().transform((v, ctx) => {
+  if (v.trim().toLowerCase() === 'none') return [];
+  const days = v.split(',').map((d) => d.trim());
+  if (!days.every((d) => /^[1-7]$/.test(d)) || new Set(days).size === 7) {
+    ctx.addIssue({ code: 'custom', message: 'expected ISO weekday numbers 1 (Monday) to 7 (Sunday), comma-separated, such as "6,7" (or "none"), not all seven' });
+    return z.NEVER;
+  }
+  return [...new Set(days.map(Number))];
+});
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -236,6 +248,15 @@ export const envSchema = z.object({
   /** How long the Gmail worker reuses its answer to "is the pause label set?" (the kill switch acts within this long). */
   PAUSE_LABEL_CHECK_EVERY: howLong({ zero: true }).prefault('30 seconds'),
   LABEL_AWAITING_APPROVAL: z.string().min(1).default('Awaiting Approval'),
+
+  /** Time (docs/time.md): the zone of an account that has none of its own, the hours "tomorrow" and "this evening" mean, the weekend business days skip. */
+  DEFAULT_TIME_ZONE: z
+    .string()
+    .transform((v, ctx) => canonicalZone(v) ?? (ctx.addIssue({ code: 'custom', message: 'expected an IANA time zone such as Europe/Berlin or UTC' }), z.NEVER))
+    .prefault('UTC'),
+  MORNING_HOUR: hour.default(8),
+  EVENING_HOUR: hour.default(18),
+  WEEKEND_DAYS: weekdays.prefault('6,7'),
 
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),
   DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
