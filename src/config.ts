@@ -10,6 +10,7 @@ import type { QuotaLimiterOptions } from './quota/limiter.js';
 import type { SyncScheduleSettings } from './schedules/schedules.js';
 import type { ThreadSettings } from './thread/contracts.js';
 import { canonicalZone } from './time/local-time.js';
+import type { TimerLabelPrefixes } from './time/labels.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
@@ -41,6 +42,13 @@ const howLong = (opts: { zero?: boolean } = {}) =>
   });
 const DAY_MS = 24 * 3600_000;
 const hour = z.coerce.number().int().min(0).max(23);
+/** The first part of a nested Gmail label ("Snooze" of "Snooze/Tomorrow"): the label's own name, without the "/". */
+const labelPrefix = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .refine((v) => !v.endsWith('/'), 'expected a label name without a trailing "/", such as Snooze');
 /** ISO weekday numbers, comma-separated ("6,7" = Saturday and Sunday); "none" for a seven-day week. */
 const weekdays = z.string().transform((v, ctx) => {
   if (v.trim().toLowerCase() === 'none') return [];
@@ -257,6 +265,10 @@ export const envSchema = z.object({
   MORNING_HOUR: hour.default(8),
   EVENING_HOUR: hour.default(18),
   WEEKEND_DAYS: weekdays.prefault('6,7'),
+  /** Timer labels a user sets in Gmail: "<prefix>/<when>", e.g. Snooze/Tomorrow, Remind/3 days, Send/Tomorrow 8:00. */
+  SNOOZE_LABEL_PREFIX: labelPrefix.default('Snooze'),
+  REMIND_LABEL_PREFIX: labelPrefix.default('Remind'),
+  SEND_LATER_LABEL_PREFIX: labelPrefix.default('Send'),
 
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),
   DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
@@ -418,6 +430,11 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
       awaitingApprovalLabel: cfg.LABEL_AWAITING_APPROVAL,
     },
   };
+}
+
+/** The prefixes of the timer labels (src/time/labels.ts). */
+export function timerLabelPrefixesFromConfig(cfg: Env): TimerLabelPrefixes {
+  return { snooze: cfg.SNOOZE_LABEL_PREFIX, remind: cfg.REMIND_LABEL_PREFIX, sendLater: cfg.SEND_LATER_LABEL_PREFIX };
 }
 
 /** The LLM worker's model, budget and circuit breaker. */

@@ -19,3 +19,13 @@ export {
 export { addBusinessDays, isWeekend, MAX_BUSINESS_DAYS } from './business-days.js';
 export { parseWhen, resolveWhen, MAX_AHEAD_DAYS, type WhenSpec } from './when.js';
 export { MAX_WHEN_TEXT } from './phrases.js';
+export {
+  timerFromLabel,
+  readTimerLabel,
+  DEFAULT_TIMER_LABEL_PREFIXES,
+  MAX_LABEL_NAME,
+  type TimerKind,
+  type TimerLabelPrefixes,
+  type TimerFromLabel,
+  type UnreadableTimerLabel,
+} from './labels.js';
