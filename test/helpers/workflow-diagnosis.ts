@@ -1,7 +1,7 @@
 // What a slow test's workflows were doing: for a failure message, each workflow's status, its
 // pending activities (attempt, state, last failure) and its pending workflow task, and the last
 // events of its history with their times.
-import { Client, type Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 
 const EventType = temporal.api.enums.v1.EventType;
@@ -15,15 +15,24 @@ function time(t: { seconds?: unknown; nanos?: number | null } | null | undefined
   return new Date(Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6)).toISOString().slice(11, 23);
 }
 
-/** One paragraph per workflow id; never throws (a diagnosis must not hide the failure it explains). */
-export async function diagnoseWorkflows(connection: Connection, workflowIds: string[], lastEvents = 20): Promise<string> {
-  const client = new Client({ connection });
+/**
+ * One paragraph per workflow id; never throws (a diagnosis must not hide the failure it explains).
+ * Raw service calls: the payloads are encrypted, and nothing here needs them decoded.
+ */
+export async function diagnoseWorkflows(
+  connection: Connection,
+  workflowIds: string[],
+  lastEvents = 20,
+  namespace = 'default',
+): Promise<string> {
+  const service = connection.workflowService;
   const parts: string[] = [`(now ${new Date().toISOString().slice(11, 23)})`];
   for (const workflowId of workflowIds) {
     try {
-      const handle = client.workflow.getHandle(workflowId);
-      const { raw, status, runId } = await handle.describe();
-      const lines = [`${workflowId} run ${runId}: ${status.name}`];
+      const raw = await service.describeWorkflowExecution({ namespace, execution: { workflowId } });
+      const info = raw.workflowExecutionInfo;
+      const status = temporal.api.enums.v1.WorkflowExecutionStatus[info?.status ?? 0];
+      const lines = [`${workflowId} run ${info?.execution?.runId}: ${status}`];
       for (const a of raw.pendingActivities ?? []) {
         lines.push(
           `  pending activity ${a.activityType?.name} attempt ${a.attempt} state ${a.state} scheduled ${time(a.lastAttemptCompleteTime ?? a.scheduledTime)} started ${time(a.lastStartedTime)}` +
@@ -31,15 +40,27 @@ export async function diagnoseWorkflows(connection: Connection, workflowIds: str
         );
       }
       const wft = raw.pendingWorkflowTask;
-      if (wft) lines.push(`  pending workflow task state ${wft.state} scheduled ${time(wft.scheduledTime)} attempt ${wft.attempt}`);
-      const history = await handle.fetchHistory();
-      const events = history.events ?? [];
+      if (wft)
+        lines.push(
+          `  pending workflow task state ${wft.state} scheduled ${time(wft.scheduledTime)} attempt ${wft.attempt}`,
+        );
+      const events: temporal.api.history.v1.IHistoryEvent[] = [];
+      let nextPageToken: Uint8Array | undefined;
+      do {
+        const page = await service.getWorkflowExecutionHistory({ namespace, execution: { workflowId }, nextPageToken });
+        events.push(...(page.history?.events ?? []));
+        nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+      } while (nextPageToken);
       for (const e of events.slice(-lastEvents)) {
         const signal = e.workflowExecutionSignaledEventAttributes?.signalName;
         const activity = e.activityTaskScheduledEventAttributes?.activityType?.name;
-        const failure = e.activityTaskFailedEventAttributes?.failure?.message ?? e.workflowTaskFailedEventAttributes?.failure?.message;
+        const failure =
+          e.activityTaskFailedEventAttributes?.failure?.message ??
+          e.workflowTaskFailedEventAttributes?.failure?.message;
         const detail = [signal, activity, failure].filter(Boolean).join(' ');
-        lines.push(`  ${String(e.eventId).padStart(4)} ${time(e.eventTime)} ${eventName(e.eventType)}${detail ? ` ${detail}` : ''}`);
+        lines.push(
+          `  ${String(e.eventId).padStart(4)} ${time(e.eventTime)} ${eventName(e.eventType)}${detail ? ` ${detail}` : ''}`,
+        );
       }
       parts.push(lines.join('\n'));
     } catch (err) {
