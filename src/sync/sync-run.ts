@@ -17,7 +17,10 @@ import { carriedOf, openState, statusOf, takeFullScanRequest, takeNotification, 
  */
 const SYNC_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '1 minute',
+  // Short, and the activities heartbeat all the time they run: a task handed to a worker's poll at
+  // the moment the worker shut down (a restart) is lost until this timeout, and the account's new
+  // mail waits behind it.
+  heartbeatTimeout: '15 seconds',
   // Gmail throttling comes back with Retry-After as nextRetryDelay; the rest backs off exponentially.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 };

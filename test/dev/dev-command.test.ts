@@ -303,7 +303,14 @@ it('started, stopped and started again three times on the same DATA_DIR, process
             const workflows = [syncWorkflowId(account.id), threadWorkflowId(account.id, m.threadId)];
             const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
             const diagnosis = await diagnoseWorkflows(connection, workflows).finally(() => connection.close());
-            throw new Error(`${err.message}\n${diagnosis}\n--- npm run dev said:\n${dev.output.slice(-8000)}`);
+            // The emulator's push deliveries: whether the mail's notification reached the HTTP server.
+            const push = await gmail.metrics().then(
+              (m) => JSON.stringify(m.push, null, 1),
+              (e: Error) => e.message,
+            );
+            throw new Error(
+              `${err.message}\n${diagnosis}\n--- push deliveries:\n${push}\n--- npm run dev said:\n${dev.output.slice(-8000)}`,
+            );
           });
         await handled('the new mail', mail);
         if (previous) {
