@@ -26,7 +26,7 @@ export interface Recurrence {
 export interface Occurrence {
   /** The instant it is due. */
   at: Date;
-  /** The wall-clock time it stands for in the zone, `YYYY-MM-DDTHH:MM` (seconds when not zero). */
+  /** The wall-clock time in the zone when it is due, `YYYY-MM-DDTHH:MM` (seconds when not zero). */
   local: string;
 }
 
@@ -191,10 +191,10 @@ function instantOf(local: DateTime, zone: string): Date {
   return new Date(earliest);
 }
 
-/** A floating date (its UTC fields are wall-clock fields) as the local time text. */
-function localText(floating: Date): string {
-  const text = floating.toISOString();
-  return floating.getUTCSeconds() === 0 ? text.slice(0, 16) : text.slice(0, 19);
+/** The wall-clock time the clock shows at the instant (03:30 for a 02:30 moved past the gap). */
+function localText(at: Date, zone: string): string {
+  const local = DateTime.fromJSDate(at, { zone });
+  return local.toFormat(local.second === 0 ? "yyyy-MM-dd'T'HH:mm" : "yyyy-MM-dd'T'HH:mm:ss");
 }
 
 /**
@@ -216,7 +216,7 @@ export function occurrencesAfter(recurrence: Recurrence, zone: string, after: Da
     const at = instantOf(DateTime.fromJSDate(next, { zone: 'utc' }), zone);
     if (at.getTime() <= last) continue; // before `after`, or the same instant as the one before
     last = at.getTime();
-    found.push({ at, local: localText(next) });
+    found.push({ at, local: localText(at, zone) });
   }
   return found;
 }
@@ -225,7 +225,16 @@ export function nextOccurrence(recurrence: Recurrence, zone: string, after: Date
   return occurrencesAfter(recurrence, zone, after, 1)[0];
 }
 
-/** The rule in words ("every month on the 1st at 9 AM"), as rrule says it. */
+/** The rule in words, as rrule says it, with the time of day: "every month on the 1st at 09:00". */
 export function describeRecurrence(recurrence: Recurrence): string {
-  return ruleOf(recurrence).toText();
+  const rule = ruleOf(recurrence);
+  const { byhour, byminute, bysecond, freq } = rule.options;
+  if (freq === RRule.HOURLY || freq === RRule.MINUTELY || freq === RRule.SECONDLY) return rule.toText();
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const [hour, minute, second] = [byhour ?? [], byminute ?? [], bysecond ?? []];
+  const at =
+    hour.length === 1 && minute.length === 1
+      ? `${pad(hour[0]!)}:${pad(minute[0]!)}${second[0] ? `:${pad(second[0])}` : ''}`
+      : recurrence.startLocal.slice(11, 16);
+  return `${rule.toText()} at ${at}`;
 }

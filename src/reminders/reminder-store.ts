@@ -126,7 +126,8 @@ export async function setReminderState(db: SqlExecutor, id: string, state: 'acti
 }
 
 export async function setNextAt(db: SqlExecutor, id: string, nextAt: Date | null): Promise<void> {
-  await db.query(`UPDATE reminders SET next_at = $2 WHERE id = $1`, [id, nextAt]);
+  // Only while active: a pause that came in meanwhile keeps it empty.
+  await db.query(`UPDATE reminders SET next_at = $2 WHERE id = $1 AND state = 'active'`, [id, nextAt]);
 }
 
 export async function finishReminder(db: SqlExecutor, id: string): Promise<void> {

@@ -31,6 +31,7 @@ describe('reminder recurrence', () => {
       '2026-03-29T01:30:00.000Z', // 02:30 does not exist on 29 March: 03:30 CEST, once
       '2026-03-30T00:30:00.000Z', // 02:30 CEST
     ]);
+    expect(occurrencesAfter(daily, berlin, new Date('2026-03-28T12:00:00Z'), 1)[0]!.local).toBe('2026-03-29T03:30');
     const once = recurrenceFromSpec({ at: '02:30', start: '2026-03-29' }, berlin, new Date('2026-03-20T00:00:00Z'));
     expect(upcoming(once, berlin, '2026-03-20T00:00:00Z', 5)).toEqual(['2026-03-29T01:30:00.000Z']);
   });
