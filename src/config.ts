@@ -465,6 +465,8 @@ export function approvalsSettingsFromConfig(cfg: Env): ApprovalsSettings {
 export interface ReminderSettings {
   label: string;
   catchUpWindowMs: number;
+  /** One delivery attempt's limit: GMAIL_ACTIVITY_TIMEOUT when set. */
+  deliveryTimeoutMs?: number;
   discordWebhookUrl?: string;
 }
 
@@ -472,6 +474,7 @@ export function reminderSettingsFromConfig(cfg: Env): ReminderSettings {
   return {
     label: cfg.LABEL_REMINDERS,
     catchUpWindowMs: cfg.REMINDER_CATCH_UP_WINDOW,
+    ...(cfg.GMAIL_ACTIVITY_TIMEOUT !== undefined ? { deliveryTimeoutMs: cfg.GMAIL_ACTIVITY_TIMEOUT } : {}),
     ...(cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: cfg.DISCORD_WEBHOOK_URL } : {}),
   };
 }

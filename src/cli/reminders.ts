@@ -6,7 +6,7 @@
 //   show <reminder id>                the rule, the next occurrences (local and UTC), the last ones handled
 //   pause|resume|remove <reminder id>
 // <A> is an account id or its email address; without --account, the only account there is.
-import type { Env } from '../config.js';
+import { reminderSettingsFromConfig, type Env } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { addReminder, changeReminderState, type ReminderDeps } from '../reminders/reminders.js';
@@ -148,7 +148,15 @@ async function changeState(cfg: Env, prisma: PrismaClient, io: CliIo, id: string
 async function withReminderDeps(cfg: Env, db: SqlExecutor, fn: (deps: ReminderDeps) => Promise<void>): Promise<void> {
   const client = await connectClient(cfg, await resolvePayloadKeys(cfg));
   try {
-    await fn({ db, client, taskQueue: cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: cfg.GMAIL_TASK_QUEUE, catchUpWindowMs: cfg.REMINDER_CATCH_UP_WINDOW });
+    const settings = reminderSettingsFromConfig(cfg);
+    await fn({
+      db,
+      client,
+      taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+      gmailTaskQueue: cfg.GMAIL_TASK_QUEUE,
+      catchUpWindowMs: settings.catchUpWindowMs,
+      ...(settings.deliveryTimeoutMs ? { deliveryTimeoutMs: settings.deliveryTimeoutMs } : {}),
+    });
   } finally {
     await client.connection.close();
   }

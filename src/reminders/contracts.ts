@@ -14,6 +14,8 @@ export interface ReminderWorkflowInput {
   catchUpWindowMs: number;
   /** Carried over continue-as-new: the last occurrence handled (delivered or skipped), ISO. */
   lastDueAt?: string;
+  /** How long one delivery attempt may take before it is tried again (a worker that died mid-call); default 2 minutes. */
+  deliveryTimeoutMs?: number;
   /** A run continues as new after this many occurrences (default OCCURRENCES_PER_RUN). */
   occurrencesPerRun?: number;
 }

@@ -67,7 +67,8 @@ export function createReminderDeliveryActivities(deps: ReminderDeliveryDeps): Re
   async function deliverEmail(reminder: ReminderRow, ref: OccurrenceRef, dueAt: Date): Promise<string> {
     const messageId = reminderMessageId(reminder.id, dueAt);
     return deps.accounts.call(reminder.accountId, async (gmail, email) => {
-      const already = await gmail.listMessages({ q: `rfc822msgid:${messageId}`, includeSpamTrash: true, maxResults: 1 });
+      // The search takes the id without its angle brackets.
+      const already = await gmail.listMessages({ q: `rfc822msgid:${messageId.slice(1, -1)}`, includeSpamTrash: true, maxResults: 1 });
       if (already.messages[0]) return already.messages[0].id;
       const labelIds = await reminderLabelIds(gmail, deps.label);
       const rfc2822 = buildPlainTextMessage({

@@ -34,7 +34,7 @@ export class ReminderRun {
     // Delivery is retried until it would be later than the catch-up window; then it is skipped.
     this.gmail = proxyActivities<GmailQueueActivities>({
       taskQueue: input.gmailTaskQueue,
-      startToCloseTimeout: '2 minutes',
+      startToCloseTimeout: input.deliveryTimeoutMs ?? '2 minutes',
       scheduleToCloseTimeout: Math.max(input.catchUpWindowMs, 60_000),
       retry: { initialInterval: '1 second', maximumInterval: '2 minutes', nonRetryableErrorTypes: ['ReminderNotFound'] },
     });

@@ -16,6 +16,8 @@ export interface ReminderDeps {
   taskQueue: string;
   gmailTaskQueue: string;
   catchUpWindowMs: number;
+  /** One delivery attempt's limit (GMAIL_ACTIVITY_TIMEOUT); default 2 minutes. */
+  deliveryTimeoutMs?: number;
   /** Occurrences per workflow run before continue-as-new (tests make it small). */
   occurrencesPerRun?: number;
   now?: () => Date;
@@ -59,6 +61,7 @@ async function tellWorkflow(deps: ReminderDeps, reminderId: string): Promise<voi
     reminderId,
     gmailTaskQueue: deps.gmailTaskQueue,
     catchUpWindowMs: deps.catchUpWindowMs,
+    ...(deps.deliveryTimeoutMs ? { deliveryTimeoutMs: deps.deliveryTimeoutMs } : {}),
     ...(deps.occurrencesPerRun ? { occurrencesPerRun: deps.occurrencesPerRun } : {}),
   };
   await deps.client.workflow.signalWithStart(reminderWorkflow, {
