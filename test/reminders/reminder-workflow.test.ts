@@ -106,6 +106,7 @@ describe('reminder workflow', () => {
     expect(rows.filter((o) => o.dueAt.getTime() > pausedAt + 2500 && o.dueAt.getTime() < resumedAt)).toEqual([]);
     expect(rows.every((o) => o.state === 'sent')).toBe(true);
     expect(await inboxMessages(title)).toHaveLength(rows.length);
+    await recordWorkflowHistory(h.client.workflow.getHandle(reminderWorkflowId(reminder.id)), 'reminder-paused-resumed');
   }, 90_000);
 
   it('a missed occurrence is delivered once when the workers are back within the catch-up window, and skipped (recorded) after it', async () => {
@@ -130,5 +131,7 @@ describe('reminder workflow', () => {
     expect(await inboxMessages('Past the window')).toHaveLength(0);
     expect(await discordPosts('Past the window')).toHaveLength(0);
     expect((await loadReminder(prismaExecutor(h.prisma), past.id))!.state).toBe('finished');
+    await recordWorkflowHistory(h.client.workflow.getHandle(reminderWorkflowId(within.id)), 'reminder-late-delivered');
+    await recordWorkflowHistory(h.client.workflow.getHandle(reminderWorkflowId(past.id)), 'reminder-missed-skipped');
   }, 90_000);
 });
