@@ -28,7 +28,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
     createActionStoreActivities({ db }),
     createAgentStoreActivities({ db }),
     createBackfillStoreActivities({ db, alerts: backfillAlertSettingsFromConfig(ctx.cfg) }),
-    createReminderStoreActivities({ db }),
+    createReminderStoreActivities({ db, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
     createBackfillHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
     syncActivitiesOnFirstUse(ctx, taskQueue),
   );

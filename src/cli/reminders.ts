@@ -9,10 +9,10 @@
 import { reminderSettingsFromConfig, type Env } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
-import { addReminder, changeReminderState, type ReminderDeps } from '../reminders/reminders.js';
+import { addReminder, changeReminderState, moveAccountReminders, type ReminderDeps } from '../reminders/reminders.js';
 import { describeRecurrence, EVERY_VALUES, isValidZone, occurrencesAfter, RecurrenceError, type Every } from '../reminders/recurrence.js';
 import { listOccurrences, listReminders, loadReminder, type ReminderRow } from '../reminders/reminder-store.js';
-import { accountZone } from '../reminders/account-zone.js';
+import { accountTimeSettings } from '../accounts/time-settings.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { requireAccount } from './account-ref.js';
@@ -85,7 +85,7 @@ async function add(cfg: Env, prisma: PrismaClient, io: CliIo, values: Values, ti
           ...(values.rrule !== undefined ? { rrule: values.rrule } : {}),
         },
         ...(values.tz !== undefined ? { timeZone: values.tz } : {}),
-        accountZone: await accountZone(db, account.id),
+        accountZone: (await accountTimeSettings(prisma, account.id, cfg))!.zone,
       });
     } catch (err) {
       if (err instanceof RecurrenceError) throw new UsageError(err.message);
@@ -97,9 +97,9 @@ async function add(cfg: Env, prisma: PrismaClient, io: CliIo, values: Values, ti
   });
 }
 
-async function list(prisma: PrismaClient, io: CliIo, values: Values): Promise<void> {
+async function list(cfg: Env, prisma: PrismaClient, io: CliIo, values: Values): Promise<void> {
   const accountId = values.account === undefined ? undefined : (await requireAccount(prisma, values.account)).id;
-  const reminders = await listReminders(prismaExecutor(prisma), { ...(accountId ? { accountId } : {}), includeEnded: values.all === true });
+  const reminders = await listReminders(prismaExecutor(prisma), { ...(accountId ? { accountId } : {}), includeEnded: values.all === true }, cfg.DEFAULT_TIME_ZONE);
   printTable(
     io.out,
     ['ID', 'ACCOUNT', 'TITLE', 'WHEN', 'ZONE', 'STATE', 'NEXT (UTC)'],
@@ -107,10 +107,10 @@ async function list(prisma: PrismaClient, io: CliIo, values: Values): Promise<vo
   );
 }
 
-async function show(prisma: PrismaClient, io: CliIo, id: string | undefined): Promise<void> {
+async function show(cfg: Env, prisma: PrismaClient, io: CliIo, id: string | undefined): Promise<void> {
   if (!id) throw new UsageError('show needs a reminder id (see npm run cli -- reminders list)');
   const db = prismaExecutor(prisma);
-  const r = await loadReminder(db, id);
+  const r = await loadReminder(db, id, cfg.DEFAULT_TIME_ZONE);
   if (!r) throw new UsageError(`no reminder ${id} (see npm run cli -- reminders list --all)`);
   io.out(`reminder   ${r.id}`);
   io.out(`title      ${r.title}`);
@@ -145,6 +145,17 @@ async function changeState(cfg: Env, prisma: PrismaClient, io: CliIo, id: string
   io.out(`reminder ${id} ${said[sub]}`);
 }
 
+/** After `accounts timezone` set a zone: the account's reminders without a zone of their own plan again in it. */
+export async function moveRemindersToAccountZone(cfg: Env, prisma: PrismaClient, accountId: string): Promise<number> {
+  const db = prismaExecutor(prisma);
+  if ((await listReminders(db, { accountId })).every((r) => r.timeZone !== null)) return 0;
+  let moved = 0;
+  await withReminderDeps(cfg, db, async (deps) => {
+    moved = await moveAccountReminders(deps, accountId);
+  });
+  return moved;
+}
+
 async function withReminderDeps(cfg: Env, db: SqlExecutor, fn: (deps: ReminderDeps) => Promise<void>): Promise<void> {
   const client = await connectClient(cfg, await resolvePayloadKeys(cfg));
   try {
@@ -172,9 +183,9 @@ export async function runRemindersCli(cfg: Env, argv: string[], io: CliIo = { ou
       case 'add':
         return add(cfg, prisma, io, values, positionals.join(' '));
       case 'list':
-        return list(prisma, io, values);
+        return list(cfg, prisma, io, values);
       case 'show':
-        return show(prisma, io, positionals[0]);
+        return show(cfg, prisma, io, positionals[0]);
       case 'pause':
       case 'resume':
       case 'remove':

@@ -14,7 +14,7 @@ export interface ReminderRow extends Recurrence {
   title: string;
   /** The reminder's own zone; null: it follows the account's. */
   timeZone: string | null;
-  /** The zone it runs in now: its own, else the account's, else UTC. */
+  /** The zone it runs in now: its own, else the account's, else the configured default (DEFAULT_TIME_ZONE). */
   zone: string;
   state: ReminderState;
   notBefore: Date;
@@ -43,7 +43,7 @@ type Row = {
   rrule: string;
   start_local: string;
   time_zone: string | null;
-  zone: string;
+  account_time_zone: string | null;
   state: string;
   not_before: Date;
   next_at: Date | null;
@@ -51,12 +51,12 @@ type Row = {
   created_at: Date;
 };
 
-// The account's zone: accounts.time_zone (docs/time.md), UTC when it has none.
-const SELECT = `SELECT r.id, r.account_id, a.email, r.title, r.rrule, r.start_local, r.time_zone,
-  COALESCE(r.time_zone, 'UTC') AS zone, r.state, r.not_before, r.next_at, r.gmail_thread_id, r.created_at
+const SELECT = `SELECT r.id, r.account_id, a.email, r.title, r.rrule, r.start_local, r.time_zone, a.time_zone AS account_time_zone,
+  r.state, r.not_before, r.next_at, r.gmail_thread_id, r.created_at
   FROM reminders r JOIN accounts a ON a.id = r.account_id`;
 
-function reminderOf(r: Row): ReminderRow {
+/** `defaultZone`: the zone of an account that has none (DEFAULT_TIME_ZONE, docs/time.md). */
+function reminderOf(r: Row, defaultZone: string): ReminderRow {
   return {
     id: r.id,
     accountId: r.account_id,
@@ -65,7 +65,7 @@ function reminderOf(r: Row): ReminderRow {
     rrule: r.rrule,
     startLocal: r.start_local,
     timeZone: r.time_zone,
-    zone: r.zone,
+    zone: r.time_zone ?? r.account_time_zone ?? defaultZone,
     state: r.state as ReminderState,
     notBefore: r.not_before,
     nextAt: r.next_at,
@@ -87,24 +87,32 @@ export async function insertReminder(
   return id;
 }
 
-export async function loadReminder(db: SqlExecutor, id: string): Promise<ReminderRow | undefined> {
+export async function loadReminder(db: SqlExecutor, id: string, defaultZone = 'UTC'): Promise<ReminderRow | undefined> {
   // An id that is not ours (any text from the command line) simply finds nothing.
   const rows = await db.query<Row>(`${SELECT} WHERE r.id = $1`, [id]);
-  return rows[0] ? reminderOf(rows[0]) : undefined;
+  return rows[0] ? reminderOf(rows[0], defaultZone) : undefined;
 }
 
-export async function listReminders(db: SqlExecutor, filter: { accountId?: string; includeEnded?: boolean } = {}): Promise<ReminderRow[]> {
+export async function listReminders(
+  db: SqlExecutor,
+  filter: { accountId?: string; includeEnded?: boolean } = {},
+  defaultZone = 'UTC',
+): Promise<ReminderRow[]> {
   const rows = await db.query<Row>(
     `${SELECT} WHERE ($1::text IS NULL OR r.account_id = $1) AND ($2 OR r.state IN ('active', 'paused')) ORDER BY r.created_at`,
     [filter.accountId ?? null, filter.includeEnded ?? false],
   );
-  return rows.map(reminderOf);
+  return rows.map((r) => reminderOf(r, defaultZone));
 }
 
-/** The reminders that follow the account's zone (no zone of their own), still running. */
-export async function remindersFollowingAccountZone(db: SqlExecutor, accountId: string): Promise<string[]> {
+/**
+ * The account's zone changed: its reminders without a zone of their own start over from now
+ * (nothing before the change is delivered late in the new zone). Returns their ids.
+ */
+export async function restartRemindersFollowingAccountZone(db: SqlExecutor, accountId: string): Promise<string[]> {
   const rows = await db.query<{ id: string }>(
-    `SELECT id FROM reminders WHERE account_id = $1 AND time_zone IS NULL AND state IN ('active', 'paused')`,
+    `UPDATE reminders SET not_before = now(), updated_at = now()
+     WHERE account_id = $1 AND time_zone IS NULL AND state IN ('active', 'paused') RETURNING id`,
     [accountId],
   );
   return rows.map((r) => r.id);

@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { reminderChangedSignal, reminderWorkflowId, type ReminderWorkflowInput } from './contracts.js';
 import { recurrenceFromSpec, type RecurrenceSpec } from './recurrence.js';
-import { insertReminder, loadReminder, remindersFollowingAccountZone, setReminderState, type ReminderRow } from './reminder-store.js';
+import { insertReminder, loadReminder, restartRemindersFollowingAccountZone, setReminderState, type ReminderRow } from './reminder-store.js';
 import { reminderWorkflow } from './reminder-workflow.js';
 
 export interface ReminderDeps {
@@ -39,7 +39,7 @@ export async function addReminder(deps: ReminderDeps, input: AddReminder): Promi
   const recurrence = recurrenceFromSpec(input.spec, input.timeZone ?? input.accountZone, now);
   const id = await insertReminder(deps.db, { accountId: input.accountId, title: input.title, recurrence, timeZone: input.timeZone ?? null });
   await tellWorkflow(deps, id);
-  return (await loadReminder(deps.db, id))!;
+  return (await loadReminder(deps.db, id, input.accountZone))!;
 }
 
 /** Pauses, resumes or removes; false when there is no such reminder still running. */
@@ -51,7 +51,7 @@ export async function changeReminderState(deps: ReminderDeps, id: string, state:
 
 /** The account's zone changed: the reminders that follow it plan their next occurrence in the new zone. */
 export async function moveAccountReminders(deps: ReminderDeps, accountId: string): Promise<number> {
-  const ids = await remindersFollowingAccountZone(deps.db, accountId);
+  const ids = await restartRemindersFollowingAccountZone(deps.db, accountId);
   for (const id of ids) await tellWorkflow(deps, id);
   return ids.length;
 }

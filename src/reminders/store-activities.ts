@@ -10,13 +10,15 @@ const MAX_SKIPS_RECORDED = 100;
 
 export interface ReminderStoreDeps {
   db: SqlExecutor;
+  /** The zone of an account that has none of its own (DEFAULT_TIME_ZONE). */
+  defaultZone: string;
 }
 
 export function createReminderStoreActivities(deps: ReminderStoreDeps): ReminderStoreActivities {
   const { db } = deps;
   return {
     async planReminder({ reminderId, after, now, catchUpWindowMs }): Promise<ReminderPlan> {
-      const reminder = await loadReminder(db, reminderId);
+      const reminder = await loadReminder(db, reminderId, deps.defaultZone);
       if (!reminder) return { kind: 'ended', why: 'missing', skipped: 0 };
       if (reminder.state === 'removed' || reminder.state === 'finished') return { kind: 'ended', why: reminder.state, skipped: 0 };
       if (reminder.state === 'paused') return { kind: 'paused', skipped: 0 };

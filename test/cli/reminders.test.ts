@@ -3,6 +3,7 @@
 // daylight saving and short months, pause/resume/remove through the reminder's workflow, and bad
 // arguments. Dates are years ahead (--start), so the output does not depend on today.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAccountsCli } from '../../src/cli/accounts.js';
 import { runRemindersCli } from '../../src/cli/reminders.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { reminderWorkflowId } from '../../src/reminders/contracts.js';
@@ -122,5 +123,21 @@ describe('reminders cli', () => {
       expect(result.out).toMatch(message);
     }
     expect(await h.prisma.reminder.count()).toBe(before);
+  });
+
+  it('a reminder without a zone of its own moves when the account\'s zone changes; one with its own stays', async () => {
+    const db = prismaExecutor(h.prisma);
+    const nextAt = (id: string) => waitUntil(`${id} planned`, async () => (await loadReminder(db, id))?.nextAt?.toISOString(), { timeoutMs: 20_000 });
+    const follows = await added('Standup', '--at', '09:00', '--every', 'month', '--on', '1', '--start', '2030-01-15');
+    const own = await added('Call New York', '--at', '09:00', '--every', 'month', '--on', '1', '--start', '2030-01-15', '--tz', 'America/New_York');
+    expect(await nextAt(follows)).toBe('2030-02-01T09:00:00.000Z'); // the account has no zone: UTC
+    expect(await nextAt(own)).toBe('2030-02-01T14:00:00.000Z');
+
+    const lines: string[] = [];
+    expect(await runAccountsCli(h.cfg, ['timezone', h.email, 'Europe/Berlin'], { out: (l) => lines.push(l) })).toBe(0);
+    expect(lines.join('\n')).toContain('1 reminder without a zone of its own now runs in Europe/Berlin');
+    await waitUntil('the workflow to plan in the new zone', async () => (await nextAt(follows)) === '2030-02-01T08:00:00.000Z', { timeoutMs: 20_000 });
+    expect(await nextAt(own)).toBe('2030-02-01T14:00:00.000Z');
+    expect((await cli('show', follows)).out).toMatch(/zone\s+Europe\/Berlin \(follows the account's zone\)/);
   });
 });
