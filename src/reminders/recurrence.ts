@@ -5,13 +5,17 @@
 // occurrence are wall-clock times of the zone, and each is turned into an instant afterwards. So
 // "09:00" stays 09:00 across daylight saving, and the two edges are decided here, once:
 // - a wall-clock time that does not exist (clocks go forward, 02:30 on the last Sunday of March in
-//   Europe/Berlin) is moved forward by the gap: 03:30 (luxon's rule), one occurrence;
+//   Europe/Berlin) is moved forward by the gap: 03:30, one occurrence;
 // - a wall-clock time that happens twice (clocks go back, 02:30 on the last Sunday of October) is
-//   the earlier of the two: 02:30 summer time, one occurrence, never two.
+//   the earlier of the two: 02:30 summer time, one occurrence, never two
+// (src/time's momentAt, the rules of docs/time.md).
 // Two occurrences that land on the same instant (an hourly rule on the gap's hour) are one.
-import { DateTime, IANAZone } from 'luxon';
+import { DateTime } from 'luxon';
 import rrulePackage from 'rrule';
 import type { Options as RRuleOptions, RRule as RRuleType } from 'rrule';
+import { isValidZone, momentAt } from '../time/index.js';
+
+export { isValidZone };
 
 // rrule's ESM build is not what Node loads (its package.json has no "exports"): the CommonJS default.
 const { RRule } = rrulePackage;
@@ -58,10 +62,6 @@ export interface RecurrenceSpec {
   start?: string;
   /** A whole RFC 5545 RRULE instead of every/on/interval, e.g. `FREQ=MONTHLY;BYDAY=-1FR`. */
   rrule?: string;
-}
-
-export function isValidZone(zone: string): boolean {
-  return IANAZone.isValidZone(zone);
 }
 
 /** The recurrence a spec describes, anchored in `zone` at `now`. Throws RecurrenceError for bad input. */
@@ -180,15 +180,9 @@ function ruleOf(recurrence: Recurrence): RRuleType {
   }
 }
 
-/** A wall-clock time of the zone as an instant: a gap moves it forward, an overlap takes the earlier. */
+/** A wall-clock time of the zone as an instant, by the rules of src/time: a gap moves it forward, an overlap takes the earlier. */
 function instantOf(local: DateTime, zone: string): Date {
-  const dt = DateTime.fromObject(
-    { year: local.year, month: local.month, day: local.day, hour: local.hour, minute: local.minute, second: local.second },
-    { zone },
-  );
-  const possible = dt.getPossibleOffsets();
-  const earliest = possible.length > 1 ? Math.min(...possible.map((p) => p.toMillis())) : dt.toMillis();
-  return new Date(earliest);
+  return momentAt({ year: local.year, month: local.month, day: local.day, hour: local.hour, minute: local.minute, second: local.second }, zone);
 }
 
 /** The wall-clock time the clock shows at the instant (03:30 for a 02:30 moved past the gap). */
