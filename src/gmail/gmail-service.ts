@@ -103,6 +103,16 @@ export class GmailService {
     };
   }
 
+  /** Subject and sender of the thread's first message, the snippet of its newest (threads.get, format metadata). */
+  async getThreadSummary(threadId: string): Promise<{ subject: string; from: string; snippet: string }> {
+    const data = await this.call('threads.get', 'thread', () =>
+      this.gmail.users.threads.get({ userId: this.userId, id: threadId, format: 'metadata', metadataHeaders: ['Subject', 'From'] }),
+    );
+    const messages = data.messages ?? [];
+    const header = (name: string) => messages[0]?.payload?.headers?.find((h) => h.name?.toLowerCase() === name.toLowerCase())?.value ?? '';
+    return { subject: header('Subject'), from: header('From'), snippet: messages.at(-1)?.snippet ?? '' };
+  }
+
   /** The label ids on any message of the thread (threads.get, format minimal). */
   async getThreadLabelIds(threadId: string): Promise<string[]> {
     const data = await this.call('threads.get', 'thread', () =>
@@ -204,9 +214,10 @@ export class GmailService {
   }
 
   /** Puts a message (raw RFC 2822, base64url) straight into the mailbox, without sending it. */
-  async insertMessage(raw: string, labelIds: string[]): Promise<{ id: string; threadId: string }> {
+  /** `threadId`: into that thread (Gmail also wants the Subject to match and References to point into it). */
+  async insertMessage(raw: string, labelIds: string[], threadId?: string): Promise<{ id: string; threadId: string }> {
     const data = await this.call('messages.insert', 'message', () =>
-      this.gmail.users.messages.insert({ userId: this.userId, internalDateSource: 'receivedTime', requestBody: { raw, labelIds } }),
+      this.gmail.users.messages.insert({ userId: this.userId, internalDateSource: 'receivedTime', requestBody: { raw, labelIds, ...(threadId ? { threadId } : {}) } }),
     );
     return { id: data.id ?? '', threadId: data.threadId ?? '' };
   }
