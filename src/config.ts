@@ -11,6 +11,8 @@ import type { SyncScheduleSettings } from './schedules/schedules.js';
 import type { ThreadSettings } from './thread/contracts.js';
 import { canonicalZone } from './time/local-time.js';
 import type { TimerLabelPrefixes } from './time/labels.js';
+import type { UserScheduleSettings } from './schedules/user-schedules.js';
+import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from './shared/task-queues.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
@@ -250,6 +252,10 @@ export const envSchema = z.object({
 
   /** Actions (docs/actions.md): a send waits this long (its undo window); an approval expires after this long. */
   SEND_DELAY: howLong({ zero: true }).prefault('2 minutes'),
+  /** A user schedule's run missed while the cluster was down runs once if it is back within this long; later, not at all. */
+  SCHEDULE_CATCHUP_WINDOW: howLong().prefault('6 hours'),
+  /** User schedules start up to this long after their time, spread per schedule (many accounts share 07:30). */
+  SCHEDULE_JITTER: howLong({ zero: true }).prefault('2 minutes'),
   APPROVAL_EXPIRY: howLong().prefault('72 hours'),
   /** The kill switch in Gmail: this label on any message pauses every automatic action. */
   LABEL_PAUSE: z.string().min(1).default('Assistant Paused'),
@@ -475,6 +481,13 @@ export function syncScheduleSettingsFromConfig(cfg: Env): SyncScheduleSettings {
     watchRenewalEvery: cfg.WATCH_RENEWAL_EVERY,
     watchRenewWithinMs: cfg.WATCH_RENEW_WITHIN,
   };
+}
+
+/** User schedules' policies, and the task queues their runs use when they are not the defaults. */
+export function userScheduleSettingsFromConfig(cfg: Env): UserScheduleSettings {
+  const queues = { workflow: cfg.TEMPORAL_TASK_QUEUE, gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE };
+  const defaults = queues.workflow === WORKFLOW_TASK_QUEUE && queues.gmail === GMAIL_TASK_QUEUE && queues.llm === LLM_TASK_QUEUE;
+  return { catchupWindowMs: cfg.SCHEDULE_CATCHUP_WINDOW, jitterMs: cfg.SCHEDULE_JITTER, ...(defaults ? {} : { taskQueues: queues }) };
 }
 
 export function archiverScheduleSettingsFromConfig(cfg: Env): ArchiverScheduleSettings {

@@ -10,6 +10,7 @@ import { FaultPlan, type Fault } from './faults.js';
 import { createHash } from 'node:crypto';
 import { defaultToolInput, hasToolResults, isToolConversation, readLikeTool, scriptConflict, turnOf, unusedDraftTool } from './agent.js';
 import { draw, makeId } from './random.js';
+import { scheduledReport } from './scheduled.js';
 import { classify, draft, invalidDecision, newestEmail, toolInput, type EmailView } from './responder.js';
 import { ScriptBook, scriptNameIn, type ScriptStatus, type ScriptToolCall } from './script.js';
 import {
@@ -431,6 +432,9 @@ export class AnthropicEmulatorServer {
         stopReason: 'tool_use',
       };
     }
+    // A scheduled run's brief or digest: the stand-in writes it from the run's facts (scheduled.ts).
+    const report = invalidOutput ? undefined : scheduledReport(promptText);
+    if (report !== undefined) return { content: [{ type: 'text', text: report }], outputText: report, stopReason: 'end_turn' };
     const reader = choice?.type === 'none' || hasToolResults(request) ? undefined : readLikeTool(request.tools);
     if (reader && !invalidOutput) {
       return this.toolAnswer(request, [{ name: reader.name, input: defaultToolInput(reader, promptText, email) }]);

@@ -9,6 +9,7 @@ import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
 import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
 import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig, reminderSettingsFromConfig } from '../config.js';
 import { createReminderDeliveryActivities } from '../reminders/delivery-activities.js';
+import { createScheduleGmailActivities } from '../schedules/gmail-activities.js';
 import { createGmailActivities } from '../thread/gmail-activities.js';
 import type { WorkerContext } from '../workers/context.js';
 import { createGmailAccounts } from '../workers/gmail-access.js';
@@ -25,6 +26,7 @@ export async function createGmailQueueActivities(ctx: WorkerContext) {
     createActionGmailActivities({ accounts: metered, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_EVERY }),
     createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: ctx.sql }),
     createAlertDeliveryActivities({ db: ctx.sql, accounts: metered, ...backfillAlertSettingsFromConfig(ctx.cfg) }),
+    createScheduleGmailActivities({ db: ctx.sql, accounts: metered, ...(ctx.cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: ctx.cfg.DISCORD_WEBHOOK_URL } : {}) }),
     createApprovalNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),
     createReminderDeliveryActivities({ db: ctx.sql, accounts: metered, ...reminderSettingsFromConfig(ctx.cfg) }),
   );

@@ -10,6 +10,7 @@ import { createBackfillStoreActivities } from '../backfill/store-activities.js';
 import { backfillAlertSettingsFromConfig, threadSettingsFromConfig } from '../config.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { createReminderStoreActivities } from '../reminders/store-activities.js';
+import { createScheduleStoreActivities } from '../schedules/store-activities.js';
 import { createRetentionActivities } from '../retention/retention-activities.js';
 import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js';
 import { createSyncActivities } from '../sync/sync-activities.js';
@@ -27,6 +28,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
     createStoreActivities({ prisma: ctx.prisma }),
     createActionStoreActivities({ db }),
     createAgentStoreActivities({ db }),
+    createScheduleStoreActivities({ db }),
     createBackfillStoreActivities({ db, alerts: backfillAlertSettingsFromConfig(ctx.cfg) }),
     createReminderStoreActivities({ db, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
     createBackfillHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),

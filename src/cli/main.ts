@@ -6,6 +6,7 @@ import { runAgentsCli } from './agents.js';
 import { runBackfillCli } from './backfill.js';
 import { runRemindersCli } from './reminders.js';
 import { runRulesCli } from './rules.js';
+import { runSchedulesCli } from './schedules.js';
 import { runThreadsCli } from './threads.js';
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
@@ -15,6 +16,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   backfill: (argv) => runBackfillCli(loadConfigOrExit(), argv),
   reminders: (argv) => runRemindersCli(loadConfigOrExit(), argv),
   rules: (argv) => runRulesCli(loadConfigOrExit(), argv),
+  schedules: (argv) => runSchedulesCli(loadConfigOrExit(), argv),
   threads: (argv) => runThreadsCli(loadConfigOrExit(), argv),
 };
 

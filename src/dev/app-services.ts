@@ -10,6 +10,7 @@ import {
   gmailOAuthSettings,
   syncScheduleSettingsFromConfig,
   threadSettingsFromConfig,
+  userScheduleSettingsFromConfig,
   wholeDays,
   type Env,
 } from '../config.js';
@@ -23,7 +24,7 @@ import { AesGcmPayloadCodec, type PayloadKey } from '../temporal/codec.js';
 import { resolveTokenKey } from '../temporal/encryption-keys.js';
 import { untilServerReady } from '../temporal/not-ready-retry.js';
 import { METRICS_PATH } from '../metrics/endpoint.js';
-import { connectDemoAccount, DEMO_EMAIL, ensureDemoRules, type DemoWorld } from './demo.js';
+import { connectDemoAccount, DEMO_EMAIL, ensureDemoBrief, ensureDemoRules, type DemoWorld } from './demo.js';
 import type { Logger } from '../shared/log.js';
 
 /** Without APPROVALS_OPERATOR_TOKEN, a fresh one for this run (the list page needs one; the banner prints it). */
@@ -84,6 +85,8 @@ export async function connectDemo(demo: DemoWorld, cfg: Env, deps: { prisma: Pri
     { messages: cfg.DEMO_MAILBOX_MESSAGES, fullScanDays: wholeDays(cfg.SYNC_FULL_SCAN_BACK) },
   );
   log.info(`demo account ${DEMO_EMAIL} connected (${account.accountId}, ${account.how}); its inbox is being processed`);
+  const brief = await ensureDemoBrief(deps.client, deps.prisma, account.accountId, userScheduleSettingsFromConfig(cfg));
+  log.info(`demo morning brief scheduled at 07:30 (schedule-${brief}); see one now: npm run cli -- schedules trigger ${brief}`);
 }
 
 export interface BannerFacts {

@@ -3,6 +3,10 @@
 // Discord webhook that approval requests are posted to. The Gmail emulator keeps its world under
 // DATA_DIR, so a restarted demo continues where it stopped; without that file, the demo account is
 // reset in Postgres and Temporal with the fresh mailbox, never left pointing at one that is gone.
+import { prismaExecutor } from '../db/sql-executor.js';
+import { scheduleIdOf } from '../schedules/contracts.js';
+import { findAgentSchedule } from '../schedules/schedule-store.js';
+import { addUserSchedule, scheduleOptionsOf, userScheduleState, zoneOf, type UserScheduleSettings } from '../schedules/user-schedules.js';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Env } from '../config.js';
@@ -205,7 +209,41 @@ async function resetDemoAccount(client: Client, prisma: PrismaClient, accountId:
       if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
     }
   }
+  for (const s of await prisma.agentSchedule.findMany({ where: { accountId } })) {
+    await client.schedule.getHandle(scheduleIdOf(s.id)).delete().catch((err: Error) => {
+      if (err.name !== 'ScheduleNotFoundError') throw err;
+    });
+  }
   await prisma.agentStep.deleteMany({ where: { accountId } });
   await prisma.account.delete({ where: { id: accountId } });
   log.info(`demo account ${accountId} reset: ${terminated} workflows terminated, its rows deleted`);
+}
+
+export const DEMO_BRIEF_NAME = 'Morning brief';
+
+/**
+ * The demo's morning brief (docs/time.md): 07:30 every day in the account's zone, into the demo inbox
+ * (label Brief). Created once; its Temporal Schedule again when the server lost it (a fresh dev server).
+ * `npm run cli -- schedules trigger "Morning brief" --account demo@durable-inbox.test` shows one at once.
+ */
+export async function ensureDemoBrief(client: Client, prisma: PrismaClient, accountId: string, settings: UserScheduleSettings): Promise<string> {
+  const db = prismaExecutor(prisma);
+  const existing = await findAgentSchedule(db, accountId, DEMO_BRIEF_NAME);
+  if (!existing) {
+    const row = await addUserSchedule(client, db, {
+      accountId,
+      name: DEMO_BRIEF_NAME,
+      profile: 'brief',
+      prompt: 'What needs me today, and what did you do since the last brief?',
+      timing: { at: '07:30', days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] },
+      timeZone: null,
+      label: 'Brief',
+      discord: true,
+    }, settings);
+    return row.id;
+  }
+  if (!(await userScheduleState(client, existing))) {
+    await client.schedule.create(scheduleOptionsOf(existing, await zoneOf(db, existing), settings));
+  }
+  return existing.id;
 }

@@ -103,6 +103,16 @@ export class GmailService {
     };
   }
 
+  /** Subject and sender of the thread's first message, the snippet of its newest (threads.get, format metadata). */
+  async getThreadSummary(threadId: string): Promise<{ subject: string; from: string; snippet: string }> {
+    const data = await this.call('threads.get', 'thread', () =>
+      this.gmail.users.threads.get({ userId: this.userId, id: threadId, format: 'metadata', metadataHeaders: ['Subject', 'From'] }),
+    );
+    const messages = data.messages ?? [];
+    const header = (name: string) => messages[0]?.payload?.headers?.find((h) => h.name?.toLowerCase() === name.toLowerCase())?.value ?? '';
+    return { subject: header('Subject'), from: header('From'), snippet: messages.at(-1)?.snippet ?? '' };
+  }
+
   /** The label ids on any message of the thread (threads.get, format minimal). */
   async getThreadLabelIds(threadId: string): Promise<string[]> {
     const data = await this.call('threads.get', 'thread', () =>

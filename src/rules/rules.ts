@@ -82,6 +82,17 @@ export class InvalidRuleError extends Error {
 /** The rules every account starts with. Global scope and negative priority, so any user rule overrides them. */
 export const BUILTIN_RULES: readonly Rule[] = [
   {
+    // Our own scheduled reports (briefs, digests) in the user's inbox: mail to read, left where it is
+    // (automated would mark it read). The header is ours; Gmail keeps it on messages.insert only.
+    id: 'builtin:scheduled-report',
+    scope: 'global',
+    kind: 'deterministic',
+    conditions: { header: [{ name: 'X-Durable-Inbox-Schedule' }] },
+    category: 'fyi',
+    priority: -5,
+    enabled: true,
+  },
+  {
     id: 'builtin:list-unsubscribe',
     scope: 'global',
     kind: 'deterministic',

@@ -9,6 +9,7 @@ export { syncAllAccountsWorkflow, watchRenewalWorkflow } from '../sync/scheduled
 export { threadWorkflow } from '../thread/thread-workflow.js';
 export { undoActionWorkflow } from '../actions/undo-workflow.js';
 export { reminderWorkflow, reminderChangedSignal } from '../reminders/reminder-workflow.js';
+export { scheduledAgentWorkflow } from '../schedules/scheduled-agent-workflow.js';
 export {
   newMessageSignal,
   labelsChangedSignal,

@@ -1,0 +1,113 @@
+// User schedules at scale (issue #26): S schedules over A accounts on a real Temporal dev server,
+// D of them due in the same minute (the rest later in the day). Each due run is the product's whole
+// run (claim, facts, the brief agent on the Anthropic emulator, delivery into the Gmail emulator).
+// Prints each run's lateness (its start in Postgres against the Schedule's action time), runs per
+// minute, and the bytes a schedule costs in PostgreSQL and in the dev server's SQLite.
+//   --schedules S (1000)  --accounts A (200)  --due D (200)  --jitter SECONDS (0)  --llm-latency MS (300)
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { wholeFlag } from '../args.js';
+import { cpuSnapshot, cpuSpent, cpuPerEmailLine } from '../proc-cpu.js';
+import { benchWorkerEnv, emulatedAccounts, startWorkersInProcess } from '../worker-env.js';
+import { loadConfig } from '../../src/config.js';
+import { createPrismaClient } from '../../src/db/client.js';
+import { ensureDatabase } from '../../src/db/ensure-database.js';
+import { applyMigrations } from '../../src/db/migrate.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
+import { spawnAnthropicEmulator } from '../../emulators/anthropic/index.js';
+import { spawnGmailEmulator } from '../../emulators/gmail/index.js';
+import { addUserSchedule } from '../../src/schedules/user-schedules.js';
+import { createDataConverter } from '../../src/temporal/data-converter.js';
+import { startDevServer } from '../../src/temporal/dev-server.js';
+import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+const hhmm = (d: Date) => `${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
+
+export async function run(args: string[]): Promise<void> {
+  const total = wholeFlag(args, 'schedules', 1000);
+  const accountsCount = wholeFlag(args, 'accounts', 200);
+  const due = Math.min(total, wholeFlag(args, 'due', 200));
+  const jitterIndex = args.indexOf('--jitter');
+  const jitterMs = jitterIndex >= 0 ? Number(args[jitterIndex + 1]) * 1000 : 0;
+  if (!Number.isInteger(jitterMs) || jitterMs < 0) throw new Error('--jitter expects whole seconds, 0 or more');
+  const llmLatency = wholeFlag(args, 'llm-latency', 300);
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+
+  const dir = await mkdtemp(join(tmpdir(), 'bench-schedules-'));
+  const dbFile = join(dir, 'temporal.db');
+  const temporal = await startDevServer({ port: 0, headless: true, dbFile });
+  const gmail = await spawnGmailEmulator(['--no-quota']);
+  const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]);
+  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_schedules';
+  await ensureDatabase(databaseUrl);
+  await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
+  const prisma = createPrismaClient(databaseUrl);
+  await prisma.$executeRawUnsafe('TRUNCATE accounts CASCADE');
+  const keys = fixedTestPayloadKeys();
+  const cfg = loadConfig({
+    ...benchWorkerEnv({ temporalAddress: temporal.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
+    LOG_LEVEL: 'error',
+  });
+  const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `sched-${randomUUID().slice(0, 6)}`, accountsCount);
+  const client = new Client({ connection: await Connection.connect({ address: temporal.address }), dataConverter: createDataConverter(keys) });
+  const workers = await startWorkersInProcess(cfg, databaseUrl);
+  const db = prismaExecutor(prisma);
+  const settings = { catchupWindowMs: 3600_000, jitterMs };
+
+  // The due minute: far enough ahead for every schedule to exist first.
+  const sqliteBefore = (await stat(dbFile)).size;
+  const dueAt = new Date(Math.ceil((Date.now() + 60_000 + total * 60) / 60_000) * 60_000);
+  const later = new Date(dueAt.getTime() + 6 * 3600_000);
+  const created = Date.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (next < total) {
+      const i = next++;
+      const at = i < due ? dueAt : new Date(later.getTime() + (i % 300) * 60_000);
+      await addUserSchedule(client, db, {
+        accountId: accounts[i % accounts.length]!.id, name: `brief ${i}`, profile: 'brief', prompt: 'What needs me today?',
+        timing: { at: hhmm(at), days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] }, timeZone: 'UTC', label: 'Brief', discord: false,
+      }, settings);
+    }
+  }));
+  console.log(`created ${total} schedules over ${accountsCount} accounts in ${((Date.now() - created) / 1000).toFixed(1)} s; ${due} due at ${dueAt.toISOString()} (jitter ${jitterMs / 1000} s)`);
+  if (Date.now() > dueAt.getTime()) console.warn('warning: creating took past the due minute; the lateness includes it');
+
+  const cpuBefore = cpuSnapshot();
+  const deadline = dueAt.getTime() + jitterMs + 15 * 60_000;
+  let rows: { scheduled_at: Date; started_at: Date; finished_at: Date | null; status: string }[] = [];
+  while (Date.now() < deadline) {
+    rows = await db.query(`SELECT scheduled_at, started_at, finished_at, status FROM schedule_runs`, []);
+    if (rows.length >= due && rows.every((r) => r.finished_at)) break;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  const spent = cpuSpent(cpuBefore, cpuSnapshot());
+  const lateness = rows.map((r) => r.started_at.getTime() - r.scheduled_at.getTime()).sort((a, b) => a - b);
+  const nominalLateness = rows.map((r) => r.started_at.getTime() - dueAt.getTime()).sort((a, b) => a - b);
+  const firstStart = Math.min(...rows.map((r) => r.started_at.getTime()));
+  const lastEnd = Math.max(...rows.map((r) => r.finished_at?.getTime() ?? 0));
+  console.log(`runs: ${rows.length}/${due} finished (${rows.filter((r) => r.status === 'delivered').length} delivered)`);
+  console.log(`lateness of the run's start after its action time: p50 ${percentile(lateness, 50)} ms, p95 ${percentile(lateness, 95)} ms, max ${lateness.at(-1)} ms`);
+  console.log(`lateness after the due minute (jitter included): p50 ${percentile(nominalLateness, 50)} ms, p95 ${percentile(nominalLateness, 95)} ms, max ${nominalLateness.at(-1)} ms`);
+  console.log(`runs per minute: ${((rows.length / Math.max(1, lastEnd - firstStart)) * 60_000).toFixed(0)} (first start to last finish ${((lastEnd - firstStart) / 1000).toFixed(1)} s)`);
+  console.log(cpuPerEmailLine('per run', spent, rows.length).replace('CPU ms/email', 'CPU ms/run'));
+  const [size] = await db.query<{ schedules: string; runs: string }>(
+    `SELECT pg_total_relation_size('agent_schedules')::text AS schedules, pg_total_relation_size('schedule_runs')::text AS runs`,
+    [],
+  );
+  console.log(`PostgreSQL bytes per schedule: ${(Number(size!.schedules) / total).toFixed(0)} (agent_schedules with indexes); per run: ${(Number(size!.runs) / Math.max(1, rows.length)).toFixed(0)} (schedule_runs)`);
+  console.log(`Temporal dev server (SQLite) bytes per schedule: ${(((await stat(dbFile)).size - sqliteBefore) / total).toFixed(0)} (its file after creating them and running ${rows.length})`);
+
+  await workers.stop();
+  await client.connection.close();
+  await prisma.$disconnect();
+  await gmail.close();
+  await anthropic.close();
+  await temporal.stop();
+  await rm(dir, { recursive: true, force: true });
+}

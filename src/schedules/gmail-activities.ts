@@ -1,0 +1,131 @@
+// A scheduled run's Gmail activities (task queue durable-inbox-gmail): the facts its report is written
+// from, and the report's delivery into the user's own inbox (messages.insert, one thread per
+// schedule, labelled) and to Discord. What was delivered is written on the run's row before the next
+// channel, so a retried activity delivers each at most once; an inbox message inserted just before a
+// crash is found again by its Message-ID.
+import { ApplicationFailure } from '@temporalio/common';
+import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
+import { toActivityFailure } from '../accounts/gmail-failures.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
+import { GmailAuthError } from '../gmail/errors.js';
+import { LabelDirectory } from '../gmail/label-directory.js';
+import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
+import { heartbeatWhile } from '../shared/activity-heartbeat.js';
+import { executeWebhook } from '../shared/discord-webhook.js';
+import type { ScheduleGmailActivities } from './activity-contracts.js';
+import type { FactItem, ScheduleFacts } from './contracts.js';
+import { briefSections, digestSections, doneSince, gmailThreadLink, NO_TIMER_FACTS, type FactSection, type TimerFacts } from './facts.js';
+import { loadAgentSchedule } from './schedule-store.js';
+
+/** Marks our reports: the rules leave them in the inbox as mail to read (builtin:scheduled-report). */
+export const SCHEDULE_REPORT_HEADER = 'X-Durable-Inbox-Schedule';
+
+export interface ScheduleGmailDeps {
+  db: SqlExecutor;
+  accounts: GmailAccounts;
+  discordWebhookUrl?: string;
+  timers?: TimerFacts;
+}
+
+const reportMessageId = (workflowId: string) => `<run-${workflowId.replace(/[^A-Za-z0-9._-]/g, '_')}@durable-inbox.local>`;
+const threadRootId = (scheduleId: string) => `<schedule-${scheduleId}@durable-inbox.local>`;
+
+export function createScheduleGmailActivities(deps: ScheduleGmailDeps): ScheduleGmailActivities {
+  const labels = new LabelDirectory();
+  const timers = deps.timers ?? NO_TIMER_FACTS;
+  return {
+    async gatherScheduleFacts({ accountId, profile, since, now }) {
+      const kind = profile === 'brief' || profile === 'digest' ? profile : 'other';
+      const sinceAt = new Date(since);
+      const sections: FactSection[] =
+        kind === 'brief' ? await briefSections(deps.db, accountId, new Date(now), timers) : kind === 'digest' ? await digestSections(deps.db, accountId, sinceAt) : [];
+      const done = await doneSince(deps.db, accountId, sinceAt);
+      const [account] = await deps.db.query<{ email: string }>(`SELECT email FROM accounts WHERE id = $1`, [accountId]);
+      const email = account?.email ?? '';
+      try {
+        const filled = await heartbeatWhile(() => deps.accounts.call(accountId, async (gmail) => {
+          const out: ScheduleFacts['sections'] = [];
+          for (const s of sections) {
+            const items: FactItem[] = [];
+            for (const ref of s.refs) {
+              // The journal has subject and sender of the approvals and archives; the rest come from Gmail.
+              const summary = ref.subject !== undefined && kind !== 'digest' ? undefined : await gmail.getThreadSummary(ref.threadId).catch(() => undefined);
+              items.push({
+                threadId: ref.threadId,
+                subject: ref.subject ?? summary?.subject ?? '',
+                from: ref.from ?? summary?.from ?? '',
+                detail: kind === 'digest' && summary?.snippet ? `${ref.detail}: ${summary.snippet}` : ref.detail,
+                link: gmailThreadLink(email, ref.threadId),
+              });
+            }
+            out.push({ title: s.title, items, ...(s.note ? { note: s.note } : {}) });
+          }
+          return out;
+        }));
+        return { kind, since, sections: filled, done };
+      } catch (err) {
+        throw toActivityFailure(err);
+      }
+    },
+
+    async deliverScheduledReport({ workflowId, scheduleId, subject, body }) {
+      const schedule = await loadAgentSchedule(deps.db, scheduleId);
+      if (!schedule) throw ApplicationFailure.nonRetryable(`schedule ${scheduleId} was removed`, 'ScheduleGone');
+      const [account] = await deps.db.query<{ email: string }>(`SELECT email FROM accounts WHERE id = $1`, [schedule.accountId]);
+      const email = account?.email ?? '';
+      const delivered = async () =>
+        (await deps.db.query<{ gmail_message_id: string | null; discord_message_id: string | null }>(
+          `SELECT gmail_message_id, discord_message_id FROM schedule_runs WHERE workflow_id = $1`,
+          [workflowId],
+        ))[0];
+      const notes: string[] = [];
+      let row = await delivered();
+
+      if (!row?.gmail_message_id) {
+        try {
+          const messageId = reportMessageId(workflowId);
+          const inserted = await heartbeatWhile(() => deps.accounts.call(schedule.accountId, async (gmail) => {
+            const earlier = await gmail.listMessages({ q: `rfc822msgid:${messageId}`, maxResults: 1 });
+            if (earlier.messages[0]) return { id: earlier.messages[0].id, threadId: earlier.messages[0].threadId };
+            const rfc2822 = buildPlainTextMessage({
+              from: { name: 'durable-inbox', address: email },
+              to: [{ address: email }],
+              // One subject per schedule: Gmail threads the reports by it (and by References).
+              subject: `[durable-inbox] ${subject}`,
+              body,
+              date: new Date(),
+              messageId,
+              references: [threadRootId(scheduleId)],
+              inReplyTo: threadRootId(scheduleId),
+              extraHeaders: { [SCHEDULE_REPORT_HEADER]: scheduleId },
+            });
+            return labels.withIds(schedule.accountId, gmail, [schedule.label], (ids) =>
+              gmail.insertMessage(toRaw(rfc2822), ['INBOX', 'UNREAD', ids.get(schedule.label)!], schedule.deliveryThreadId ?? undefined),
+            );
+          }));
+          await deps.db.query(`UPDATE schedule_runs SET gmail_message_id = $2 WHERE workflow_id = $1`, [workflowId, inserted.id]);
+          if (!schedule.deliveryThreadId) {
+            await deps.db.query(`UPDATE agent_schedules SET delivery_thread_id = $2 WHERE id = $1 AND delivery_thread_id IS NULL`, [scheduleId, inserted.threadId]);
+          }
+        } catch (err) {
+          if (!(err instanceof AccountNotConnectedError || (err instanceof GmailAuthError && !err.retryable))) throw toActivityFailure(err);
+          notes.push(`email: ${err.message}`);
+        }
+      }
+
+      row = await delivered();
+      if (schedule.discord && deps.discordWebhookUrl && !row?.discord_message_id) {
+        try {
+          const content = `**${subject}** for \`${email}\`\n${body}`.slice(0, 2000);
+          const id = await executeWebhook(deps.discordWebhookUrl, { content, allowed_mentions: { parse: [] } });
+          await deps.db.query(`UPDATE schedule_runs SET discord_message_id = $2 WHERE workflow_id = $1`, [workflowId, id]);
+        } catch (err) {
+          if (!(err instanceof ApplicationFailure && err.nonRetryable)) throw err;
+          notes.push(`discord: ${err.message}`);
+        }
+      }
+      row = await delivered();
+      return { gmailMessageId: row?.gmail_message_id ?? null, discordMessageId: row?.discord_message_id ?? null, notes };
+    },
+  };
+}

@@ -1,0 +1,90 @@
+// Postgres activities of a scheduled run (task queue durable-inbox, local activities): claiming the
+// run, its steps, its end. Each is idempotent: a retried claim finds its own row.
+import { loadAgentProfile } from '../agent/profiles.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
+import { accountTimeZone } from './account-zone.js';
+import type { ScheduleStoreActivities } from './activity-contracts.js';
+import { localSlotOf } from './calendar-spec.js';
+import { loadAgentSchedule } from './schedule-store.js';
+
+export function createScheduleStoreActivities({ db }: { db: SqlExecutor }): ScheduleStoreActivities {
+  return {
+    async claimScheduledRun({ scheduleId, workflowId, scheduledAt, manual }) {
+      const schedule = await loadAgentSchedule(db, scheduleId);
+      if (!schedule) return { kind: 'gone' };
+      const [account] = await db.query<{ email: string }>(`SELECT email FROM accounts WHERE id = $1`, [schedule.accountId]);
+      if (!account) return { kind: 'gone' };
+      const zone = schedule.timeZone ?? (await accountTimeZone(db, schedule.accountId));
+      // A trigger stands for itself; a Schedule's run for its local date and time, claimed once.
+      const localSlot = manual ? `trigger ${workflowId}` : localSlotOf(new Date(scheduledAt), zone);
+      await db.query(
+        `INSERT INTO schedule_runs (schedule_id, workflow_id, scheduled_at, local_slot, status)
+         SELECT $1, $2, $3, $4, CASE WHEN EXISTS (
+           SELECT 1 FROM schedule_runs WHERE schedule_id = $1 AND local_slot = $4 AND status <> 'duplicate' AND workflow_id <> $2
+         ) THEN 'duplicate' ELSE 'running' END
+         ON CONFLICT DO NOTHING`,
+        [scheduleId, workflowId, scheduledAt, localSlot],
+      );
+      const [mine] = await db.query<{ status: string }>(`SELECT status FROM schedule_runs WHERE workflow_id = $1`, [workflowId]);
+      if (!mine) {
+        // Lost a race for the slot (the partial unique index): the other run has it.
+        await db.query(
+          `INSERT INTO schedule_runs (schedule_id, workflow_id, scheduled_at, local_slot, status, note, finished_at)
+           VALUES ($1, $2, $3, $4, 'duplicate', 'the same local time ran already', clock_timestamp()) ON CONFLICT DO NOTHING`,
+          [scheduleId, workflowId, scheduledAt, localSlot],
+        );
+      }
+      if (mine?.status !== 'running' && mine?.status !== 'delivered' && mine?.status !== 'failed') {
+        const [other] = await db.query<{ workflow_id: string }>(
+          `SELECT workflow_id FROM schedule_runs WHERE schedule_id = $1 AND local_slot = $2 AND status <> 'duplicate'`,
+          [scheduleId, localSlot],
+        );
+        await db.query(
+          `UPDATE schedule_runs SET note = $2, finished_at = COALESCE(finished_at, clock_timestamp()) WHERE workflow_id = $1`,
+          [workflowId, `${localSlot} ${zone} ran already (${other?.workflow_id ?? 'another run'}): the clocks repeated that time`],
+        );
+        return { kind: 'duplicate', localSlot, by: other?.workflow_id ?? '' };
+      }
+      const [previous] = await db.query<{ started_at: Date }>(
+        `SELECT started_at FROM schedule_runs WHERE schedule_id = $1 AND status = 'delivered' AND workflow_id <> $2 ORDER BY started_at DESC LIMIT 1`,
+        [scheduleId, workflowId],
+      );
+      const since = previous?.started_at ?? new Date(new Date(scheduledAt).getTime() - 24 * 3600_000);
+      return { kind: 'claimed', schedule, profile: await loadAgentProfile(db, schedule.profile), email: account.email, zone, localSlot, since: since.toISOString() };
+    },
+
+    async recordScheduledRunSteps({ accountId, scheduleId, runKey, profile, steps }) {
+      for (const step of steps) {
+        await db.query(
+          `INSERT INTO agent_steps (account_id, schedule_id, run_key, seq, profile, name, input, result, status, tokens_in, tokens_out, started_at, finished_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13)
+           ON CONFLICT (run_key, seq) DO NOTHING`,
+          [
+            accountId,
+            scheduleId,
+            runKey,
+            step.seq,
+            profile,
+            step.name,
+            step.input === undefined ? null : JSON.stringify(step.input),
+            step.result === undefined ? null : JSON.stringify(step.result),
+            step.status,
+            step.tokensIn ?? null,
+            step.tokensOut ?? null,
+            step.startedAt,
+            step.finishedAt,
+          ],
+        );
+      }
+    },
+
+    async finishScheduledRun({ workflowId, status, output, steps, tokensIn, tokensOut, note }) {
+      await db.query(
+        `UPDATE schedule_runs SET status = $2, output = $3, steps = $4, tokens_in = $5, tokens_out = $6, note = $7,
+           finished_at = COALESCE(finished_at, clock_timestamp())
+         WHERE workflow_id = $1`,
+        [workflowId, status, output ?? null, steps, tokensIn, tokensOut, note ?? null],
+      );
+    },
+  };
+}

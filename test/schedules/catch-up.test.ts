@@ -1,0 +1,86 @@
+// A run missed while the cluster was down: on a dev server of this file's own (SQLite, so it keeps
+// its Schedules across a restart), two schedules come due while the server is stopped. When it is
+// back, the one still within its catch-up window runs, once; the one past its window does not run
+// at all, and its Schedule counts it as missed (what `schedules show` prints). The Schedules fire at
+// a second of our choosing, so the test waits seconds, not a day.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
+import { scheduleIdOf, type AgentScheduleRow } from '../../src/schedules/contracts.js';
+import { listScheduleRuns } from '../../src/schedules/schedule-store.js';
+import { addUserSchedule, userScheduleState, type UserScheduleSettings } from '../../src/schedules/user-schedules.js';
+import { freePort } from '../../src/shared/free-port.js';
+import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
+import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { waitUntil } from '../helpers/wait-until.js';
+
+let h: InboxHarness;
+let server: DevServer;
+let dir: string;
+let port: number;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'catch-up-'));
+  port = await freePort();
+  server = await startDevServer({ port, headless: true, dbFile: join(dir, 'temporal.db') });
+  h = await startInboxHarness({ env: { TEMPORAL_ADDRESS: server.address } });
+  await h.startWorkers();
+}, 90_000);
+
+afterAll(async () => {
+  await h?.close();
+  await server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const MONTHS = ['JANUARY', 'FEBRUARY', 'MARCH', 'APRIL', 'MAY', 'JUNE', 'JULY', 'AUGUST', 'SEPTEMBER', 'OCTOBER', 'NOVEMBER', 'DECEMBER'] as const;
+
+/** Makes the schedule's one firing the given instant (UTC, to the second); its policies stay the product's. */
+async function fireAt(row: AgentScheduleRow, at: Date): Promise<void> {
+  await h.client.schedule.getHandle(scheduleIdOf(row.id)).update((previous) => ({
+    ...previous,
+    spec: {
+      timezone: 'UTC',
+      calendars: [{ year: at.getUTCFullYear(), month: MONTHS[at.getUTCMonth()]!, dayOfMonth: at.getUTCDate(), hour: at.getUTCHours(), minute: at.getUTCMinutes(), second: at.getUTCSeconds() }],
+    },
+  }));
+}
+
+it('runs a missed brief once within its catch-up window, and not at all past it', async () => {
+  const db = prismaExecutor(h.prisma);
+  const queues = { workflow: h.cfg.TEMPORAL_TASK_QUEUE, gmail: h.cfg.GMAIL_TASK_QUEUE, llm: h.cfg.LLM_TASK_QUEUE };
+  const policies = (catchupWindowMs: number): UserScheduleSettings => ({ catchupWindowMs, jitterMs: 0, taskQueues: queues });
+  const def = { accountId: h.accountId, profile: 'brief', prompt: 'Brief me.', timing: { at: '07:30', days: ['mon' as const] }, timeZone: 'UTC', label: 'Brief', discord: false };
+  const within = await addUserSchedule(h.client, db, { ...def, name: 'within the window' }, policies(120_000));
+  const past = await addUserSchedule(h.client, db, { ...def, name: 'past the window' }, policies(10_000));
+
+  const t0 = Math.ceil(Date.now() / 1000) * 1000;
+  await fireAt(past, new Date(t0 + 5_000));
+  await fireAt(within, new Date(t0 + 9_000));
+  // The cluster goes down before either is due, and comes back 15+ s after the first.
+  await h.stopWorkers();
+  await server.stop();
+  expect(Date.now()).toBeLessThan(t0 + 5_000);
+  await new Promise((r) => setTimeout(r, t0 + 21_000 - Date.now()));
+  server = await startDevServer({ port, headless: true, dbFile: join(dir, 'temporal.db') });
+  await h.startWorkers();
+
+  const [run] = await waitUntil('the missed brief within its window to run', async () => {
+    const runs = await listScheduleRuns(db, within.id);
+    return runs.length > 0 && runs.every((r) => r.finishedAt) && runs;
+  }, { timeoutMs: 60_000 });
+  expect(run).toMatchObject({ status: 'delivered', scheduledAt: new Date(t0 + 9_000) });
+
+  // Give the Schedules time to do anything more they would do, then look: once, and never the other.
+  await new Promise((r) => setTimeout(r, 5_000));
+  expect(await listScheduleRuns(db, within.id)).toHaveLength(1);
+  expect(await listScheduleRuns(db, past.id)).toHaveLength(0);
+  const pastState = await userScheduleState(h.client, past);
+  expect(pastState).toMatchObject({ missedCatchup: 1, recentRuns: [] });
+  const withinState = await userScheduleState(h.client, within);
+  expect(withinState).toMatchObject({ missedCatchup: 0 });
+  expect(withinState!.recentRuns).toHaveLength(1);
+  for (const row of [within, past]) await h.client.schedule.getHandle(scheduleIdOf(row.id)).delete();
+}, 180_000);
