@@ -4,6 +4,7 @@ import { runAccountsCli } from './accounts.js';
 import { runActionsCli } from './actions.js';
 import { runAgentsCli } from './agents.js';
 import { runBackfillCli } from './backfill.js';
+import { runMemoryCli } from './memory.js';
 import { runRulesCli } from './rules.js';
 import { runThreadsCli } from './threads.js';
 
@@ -12,6 +13,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   actions: (argv) => runActionsCli(loadConfigOrExit(), argv),
   agents: (argv) => runAgentsCli(loadConfigOrExit(), argv),
   backfill: (argv) => runBackfillCli(loadConfigOrExit(), argv),
+  memory: (argv) => runMemoryCli(loadConfigOrExit(), argv),
   rules: (argv) => runRulesCli(loadConfigOrExit(), argv),
   threads: (argv) => runThreadsCli(loadConfigOrExit(), argv),
 };
