@@ -80,6 +80,43 @@ describe('triage lesson derivation', () => {
   });
 });
 
+describe('lessons from reclassified threads', () => {
+  it('proposes a sender rule once two of its threads were reclassified into the same category', async () => {
+    const sender = 'ops@vendor.example';
+    await setCategoryActions(journal.db, journal.accountId, 'automated', [{ kind: 'mark_read' }]);
+    const decide = async (threadId: string, kind: string, source: string, text: string) =>
+      journal.db.query(
+        `INSERT INTO decisions (account_id, thread_id, kind, source, detail) SELECT $1, id, $3, $4::decision_source, jsonb_build_object('text', $5::text) FROM threads WHERE gmail_thread_id = $2`,
+        [journal.accountId, threadId, kind, source, text],
+      );
+    for (const t of ['t-ops-1', 't-ops-2']) {
+      await thread(t, 'automated', { from: `Ops <${sender}>`, subject: `Job ${t} finished` });
+      await decide(t, 'classify', 'llm', 'needs_response (0.62): asks about a job');
+      await decide(t, 'reclassify', 'user', 'classify again (was needs_response)');
+      await decide(t, 'classify', 'llm', 'automated (0.93): a job notice');
+      if (t === 't-ops-1') expect((await deriveTriageLessons(journal.db, { accountId: journal.accountId, settings })).changed).toEqual([]);
+    }
+    // A reclassify that did not change the category teaches nothing.
+    await thread('t-ops-3', 'automated', { from: `Ops <${sender}>`, subject: 'Job 3' });
+    await decide('t-ops-3', 'classify', 'llm', 'automated (0.9): notice');
+    await decide('t-ops-3', 'reclassify', 'user', 'classify again (was automated)');
+    await decide('t-ops-3', 'classify', 'llm', 'automated (0.9): notice');
+
+    const { changed } = await deriveTriageLessons(journal.db, { accountId: journal.accountId, settings });
+    expect(changed).toHaveLength(1);
+    const lesson = (await loadLesson(journal.db, changed[0]!))!;
+    expect(lesson).toMatchObject({ scope: 'sender', scopeRef: sender, current: { rule: { category: 'automated', actions: [{ kind: 'mark_read' }] } } });
+    expect(lesson.current.text).toBe(`mail from ${sender}: automated, as you reclassified it (then: mark_read)`);
+    expect(lesson.current.evidence.map((e) => [e.source, e.threadId, e.category])).toEqual([
+      ['reclassified', 't-ops-1', 'automated'],
+      ['reclassified', 't-ops-2', 'automated'],
+    ]);
+    // Once accepted, the rule gives the sender's mail that category: nothing more to propose.
+    await acceptLesson(journal.db, lesson.id, 'cli');
+    expect((await deriveTriageLessons(journal.db, { accountId: journal.accountId, settings })).changed).toEqual([]);
+  });
+});
+
 describe('writing lessons', () => {
   it('versions a writing lesson: edits and restores add versions, accepting writes no rule, a rule edit is refused', async () => {
     const { lesson } = await proposeLesson(journal.db, { accountId: journal.accountId, kind: 'preference', scope: 'domain', scopeRef: 'partner.example', text: 'Sign off with "Best, Ann".', evidence: [], createdBy: 'cli' });
