@@ -280,6 +280,15 @@ export const envSchema = z.object({
   REMIND_LABEL_PREFIX: labelPrefix.default('Remind'),
   SEND_LATER_LABEL_PREFIX: labelPrefix.default('Send'),
 
+  /** Learning (docs/learning.md): off stops proposing lessons (accepted ones stay in force until reverted). */
+  LEARNING: bool.default(true),
+  /** A triage lesson is proposed once the user took the same action back (undo, reject) on this many threads of one sender. */
+  TRIAGE_LESSON_AFTER: z.coerce.number().int().min(2).default(2),
+  /** Corrections older than this teach nothing. */
+  LEARNING_LOOKBACK: howLong().prefault('60 days'),
+  /** The dry run tries a rule change on the stored threads of this long back. */
+  DRY_RUN_WINDOW: howLong().prefault('30 days'),
+
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),
   DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
   /** Long threads are cut to this many prompt tokens before an LLM call. */
@@ -597,4 +606,15 @@ export function gmailOAuthSettings(cfg: Env) {
 /** A "how long" setting in whole days, for what counts in days (retention, how far back a scan looks). */
 export function wholeDays(ms: number): number {
   return Math.max(1, Math.ceil(ms / DAY_MS));
+}
+
+export interface LearningSettings {
+  enabled: boolean;
+  triageLessonAfter: number;
+  lookbackMs: number;
+  dryRunWindowMs: number;
+}
+
+export function learningSettingsFromConfig(cfg: Env): LearningSettings {
+  return { enabled: cfg.LEARNING, triageLessonAfter: cfg.TRIAGE_LESSON_AFTER, lookbackMs: cfg.LEARNING_LOOKBACK, dryRunWindowMs: cfg.DRY_RUN_WINDOW };
 }

@@ -81,6 +81,34 @@ export function approvalLink(keys: ApprovalKeys, publicBaseUrl: string, actionId
   return linkUrl(publicBaseUrl, signLink(keys, actionId, now + ttlMs));
 }
 
+/**
+ * A signed link to one lesson on the approvals page (src/http/lesson-routes.ts): the same key, its
+ * own purpose in the MAC, so an action's link never opens a lesson or the other way round.
+ */
+export function signLessonLink(keys: ApprovalKeys, lessonId: string, expiresAtMs: number): SignedLink {
+  if (!isActionId(lessonId)) throw new Error(`not a lesson id: ${JSON.stringify(lessonId)}`);
+  const exp = Math.floor(expiresAtMs / 1000);
+  return { actionId: lessonId, exp, sig: lessonSignature(keys, lessonId, exp).toString('base64url') };
+}
+
+function lessonSignature(keys: ApprovalKeys, lessonId: string, exp: number): Buffer {
+  return createHmac('sha256', keys.link).update(`lesson-link\n${lessonId}\n${exp}`).digest();
+}
+
+/** Checks a lesson link as it came in; `actionId` of the result is the lesson's id. */
+export function verifyLessonLink(
+  keys: ApprovalKeys,
+  input: { lessonId: string; exp: string | undefined | null; sig: string | undefined | null },
+  now = Date.now(),
+): LinkCheck {
+  const { lessonId, exp, sig } = input;
+  if (!isActionId(lessonId) || !exp || !/^\d{1,12}$/.test(exp) || !sig || !/^[A-Za-z0-9_-]{43}$/.test(sig)) return { ok: false, why: 'malformed' };
+  const expSeconds = Number(exp);
+  if (!timingSafeEqual(Buffer.from(sig, 'base64url'), lessonSignature(keys, lessonId, expSeconds))) return { ok: false, why: 'bad signature' };
+  if (expSeconds * 1000 <= now) return { ok: false, why: 'expired' };
+  return { ok: true, link: { actionId: lessonId, exp: expSeconds, sig } };
+}
+
 export type LinkCheck = { ok: true; link: SignedLink } | { ok: false; why: 'malformed' | 'bad signature' | 'expired' };
 
 /** Checks a link as it came in (strings from the URL or a form). The signature first: a changed expiry is forged, not expired. */

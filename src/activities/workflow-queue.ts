@@ -7,10 +7,11 @@ import { createActionStoreActivities } from '../actions/store-activities.js';
 import { createAgentStoreActivities } from '../agent/store-activities.js';
 import { createBackfillHandoffActivities } from '../backfill/handoff-activities.js';
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
-import { backfillAlertSettingsFromConfig, threadSettingsFromConfig } from '../config.js';
+import { backfillAlertSettingsFromConfig, learningSettingsFromConfig, threadSettingsFromConfig } from '../config.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { createReminderStoreActivities } from '../reminders/store-activities.js';
 import { createScheduleStoreActivities } from '../schedules/store-activities.js';
+import { createLearningActivities } from '../learning/learning-activities.js';
 import { createRetentionActivities } from '../retention/retention-activities.js';
 import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js';
 import { createSyncActivities } from '../sync/sync-activities.js';
@@ -29,6 +30,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
     createActionStoreActivities({ db }),
     createAgentStoreActivities({ db }),
     createScheduleStoreActivities({ db }),
+    createLearningActivities({ db, settings: learningSettingsFromConfig(ctx.cfg) }),
     createBackfillStoreActivities({ db, alerts: backfillAlertSettingsFromConfig(ctx.cfg) }),
     createReminderStoreActivities({ db, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
     createBackfillHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),

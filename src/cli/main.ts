@@ -5,6 +5,7 @@ import { runActionsCli } from './actions.js';
 import { runAgentsCli } from './agents.js';
 import { runBackfillCli } from './backfill.js';
 import { runRemindersCli } from './reminders.js';
+import { runMemoryCli } from './memory.js';
 import { runRulesCli } from './rules.js';
 import { runSchedulesCli } from './schedules.js';
 import { runThreadsCli } from './threads.js';
@@ -15,6 +16,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   agents: (argv) => runAgentsCli(loadConfigOrExit(), argv),
   backfill: (argv) => runBackfillCli(loadConfigOrExit(), argv),
   reminders: (argv) => runRemindersCli(loadConfigOrExit(), argv),
+  memory: (argv) => runMemoryCli(loadConfigOrExit(), argv),
   rules: (argv) => runRulesCli(loadConfigOrExit(), argv),
   schedules: (argv) => runSchedulesCli(loadConfigOrExit(), argv),
   threads: (argv) => runThreadsCli(loadConfigOrExit(), argv),

@@ -4,14 +4,19 @@
 //   add    --scope global|account|domain|sender [--ref REF]
 //          (--category C [--actions LIST] [--route AGENT] | --instruction TEXT)
 //          [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]
+//          [--dry-run --account A]   nothing added: what the rule would have changed on A's mail of the last 30 days
 //   enable|disable|remove <rule id>
 //   test   [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
 //          which rule would decide such an email, and the instructions its prompt would carry
+//   test   --account A --since 30d: the rules in force over A's stored threads of that long back
 // REF: the account (id or email) for account rules, a domain for domain rules, an address for sender rules.
 // P: a case-insensitive substring, or a regular expression between slashes (/^re:/).
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import type { Env } from '../config.js';
+import { learningSettingsFromConfig, wholeDays, type Env } from '../config.js';
+import { prismaExecutor } from '../db/sql-executor.js';
+import { describeOutcome, dryRunRuleChange, replayRules } from '../learning/dry-run.js';
+import { dryRunLines } from '../learning/describe.js';
 import type { PrismaClient } from '../db/client.js';
 import { ruleFromRow } from '../rules/rule-rows.js';
 import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule } from '../rules/rules.js';
@@ -20,7 +25,7 @@ import { canonicalAddress, senderAddress } from '../gmail/addresses.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
 import type { ActionSpec } from '../actions/contracts.js';
 import { requireAccount } from './account-ref.js';
-import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
+import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
 export type RulesCliIo = CliIo;
@@ -28,8 +33,10 @@ export type RulesCliIo = CliIo;
 const USAGE = `usage: npm run cli -- rules list [--account A]
        npm run cli -- rules add --scope global|account|domain|sender [--ref REF] (--category C [--actions LIST] [--route AGENT] | --instruction TEXT)
                                 [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]
+                                [--dry-run --account A]
        npm run cli -- rules enable|disable|remove <rule id>
        npm run cli -- rules test [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
+       npm run cli -- rules test --account A --since <N>d|h|m
 categories: ${CATEGORIES.join(', ')}
 LIST: what to do with the thread instead of the category's actions, e.g. archive,add_label:Receipts (docs/actions.md)
 AGENT: an agent profile (npm run cli -- agents list) the thread is handed to instead (docs/agent.md)`;
@@ -49,6 +56,8 @@ const OPTIONS = {
   priority: { type: 'string' },
   actions: { type: 'string' },
   route: { type: 'string' },
+  since: { type: 'string' },
+  'dry-run': { type: 'boolean', default: false },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -153,7 +162,8 @@ async function routeArgument(prisma: PrismaClient, name: string, category: strin
   return name;
 }
 
-export async function addRule(prisma: PrismaClient, values: Values): Promise<Rule> {
+/** The rule `rules add` describes, checked; nothing is stored. */
+export async function ruleFromArgs(prisma: PrismaClient, values: Values): Promise<Rule> {
   const args = parseOrThrow(addArgs, values);
   let scopeRef = args.ref;
   if (args.scope === 'account') scopeRef = (await requireAccount(prisma, args.ref!)).id;
@@ -183,6 +193,11 @@ export async function addRule(prisma: PrismaClient, values: Values): Promise<Rul
     if (err instanceof InvalidRuleError) throw new UsageError(err.message.replace('rule "new": ', ''));
     throw err;
   }
+  return rule;
+}
+
+export async function addRule(prisma: PrismaClient, values: Values): Promise<Rule> {
+  const rule = await ruleFromArgs(prisma, values);
   const row = await prisma.rule.create({
     data: {
       scope: rule.scope,
@@ -213,7 +228,39 @@ async function changeRule(prisma: PrismaClient, io: RulesCliIo, sub: 'enable' | 
   io.out(`${sub === 'remove' ? 'Removed' : sub === 'enable' ? 'Enabled' : 'Disabled'} rule ${id}; it takes effect with the next email.`);
 }
 
+/** The account whose past mail a dry run or `test --since` reads: --account, else an account rule's own. */
+async function pastMailAccount(prisma: PrismaClient, values: Values, what: string): Promise<{ id: string; email: string }> {
+  if (values.account) return requireAccount(prisma, values.account);
+  if (values.scope === 'account' && values.ref) return requireAccount(prisma, values.ref);
+  throw new UsageError(`${what} needs --account (whose past mail to try it on)`);
+}
+
+async function dryRunAdd(prisma: PrismaClient, io: RulesCliIo, cfg: Env, values: Values): Promise<void> {
+  const rule = { ...(await ruleFromArgs(prisma, values)), id: 'dry-run' };
+  const owner = await pastMailAccount(prisma, values, '--dry-run');
+  const windowMs = learningSettingsFromConfig(cfg).dryRunWindowMs;
+  const result = await dryRunRuleChange(prismaExecutor(prisma), { accountId: owner.id, change: { add: rule }, since: new Date(Date.now() - windowMs) });
+  io.out(`dry run of ${rule.scope}${rule.scopeRef ? ` ${rule.scopeRef}` : ''}, ${rule.category ? `category ${rule.category}` : 'instruction'} when ${describeConditions(rule)}, on ${owner.email}:`);
+  for (const line of dryRunLines(result, wholeDays(windowMs))) io.out(line);
+  if (rule.kind === 'instruction') io.out('an instruction rule decides nothing: it guides the LLM, whose answers a dry run does not replay');
+  io.out('nothing added (run it again without --dry-run to add it)');
+}
+
+async function replaySince(prisma: PrismaClient, io: RulesCliIo, values: Values): Promise<void> {
+  const owner = await pastMailAccount(prisma, values, 'test --since');
+  const since = sinceDate(values.since!);
+  const replay = await replayRules(prismaExecutor(prisma), { accountId: owner.id, since });
+  io.out(`the rules in force over the ${replay.threads} thread(s) of ${owner.email} since ${replay.since}` + (replay.fromJournal ? ` (${replay.fromJournal} by sender and subject only: no stored message)` : '') + ':');
+  const counts = Object.entries(replay.decidedBy).sort(([a, x], [b, y]) => y - x || a.localeCompare(b));
+  printTable(io.out, ['DECIDED BY', 'THREADS'], counts.map(([by, n]) => [by === 'llm' ? 'no rule: the LLM' : `rule ${by}`, String(n)]));
+  io.out(`${replay.differ} thread(s) the rules now put in another category than the one recorded`);
+  for (const ex of replay.examples) {
+    io.out(`  ${ex.threadId}  ${ex.sender}  ${JSON.stringify(ex.subject)}: was ${ex.recorded ?? 'unclassified'}, now ${describeOutcome(ex.now)}`);
+  }
+}
+
 async function testRules(prisma: PrismaClient, io: RulesCliIo, values: Values): Promise<void> {
+  if (values.since !== undefined) return replaySince(prisma, io, values);
   if (!values.from) throw new UsageError('test needs --from (the sender of the email to try)');
   const owner = values.account ? await requireAccount(prisma, values.account) : undefined;
   const accountId = owner?.id ?? '';
@@ -255,6 +302,7 @@ export async function runRulesCli(cfg: Env, argv: string[], io: RulesCliIo = { o
       case 'list':
         return listRules(prisma, io, parsed.values.account);
       case 'add': {
+        if (parsed.values['dry-run']) return dryRunAdd(prisma, io, cfg, parsed.values);
         const rule = await addRule(prisma, parsed.values);
         io.out(`Added rule ${rule.id}: ${rule.scope}${rule.scopeRef ? ` ${rule.scopeRef}` : ''}, ${rule.category ? `category ${rule.category}` : 'instruction'} when ${describeConditions(rule)}`);
         return;

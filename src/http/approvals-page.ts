@@ -40,9 +40,11 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; } d
 pre { white-space: pre-wrap; background: #f5f5f7; padding: .75rem; border-radius: 6px; }
 form { display: inline; } button { font: inherit; padding: .3rem .9rem; margin-right: .4rem; cursor: pointer; }
 .outcome { padding: .6rem .9rem; border-radius: 6px; } .ok { background: #e3f6e8; } .failed { background: #fde8e8; }
-.state { font-weight: 600; }`;
+.state { font-weight: 600; }
+.lesson { border-top: 1px solid #ddd; } .lesson h3 { font-size: 1rem; margin-bottom: 0; } .lesson .says { font-weight: 600; }
+.dry-run { background: #f5f5f7; padding: .5rem .75rem; border-radius: 6px; overflow-wrap: anywhere; }`;
 
-function layout(title: string, body: string, bodyClass?: string): string {
+export function layout(title: string, body: string, bodyClass?: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -144,12 +146,14 @@ ${cards.map(row).join('\n')}
 </table></div>`;
 }
 
-export function renderListPage(lists: { pending: ActionCard[]; recent: ActionCard[] }): string {
+/** `lessons`: the lessons section's HTML (src/http/lessons-page.ts), escaped there. */
+export function renderListPage(lists: { pending: ActionCard[]; recent: ActionCard[]; lessons?: string }): string {
   return layout(
     'Approvals',
     `<h1>Approvals</h1>
 <h2>Waiting for you (${lists.pending.length})</h2>
 ${table(lists.pending, 'Nothing waits for approval.')}
+${lists.lessons ?? ''}
 <h2>Recent actions</h2>
 ${table(lists.recent, 'No actions yet.')}`,
     'list',

@@ -2,6 +2,7 @@
 //   GET  /approvals?token=<operator token>        pending approvals and the last 50 actions
 //   GET  /approvals/a/<id>?exp=…&sig=…             one action, from a signed link (Discord's)
 //   POST /approvals/a/<id>                         approve / reject / undo it
+//   GET|POST /approvals/l/<id>                     one lesson the assistant learned, accept / reject it (lesson-routes.ts)
 // A POST needs the link's fields, a CSRF token bound to the link and the browser's session cookie,
 // and an Origin (when sent) that is ours; anything less is a 403 that changes nothing.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -23,6 +24,8 @@ import { createLogger } from '../shared/log.js';
 import { csrfToken, csrfTokenValid, newSession, originAllowed, sessionCookie, sessionOf } from './approvals-csrf.js';
 import { renderActionPage, renderListPage, renderMessagePage, type ActionCard, type Outcome } from './approvals-page.js';
 import type { Routes } from './server.js';
+import { lessonCards, lessonRoutes, type LessonRouteDeps } from './lesson-routes.js';
+import { lessonsSection } from './lessons-page.js';
 
 const log = createLogger('approvals');
 
@@ -39,6 +42,8 @@ export interface ApprovalsRouteDeps {
   /** The link and CSRF keys (resolved on first use: dev mode reads them from .data/). */
   keys(): Promise<ApprovalKeys>;
   settings: Pick<ApprovalsSettings, 'operatorToken' | 'linkTtlMs' | 'publicBaseUrl'>;
+  /** The lessons' part of the page; without it the page shows actions only. */
+  learning?: { dryRunWindowMs: number; enabled: boolean; propose(): Promise<void> };
   now?: () => number;
 }
 
@@ -85,6 +90,14 @@ export function approvalsRoutes(deps: ApprovalsRouteDeps): Routes {
   const base = new URL(deps.settings.publicBaseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const cookieOptions = { path: `${basePath}${APPROVALS_PATH}`, secure: base.protocol === 'https:' };
+  const lessonDeps: LessonRouteDeps = {
+    db: deps.db,
+    keys: deps.keys,
+    basePath,
+    linkTtlMs: deps.settings.linkTtlMs,
+    dryRunWindowMs: deps.learning?.dryRunWindowMs ?? 0,
+    now,
+  };
 
   /** The browser's session, or a new one with the header that sets it. */
   function session(req: IncomingMessage): { id: string; headers: Record<string, string> } {
@@ -123,7 +136,13 @@ export function approvalsRoutes(deps: ApprovalsRouteDeps): Routes {
       listActions(deps.db, { limit: RECENT_ACTIONS }),
     ]);
     const cards = (actions: JournaledAction[]) => Promise.all(actions.map((a) => card(a, keys, s.id)));
-    sendHtml(res, 200, renderListPage({ pending: await cards(pending), recent: await cards(recent) }), s.headers);
+    let lessons: string | undefined;
+    if (deps.learning) {
+      // The page is where lessons are reviewed: what the latest corrections teach is proposed first (idempotent).
+      if (deps.learning.enabled) await deps.learning.propose();
+      lessons = lessonsSection(await lessonCards(lessonDeps, keys, s.id));
+    }
+    sendHtml(res, 200, renderListPage({ pending: await cards(pending), recent: await cards(recent), ...(lessons !== undefined ? { lessons } : {}) }), s.headers);
   };
 
   /** The action a link names, or the refusal already sent. */
@@ -200,5 +219,21 @@ export function approvalsRoutes(deps: ApprovalsRouteDeps): Routes {
     [`GET ${APPROVALS_PATH}`]: list,
     [`GET ${ACTION_PREFIX}*`]: show,
     [`POST ${ACTION_PREFIX}*`]: decide,
+    ...(deps.learning
+      ? lessonRoutes(lessonDeps, {
+          send: sendHtml,
+          session,
+          publicBaseUrl: deps.settings.publicBaseUrl,
+          async readForm(req, res) {
+            try {
+              return await readForm(req);
+            } catch (err) {
+              if (!(err instanceof FormTooLarge)) throw err;
+              refuse(res, 413, 'Bad request', 'The form is too large.');
+              return null;
+            }
+          },
+        })
+      : {}),
   };
 }

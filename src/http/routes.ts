@@ -2,7 +2,8 @@
 // push when PUSH_AUDIENCE and PUSH_SERVICE_ACCOUNT_EMAIL are set. `npm run dev` and
 // `npm run start:http` serve the same routes.
 import type { Client } from '@temporalio/client';
-import { approvalsSettingsFromConfig, healthSettingsFromConfig, type Env } from '../config.js';
+import { approvalsSettingsFromConfig, healthSettingsFromConfig, learningSettingsFromConfig, type Env } from '../config.js';
+import { deriveTriageLessons } from '../learning/triage-lessons.js';
 import { approvalKeysOnce } from '../actions/approval-links.js';
 import { decideAction } from '../actions/decide.js';
 import type { PrismaClient } from '../db/client.js';
@@ -33,12 +34,21 @@ export function appRoutes(cfg: Env, deps: { prisma: PrismaClient; client: Client
 
 function approvalRoutes(cfg: Env, deps: { prisma: PrismaClient; client: Client }): Routes {
   const db = prismaExecutor(deps.prisma);
+  const learning = learningSettingsFromConfig(cfg);
   const decideDeps = { client: deps.client, db, taskQueue: cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: cfg.GMAIL_TASK_QUEUE };
   return approvalsRoutes({
     db,
     decide: (actionId, decision, by) => decideAction(decideDeps, actionId, decision, by),
     keys: approvalKeysOnce(cfg),
     settings: approvalsSettingsFromConfig(cfg),
+    learning: {
+      enabled: learning.enabled,
+      dryRunWindowMs: learning.dryRunWindowMs,
+      async propose() {
+        const accounts = await deps.prisma.account.findMany({ where: { status: 'active' }, select: { id: true } });
+        for (const a of accounts) await deriveTriageLessons(db, { accountId: a.id, settings: learning });
+      },
+    },
   });
 }
 
