@@ -11,6 +11,8 @@ import type { SyncScheduleSettings } from './schedules/schedules.js';
 import type { ThreadSettings } from './thread/contracts.js';
 import type { UserScheduleSettings } from './schedules/user-schedules.js';
 import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from './shared/task-queues.js';
+import { canonicalZone } from './time/local-time.js';
+import type { TimerLabelPrefixes } from './time/labels.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
@@ -41,6 +43,24 @@ const howLong = (opts: { zero?: boolean } = {}) =>
     return ms;
   });
 const DAY_MS = 24 * 3600_000;
+const hour = z.coerce.number().int().min(0).max(23);
+/** The first part of a nested Gmail label ("Snooze" of "Snooze/Tomorrow"): the label's own name, without the "/". */
+const labelPrefix = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .refine((v) => !v.endsWith('/'), 'expected a label name without a trailing "/", such as Snooze');
+/** ISO weekday numbers, comma-separated ("6,7" = Saturday and Sunday); "none" for a seven-day week. */
+const weekdays = z.string().transform((v, ctx) => {
+  if (v.trim().toLowerCase() === 'none') return [];
+  const days = v.split(',').map((d) => d.trim());
+  if (!days.every((d) => /^[1-7]$/.test(d)) || new Set(days).size === 7) {
+    ctx.addIssue({ code: 'custom', message: 'expected ISO weekday numbers 1 (Monday) to 7 (Sunday), comma-separated, such as "6,7" (or "none"), not all seven' });
+    return z.NEVER;
+  }
+  return [...new Set(days.map(Number))];
+});
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -243,6 +263,19 @@ export const envSchema = z.object({
   PAUSE_LABEL_CHECK_EVERY: howLong({ zero: true }).prefault('30 seconds'),
   LABEL_AWAITING_APPROVAL: z.string().min(1).default('Awaiting Approval'),
 
+  /** Time (docs/time.md): the zone of an account that has none of its own, the hours "tomorrow" and "this evening" mean, the weekend business days skip. */
+  DEFAULT_TIME_ZONE: z
+    .string()
+    .transform((v, ctx) => canonicalZone(v) ?? (ctx.addIssue({ code: 'custom', message: 'expected an IANA time zone such as Europe/Berlin or UTC' }), z.NEVER))
+    .prefault('UTC'),
+  MORNING_HOUR: hour.default(8),
+  EVENING_HOUR: hour.default(18),
+  WEEKEND_DAYS: weekdays.prefault('6,7'),
+  /** Timer labels a user sets in Gmail: "<prefix>/<when>", e.g. Snooze/Tomorrow, Remind/3 days, Send/Tomorrow 8:00. */
+  SNOOZE_LABEL_PREFIX: labelPrefix.default('Snooze'),
+  REMIND_LABEL_PREFIX: labelPrefix.default('Remind'),
+  SEND_LATER_LABEL_PREFIX: labelPrefix.default('Send'),
+
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),
   DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
   /** Long threads are cut to this many prompt tokens before an LLM call. */
@@ -405,6 +438,11 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
   };
 }
 
+/** The prefixes of the timer labels (src/time/labels.ts). */
+export function timerLabelPrefixesFromConfig(cfg: Env): TimerLabelPrefixes {
+  return { snooze: cfg.SNOOZE_LABEL_PREFIX, remind: cfg.REMIND_LABEL_PREFIX, sendLater: cfg.SEND_LATER_LABEL_PREFIX };
+}
+
 /** The LLM worker's model, budget and circuit breaker. */
 export function llmSettingsFromConfig(cfg: Env): LlmSettings {
   const probeMinMs = cfg.LLM_BREAKER_PROBE_MIN;
@@ -445,7 +483,7 @@ export function syncScheduleSettingsFromConfig(cfg: Env): SyncScheduleSettings {
 export function userScheduleSettingsFromConfig(cfg: Env): UserScheduleSettings {
   const queues = { workflow: cfg.TEMPORAL_TASK_QUEUE, gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE };
   const defaults = queues.workflow === WORKFLOW_TASK_QUEUE && queues.gmail === GMAIL_TASK_QUEUE && queues.llm === LLM_TASK_QUEUE;
-  return { catchupWindowMs: cfg.SCHEDULE_CATCHUP_WINDOW, jitterMs: cfg.SCHEDULE_JITTER, ...(defaults ? {} : { taskQueues: queues }) };
+  return { catchupWindowMs: cfg.SCHEDULE_CATCHUP_WINDOW, jitterMs: cfg.SCHEDULE_JITTER, defaultZone: cfg.DEFAULT_TIME_ZONE, ...(defaults ? {} : { taskQueues: queues }) };
 }
 
 export function archiverScheduleSettingsFromConfig(cfg: Env): ArchiverScheduleSettings {

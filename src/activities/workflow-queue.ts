@@ -27,7 +27,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
     createStoreActivities({ prisma: ctx.prisma }),
     createActionStoreActivities({ db }),
     createAgentStoreActivities({ db }),
-    createScheduleStoreActivities({ db }),
+    createScheduleStoreActivities({ db, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
     createBackfillStoreActivities({ db, alerts: backfillAlertSettingsFromConfig(ctx.cfg) }),
     createBackfillHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
     syncActivitiesOnFirstUse(ctx, taskQueue),

@@ -7,22 +7,29 @@
 //                                           threads wait, and connect resumes them.
 //   llm-resume <account>                    the account's LLM, paused on a refused key or credits,
 //                                           resumes; its waiting threads carry on.
+//   timezone <account> [ZONE]               shows the account's time zone, or sets it (an IANA name).
 import { parseArgs } from 'node:util';
 import { TokenVault } from '../accounts/token-vault.js';
-import { gmailOAuthSettings, threadSettingsFromConfig, type Env } from '../config.js';
+import { gmailOAuthSettings, threadSettingsFromConfig, userScheduleSettingsFromConfig, type Env } from '../config.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';
 import { disconnectAccount, registerAccount, runLoopbackConsent, type RegisteredAccount } from '../accounts/connect.js';
 import type { SyncTarget } from '../sync/notify.js';
 import { connectClient } from '../temporal/client.js';
+import type { Client } from '@temporalio/client';
+import { prismaExecutor } from '../db/sql-executor.js';
+import { listAgentSchedules } from '../schedules/schedule-store.js';
+import { moveAccountSchedules } from '../schedules/user-schedules.js';
 import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys.js';
 import { createBreakerStore } from '../llm/breaker-store.js';
 import { describePause } from '../llm/breaker.js';
 import { resumeLlm } from '../llm/resume.js';
 import { findAccount, noSuchAccount, requireAccount } from './account-ref.js';
-import { usageFailure, UsageError } from './command.js';
+import { usageFailure, UsageError, withDatabase } from './command.js';
 import { printTable } from './table.js';
+import { accountTimeSettings, setAccountTimeZone } from '../accounts/time-settings.js';
+import { describeLocal, TimeSpecError } from '../time/index.js';
 
 const log = createLogger('cli');
 
@@ -124,16 +131,56 @@ export async function disconnectCommand(deps: AccountsCliDeps, io: AccountsCliIo
   io.out(`Its threads and their drafts stay as they are. Connect it again with: npm run cli -- accounts connect --login-hint ${done.email}`);
 }
 
+/** Shows the account's time zone (its own or the default) and its local time now; with a zone, sets it first. */
+export async function timezoneCommand(
+  deps: Pick<AccountsCliDeps, 'cfg' | 'prisma'> & { temporal?: () => Promise<Client> },
+  io: AccountsCliIo,
+  account: string,
+  zone?: string,
+  now = new Date(),
+): Promise<void> {
+  const row = await requireAccount(deps.prisma, account);
+  if (zone !== undefined) {
+    let canonical: string;
+    try {
+      canonical = await setAccountTimeZone(deps.prisma, row.id, zone);
+    } catch (err) {
+      if (err instanceof TimeSpecError) throw new UsageError(err.message);
+      throw err;
+    }
+    // The account's schedules (those without a zone of their own) move with it, local times kept.
+    const db = prismaExecutor(deps.prisma);
+    if (deps.temporal && (await listAgentSchedules(db, row.id)).some((s) => s.timeZone === null)) {
+      const moved = await moveAccountSchedules(await deps.temporal(), db, row.id, canonical, userScheduleSettingsFromConfig(deps.cfg));
+      io.out(`Moved ${moved.length} schedule(s) to ${canonical}: ${moved.map((m) => m.name).join(', ')}`);
+    }
+  }
+  const own = (await deps.prisma.account.findUniqueOrThrow({ where: { id: row.id }, select: { timeZone: true } })).timeZone;
+  const settings = (await accountTimeSettings(deps.prisma, row.id, deps.cfg))!;
+  const source = own ? 'its own' : `none set: DEFAULT_TIME_ZONE`;
+  io.out(`${zone !== undefined ? 'Set: ' : ''}${row.email} time zone ${settings.zone} (${source}); now ${describeLocal(now, settings.zone)}`);
+}
+
 const USAGE =
-  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id>';
+  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE]';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo = { out: (l) => console.log(l) }): Promise<number> {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseArgs({ args: rest, options: { 'login-hint': { type: 'string' } }, allowPositionals: true });
-  if (sub !== 'connect' && sub !== 'list' && sub !== 'disconnect' && sub !== 'llm-resume') {
+  if (sub !== 'connect' && sub !== 'list' && sub !== 'disconnect' && sub !== 'llm-resume' && sub !== 'timezone') {
     io.out(USAGE);
     return 2;
+  }
+  if (sub === 'timezone') {
+    if (positionals.length < 1 || positionals.length > 2) return usageFailure(io, 'accounts', 'timezone needs one account (its email or id) and, to set it, a zone such as Europe/Berlin', USAGE);
+    let client: Client | undefined;
+    const temporal = async () => (client ??= await connectClient(cfg, await resolvePayloadKeys(cfg)));
+    try {
+      return await withDatabase(cfg, io, { name: 'accounts', usage: USAGE }, (prisma) => timezoneCommand({ cfg, prisma, temporal }, io, positionals[0]!, positionals[1]));
+    } finally {
+      await client?.connection.close();
+    }
   }
   if ((sub === 'disconnect' || sub === 'llm-resume') && positionals.length !== 1) {
     return usageFailure(io, 'accounts', `${sub} needs one account (its email or id)`, USAGE);
