@@ -9,10 +9,10 @@ import type { LlmSettings } from './llm/guard.js';
 import type { QuotaLimiterOptions } from './quota/limiter.js';
 import type { SyncScheduleSettings } from './schedules/schedules.js';
 import type { ThreadSettings } from './thread/contracts.js';
-import type { UserScheduleSettings } from './schedules/user-schedules.js';
-import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from './shared/task-queues.js';
 import { canonicalZone } from './time/local-time.js';
 import type { TimerLabelPrefixes } from './time/labels.js';
+import type { UserScheduleSettings } from './schedules/user-schedules.js';
+import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from './shared/task-queues.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
@@ -263,6 +263,10 @@ export const envSchema = z.object({
   PAUSE_LABEL_CHECK_EVERY: howLong({ zero: true }).prefault('30 seconds'),
   LABEL_AWAITING_APPROVAL: z.string().min(1).default('Awaiting Approval'),
 
+  /** Reminders (docs/time.md): the label on their e-mails; an occurrence later than the window (cluster down) is skipped, not delivered. */
+  LABEL_REMINDERS: z.string().min(1).default('Reminders'),
+  REMINDER_CATCH_UP_WINDOW: howLong().prefault('6 hours'),
+
   /** Time (docs/time.md): the zone of an account that has none of its own, the hours "tomorrow" and "this evening" mean, the weekend business days skip. */
   DEFAULT_TIME_ZONE: z
     .string()
@@ -504,6 +508,24 @@ export function approvalsSettingsFromConfig(cfg: Env): ApprovalsSettings {
     ...(cfg.APPROVALS_OPERATOR_TOKEN ? { operatorToken: cfg.APPROVALS_OPERATOR_TOKEN } : {}),
     linkTtlMs: cfg.APPROVALS_LINK_TTL,
     publicBaseUrl: (cfg.PUBLIC_BASE_URL ?? `http://127.0.0.1:${cfg.HTTP_PORT}`).replace(/\/+$/, ''),
+    ...(cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: cfg.DISCORD_WEBHOOK_URL } : {}),
+  };
+}
+
+/** Reminders: where their e-mails are labelled, the catch-up window, the Discord webhook. */
+export interface ReminderSettings {
+  label: string;
+  catchUpWindowMs: number;
+  /** One delivery attempt's limit: GMAIL_ACTIVITY_TIMEOUT when set. */
+  deliveryTimeoutMs?: number;
+  discordWebhookUrl?: string;
+}
+
+export function reminderSettingsFromConfig(cfg: Env): ReminderSettings {
+  return {
+    label: cfg.LABEL_REMINDERS,
+    catchUpWindowMs: cfg.REMINDER_CATCH_UP_WINDOW,
+    ...(cfg.GMAIL_ACTIVITY_TIMEOUT !== undefined ? { deliveryTimeoutMs: cfg.GMAIL_ACTIVITY_TIMEOUT } : {}),
     ...(cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: cfg.DISCORD_WEBHOOK_URL } : {}),
   };
 }

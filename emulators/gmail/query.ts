@@ -85,7 +85,7 @@ function tokenize(q: string): Token[] {
         continue;
       }
       if (text === 'AROUND') throw invalid('AROUND is not supported');
-      const m = /^([A-Za-z_]+):(.*)$/s.exec(text);
+      const m = /^([A-Za-z0-9_]+):(.*)$/s.exec(text); // rfc822msgid has digits
       const name = m?.[1]?.toLowerCase() ?? '';
       if (!m || !(SUPPORTED_OPERATORS.has(name) || UNSUPPORTED_OPERATORS.has(name))) tokens.push({ kind: 'word', text });
       else if (m[2]) tokens.push({ kind: 'op', name, value: m[2] });

@@ -1,6 +1,6 @@
 // Connecting Gmail accounts: the OAuth2 loopback flow of google-auth-library (the CLI), the
 // registration that follows any grant (tokens sealed in Postgres, our labels, the sync cursor,
-// users.watch, the sync workflow started, paused thread workflows told to resume), and the dev
+// users.watch, the sync workflow started, paused thread and backfill workflows told to resume), and the dev
 // mode's emulator accounts.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -14,6 +14,7 @@ import { createGmailClient } from '../gmail/client.js';
 import { GmailService } from '../gmail/gmail-service.js';
 import { createLogger } from '../shared/log.js';
 import { syncWorkflowId } from '../sync/contracts.js';
+import { backfillWorkflowId } from '../backfill/contracts.js';
 import { accountReconnectedSignal } from './account-access.js';
 import type { LabelNames } from '../thread/contracts.js';
 import { notifyReconnected, notifySync, type SyncTarget } from '../sync/notify.js';
@@ -86,7 +87,7 @@ export async function registerAccount(deps: AccountDeps, tokens: StoredTokens): 
   if (deps.sync) {
     if (reconnected) {
       await notifyReconnected(deps.sync, account.id);
-      await resumeThreadWorkflows(deps.sync.client, account.id);
+      await resumeWaitingWorkflows(deps.sync.client, account.id);
     } else {
       await notifySync(deps.sync, account.id, { source: 'connect' });
     }
@@ -150,16 +151,23 @@ export async function disconnectAccount(deps: Pick<AccountDeps, 'prisma' | 'vaul
   return { id: accountId, email: account.email, watchStopped, grantRevoked, syncStopped };
 }
 
-/** Tells the account's running thread workflows that its grant works again. */
-export async function resumeThreadWorkflows(client: Client, accountId: string): Promise<number> {
-  let n = 0;
+/**
+ * Tells the account's running thread workflows and its backfill that its grant works again (the
+ * sync is told by notifyReconnected); returns how many were told.
+ */
+export async function resumeWaitingWorkflows(client: Client, accountId: string): Promise<number> {
   const query = `InboxAccountId = "${accountId}" AND ExecutionStatus = "Running" AND WorkflowType = "threadWorkflow"`;
-  for await (const wf of client.workflow.list({ query })) {
+  const workflowIds = [backfillWorkflowId(accountId)];
+  for await (const wf of client.workflow.list({ query })) workflowIds.push(wf.workflowId);
+  let n = 0;
+  for (const workflowId of workflowIds) {
     try {
-      await client.workflow.getHandle(wf.workflowId).signal(accountReconnectedSignal);
+      await client.workflow.getHandle(workflowId).signal(accountReconnectedSignal);
       n++;
     } catch (err) {
-      log.warn(`could not resume ${wf.workflowId}: ${err instanceof Error ? err.message : String(err)}`);
+      // No backfill of the account is running: nothing to tell.
+      if (err instanceof WorkflowNotFoundError) continue;
+      log.warn(`could not resume ${workflowId}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
   return n;

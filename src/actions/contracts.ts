@@ -4,14 +4,10 @@
 
 export const ACTION_KINDS = [
   'draft',
-  'archive',
-  'add_label',
-  'remove_label',
-  'mark_read',
-  'star',
-  'trash',
-  'forward',
-  'auto_reply',
+  // label changes
+  'archive', 'add_label', 'remove_label', 'mark_read', 'star',
+  // the dangerous kinds (DANGEROUS_KINDS): they wait for approval unless allowed
+  'trash', 'forward', 'auto_reply',
 ] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
 

@@ -1,6 +1,6 @@
 // The main task queue's activities (TEMPORAL_TASK_QUEUE, src/workers/workflow-worker.ts), beside every
 // workflow: the Postgres steps (the thread's, the journal's, the agent's, the backfill's; local
-// activities of the thread), retention, the backfill's hand-over and the sync. The sync runs here
+// activities of the thread; the reminders' plans), retention, the backfill's hand-over and the sync. The sync runs here
 // because it hands what it finds to the thread workflows; its Gmail calls still draw from the
 // account's quota budget. Workflow code imports the type only.
 import { createActionStoreActivities } from '../actions/store-activities.js';
@@ -9,6 +9,7 @@ import { createBackfillHandoffActivities } from '../backfill/handoff-activities.
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
 import { backfillAlertSettingsFromConfig, threadSettingsFromConfig } from '../config.js';
 import { prismaExecutor } from '../db/sql-executor.js';
+import { createReminderStoreActivities } from '../reminders/store-activities.js';
 import { createScheduleStoreActivities } from '../schedules/store-activities.js';
 import { createRetentionActivities } from '../retention/retention-activities.js';
 import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js';
@@ -29,6 +30,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
     createAgentStoreActivities({ db }),
     createScheduleStoreActivities({ db, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
     createBackfillStoreActivities({ db, alerts: backfillAlertSettingsFromConfig(ctx.cfg) }),
+    createReminderStoreActivities({ db, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
     createBackfillHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
     syncActivitiesOnFirstUse(ctx, taskQueue),
   );

@@ -45,14 +45,21 @@ export interface StoreBatchResult {
   gone: number;
 }
 
-/** ApplicationFailure details of a batch that still has failing ids after its attempt. */
-export interface BatchFailureDetails {
-  remaining: string[];
-  reasons: Record<string, string>;
-  /** What the activity did store (all attempts) before giving up on `remaining`. */
+/** What a batch did store (all attempts) before it failed. */
+export interface BatchStoredCounts {
   stored: number;
   inserted: number;
   gone: number;
+}
+
+/**
+ * ApplicationFailure details of a batch that still has failing ids after its attempt. A batch the
+ * account stopped (its failure is the account's: GmailAuthError, AccountNotConnectedError) carries
+ * only the counts.
+ */
+export interface BatchFailureDetails extends BatchStoredCounts {
+  remaining: string[];
+  reasons: Record<string, string>;
 }
 
 export const BATCH_FAILED_TYPE = 'BackfillBatchFailed';

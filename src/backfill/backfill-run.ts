@@ -1,7 +1,8 @@
 // Workflow code: one run of a backfill workflow and its Temporal plumbing. The activities, each
 // with its task queue; the slice-done signal that fills the report inbox and the progress query;
 // the search attributes; the slice children (started or adopted, cancelled when the backfill
-// stops); continue-as-new. backfill-workflow.ts holds the process that uses it.
+// stops); the wait while the account cannot be used (`access`, account-access.ts); continue-as-new.
+// backfill-workflow.ts holds the process that uses it.
 import {
   allHandlersFinished,
   CancellationScope,
@@ -21,7 +22,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ACCOUNT_UNUSABLE_TYPES } from '../accounts/account-access.js';
+import { AccountAccess } from '../accounts/account-access.js';
 import {
   BackfillBadCount,
   BackfillMessagesStored,
@@ -52,11 +53,14 @@ import { isComplete, type FrontierState, type OpenSlice } from './frontier.js';
 import { sliceInputOf } from './slice-window.js';
 import { backfillSliceWorkflow } from './slice-workflow.js';
 
-/** Planning on the Gmail queue: an account that cannot be used fails at once, the rest is retried. */
+/**
+ * Planning on the Gmail queue, retried; an account that cannot be used fails at once (the activity
+ * says it is final) and the planning waits for the account to be reconnected.
+ */
 const GMAIL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '60 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ACCOUNT_UNUSABLE_TYPES },
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 };
 const STORE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '1 minute',
@@ -77,7 +81,9 @@ export class BackfillRun {
   readonly settings: BackfillSettings;
   /** The workflow id and first run id: alerts and their rate limit are per backfill. */
   readonly backfillId: string;
-  /** Planning (Gmail queue). */
+  /** While the account cannot be used, the planning and the slices wait for it to be reconnected. */
+  readonly access: AccountAccess;
+  /** Planning (Gmail queue); a call waits while the account cannot be used. */
   readonly gmail: BackfillGmailActivities;
   /** The backfill's rows: range, watermark, alerts (workflow queue). */
   readonly store: BackfillStoreActivities;
@@ -91,6 +97,8 @@ export class BackfillRun {
   /** Slice reports that arrived and are not taken yet. */
   private readonly inbox: SliceReport[];
   private reportsThisRun = 0;
+  /** The accountReconnected signals received when each slice (by workflow id) started in this run. */
+  private readonly reconnectsAtStart = new Map<string, number>();
 
   /** Registers the slice-done signal and the progress query (the query answers while planning too). */
   constructor(private readonly input: BackfillInput) {
@@ -99,7 +107,8 @@ export class BackfillRun {
     const info = workflowInfo();
     this.backfillId = `${info.workflowId}/${info.firstExecutionRunId}`;
     const { gmail, workflows } = this.settings.taskQueues;
-    this.gmail = proxyActivities<BackfillGmailActivities>({ taskQueue: gmail, ...GMAIL_OPTIONS });
+    this.access = new AccountAccess(this.settings.reauthRecheckMs);
+    this.gmail = this.access.activitiesWhileUsable(proxyActivities<BackfillGmailActivities>({ taskQueue: gmail, ...GMAIL_OPTIONS }));
     this.store = proxyActivities<BackfillStoreActivities>({ taskQueue: workflows, ...STORE_OPTIONS });
     this.alertDelivery = proxyActivities<BackfillAlertDeliveryActivities>({ taskQueue: gmail, ...ALERT_DELIVERY_OPTIONS });
     this.handoff = proxyActivities<BackfillHandoffActivities>({ taskQueue: workflows, ...HANDOFF_OPTIONS });
@@ -108,7 +117,10 @@ export class BackfillRun {
     setHandler(sliceDoneSignal, (report) => {
       this.inbox.push(report);
     });
-    setHandler(backfillProgressQuery, () => progressOf(this.accountId, this.phase, this.carried, Date.now()));
+    setHandler(backfillProgressQuery, () => {
+      const progress = progressOf(this.accountId, this.phase, this.carried, Date.now());
+      return this.access.waitingFor ? { ...progress, waitingFor: this.access.waitingFor } : progress;
+    });
   }
 
   /** The state the run works on: what continue-as-new carried, or what planning made. */
@@ -147,6 +159,7 @@ export class BackfillRun {
   /** Starts the slice's child workflow; one still running from an earlier run of this backfill is adopted. */
   async startSlice(slice: OpenSlice): Promise<void> {
     const workflowId = sliceWorkflowId(this.accountId, slice.start, slice.end, slice.attempts);
+    this.reconnectsAtStart.set(workflowId, this.access.reconnects);
     try {
       await startChild(backfillSliceWorkflow, {
         workflowId,
@@ -161,6 +174,18 @@ export class BackfillRun {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       log.info('slice already running, adopting it', { workflowId });
     }
+  }
+
+  /**
+   * Whether the account was reconnected after the slice of this report started: its failure was on
+   * the old grant, and it just starts again. (A slice started in an earlier run counts as started
+   * at this run's start.)
+   */
+  startedBeforeReconnect(report: SliceReport): boolean {
+    const slice = this.frontier.open.find((s) => s.start === report.start && s.end === report.end);
+    if (!slice) return false;
+    const reconnects = this.reconnectsAtStart.get(sliceWorkflowId(this.accountId, slice.start, slice.end, slice.attempts)) ?? 0;
+    return reconnects < this.access.reconnects;
   }
 
   /** The progress in the Web UI (search attributes). */

@@ -4,11 +4,14 @@
 // their thread workflows. Continue-as-new carries the window (running children keep running:
 // parentClosePolicy ABANDON, they report by signal to this workflow id) and the frontier.
 // Cancelling the backfill cancels the running slices explicitly. As slices report, it judges the
-// bad-message and metadata alerts and has each new one delivered (src/backfill/alerts.ts).
+// bad-message and metadata alerts and has each new one delivered (src/backfill/alerts.ts). An
+// account that cannot be used (a revoked grant) pauses the planning or the window until the user
+// reconnects it (src/accounts/account-access.ts); then the window fills again where it stopped.
 // The process is backfillWorkflow below, its steps after it; the decisions are pure modules
 // (backfill-state.ts, slice-window.ts, frontier.ts, alerts.ts); the Temporal plumbing of a run
 // (signals, query, search attributes, activities, children, continue-as-new) is backfill-run.ts.
 import { ApplicationFailure, isCancellation, log } from '@temporalio/workflow';
+import { accountUnusableFailure } from '../accounts/account-access.js';
 import { alertsAfter, judgeSlice } from './alerts.js';
 import { BackfillRun } from './backfill-run.js';
 import { granularityFor, planRequest, plannedState } from './backfill-state.js';
@@ -22,22 +25,25 @@ export type { BackfillResult } from './contracts.js';
 export async function backfillWorkflow(input: BackfillInput): Promise<BackfillResult> {
   const run = new BackfillRun(input);
   run.begin(input.carried ?? (await plan(run, input))); // a fresh backfill plans; a continued one carries on
-  await run.stoppingSlicesOnFailure(async () => {
-    await startSlices(run);
-    run.publish();
-    while (!run.complete) {
-      await run.reportsArrived(); // slices report by signal, in any order
-      for (let report = run.nextReport(); report; report = run.nextReport()) await takeSliceReport(run, report);
-      await startSlices(run);
-      run.publish();
-      if (run.runIsLong) await run.continueAsNew(); // the window carries on in a fresh run
-    }
-  });
+  await run.stoppingSlicesOnFailure(() => run.access.whileUsable('slices', () => runWindow(run)));
   await handOver(run);
   return run.finish();
 }
 
 // ---- the steps ------------------------------------------------------------------------------
+
+/** Slices in a sliding window until every slice of the range is done; the watermark follows them. */
+async function runWindow(run: BackfillRun): Promise<void> {
+  await startSlices(run);
+  run.publish();
+  while (!run.complete) {
+    await run.reportsArrived(); // slices report by signal, in any order
+    for (let report = run.nextReport(); report; report = run.nextReport()) await takeSliceReport(run, report);
+    await startSlices(run);
+    run.publish();
+    if (run.runIsLong) await run.continueAsNew(); // the window carries on in a fresh run
+  }
+}
 
 /** The range (options, else what an earlier backfill saved, else the mailbox) and the granularity, saved for a restart. */
 async function plan(run: BackfillRun, input: BackfillInput): Promise<BackfillCarried> {
@@ -73,6 +79,11 @@ async function takeSliceReport(run: BackfillRun, report: SliceReport): Promise<v
       // An ApplicationFailure fails the backfill (a plain Error would only retry the task forever).
       if (verdict.kind === 'give_up') throw ApplicationFailure.nonRetryable(verdict.reason, 'BackfillSliceFailed');
       return;
+    case 'account_unusable':
+      // On the grant the user has replaced since the slice started, it just starts again; else the window waits for the account.
+      if (run.startedBeforeReconnect(report)) return;
+      log.warn('slice stopped: the account cannot be used', { accountId: run.accountId, start: report.start, error: report.error });
+      throw accountUnusableFailure(verdict.type, verdict.message);
     case 'done':
       await judgeAlerts(run, report);
       if (complete(run.frontier, report.start, report.end)) {

@@ -41,6 +41,8 @@ export interface BackfillOptions {
   handToThreadsDays?: number;
   /** Continue-as-new after this many slices in one run (default: when Temporal suggests it). */
   slicesPerRun?: number;
+  /** While the account cannot be used, look again this often (ms) even without a reconnect signal (default 6 hours). */
+  reauthRecheckMs?: number;
   taskQueues?: BackfillTaskQueues;
 }
 
@@ -59,6 +61,7 @@ export const BACKFILL_DEFAULTS = {
   maxSliceAttempts: 5,
   /** A slice shorter than twice this is not split: it lists every page however deep. */
   minSplitMs: 60_000,
+  reauthRecheckMs: 6 * 3600_000,
 } as const;
 
 /** The options of one backfill with every default filled in (the range and granularity are planned). */
@@ -72,6 +75,7 @@ export interface BackfillSettings {
   format: FetchFormat;
   handToThreadsDays: number;
   slicesPerRun?: number;
+  reauthRecheckMs: number;
   taskQueues: Required<BackfillTaskQueues>;
 }
 
@@ -87,6 +91,7 @@ export function backfillSettingsOf(options: BackfillOptions): BackfillSettings {
     format: options.format ?? d.format,
     handToThreadsDays: options.handToThreadsDays ?? d.handToThreadsDays,
     ...(options.slicesPerRun !== undefined ? { slicesPerRun: options.slicesPerRun } : {}),
+    reauthRecheckMs: options.reauthRecheckMs ?? d.reauthRecheckMs,
     taskQueues: { workflows: options.taskQueues?.workflows ?? WORKFLOW_TASK_QUEUE, gmail: options.taskQueues?.gmail ?? GMAIL_TASK_QUEUE },
   };
 }
@@ -158,8 +163,10 @@ export interface SliceReport {
   bad: number;
   gone: number;
   error?: string;
-  /** The failure's type when an activity failed (e.g. GmailAuthError): the backfill reads it, not `error`. */
+  /** The failure's type when an activity failed (e.g. GmailAuthError). */
   errorType?: string;
+  /** It failed because the account cannot be used (account-access.ts): the backfill waits for a reconnect. */
+  accountUnusable?: boolean;
 }
 
 /** What a finished backfill returns. */
@@ -190,6 +197,8 @@ export interface BackfillProgress {
   alerts: Partial<Record<AlertKind, ActiveAlert>>;
   startedAt: number;
   runs: number;
+  /** While the backfill waits for the account to be reconnected: the step and the failure that stopped it. */
+  waitingFor?: string;
 }
 
 export const sliceDoneSignal = defineSignal<[SliceReport]>('backfillSliceDone');

@@ -12,6 +12,8 @@ export interface OpenSlice {
   status: SliceStatus;
   /** How many times this slice has been started (restarts after failures). */
   attempts: number;
+  /** Of those, how many ended on an account that could not be used (not the slice's fault: not counted against it). */
+  accountWaits?: number;
 }
 
 export interface FrontierState {

@@ -18,6 +18,7 @@ import {
   type ArchiveBatchResult,
   type BackfillGmailActivities,
   type BatchFailureDetails,
+  type BatchStoredCounts,
   type ListSliceInput,
   type ListSliceResult,
   type PlanInput,
@@ -69,8 +70,13 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-const isAccountFatal = (err: unknown) =>
+const isAccountFatal = (err: unknown): err is AccountNotConnectedError | GmailAuthError =>
   err instanceof AccountNotConnectedError || (err instanceof GmailAuthError && !err.retryable);
+
+/** A batch's account-fatal error (isAccountFatal), final, with what the batch stored before it. */
+function accountFailure(err: Error, counts: BatchStoredCounts): ApplicationFailure {
+  return ApplicationFailure.create({ type: err.name, message: err.message, nonRetryable: true, details: [counts] });
+}
 
 export function createBackfillGmailActivities(deps: BackfillGmailDeps): BackfillGmailActivities {
   const { accounts, limiter, db } = deps;
@@ -161,7 +167,7 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
         previous && previous.done?.length === ids.length ? { ...previous } : { done: '0'.repeat(ids.length), stored: 0, inserted: 0, gone: 0 };
       const done = progress.done.split('');
       const failures = new Map<string, string>();
-      let fatal: unknown;
+      let fatal: Error | undefined;
 
       let buffer: { index: number; row: MessageRow }[] = [];
       let writing: Promise<void> = Promise.resolve();
@@ -239,7 +245,8 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
       } finally {
         clearInterval(beat);
       }
-      if (fatal !== undefined) throw toActivityFailure(fatal);
+      // The account stopped working: the slice counts what was stored (it is in Postgres) and the backfill waits.
+      if (fatal !== undefined) throw accountFailure(fatal, { stored: progress.stored, inserted: progress.inserted, gone: progress.gone });
       if (s.aborted) throw s.reason;
       const remaining = ids.filter((_, i) => done[i] !== '1');
       if (remaining.length > 0) {

@@ -1,6 +1,5 @@
 // The backfill's sliding window of slices (pure, deterministic: workflow code). Which slice starts
 // next and with what input, and what a slice's report does to the window and the counters.
-import { ACCOUNT_UNUSABLE_TYPES } from '../accounts/account-access.js';
 import { BACKFILL_DEFAULTS, type BackfillCarried, type BackfillSettings, type SliceInput, type SliceReport } from './contracts.js';
 import { fail, runningCount, split, startNext, type FrontierState, type OpenSlice } from './frontier.js';
 
@@ -29,14 +28,16 @@ export function sliceInputOf(accountId: string, parentWorkflowId: string, slice:
  * What a slice's report asks for: `stale` (not a running slice of this window, e.g. from a run
  * before a restart: nothing changes), `split` (its listing paged too deep: two halves wait in its
  * place, unless it is too short to split), `retry` (it failed: it waits to start again), `give_up`
- * (it failed for good: the backfill fails), `done` (its messages are stored: the caller judges the
- * alerts, then completes it in the frontier).
+ * (it failed for good: the backfill fails), `account_unusable` (it failed because the account cannot
+ * be used: it waits to start again, the attempt not counted, and the backfill waits for the account),
+ * `done` (its messages are stored: the caller judges the alerts, then completes it in the frontier).
  */
 export type ReportVerdict =
   | { kind: 'stale' }
   | { kind: 'split'; halved: boolean }
   | { kind: 'retry' }
   | { kind: 'give_up'; reason: string }
+  | { kind: 'account_unusable'; type: string; message: string }
   | { kind: 'done' };
 
 /** Counts the report into the state and applies what it asks of the window (all but `done`'s completion). */
@@ -53,7 +54,12 @@ export function takeReport(state: BackfillCarried, report: SliceReport): ReportV
       c.splits++;
       return { kind: 'split', halved: split(frontier, report.start, report.end, BACKFILL_DEFAULTS.minSplitMs) };
     case 'failed':
-      if (failedForGood(slice, report)) {
+      if (report.accountUnusable) {
+        fail(frontier, report.start, report.end);
+        slice.accountWaits = (slice.accountWaits ?? 0) + 1;
+        return { kind: 'account_unusable', type: report.errorType ?? 'AccountNotConnectedError', message: report.error ?? '' };
+      }
+      if (failedForGood(slice)) {
         return { kind: 'give_up', reason: `slice ${new Date(report.start).toISOString()} failed ${slice.attempts} times: ${report.error}` };
       }
       fail(frontier, report.start, report.end);
@@ -64,7 +70,7 @@ export function takeReport(state: BackfillCarried, report: SliceReport): ReportV
   }
 }
 
-/** A slice that failed too often, or on an account that cannot be used (no retry helps until the user reconnects it). */
-function failedForGood(slice: OpenSlice, report: SliceReport): boolean {
-  return slice.attempts >= BACKFILL_DEFAULTS.maxSliceAttempts || ACCOUNT_UNUSABLE_TYPES.includes(report.errorType ?? '');
+/** A slice that failed too often; its starts that met an account that could not be used do not count. */
+function failedForGood(slice: OpenSlice): boolean {
+  return slice.attempts - (slice.accountWaits ?? 0) >= BACKFILL_DEFAULTS.maxSliceAttempts;
 }

@@ -3,23 +3,26 @@
 // ids, and a single id that still fails is recorded in bad_messages (it counts as finished).
 // Reports to the parent by signal (the parent may have continued-as-new since it started us).
 import { getExternalWorkflowHandle, isCancellation, log, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import { ACCOUNT_UNUSABLE_TYPES } from '../accounts/account-access.js';
+import { accountUnusable } from '../accounts/account-access.js';
 import { activityError, describeFailure, failureType } from '../temporal/workflow-failures.js';
-import type { BackfillGmailActivities, BackfillStoreActivities, BatchFailureDetails } from './activity-contracts.js';
+import type { BackfillGmailActivities, BackfillStoreActivities, BatchFailureDetails, BatchStoredCounts } from './activity-contracts.js';
 import { BATCH_FAILED_TYPE } from './activity-contracts.js';
 import { sliceDoneSignal, type SliceInput, type SliceReport } from './contracts.js';
 
-/** Gmail (the input's Gmail queue): an account that cannot be used fails at once, the rest is retried a little. */
+/**
+ * Gmail (the input's Gmail queue), retried a little. An account that cannot be used fails at once
+ * (the activity says it is final): the slice reports it, and the backfill waits for a reconnect.
+ */
 const GMAIL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '60 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3, nonRetryableErrorTypes: ACCOUNT_UNUSABLE_TYPES },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 };
 /** After a split the halves get fewer attempts: the failing ids are already known to fail. */
 const GMAIL_AFTER_SPLIT_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '60 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 2, nonRetryableErrorTypes: ACCOUNT_UNUSABLE_TYPES },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 2 },
 };
 /** Postgres (the input's workflow queue). */
 const STORE_OPTIONS: ActivityOptions = {
@@ -33,9 +36,16 @@ function batchFailureDetails(err: unknown): BatchFailureDetails | undefined {
   return failure?.type === BATCH_FAILED_TYPE ? (failure.details?.[0] as BatchFailureDetails | undefined) : undefined;
 }
 
-/** No retry helps until the user reconnects the account: the slice fails, and the backfill with it. */
-function accountCannotBeUsed(err: unknown): boolean {
-  return ACCOUNT_UNUSABLE_TYPES.includes(failureType(err) ?? '');
+/** What a failed batch stored before it gave up (a batch failure) or the account stopped it (an account failure). */
+function storedBeforeFailure(err: unknown): BatchStoredCounts | undefined {
+  const counted = batchFailureDetails(err) !== undefined || accountUnusable(err) !== undefined;
+  return counted ? (activityError(err)?.details?.[0] as BatchStoredCounts | undefined) : undefined;
+}
+
+function countStored(report: SliceReport, counts: BatchStoredCounts | undefined): void {
+  report.stored += counts?.stored ?? 0;
+  report.inserted += counts?.inserted ?? 0;
+  report.gone += counts?.gone ?? 0;
 }
 
 interface SliceActivities {
@@ -66,6 +76,7 @@ export async function backfillSliceWorkflow(input: SliceInput): Promise<SliceRep
     report.error = describeFailure(err);
     const type = failureType(err);
     if (type) report.errorType = type;
+    if (accountUnusable(err)) report.accountUnusable = true; // the backfill waits for a reconnect, then starts the slice again
     await notifyParent(input, report);
     throw err;
   }
@@ -73,16 +84,26 @@ export async function backfillSliceWorkflow(input: SliceInput): Promise<SliceRep
   return report;
 }
 
-/** Cuts the ids into batches of `batchSize` and stores them, `batchParallelism` batches at a time. */
+/**
+ * Cuts the ids into batches of `batchSize` and stores them, `batchParallelism` batches at a time.
+ * After a failure no batch starts, and the others finish (and are counted) before it goes up.
+ */
 async function storeInBatches(input: SliceInput, acts: SliceActivities, report: SliceReport, ids: string[]): Promise<void> {
   const batches: string[][] = [];
   for (let i = 0; i < ids.length; i += input.batchSize) batches.push(ids.slice(i, i + input.batchSize));
   let next = 0;
-  await Promise.all(
+  let failed = false;
+  const lanes = await Promise.allSettled(
     Array.from({ length: Math.min(input.batchParallelism, batches.length) }, async () => {
-      while (next < batches.length) await storeIds(input, acts, report, batches[next++]!, false);
+      try {
+        while (next < batches.length && !failed) await storeIds(input, acts, report, batches[next++]!, false);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }),
   );
+  for (const lane of lanes) if (lane.status === 'rejected') throw lane.reason;
 }
 
 /**
@@ -92,18 +113,14 @@ async function storeInBatches(input: SliceInput, acts: SliceActivities, report: 
 async function storeIds(input: SliceInput, acts: SliceActivities, report: SliceReport, ids: string[], split: boolean, lastReason?: string): Promise<void> {
   if (ids.length === 0) return;
   try {
-    const r = await (split ? acts.gmailAfterSplit : acts.gmail).backfillStoreBatch({ accountId: input.accountId, ids, format: input.format });
-    report.stored += r.stored;
-    report.inserted += r.inserted;
-    report.gone += r.gone;
+    countStored(report, await (split ? acts.gmailAfterSplit : acts.gmail).backfillStoreBatch({ accountId: input.accountId, ids, format: input.format }));
   } catch (err) {
-    if (accountCannotBeUsed(err) || isCancellation(err)) throw err;
+    if (isCancellation(err)) throw err;
+    // The activity stored some before failing; they are counted (they are in Postgres).
+    countStored(report, storedBeforeFailure(err));
+    if (accountUnusable(err)) throw err; // the slice fails; the backfill waits for a reconnect, then starts it again
     const details = batchFailureDetails(err);
     const remaining = details?.remaining ?? ids;
-    // The activity stored the others before failing; count them (they are in Postgres).
-    report.stored += details?.stored ?? 0;
-    report.inserted += details?.inserted ?? 0;
-    report.gone += details?.gone ?? 0;
     if (remaining.length === 1) {
       const id = remaining[0]!;
       const reason = details?.reasons[id] ?? lastReason ?? describeFailure(err);

@@ -30,6 +30,7 @@ import { usageFailure, UsageError, withDatabase } from './command.js';
 import { printTable } from './table.js';
 import { accountTimeSettings, setAccountTimeZone } from '../accounts/time-settings.js';
 import { describeLocal, TimeSpecError } from '../time/index.js';
+import { moveRemindersToAccountZone } from './reminders.js';
 
 const log = createLogger('cli');
 
@@ -159,6 +160,10 @@ export async function timezoneCommand(
   const settings = (await accountTimeSettings(deps.prisma, row.id, deps.cfg))!;
   const source = own ? 'its own' : `none set: DEFAULT_TIME_ZONE`;
   io.out(`${zone !== undefined ? 'Set: ' : ''}${row.email} time zone ${settings.zone} (${source}); now ${describeLocal(now, settings.zone)}`);
+  if (zone === undefined) return;
+  // Reminders that follow the account's zone move with it (docs/time.md, Reminders).
+  const moved = await moveRemindersToAccountZone(deps.cfg, deps.prisma, row.id);
+  if (moved > 0) io.out(`${moved === 1 ? '1 reminder without a zone of its own now runs' : `${moved} reminders without a zone of their own now run`} in ${settings.zone}`);
 }
 
 const USAGE =

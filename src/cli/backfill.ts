@@ -56,6 +56,7 @@ export function renderProgress(p: BackfillProgress, now: number, width = 30): st
     `rate:     ${p.rate.toFixed(1)} messages/s   elapsed ${duration(now - p.startedAt)}   ETA ${p.state === 'done' ? 'done' : duration(eta)}`,
     `watermark: ${p.watermark === null ? '-' : new Date(p.watermark).toISOString()} (range ${p.rangeStart === null ? '?' : new Date(p.rangeStart).toISOString().slice(0, 10)} → ${p.rangeEnd === null ? '?' : new Date(p.rangeEnd).toISOString().slice(0, 10)})`,
   ];
+  if (p.waitingFor) lines.push(`WAITING for the account to be reconnected (npm run cli -- accounts connect): ${p.waitingFor}`);
   for (const alert of Object.values(p.alerts)) lines.push(`ALERT ${alert.level}: ${alert.detail}`);
   return lines;
 }
@@ -176,6 +177,7 @@ export async function runBackfillCli(cfg: Env, argv: string[], io: BackfillCliIo
         ...(values['batch-size'] ? { batchSize: Number(values['batch-size']) } : {}),
         ...(values.window ? { window: Number(values.window) } : {}),
         ...(values['hand-off-days'] ? { handToThreadsDays: Number(values['hand-off-days']) } : {}),
+        reauthRecheckMs: cfg.REAUTH_RECHECK_EVERY,
         taskQueues,
       };
       try {

@@ -4,6 +4,7 @@ import { runAccountsCli } from './accounts.js';
 import { runActionsCli } from './actions.js';
 import { runAgentsCli } from './agents.js';
 import { runBackfillCli } from './backfill.js';
+import { runRemindersCli } from './reminders.js';
 import { runRulesCli } from './rules.js';
 import { runSchedulesCli } from './schedules.js';
 import { runThreadsCli } from './threads.js';
@@ -13,6 +14,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
   actions: (argv) => runActionsCli(loadConfigOrExit(), argv),
   agents: (argv) => runAgentsCli(loadConfigOrExit(), argv),
   backfill: (argv) => runBackfillCli(loadConfigOrExit(), argv),
+  reminders: (argv) => runRemindersCli(loadConfigOrExit(), argv),
   rules: (argv) => runRulesCli(loadConfigOrExit(), argv),
   schedules: (argv) => runSchedulesCli(loadConfigOrExit(), argv),
   threads: (argv) => runThreadsCli(loadConfigOrExit(), argv),

@@ -36,6 +36,9 @@ const defaultDataDir = fileURLToPath(new URL('../../.data/', import.meta.url));
 const stack = new StopList(log);
 
 async function main(): Promise<void> {
+  // Signals first: Ctrl-C during start-up stops what has started (the workers also stop on their
+  // own when the Temporal runtime sees SIGINT/SIGTERM).
+  stack.exitOnSignals();
   const userCfg = loadConfigOrExit();
   installSdkLogging(userCfg.LOG_LEVEL, sdkMetricsTelemetry(userCfg.METRICS_HOST, userCfg.TEMPORAL_METRICS_PORT));
   if (await startTracing(userCfg, { serviceName: 'durable-inbox' })) stack.push({ name: 'tracing', stop: stopTracing });
@@ -102,13 +105,6 @@ async function main(): Promise<void> {
     }),
   );
 
-  // Workers also stop on their own when the Temporal runtime sees SIGINT/SIGTERM.
-  const onSignal = (signal: NodeJS.Signals) => {
-    log.info(`${signal}: shutting down`);
-    void stack.exit(0);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   await Promise.all(running);
   if (!stack.stopping) {
     log.error('a worker stopped unexpectedly');

@@ -213,11 +213,14 @@ export class GmailService {
     return { id: data.id ?? '', threadId: data.threadId ?? threadId ?? '' };
   }
 
-  /** Puts a message (raw RFC 2822, base64url) straight into the mailbox, without sending it. */
-  /** `threadId`: into that thread (Gmail also wants the Subject to match and References to point into it). */
+  /** Puts a message (raw RFC 2822, base64url) straight into the mailbox, without sending it; with threadId, into that thread. */
   async insertMessage(raw: string, labelIds: string[], threadId?: string): Promise<{ id: string; threadId: string }> {
     const data = await this.call('messages.insert', 'message', () =>
-      this.gmail.users.messages.insert({ userId: this.userId, internalDateSource: 'receivedTime', requestBody: { raw, labelIds, ...(threadId ? { threadId } : {}) } }),
+      this.gmail.users.messages.insert({
+        userId: this.userId,
+        internalDateSource: 'receivedTime',
+        requestBody: { raw, labelIds, ...(threadId ? { threadId } : {}) },
+      }),
     );
     return { id: data.id ?? '', threadId: data.threadId ?? '' };
   }

@@ -32,13 +32,17 @@ const STYLE = `
 body { font: 15px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #1d1d1f; }
 h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
 table { border-collapse: collapse; width: 100%; } td, th { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
+body.list { max-width: 100rem; } .table-scroll { overflow-x: auto; }
+.table-scroll td { overflow-wrap: anywhere; } .table-scroll td.to { min-width: 9rem; } .table-scroll td.why ul { margin: 0; padding-left: 1rem; }
+.table-scroll td.preview pre { margin: 0; min-width: 12rem; max-width: 24rem; max-height: 7.5rem; overflow: auto; }
+.table-scroll th, .table-scroll td.expires, .table-scroll td.state { white-space: nowrap; overflow-wrap: normal; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; } dt { color: #666; } dd { margin: 0; }
 pre { white-space: pre-wrap; background: #f5f5f7; padding: .75rem; border-radius: 6px; }
 form { display: inline; } button { font: inherit; padding: .3rem .9rem; margin-right: .4rem; cursor: pointer; }
 .outcome { padding: .6rem .9rem; border-radius: 6px; } .ok { background: #e3f6e8; } .failed { background: #fde8e8; }
 .state { font-weight: 600; }`;
 
-function layout(title: string, body: string): string {
+function layout(title: string, body: string, bodyClass?: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -48,7 +52,7 @@ function layout(title: string, body: string): string {
 <title>${escapeHtml(title)} · durable-inbox</title>
 <style>${STYLE}</style>
 </head>
-<body>
+<body${bodyClass ? ` class="${bodyClass}"` : ''}>
 ${body}
 </body>
 </html>
@@ -132,12 +136,12 @@ function table(cards: ActionCard[], empty: string): string {
       `<td class="state">${escapeHtml(a.state)}</td><td>${buttons(c)}</td></tr>`
     );
   };
-  return `<table>
+  return `<div class="table-scroll"><table>
 <thead><tr><th>Proposed (UTC)</th><th>Action</th><th>To</th><th>Subject</th><th>What it sends</th><th>Why it waits</th><th>Expires (UTC)</th><th>State</th><th></th></tr></thead>
 <tbody>
 ${cards.map(row).join('\n')}
 </tbody>
-</table>`;
+</table></div>`;
 }
 
 export function renderListPage(lists: { pending: ActionCard[]; recent: ActionCard[] }): string {
@@ -148,6 +152,7 @@ export function renderListPage(lists: { pending: ActionCard[]; recent: ActionCar
 ${table(lists.pending, 'Nothing waits for approval.')}
 <h2>Recent actions</h2>
 ${table(lists.recent, 'No actions yet.')}`,
+    'list',
   );
 }
 

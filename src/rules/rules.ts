@@ -102,6 +102,16 @@ export const BUILTIN_RULES: readonly Rule[] = [
     enabled: true,
   },
   {
+    // Our own reminders (src/reminders): fyi, so they stay unread in the inbox with no action taken.
+    id: 'builtin:own-reminder',
+    scope: 'global',
+    kind: 'deterministic',
+    conditions: { header: [{ name: 'X-Durable-Inbox-Reminder' }] },
+    category: 'fyi',
+    priority: -5,
+    enabled: true,
+  },
+  {
     // RFC 3834: any value but "no" marks mail sent by a program (auto-generated, auto-replied, ...).
     id: 'builtin:auto-submitted',
     scope: 'global',

@@ -26,3 +26,15 @@ export async function heartbeatWhile<T>(work: () => Promise<T>, details?: unknow
     clearInterval(timer);
   }
 }
+
+/** The activities, each heartbeating while it runs (heartbeatWhile): for activities with a short heartbeat timeout. */
+export function heartbeatingWhileRunning<T extends object>(activities: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(activities)) {
+    wrapped[name] =
+      typeof fn === 'function'
+        ? (...args: unknown[]) => heartbeatWhile(() => (fn as (...a: unknown[]) => Promise<unknown>)(...args))
+        : fn;
+  }
+  return wrapped as T;
+}

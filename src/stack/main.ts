@@ -26,13 +26,7 @@ const running = new StopList(log);
 
 async function main(): Promise<void> {
   // Signals first: the child processes' bound-child hooks leave Ctrl-C to us once we listen.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.on(signal, () => {
-      if (running.stopping) return;
-      log.info(`${signal}: shutting down`);
-      void running.exit(0);
-    });
-  }
+  running.exitOnSignals();
   const userCfg = loadConfigOrExit();
   if (await startTracing(userCfg, { serviceName: 'durable-inbox-stack' })) running.push({ name: 'tracing', stop: stopTracing });
   const dataDir = userCfg.DATA_DIR ? join(resolve(userCfg.DATA_DIR), '/') : defaultDataDir;

@@ -16,6 +16,7 @@ import { notifySync, requestFullScan, type SyncTarget } from './notify.js';
 import type { LabelRole, MailboxEvent, ThreadSettings } from '../thread/contracts.js';
 import { historyIdGreater, historyIdWentBackwards, type SyncActivities, type SyncFanoutActivities } from './contracts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { heartbeatingWhileRunning } from '../shared/activity-heartbeat.js';
 
 export interface SyncActivityDeps {
   prisma: PrismaClient;
@@ -51,7 +52,12 @@ function heartbeat(details?: unknown): void {
   }
 }
 
+/** The sync's activities heartbeat while they run: the sync workflow's heartbeat timeout is short (sync-run.ts). */
 export function createSyncActivities(deps: SyncActivityDeps): SyncActivities & SyncFanoutActivities {
+  return heartbeatingWhileRunning(syncActivitiesOf(deps));
+}
+
+function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutActivities {
   const { prisma, accounts, client, threadSettings } = deps;
   const concurrency = deps.deliverConcurrency ?? 32;
   const target: SyncTarget = { client, ...(deps.syncTaskQueue ? { taskQueue: deps.syncTaskQueue } : {}) };

@@ -1,9 +1,9 @@
 // Workflow code: one run of a sync workflow and its Temporal plumbing. The activities and their
 // task queue; the signals that ask for passes and the status query; the pause while the account
-// cannot be used (account-access.ts); continue-as-new. The decisions are sync-state.ts;
+// cannot be used (`access`, account-access.ts); continue-as-new. The decisions are sync-state.ts;
 // sync-workflow.ts holds the process that uses it.
 import { allHandlersFinished, condition, continueAsNew, log, proxyActivities, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
-import { AccountReconnect, accountUnusable } from '../accounts/account-access.js';
+import { AccountAccess } from '../accounts/account-access.js';
 import { DEFAULT_SYNC_SETTINGS, type SyncActivities, type SyncSettings, type SyncWorkflowInput } from './contracts.js';
 import { WakeTrace } from '../temporal/workflow-trace.js';
 import { syncFullScanSignal, syncNotifySignal, syncStatusQuery } from './signals.js';
@@ -17,7 +17,10 @@ import { carriedOf, openState, statusOf, takeFullScanRequest, takeNotification, 
  */
 const SYNC_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '1 minute',
+  // Short, and the activities heartbeat all the time they run: a task handed to a worker's poll at
+  // the moment the worker shut down (a restart) is lost until this timeout, and the account's new
+  // mail waits behind it.
+  heartbeatTimeout: '15 seconds',
   // Gmail throttling comes back with Retry-After as nextRetryDelay; the rest backs off exponentially.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 };
@@ -31,8 +34,8 @@ export class SyncRun {
   private busy = false;
   /** The trace of the signal that woke the next pass (workflow-trace.ts). */
   private readonly wake = new WakeTrace();
-  /** A revoked grant pauses the sync (the cursor is kept) until the account is reconnected. */
-  private readonly reconnect: AccountReconnect;
+  /** A revoked grant pauses the sync's steps (the cursor is kept) until the account is reconnected. */
+  readonly access: AccountAccess;
 
   /** Registers the signals (a notification, a full-scan request, a reconnect) and the status query. */
   constructor(private readonly input: SyncWorkflowInput) {
@@ -47,10 +50,10 @@ export class SyncRun {
       }
     });
     setHandler(syncFullScanSignal, (r) => takeFullScanRequest(this.state, r.days));
-    this.reconnect = new AccountReconnect(this.settings.reauthRecheckMs, () => {
+    this.access = new AccountAccess(this.settings.reauthRecheckMs, () => {
       this.state.pollRequested = true;
     });
-    setHandler(syncStatusQuery, () => statusOf(this.accountId, this.state, { working: this.busy, pausedReason: this.reconnect.waitingFor }));
+    setHandler(syncStatusQuery, () => statusOf(this.accountId, this.state, { working: this.busy, pausedReason: this.access.waitingFor }));
   }
 
   /** Waits for a push, a poll, a reconnect or a full-scan request. */
@@ -64,23 +67,6 @@ export class SyncRun {
     const result = await this.wake.run(work);
     this.busy = false;
     return result;
-  }
-
-  /**
-   * Runs `step`; when the account cannot be used, waits until it is reconnected (or the recheck
-   * interval passes), asks for a pass and returns false.
-   */
-  async whileUsable(step: () => Promise<void>): Promise<boolean> {
-    try {
-      await step();
-      return true;
-    } catch (err) {
-      const unusable = accountUnusable(err);
-      if (!unusable) throw err;
-      await this.reconnect.wait(`${unusable.type}: ${unusable.message}`);
-      this.state.pollRequested = true;
-      return false;
-    }
   }
 
   /** Temporal suggests a fresh run, or this one's history passed `maxHistoryEvents`. */

@@ -19,12 +19,12 @@ export async function syncWorkflow(input: SyncWorkflowInput): Promise<void> {
   const run = new SyncRun(input);
   for (;;) {
     await run.workAsked(); // a push, a poll, a reconnect, a full-scan request
-    const passed = await run.pass(async () => {
-      if (wantsHistory(run.state) && !(await run.whileUsable(() => historyPass(run)))) return false; // paused: asked again
+    await run.pass(async () => {
+      // A revoked grant pauses a step until the account is reconnected (account-access.ts), then it runs again.
+      if (wantsHistory(run.state)) await run.access.whileUsable('history', () => historyPass(run));
       await requestedFullScan(run);
-      return true;
     });
-    if (passed && run.historyIsLong) await run.continueAsNew();
+    if (run.historyIsLong) await run.continueAsNew();
   }
 }
 
@@ -77,9 +77,9 @@ async function backwardsRepair(run: SyncRun, mailboxHistoryId: string, ours: str
 async function requestedFullScan(run: SyncRun): Promise<void> {
   const days = run.state.fullScanDays;
   if (days === undefined) return;
-  const scanned = await run.whileUsable(async () => {
+  await run.access.whileUsable('full scan', async () => {
     const result = await run.sync.scanInbox({ accountId: run.accountId, sinceMs: daysBack(days, Date.now()), resetCursor: false });
     fullScanned(run.state, result);
   });
-  if (scanned) run.state.fullScanDays = undefined;
+  run.state.fullScanDays = undefined;
 }

@@ -12,7 +12,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { AccountReconnect, waitingForAccountAccess } from '../accounts/account-access.js';
+import { AccountAccess } from '../accounts/account-access.js';
 import { givingUpOnStuckSteps, StuckSteps } from '../accounts/stuck-steps.js';
 import type { GmailQueueActivities } from '../activities/gmail-queue.js';
 import type { LlmQueueActivities } from '../activities/llm-queue.js';
@@ -81,7 +81,7 @@ export class ThreadRun {
   private busy = false;
   private saved: SavedRecord;
   private indexed: ReturnType<typeof indexedOf>;
-  private readonly reconnect: AccountReconnect;
+  private readonly access: AccountAccess;
   private readonly llmPause: LlmPause;
   private readonly stuckSteps: StuckSteps;
 
@@ -99,14 +99,14 @@ export class ThreadRun {
     this.saved = savedAtStart(record, carried !== undefined);
     // The ingest indexed a new run as pending; a carried-over run shows its state already.
     this.indexed = carried ? indexedOf(record) : { state: 'pending' };
-    this.reconnect = new AccountReconnect(input.settings.reauthRecheckMs);
+    this.access = new AccountAccess(input.settings.reauthRecheckMs);
     // One proxy per queue; the fields are views of it by feature.
     // A Gmail step: through a lost grant it waits for the user; through an outage of the account's
     // Gmail it waits for Gmail; stuck on this thread's own mail, it fails (and the thread needs the user).
     const limits = input.settings.stepLimits ?? STEP_LIMITS;
     const probe = proxyGmailProbe<GmailActivities>(input.settings);
     this.stuckSteps = new StuckSteps(() => probe.gmailAnswers({ accountId: input.accountId }), limits.outageRecheckMs);
-    const gmail = waitingForAccountAccess(givingUpOnStuckSteps(proxyQueueActivities<GmailQueueActivities>('gmail', input.settings), this.stuckSteps), this.reconnect);
+    const gmail = this.access.activitiesWhileUsable(givingUpOnStuckSteps(proxyQueueActivities<GmailQueueActivities>('gmail', input.settings), this.stuckSteps));
     this.llmPause = new LlmPause((reason) => upsertSearchAttributes([{ key: InboxLlmPaused, value: reason }]));
     const llm = waitingWhileLlmPaused(proxyQueueActivities<LlmQueueActivities>('llm', input.settings), this.llmPause);
     this.gmail = gmail;
@@ -239,7 +239,7 @@ export class ThreadRun {
 
   status(): ThreadStatus {
     const pendingEvents = this.queue.length + (this.busy ? 1 : 0);
-    return statusOf(this.ids, this.record, { pendingEvents, waitingFor: this.reconnect.waitingFor ?? this.stuckSteps.waitingFor ?? this.llmPause.waitingFor });
+    return statusOf(this.ids, this.record, { pendingEvents, waitingFor: this.access.waitingFor ?? this.stuckSteps.waitingFor ?? this.llmPause.waitingFor });
   }
 
   /** Carries the record and the events not handled yet into a fresh run of the workflow. */

@@ -14,7 +14,7 @@ import { journalLabel, llmStep, needsTheUser, placeDraftInThread, writeReplyText
 import type { LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
 import { draftEditedByUser, extractReworkInstructions } from './rework.js';
 import { ThreadRun } from './thread-run.js';
-import { nextStep } from './transitions.js';
+import { nextStep, type Step, type StepInput } from './transitions.js';
 
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<ThreadStatus> {
   const run = await ThreadRun.open(input); // what continue-as-new carried, or what earlier runs left
@@ -34,36 +34,30 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
 /** The step the event leads to in the thread's current state (transitions.ts). */
 async function takeStep(run: ThreadRun, event: ThreadEvent): Promise<void> {
   const next = nextStep(run.record, event);
-  switch (next.step) {
-    case 'classify':
-      return classifyAndAnswer(run);
-    case 'draft_on_request':
-      return draftOnRequest(run);
-    case 'clear_needs_response':
-      return clearNeedsResponse(run);
-    case 'rework':
-      return rework(run);
-    case 'refuse_rework':
-      return run.logDecision({ kind: 'label', source: 'user', detail: `Rework ignored in state ${run.record.state}` });
-    case 'archive':
-      return archive(run);
-    case 'check_draft':
-      return checkDraft(run, next.event);
-    case 'mark_replied':
-      return markReplied(run, next.event);
-    case 'recheck_labels':
-      return recheckLabels(run, next.event);
-    case 'check_approval_draft':
-      return checkApprovalDraft(run);
-    case 'decide_action':
-      return carryOutDecision(run, next.event);
-    case 'action_due':
-      return actionDue(run, next.event);
-    case 'reclassify':
-      return classifyAndAnswer(run, { again: true });
-    case 'ignore':
-      return;
-  }
+  await take(run, next.step, next);
+}
+
+/** Which function takes each step, given the step as it is taken (with its event when it reads one). */
+const STEPS: { [S in Step]: (run: ThreadRun, next: StepInput[S]) => Promise<void> | void } = {
+  classify: (run) => classifyAndAnswer(run),
+  draft_on_request: draftOnRequest,
+  clear_needs_response: clearNeedsResponse,
+  rework,
+  refuse_rework: (run) => run.logDecision({ kind: 'label', source: 'user', detail: `Rework ignored in state ${run.record.state}` }),
+  archive,
+  check_draft: (run, { event }) => checkDraft(run, event),
+  mark_replied: (run, { event }) => markReplied(run, event),
+  recheck_labels: (run, { event }) => recheckLabels(run, event),
+  check_approval_draft: checkApprovalDraft,
+  decide_action: (run, { event }) => carryOutDecision(run, event),
+  action_due: (run, { event }) => actionDue(run, event),
+  reclassify: (run) => classifyAndAnswer(run, { again: true }),
+  ignore: () => undefined,
+};
+
+/** Takes the step (a generic function: the step's name and its input are checked to belong together). */
+async function take<S extends Step>(run: ThreadRun, step: S, next: StepInput[S]): Promise<void> {
+  await STEPS[step](run, next);
 }
 
 // ---- the steps ------------------------------------------------------------------------------

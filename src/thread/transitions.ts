@@ -164,13 +164,19 @@ export function kindOf(event: ThreadEvent, facts: ThreadFacts): EventKind {
   }
 }
 
-/** The steps that need their event, each with the event's type narrowed; the others need none. */
-export type NextStep =
-  | { step: 'decide_action'; event: ActionDecisionEvent }
-  | { step: 'action_due'; event: ActionDueEvent }
-  | { step: 'recheck_labels'; event: LabelsChangedEvent }
-  | { step: 'check_draft' | 'mark_replied'; event: MessageAddedEvent | SentSeenEvent | DraftGoneEvent }
-  | { step: Exclude<Step, 'decide_action' | 'action_due' | 'recheck_labels' | 'check_draft' | 'mark_replied'> };
+/** The steps that read their event, and the event's type each reads; the others read none. */
+interface StepEvents {
+  decide_action: ActionDecisionEvent;
+  action_due: ActionDueEvent;
+  recheck_labels: LabelsChangedEvent;
+  check_draft: MessageAddedEvent | SentSeenEvent | DraftGoneEvent;
+  mark_replied: MessageAddedEvent | SentSeenEvent | DraftGoneEvent;
+}
+
+/** Each step as it is taken: with its event, narrowed, when it reads one. */
+export type StepInput = { [S in Step]: S extends keyof StepEvents ? { step: S; event: StepEvents[S] } : { step: S } };
+
+export type NextStep = StepInput[Step];
 
 /** The step the event leads to in the thread's state, with the event as that step reads it. */
 export function nextStep(facts: ThreadFacts, event: ThreadEvent): NextStep {

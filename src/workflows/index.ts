@@ -8,6 +8,7 @@ export { syncWorkflow } from '../sync/sync-workflow.js';
 export { syncAllAccountsWorkflow, watchRenewalWorkflow } from '../sync/scheduled-workflows.js';
 export { threadWorkflow } from '../thread/thread-workflow.js';
 export { undoActionWorkflow } from '../actions/undo-workflow.js';
+export { reminderWorkflow, reminderChangedSignal } from '../reminders/reminder-workflow.js';
 export { scheduledAgentWorkflow } from '../schedules/scheduled-agent-workflow.js';
 export {
   newMessageSignal,

@@ -37,6 +37,7 @@ describe('settings', () => {
       targetPerSlice: 2000,
       format: 'full',
       handToThreadsDays: 0,
+      reauthRecheckMs: 6 * 3600_000,
       taskQueues: { workflows: 'durable-inbox', gmail: 'durable-inbox-gmail' },
     });
     expect(backfillSettingsOf({ accountId: 'a', window: 1000 }).window).toBe(200);
@@ -142,12 +143,25 @@ describe('the window of slices', () => {
     }
   });
 
-  it('gives up at once when the account cannot be used, whatever the error text says', () => {
+  it('waits for the account when a slice could not use it, as often as it takes, without counting it against the slice', () => {
     const { state, slice } = running();
-    const unusable = report(slice, { outcome: 'failed', error: 'backfillListSlice failed: revoked', errorType: 'AccountNotConnectedError' });
-    expect(takeReport(state, unusable)).toEqual({ kind: 'give_up', reason: `slice ${new Date(T0).toISOString()} failed 1 times: backfillListSlice failed: revoked` });
+    const error = 'backfillListSlice failed: AccountNotConnectedError: revoked';
+    const unusable = (s: typeof slice) => report(s, { outcome: 'failed', error, errorType: 'AccountNotConnectedError', accountUnusable: true, stored: 4, inserted: 4 });
+    expect(takeReport(state, unusable(slice))).toEqual({ kind: 'account_unusable', type: 'AccountNotConnectedError', message: error });
+    expect(state.frontier.open[0]!.status).toBe('pending');
+    // What it stored before the account stopped it is counted.
+    expect(state.counters).toMatchObject({ stored: 4, inserted: 4 });
+    for (let attempt = 2; attempt <= 2 * BACKFILL_DEFAULTS.maxSliceAttempts; attempt++) {
+      expect(takeReport(state, unusable(startNext(state.frontier)!)).kind).toBe('account_unusable');
+    }
+    // Its own failures still count: it gives up after maxSliceAttempts of those.
+    for (let failures = 1; failures <= BACKFILL_DEFAULTS.maxSliceAttempts; failures++) {
+      const verdict = takeReport(state, report(startNext(state.frontier)!, { outcome: 'failed', error: 'boom' }));
+      expect(verdict.kind).toBe(failures < BACKFILL_DEFAULTS.maxSliceAttempts ? 'retry' : 'give_up');
+    }
+    // The error's type or text alone does not make a wait: the slice says so.
     const { state: other, slice: s2 } = running();
-    expect(takeReport(other, report(s2, { outcome: 'failed', error: 'GmailAuthError mentioned in a message', errorType: 'GmailServerError' }))).toEqual({ kind: 'retry' });
+    expect(takeReport(other, report(s2, { outcome: 'failed', error: 'GmailAuthError: 401', errorType: 'GmailAuthError' }))).toEqual({ kind: 'retry' });
   });
 });
 

@@ -106,5 +106,9 @@ describe('backfill cli', () => {
     expect(lines[0]).toBe('[#####.....] 50.0%  running');
     expect(lines[3]).toBe('rate:     50.0 messages/s   elapsed 10s   ETA 10s');
     expect(lines.at(-1)).toMatch(/^ALERT critical: bad-message rate 1\.00 %/);
+    expect(lines.some((l) => l.startsWith('WAITING'))).toBe(false);
+    // While the account cannot be used, the status says what the backfill waits for and how to fix it.
+    const waiting = renderProgress({ ...p, waitingFor: 'slices: GmailAuthError' }, 10_000, 10);
+    expect(waiting).toContain('WAITING for the account to be reconnected (npm run cli -- accounts connect): slices: GmailAuthError');
   });
 });

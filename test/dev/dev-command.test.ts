@@ -14,6 +14,9 @@ import { unusedDatabaseUrl } from '../helpers/scratch-database.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { DEMO_AUTO_REPLY_SENDER, DEMO_EMAIL } from '../../src/dev/demo.js';
 import { EmulatorControlClient } from '../../emulators/gmail/index.js';
+import { syncWorkflowId } from '../../src/sync/contracts.js';
+import { threadWorkflowId } from '../../src/thread/contracts.js';
+import { diagnoseWorkflows } from '../helpers/workflow-diagnosis.js';
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -39,7 +42,13 @@ async function devPorts() {
 type DevPorts = Awaited<ReturnType<typeof devPorts>>;
 
 /** `npm run dev` as a user starts it, on these ports and this data directory; resolves once it says it is running. */
-async function startDev(dataDir: string, ports: DevPorts, demoMessages: number, databaseUrl: string) {
+async function startDev(
+  dataDir: string,
+  ports: DevPorts,
+  demoMessages: number,
+  databaseUrl: string,
+  logLevel = 'warn',
+) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], {
     env: {
       ...process.env,
@@ -54,22 +63,45 @@ async function startDev(dataDir: string, ports: DevPorts, demoMessages: number, 
       DISCORD_EMULATOR_PORT: String(ports.discord),
       TEMPORAL_METRICS_PORT: String(ports.sdkMetrics),
       DEMO_MAILBOX_MESSAGES: String(demoMessages),
-      // DEV_TEST_LOG_LEVEL=info shows what each run did when a round is slow.
-      LOG_LEVEL: process.env['DEV_TEST_LOG_LEVEL'] ?? 'warn',
+      LOG_LEVEL: process.env['DEV_TEST_LOG_LEVEL'] ?? logLevel,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const dev = { child, output: '', exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))) };
+  const dev = {
+    child,
+    output: '',
+    exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
+  };
   child.stdout.on('data', (d: Buffer) => (dev.output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (dev.output += d.toString()));
   return dev;
 }
 
+/**
+ * Runs `use` on a started `npm run dev`, then Ctrl-C. A failure of `use` is the test's error (the
+ * exit code of a process stopped mid-way must not hide it); otherwise the exit code must be 0.
+ */
+async function whileRunning(dev: Awaited<ReturnType<typeof startDev>>, use: () => Promise<void>): Promise<void> {
+  let failure: unknown;
+  try {
+    await use();
+  } catch (err) {
+    failure = err;
+  }
+  const code = await stopDev(dev);
+  if (failure) throw failure;
+  expect(code, dev.output.slice(-2000)).toBe(0);
+}
+
 async function untilRunning(dev: Awaited<ReturnType<typeof startDev>>, what: string): Promise<void> {
-  await waitUntil(`${what}: dev up`, async () => {
-    if (dev.child.exitCode !== null) throw new Error(`dev exited:\n${dev.output.slice(-3000)}`);
-    return dev.output.includes('durable-inbox is running');
-  }, { timeoutMs: 90_000, everyMs: 250 }).catch((err: Error) => {
+  await waitUntil(
+    `${what}: dev up`,
+    async () => {
+      if (dev.child.exitCode !== null) throw new Error(`dev exited:\n${dev.output.slice(-3000)}`);
+      return dev.output.includes('durable-inbox is running');
+    },
+    { timeoutMs: 90_000, everyMs: 250 },
+  ).catch((err: Error) => {
     throw new Error(`${err.message}\n${dev.output.slice(-3000)}`);
   });
 }
@@ -91,81 +123,146 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
   const database = unusedDatabaseUrl();
   const dev = await startDev(dataDir, ports, 10, database.url);
   try {
-    await untilRunning(dev, 'first start');
-    const { output } = dev;
-    expect(output).toContain(`http://127.0.0.1:${ports.ui}`);
-    const health = await fetch(`http://127.0.0.1:${ports.http}/healthz`);
-    expect(health.status).toBe(200);
-    // Degraded, not down, when other tests' accounts in the shared database need attention.
-    expect(await health.json()).toMatchObject({ status: expect.stringMatching(/^(ok|degraded)$/), temporal: { ok: true }, postgres: { ok: true } });
-    expect(output).toContain(`Metrics           http://127.0.0.1:${ports.http}/metrics  (Temporal SDK: http://127.0.0.1:${ports.sdkMetrics}/metrics)`);
-    // The approvals list page opens with the token printed for this run; approval requests go to the Discord emulator.
-    const approvals = /Approvals +(http:\S+)/.exec(output)?.[1];
-    expect(approvals, output).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${ports.http}/approvals\\?token=[\\w-]{24}$`));
-    expect((await fetch(approvals!)).status).toBe(200);
-    expect(output).toContain(`Discord emulator  http://127.0.0.1:${ports.discord}/__emulator/messages`);
-    const discord = (await (await fetch(`http://127.0.0.1:${ports.discord}/__emulator/info`)).json()) as { webhooks: unknown[] };
-    expect(discord.webhooks).toHaveLength(1);
+    await whileRunning(dev, async () => {
+      await untilRunning(dev, 'first start');
+      const { output } = dev;
+      expect(output).toContain(`http://127.0.0.1:${ports.ui}`);
+      const health = await fetch(`http://127.0.0.1:${ports.http}/healthz`);
+      expect(health.status).toBe(200);
+      // Degraded, not down, when other tests' accounts in the shared database need attention.
+      expect(await health.json()).toMatchObject({
+        status: expect.stringMatching(/^(ok|degraded)$/),
+        temporal: { ok: true },
+        postgres: { ok: true },
+      });
+      expect(output).toContain(
+        `Metrics           http://127.0.0.1:${ports.http}/metrics  (Temporal SDK: http://127.0.0.1:${ports.sdkMetrics}/metrics)`,
+      );
+      // The approvals list page opens with the token printed for this run; approval requests go to the Discord emulator.
+      const approvals = /Approvals +(http:\S+)/.exec(output)?.[1];
+      expect(approvals, output).toMatch(
+        new RegExp(`^http://127\\.0\\.0\\.1:${ports.http}/approvals\\?token=[\\w-]{24}$`),
+      );
+      expect((await fetch(approvals!)).status).toBe(200);
+      expect(output).toContain(`Discord emulator  http://127.0.0.1:${ports.discord}/__emulator/messages`);
+      const discord = (await (await fetch(`http://127.0.0.1:${ports.discord}/__emulator/info`)).json()) as {
+        webhooks: unknown[];
+      };
+      expect(discord.webhooks).toHaveLength(1);
 
-    const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
-    const prisma = createPrismaClient(database.url);
-    try {
-      const threads = await waitUntil('thread workflows of the demo mailbox', async () => {
-        const { count } = await connection.workflowService.countWorkflowExecutions({
-          namespace: 'default',
-          query: 'WorkflowType = "threadWorkflow"',
-        });
-        return Number(count ?? 0) > 0 && Number(count);
-      }, { timeoutMs: 60_000, everyMs: 500 });
-      expect(threads).toBeGreaterThan(0);
+      const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+      const prisma = createPrismaClient(database.url);
+      try {
+        const threads = await waitUntil(
+          'thread workflows of the demo mailbox',
+          async () => {
+            const { count } = await connection.workflowService.countWorkflowExecutions({
+              namespace: 'default',
+              query: 'WorkflowType = "threadWorkflow"',
+            });
+            return Number(count ?? 0) > 0 && Number(count);
+          },
+          { timeoutMs: 60_000, everyMs: 500 },
+        );
+        expect(threads).toBeGreaterThan(0);
 
-      // The demo shows the actions: its newsletters labelled and archived, and one auto-reply
-      // waiting for approval (as a draft in Gmail).
-      const since = new Date(startedAt);
-      const actions = await waitUntil('the demo actions', async () => {
-        const rows = await prisma.action.findMany({ where: { account: { email: DEMO_EMAIL }, createdAt: { gte: since } } });
-        const newsletter = rows.some((a) => a.kind === 'archive' && a.state === 'done') && rows.some((a) => a.kind === 'add_label' && a.argument === 'Newsletters' && a.state === 'done');
-        const autoReply = rows.find((a) => a.kind === 'auto_reply' && a.state === 'awaiting_approval' && (a.result as { draftId?: string } | null)?.draftId);
-        return newsletter && autoReply ? rows : undefined;
-      }, { timeoutMs: 60_000, everyMs: 500 });
-      // The demo's agent: the scheduling profile read the thread and drafted the reply.
-      const agentSteps = await waitUntil('the demo agent run', async () => {
-        const steps = await prisma.agentStep.findMany({ where: { profile: 'scheduling', startedAt: { gte: since } }, orderBy: { seq: 'asc' } });
-        return steps.filter((s) => s.name === 'model').length === 3 ? steps : undefined;
-      }, { timeoutMs: 60_000, everyMs: 500 });
-      expect(agentSteps.map((s) => s.name)).toEqual(['model', 'read_thread', 'model', 'write_draft', 'model']);
-      const autoReply = actions.find((a) => a.kind === 'auto_reply')!;
-      expect(autoReply.sender).toBe(DEMO_AUTO_REPLY_SENDER);
-      // Its Discord notification, in the emulator, links to its page.
-      const posted = await waitUntil('the auto-reply\'s Discord message', async () => {
-        const { messages } = (await (await fetch(`http://127.0.0.1:${ports.discord}/__emulator/messages`)).json()) as { messages: { message: { content: string } }[] };
-        return messages.find((m) => m.message.content.includes(`/approvals/a/${autoReply.id}?exp=`));
-      }, { timeoutMs: 30_000, everyMs: 500 });
-      const link = /<(http:[^>]+)>/.exec(posted.message.content)![1]!;
-      const page = await fetch(link);
-      expect(page.status).toBe(200);
-      expect(await page.text()).toContain('auto_reply');
+        // The demo shows the actions: its newsletters labelled and archived, and one auto-reply
+        // waiting for approval (as a draft in Gmail).
+        const since = new Date(startedAt);
+        const actions = await waitUntil(
+          'the demo actions',
+          async () => {
+            const rows = await prisma.action.findMany({
+              where: { account: { email: DEMO_EMAIL }, createdAt: { gte: since } },
+            });
+            const newsletter =
+              rows.some((a) => a.kind === 'archive' && a.state === 'done') &&
+              rows.some((a) => a.kind === 'add_label' && a.argument === 'Newsletters' && a.state === 'done');
+            const autoReply = rows.find(
+              (a) =>
+                a.kind === 'auto_reply' &&
+                a.state === 'awaiting_approval' &&
+                (a.result as { draftId?: string } | null)?.draftId,
+            );
+            return newsletter && autoReply ? rows : undefined;
+          },
+          { timeoutMs: 60_000, everyMs: 500 },
+        );
+        // The demo's agent: the scheduling profile read the thread and drafted the reply.
+        const agentSteps = await waitUntil(
+          'the demo agent run',
+          async () => {
+            const steps = await prisma.agentStep.findMany({
+              where: { profile: 'scheduling', startedAt: { gte: since } },
+              orderBy: { seq: 'asc' },
+            });
+            return steps.filter((s) => s.name === 'model').length === 3 ? steps : undefined;
+          },
+          { timeoutMs: 60_000, everyMs: 500 },
+        );
+        expect(agentSteps.map((s) => s.name)).toEqual(['model', 'read_thread', 'model', 'write_draft', 'model']);
+        const autoReply = actions.find((a) => a.kind === 'auto_reply')!;
+        expect(autoReply.sender).toBe(DEMO_AUTO_REPLY_SENDER);
+        // Its Discord notification, in the emulator, links to its page.
+        const posted = await waitUntil(
+          "the auto-reply's Discord message",
+          async () => {
+            const { messages } = (await (
+              await fetch(`http://127.0.0.1:${ports.discord}/__emulator/messages`)
+            ).json()) as { messages: { message: { content: string } }[] };
+            return messages.find((m) => m.message.content.includes(`/approvals/a/${autoReply.id}?exp=`));
+          },
+          { timeoutMs: 30_000, everyMs: 500 },
+        );
+        const link = /<(http:[^>]+)>/.exec(posted.message.content)![1]!;
+        const page = await fetch(link);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('auto_reply');
 
-      // One process: our metrics on the HTTP server count what the demo did; the SDK's on their own port.
-      const ours = await (await fetch(`http://127.0.0.1:${ports.http}/metrics`)).text();
-      expect(ours).toMatch(/^durable_inbox_drafts_total [1-9]/m);
-      expect(ours).toMatch(/^durable_inbox_gmail_calls_total\{method="threads\.get"\} [1-9]/m);
-      expect(ours).toMatch(/^durable_inbox_llm_calls_total\{purpose="classify",result="ok"\} [1-9]/m);
-      expect(ours).toMatch(/^durable_inbox_actions_total\{kind="auto_reply",state="awaiting_approval"\} 1$/m);
-      const sdk = await (await fetch(`http://127.0.0.1:${ports.sdkMetrics}/metrics`)).text();
-      expect(sdk).toMatch(/^temporal_\w+\{.*task_queue="durable-inbox"/m);
-    } finally {
-      await connection.close();
-      await prisma.$disconnect();
-    }
+        // One process: our metrics on the HTTP server count what the demo did; the SDK's on their own port.
+        const ours = await (await fetch(`http://127.0.0.1:${ports.http}/metrics`)).text();
+        expect(ours).toMatch(/^durable_inbox_drafts_total [1-9]/m);
+        expect(ours).toMatch(/^durable_inbox_gmail_calls_total\{method="threads\.get"\} [1-9]/m);
+        expect(ours).toMatch(/^durable_inbox_llm_calls_total\{purpose="classify",result="ok"\} [1-9]/m);
+        expect(ours).toMatch(/^durable_inbox_actions_total\{kind="auto_reply",state="awaiting_approval"\} 1$/m);
+        const sdk = await (await fetch(`http://127.0.0.1:${ports.sdkMetrics}/metrics`)).text();
+        expect(sdk).toMatch(/^temporal_\w+\{.*task_queue="durable-inbox"/m);
+      } finally {
+        await connection.close();
+        await prisma.$disconnect();
+      }
+    });
   } finally {
-    const code = await stopDev(dev);
     await rm(dataDir, { recursive: true, force: true });
     await database.drop();
-    expect(code, dev.output.slice(-2000)).toBe(0);
   }
   for (const port of Object.values(ports)) expect(await portOpen(port), `port ${port} still open`).toBe(false);
 }, 240_000);
+
+it('Ctrl-C during start-up stops what has started and exits 0', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-early-'));
+  const ports = await devPorts();
+  const database = unusedDatabaseUrl();
+  const dev = await startDev(dataDir, ports, 0, database.url, 'info');
+  try {
+    // The Temporal dev server (a child process) is up; the workers and the HTTP server are not yet.
+    await waitUntil(
+      'the Temporal dev server started by npm run dev',
+      async () => {
+        if (dev.child.exitCode !== null) throw new Error(`dev exited:\n${dev.output.slice(-3000)}`);
+        return dev.output.includes('Temporal dev server ready');
+      },
+      { timeoutMs: 90_000, everyMs: 100 },
+    );
+    expect(dev.output).not.toContain('durable-inbox is running');
+    expect(await stopDev(dev), dev.output.slice(-3000)).toBe(0);
+    for (const port of Object.values(ports)) expect(await portOpen(port), `port ${port} still open`).toBe(false);
+  } finally {
+    if (dev.child.exitCode === null) dev.child.kill('SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+    await database.drop();
+  }
+}, 150_000);
 
 it('started, stopped and started again three times on the same DATA_DIR, processes newly delivered demo mail each time', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-restart-'));
@@ -177,8 +274,9 @@ it('started, stopped and started again three times on the same DATA_DIR, process
   let previous: { id: string; threadId: string } | undefined;
   try {
     for (let round = 1; round <= 3; round++) {
-      const dev = await startDev(dataDir, ports, 0, database.url);
-      try {
+      // At info, a slow round's failure shows what the product did (the output is only printed then).
+      const dev = await startDev(dataDir, ports, 0, database.url, 'info');
+      await whileRunning(dev, async () => {
         await untilRunning(dev, `round ${round}`);
         const account = await prisma.account.findUniqueOrThrow({ where: { email: DEMO_EMAIL } });
         accountIds.push(account.id);
@@ -192,23 +290,43 @@ it('started, stopped and started again three times on the same DATA_DIR, process
           text: 'Hi,\n\nCould you send me the quarterly numbers by Friday?\n\nCarol',
         });
         const handled = (what: string, m: { id: string; threadId: string }) =>
-          waitUntil(`round ${round}: ${what} processed`, async () => {
-            const thread = await prisma.thread.findFirst({ where: { accountId: account.id, gmailThreadId: m.threadId } });
-            return thread?.handledMessageIds.includes(m.id);
-          }, { timeoutMs: 30_000, everyMs: 250 });
+          waitUntil(
+            `round ${round}: ${what} processed`,
+            async () => {
+              const thread = await prisma.thread.findFirst({
+                where: { accountId: account.id, gmailThreadId: m.threadId },
+              });
+              return thread?.handledMessageIds.includes(m.id);
+            },
+            { timeoutMs: 30_000, everyMs: 250 },
+          ).catch(async (err: Error) => {
+            const workflows = [syncWorkflowId(account.id), threadWorkflowId(account.id, m.threadId)];
+            const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+            const diagnosis = await diagnoseWorkflows(connection, workflows).finally(() => connection.close());
+            // The emulator's push deliveries: whether the mail's notification reached the HTTP server.
+            const push = await gmail.metrics().then(
+              (m) => JSON.stringify(m.push, null, 1),
+              (e: Error) => e.message,
+            );
+            throw new Error(
+              `${err.message}\n${diagnosis}\n--- push deliveries:\n${push}\n--- npm run dev said:\n${dev.output.slice(-8000)}`,
+            );
+          });
         await handled('the new mail', mail);
         if (previous) {
           // The mailbox is the one the last run left: a reply joins the thread of its mail, and is processed too.
-          const reply = await gmail.deliver(DEMO_EMAIL, { from: { name: 'Carol Reyes', email: 'carol@example.org' }, threadId: previous.threadId, text: 'Any news on the numbers?' });
+          const reply = await gmail.deliver(DEMO_EMAIL, {
+            from: { name: 'Carol Reyes', email: 'carol@example.org' },
+            threadId: previous.threadId,
+            text: 'Any news on the numbers?',
+          });
           expect(reply.threadId).toBe(previous.threadId);
-          await handled('the reply in the last run\'s thread', reply);
+          await handled("the reply in the last run's thread", reply);
         }
         previous = mail;
-      } finally {
-        const code = await stopDev(dev);
-        expect(code, dev.output.slice(-2000)).toBe(0);
-      }
-      for (const port of Object.values(ports)) expect(await portOpen(port), `round ${round}: port ${port} still open`).toBe(false);
+      });
+      for (const port of Object.values(ports))
+        expect(await portOpen(port), `round ${round}: port ${port} still open`).toBe(false);
     }
   } finally {
     await prisma.$disconnect();

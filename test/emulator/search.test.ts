@@ -59,6 +59,8 @@ describe('query grammar', () => {
     });
     // Lower-case "or" is a word, and an unknown "x:" prefix is free text, as in Gmail.
     expect(parseQuery('a or 10:30')).toEqual({ kind: 'and', items: [t('', 'a'), t('', 'or'), t('', '10:30')] });
+    // An operator name with digits is an operator all the same.
+    expect(parseQuery('rfc822msgid:a.1@b.example')).toEqual({ kind: 'and', items: [t('rfc822msgid', 'a.1@b.example')] });
   });
 });
 

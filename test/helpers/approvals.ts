@@ -42,6 +42,8 @@ export interface SeedActionInput {
   sender?: string;
   result?: ActionResult;
   threadId?: string;
+  subject?: string;
+  recipients?: string[];
 }
 
 export async function seedAction(db: SqlExecutor, input: SeedActionInput): Promise<JournaledAction> {
@@ -50,9 +52,9 @@ export async function seedAction(db: SqlExecutor, input: SeedActionInput): Promi
   const state = input.state ?? 'awaiting_approval';
   await db.query(
     `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,
-       state, sender, workflow_id, expires_at, result, updated_at)
+       state, sender, workflow_id, expires_at, result, subject, recipients, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10::text[], $11::action_state, $12, $13,
-       CASE WHEN $11 = 'awaiting_approval' THEN now() + interval '72 hours' END, $14::jsonb, now())`,
+       CASE WHEN $11 = 'awaiting_approval' THEN now() + interval '72 hours' END, $14::jsonb, $15, $16::text[], now())`,
     [
       id,
       `${input.accountId}:${threadId}:m1:${input.kind}:${input.argument ?? ''}`,
@@ -68,6 +70,8 @@ export async function seedAction(db: SqlExecutor, input: SeedActionInput): Promi
       input.sender ?? 'alice@example.com',
       `thread/${input.accountId}/${threadId}`,
       input.result ? JSON.stringify(input.result) : null,
+      input.subject ?? '',
+      input.recipients ?? [],
     ],
   );
   return (await loadAction(db, id))!;

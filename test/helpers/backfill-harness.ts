@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { registerAccount, type RegisteredAccount } from '../../src/accounts/connect.js';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createBackfillGmailActivities } from '../../src/backfill/gmail-activities.js';
@@ -20,6 +21,7 @@ import { QuotaLimiter, type QuotaLimiterOptions } from '../../src/quota/limiter.
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { syncWorkflowId } from '../../src/sync/contracts.js';
 import { bundleWorkflows, workflowsPath } from '../../src/workers/workflow-bundle.js';
 
 let bundle: Promise<WorkflowBundle> | undefined;
@@ -68,6 +70,12 @@ export interface BackfillHarness {
   storedIds(): Promise<string[]>;
   /** Gmail access to the account as the worker processes have it (unmetered). */
   gmailAccounts(): GmailAccounts;
+  /**
+   * The user grants access again and `accounts connect` registers it (registerAccount: tokens,
+   * labels, the account active, its waiting workflows told). The sync workflow it starts sits on a
+   * queue no worker polls (this harness runs no sync) and is terminated at close.
+   */
+  reconnect(): Promise<RegisteredAccount>;
   close(): Promise<void>;
 }
 
@@ -188,12 +196,21 @@ export async function createBackfillHarness(opts: {
       return { stop };
     },
     gmailAccounts: () => new GmailAccounts(prisma, vault, oauth),
+    async reconnect() {
+      const grant = await emulator.control.createAccount({ email, clientId: created.clientId });
+      const sync = { client, taskQueue: `${taskQueue}-no-sync` };
+      return registerAccount({ prisma, vault, oauth, sync, labels: threadSettings().labels }, { refresh_token: grant.refreshToken });
+    },
     async storedIds() {
       const rows = await prisma.$queryRawUnsafe<Array<{ gmail_id: string }>>(`SELECT gmail_id FROM messages WHERE account_id = $1`, account.id);
       return rows.map((r) => r.gmail_id);
     },
     async close() {
       for (const p of processes) await p.stop();
+      await client.workflow
+        .getHandle(syncWorkflowId(account.id))
+        .terminate('test over')
+        .catch(() => undefined); // started only by reconnect()
       await connection.close();
       await prisma.$disconnect();
       await emulator.close();

@@ -238,6 +238,33 @@ describe('the approvals page', () => {
     expect(dialogs).toEqual([]);
   });
 
+  it('fits the list in a 1300 px window with long mail in it, and scrolls the table, not the page, in a narrow one', async () => {
+    const longWord = 'Re-'.repeat(40) + 'quarterly-numbers-and-the-rest-of-a-subject-without-spaces';
+    await seedAction(db, {
+      accountId,
+      kind: 'auto_reply',
+      subject: longWord,
+      recipients: ['a.very.long.recipient.address.for.layout@subdomain.of.some.example-company.example', 'second@example.org'],
+      sender: 'someone.with.a.long.address.too@sales.department.example-company.example',
+      because: ['auto_reply sends mail: it needs your approval until the sender has earned it', 'the recipient was not named by the sender'],
+      result: { body: `Thank you for your message.\n${'We will get back to you with the numbers soon. '.repeat(12)}\nBest regards` },
+    });
+    const page = await newPage();
+    for (const width of [1300, 800]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect((await page.goto(`${server.url}/approvals?token=${OPERATOR_TOKEN}`))?.status()).toBe(200);
+      // The page itself never scrolls sideways.
+      expect(await page.evaluate("document.documentElement.scrollWidth"), `at ${width} px`).toBeLessThanOrEqual(width);
+      if (width === 1300) {
+        // Every column, State and the buttons included, is in view.
+        for (const th of await page.locator('table').first().locator('th').all()) {
+          const box = (await th.boundingBox())!;
+          expect(box.x + box.width, `${await th.textContent()} at ${width} px`).toBeLessThanOrEqual(width);
+        }
+      }
+    }
+  });
+
   it('says why when a decision no longer applies', async () => {
     const action = await seedAction(db, { accountId, kind: 'trash' });
     await threadOf(action);

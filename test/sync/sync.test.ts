@@ -53,7 +53,6 @@ const question = (subject: string) => ({
   text: 'Hi,\n\nCould you send me the signed contract by Friday?\n\nThanks, Alice',
 });
 
-
 function syncStatus(accountId: string): Promise<SyncStatus> {
   return h.client.workflow.getHandle(syncWorkflowId(accountId)).query(syncStatusQuery);
 }
@@ -81,7 +80,11 @@ function signedPushToken(claims: Record<string, unknown> = {}): string {
 
 function envelope(data: unknown): string {
   return JSON.stringify({
-    message: { data: Buffer.from(JSON.stringify(data)).toString('base64'), messageId: '1', publishTime: new Date().toISOString() },
+    message: {
+      data: Buffer.from(JSON.stringify(data)).toString('base64'),
+      messageId: '1',
+      publishTime: new Date().toISOString(),
+    },
     subscription: 'projects/durable-inbox-test/subscriptions/gmail-push',
   });
 }
@@ -123,7 +126,11 @@ beforeAll(async () => {
 
   // The push endpoint, and the emulator's Pub/Sub subscription pointing at it.
   let routes: Record<string, ReturnType<typeof pushRoute>> = {};
-  http = await startHttpServer({ host: '127.0.0.1', port: 0, routes: { [`POST ${PUSH_PATH}`]: (req, res) => routes[`POST ${PUSH_PATH}`]!(req, res) } });
+  http = await startHttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    routes: { [`POST ${PUSH_PATH}`]: (req, res) => routes[`POST ${PUSH_PATH}`]!(req, res) },
+  });
   audience = `${http.url}${PUSH_PATH}`;
   routes = {
     [`POST ${PUSH_PATH}`]: pushRoute({
@@ -169,6 +176,35 @@ describe('push → sync → thread workflow', () => {
     expect(s.cursor).toBe(after.historyId);
     expect(s.stats.events).toBeGreaterThan(0);
   });
+
+  it('is not cut off by its short heartbeat timeout when Gmail answers slowly: the activity heartbeats while it waits', async () => {
+    // history.list slower than the sync's 15 s heartbeat timeout: without heartbeats while the call
+    // runs, every attempt would time out and the mail would never arrive.
+    await h.gmail.control.setFaults({
+      latency: [{ method: 'history.list', distribution: { type: 'fixed', ms: 18_000 } }],
+    });
+    try {
+      const startedAt = Date.now();
+      const { threadId } = await deliver(h, question('Slow history'));
+      await h.waitFor(threadId, (s) => s.state === 'drafted', 90_000);
+      expect(Date.now() - startedAt, 'the slow answer was waited for').toBeGreaterThanOrEqual(18_000);
+    } finally {
+      await h.gmail.control.setFaults({ latency: [] });
+    }
+    // Every attempt of the sync's activities was its first: none timed out and ran again.
+    const sync = h.client.workflow.getHandle(syncWorkflowId(h.accountId));
+    await waitUntil(
+      'the sync pass to end',
+      async () => ((await sync.describe()).raw.pendingActivities ?? []).length === 0,
+      { timeoutMs: 60_000 },
+    );
+    const started = ((await sync.fetchHistory()).events ?? []).flatMap((e) =>
+      e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes] : [],
+    );
+    expect(started.length).toBeGreaterThan(0);
+    expect(started.map((a) => a.lastFailure?.message).filter(Boolean)).toEqual([]);
+    expect(started.every((a) => a.attempt === 1)).toBe(true);
+  }, 150_000);
 
   it('ignores a duplicate or stale notification', async () => {
     // Quiet the mailbox's own pushes (drafts, labels) so that only ours arrive.
@@ -233,7 +269,15 @@ describe('the fallback schedule', () => {
       await h.gmail.control.flushPush();
       expect((await h.gmail.control.metrics()).push.dropped).toBeGreaterThan(0);
       const passes = (await syncStatus(h.accountId)).stats.passes;
-      expect(await h.handle(threadId).describe().then(() => 'exists', () => 'absent')).toBe('absent');
+      expect(
+        await h
+          .handle(threadId)
+          .describe()
+          .then(
+            () => 'exists',
+            () => 'absent',
+          ),
+      ).toBe('absent');
 
       await h.client.schedule.getHandle(prefix + SYNC_POLL_SCHEDULE_ID).trigger();
       const status = await h.waitFor(threadId, (s) => s.state === 'drafted', 45_000);
@@ -246,7 +290,11 @@ describe('the fallback schedule', () => {
       expect(runs.length).toBeGreaterThan(0);
     } finally {
       await h.gmail.control.setPush({ dropRate: 0 });
-      for (const d of definitions) await h.client.schedule.getHandle(d.scheduleId).delete().catch(() => undefined);
+      for (const d of definitions)
+        await h.client.schedule
+          .getHandle(d.scheduleId)
+          .delete()
+          .catch(() => undefined);
     }
   });
 });
@@ -276,7 +324,11 @@ describe('the full inbox scan', () => {
       expect(after.lastScan!.ingested).toBeLessThan(after.lastScan!.threads);
     } finally {
       await h.gmail.control.setPush({ dropRate: 0 });
-      for (const d of definitions) await h.client.schedule.getHandle(d.scheduleId).delete().catch(() => undefined);
+      for (const d of definitions)
+        await h.client.schedule
+          .getHandle(d.scheduleId)
+          .delete()
+          .catch(() => undefined);
     }
   });
 });
@@ -300,7 +352,10 @@ describe('watch renewal', () => {
       const result = await h.client.workflow.getHandle(run!.action.workflow.workflowId).result();
       expect(result).toMatchObject({ renewed: 1, failed: 0 });
     } finally {
-      await h.client.schedule.getHandle(definition!.scheduleId).delete().catch(() => undefined);
+      await h.client.schedule
+        .getHandle(definition!.scheduleId)
+        .delete()
+        .catch(() => undefined);
     }
   });
 });
@@ -320,7 +375,11 @@ describe('continue-as-new', () => {
     }
     const { threadId } = await h.gmail.control.deliver(email, { to: [email], ...question('After continue-as-new') });
     await notifySync(small, account.id, { source: 'poll' });
-    await waitUntil('thread started', () => h.client.workflow.getHandle(`thread/${account.id}/${threadId}`).describe(), { timeoutMs: 45_000 });
+    await waitUntil(
+      'thread started',
+      () => h.client.workflow.getHandle(`thread/${account.id}/${threadId}`).describe(),
+      { timeoutMs: 45_000 },
+    );
     const d = await handle.describe();
     expect(d.runId).not.toBe(firstRunId);
     expect(d.status.name).toBe('RUNNING');
@@ -344,15 +403,25 @@ describe('gap repair', () => {
     const account = await registerAccount(accountDeps, { refresh_token: created.refreshToken });
     accountIds.push(account.id);
 
-    const repaired = await waitUntil('gap repair', async () => {
-      const s = await syncStatus(account.id);
-      return s.stats.gapRepairs > 0 && s.idle && s;
-    }, { timeoutMs: 45_000 });
+    const repaired = await waitUntil(
+      'gap repair',
+      async () => {
+        const s = await syncStatus(account.id);
+        return s.stats.gapRepairs > 0 && s.idle && s;
+      },
+      { timeoutMs: 45_000 },
+    );
     expect(BigInt(repaired.cursor!)).toBeLessThan(current + 100_000n); // reset to this mailbox, no longer ahead of it
-    await waitUntil('the waiting mail handled', () => h.client.workflow.getHandle(`thread/${account.id}/${before.threadId}`).describe());
+    await waitUntil('the waiting mail handled', () =>
+      h.client.workflow.getHandle(`thread/${account.id}/${before.threadId}`).describe(),
+    );
     // New mail reaches its thread again through push and history.
     const after = await h.gmail.control.deliver(email, { to: [email], ...question('After the restore') });
-    await waitUntil('new mail handled', () => h.client.workflow.getHandle(`thread/${account.id}/${after.threadId}`).describe(), { timeoutMs: 45_000 });
+    await waitUntil(
+      'new mail handled',
+      () => h.client.workflow.getHandle(`thread/${account.id}/${after.threadId}`).describe(),
+      { timeoutMs: 45_000 },
+    );
     expect((await syncStatus(account.id)).stats.gapRepairs).toBe(repaired.stats.gapRepairs);
   });
 
@@ -362,7 +431,10 @@ describe('gap repair', () => {
     const waiting = await h.gmail.control.deliver(email, { to: [email], ...question('In the replaced mailbox') });
     const mailboxHistoryId = (await h.gmail.control.getState(email)).historyId;
     // Connected without a watch or a first pass; its sync then holds a cursor of the mailbox this one replaced.
-    const account = await registerAccount({ ...accountDeps, sync: undefined, pushTopic: undefined }, { refresh_token: created.refreshToken });
+    const account = await registerAccount(
+      { ...accountDeps, sync: undefined, pushTopic: undefined },
+      { refresh_token: created.refreshToken },
+    );
     accountIds.push(account.id);
     const oldCursor = String(BigInt(mailboxHistoryId) + HISTORY_ID_BACKWARDS_MARGIN + 1_000n);
     await h.prisma.account.update({ where: { id: account.id }, data: { historyId: oldCursor } });
@@ -374,18 +446,29 @@ describe('gap repair', () => {
     });
 
     await notifySync(sync, account.id, { source: 'push', historyId: mailboxHistoryId });
-    const repaired = await waitUntil('the repair', async () => {
-      const s = await syncStatus(account.id);
-      return s.stats.gapRepairs > 0 && s.idle && s;
-    }, { timeoutMs: 45_000 });
+    const repaired = await waitUntil(
+      'the repair',
+      async () => {
+        const s = await syncStatus(account.id);
+        return s.stats.gapRepairs > 0 && s.idle && s;
+      },
+      { timeoutMs: 45_000 },
+    );
     expect(repaired.stats.ignoredNotifications).toBe(0);
     expect(repaired.lastScan).toMatchObject({ kind: 'gap_repair', historyId: mailboxHistoryId });
     // The cursor is this mailbox's again (history after the scan may have moved it on a little).
-    for (const cursor of [repaired.cursor!, (await h.prisma.account.findUniqueOrThrow({ where: { id: account.id } })).historyId!]) {
+    for (const cursor of [
+      repaired.cursor!,
+      (await h.prisma.account.findUniqueOrThrow({ where: { id: account.id } })).historyId!,
+    ]) {
       expect(BigInt(cursor)).toBeGreaterThanOrEqual(BigInt(mailboxHistoryId));
       expect(BigInt(cursor)).toBeLessThan(BigInt(oldCursor) - HISTORY_ID_BACKWARDS_MARGIN);
     }
-    await waitUntil('the mail of the replaced mailbox handled', () => h.client.workflow.getHandle(`thread/${account.id}/${waiting.threadId}`).describe(), { timeoutMs: 45_000 });
+    await waitUntil(
+      'the mail of the replaced mailbox handled',
+      () => h.client.workflow.getHandle(`thread/${account.id}/${waiting.threadId}`).describe(),
+      { timeoutMs: 45_000 },
+    );
   });
 
   it('processes every message of the gap after history.list answers 404', async () => {
@@ -406,13 +489,16 @@ describe('gap repair', () => {
       const state = await h.gmail.control.getState(h.email);
       expect(BigInt(s.cursor!)).toBeGreaterThanOrEqual(BigInt(state.historyFloor));
       expect(s.lastScan).toMatchObject({ kind: 'gap_repair', ingested: 3 });
-      await recordWorkflowHistory(h.client.workflow.getHandle(syncWorkflowId(h.accountId)), 'sync-push-poll-gap-repair');
+      await recordWorkflowHistory(
+        h.client.workflow.getHandle(syncWorkflowId(h.accountId)),
+        'sync-push-poll-gap-repair',
+      );
     } finally {
       await h.gmail.control.setPush({ dropRate: 0 });
     }
   });
 
-  it("acts, after a gap, on what the lost history held: label requests and drafts sent or deleted, each once", async () => {
+  it('acts, after a gap, on what the lost history held: label requests and drafts sent or deleted, each once', async () => {
     const subjects = ['Gap done', 'Gap rework', 'Gap sent', 'Gap deleted', 'Gap untouched'];
     const threads = [];
     for (const subject of subjects) threads.push(await deliver(h, question(subject)));
@@ -440,7 +526,11 @@ describe('gap repair', () => {
 
       await notifySync(sync, h.accountId, { source: 'poll' });
       await h.waitFor(done!.threadId, (s) => s.state === 'archived', 60_000);
-      const reworked = await h.waitFor(rework!.threadId, (s) => s.reworkCount === 1 && s.state === 'drafted' && s.pendingEvents === 0, 60_000);
+      const reworked = await h.waitFor(
+        rework!.threadId,
+        (s) => s.reworkCount === 1 && s.state === 'drafted' && s.pendingEvents === 0,
+        60_000,
+      );
       expect((await gmail.getDraft(reworked.draftId!))!.body).toContain('Revised as asked: Mention the invoice number');
       await h.waitFor(sent!.threadId, (s) => s.state === 'sent', 60_000);
       await h.waitFor(deleted!.threadId, (s) => s.state === 'discarded', 60_000);
@@ -453,7 +543,11 @@ describe('gap repair', () => {
       // A second gap finds the requests done (their labels are off): nothing happens twice.
       await h.gmail.control.expireHistory(h.email);
       await notifySync(sync, h.accountId, { source: 'poll' });
-      await waitUntil('second gap repair', async () => ((await syncStatus(h.accountId)).stats.gapRepairs === repairs + 2 ? true : undefined), { timeoutMs: 60_000 });
+      await waitUntil(
+        'second gap repair',
+        async () => ((await syncStatus(h.accountId)).stats.gapRepairs === repairs + 2 ? true : undefined),
+        { timeoutMs: 60_000 },
+      );
       const again = await h.waitFor(rework!.threadId, (s) => s.pendingEvents === 0);
       expect(again).toMatchObject({ state: 'drafted', reworkCount: 1 });
       expect((await h.waitFor(untouched!.threadId, (s) => s.pendingEvents === 0)).state).toBe('drafted');
@@ -485,7 +579,10 @@ describe('push endpoint', () => {
     expect(bad.status).toBe(200);
     const noHistory = await post(envelope({ emailAddress: h.email, note: marker }), signedPushToken());
     expect(noHistory.status).toBe(200);
-    const unknown = await post(envelope({ emailAddress: `${marker}@nowhere.example`, historyId: '42' }), signedPushToken());
+    const unknown = await post(
+      envelope({ emailAddress: `${marker}@nowhere.example`, historyId: '42' }),
+      signedPushToken(),
+    );
     expect(unknown.status).toBe(200);
     const asString = await post(envelope({ emailAddress: h.email, historyId: '99999999' }), signedPushToken());
     expect(asString.status).toBe(204);
@@ -507,11 +604,15 @@ describe('revoked grant', () => {
     await waitUntil('sync started', async () => ((await syncStatus(accountId)).stats.passes > 0 ? true : undefined));
 
     await h.gmail.control.revoke(email);
-    const { threadId } = (await h.gmail.control.deliver(email, { to: [email], ...question('While revoked') }));
-    const paused = await waitUntil('paused', async () => {
-      const s = await syncStatus(accountId);
-      return s.paused ? s : undefined;
-    }, { timeoutMs: 45_000 });
+    const { threadId } = await h.gmail.control.deliver(email, { to: [email], ...question('While revoked') });
+    const paused = await waitUntil(
+      'paused',
+      async () => {
+        const s = await syncStatus(accountId);
+        return s.paused ? s : undefined;
+      },
+      { timeoutMs: 45_000 },
+    );
     expect(paused.pausedReason).toMatch(/GmailAuthError|AccountNotConnectedError/);
     expect((await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } })).status).toBe('needs_reauth');
     const description = await h.client.workflow.getHandle(syncWorkflowId(accountId)).describe();
@@ -524,7 +625,9 @@ describe('revoked grant', () => {
     const row = await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
     expect(row.status).toBe('active');
     expect(row.historyId).toBe(cursor);
-    await waitUntil('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), { timeoutMs: 45_000 });
+    await waitUntil('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), {
+      timeoutMs: 45_000,
+    });
     expect((await syncStatus(accountId)).paused).toBe(false);
     await recordWorkflowHistory(h.client.workflow.getHandle(syncWorkflowId(accountId)), 'sync-reauth-pause-resume');
   });
@@ -552,7 +655,9 @@ describe('accounts', () => {
     const params = new URL(consentUrl).searchParams;
     expect(params.get('access_type')).toBe('offline');
     expect(params.get('code_challenge_method')).toBe('S256');
-    expect(params.get('scope')!.split(' ')).toEqual(expect.arrayContaining(['https://www.googleapis.com/auth/gmail.modify']));
+    expect(params.get('scope')!.split(' ')).toEqual(
+      expect.arrayContaining(['https://www.googleapis.com/auth/gmail.modify']),
+    );
     expect(account.email).toBe(email);
     expect(lines.join('\n')).toContain(`Connected ${email}`);
     const row = await h.prisma.account.findUniqueOrThrow({ where: { id: account.id } });
@@ -588,13 +693,25 @@ describe('accounts', () => {
     const lines: string[] = [];
     const cfg = { ...h.cfg, GOOGLE_OAUTH_REVOKE_URL: `${h.gmail.url}/revoke` };
     await disconnectCommand({ cfg, prisma: h.prisma, sync }, { out: (l) => lines.push(l) }, email.toUpperCase());
-    expect(lines[0]).toBe(`Disconnected ${email}: push watch stopped, grant revoked at Google, tokens deleted, sync stopped.`);
+    expect(lines[0]).toBe(
+      `Disconnected ${email}: push watch stopped, grant revoked at Google, tokens deleted, sync stopped.`,
+    );
     const row = await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
-    expect(row).toMatchObject({ status: 'disconnected', encryptedTokens: null, watchExpiration: null, historyId: before.historyId });
+    expect(row).toMatchObject({
+      status: 'disconnected',
+      encryptedTokens: null,
+      watchExpiration: null,
+      historyId: before.historyId,
+    });
     expect(h.gmail.world.push.getWatch(email)).toBeUndefined();
     const refresh = await fetch(`${h.gmail.url}/token`, {
       method: 'POST',
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token, client_id: accountDeps.oauth.clientId, client_secret: accountDeps.oauth.clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token,
+        client_id: accountDeps.oauth.clientId,
+        client_secret: accountDeps.oauth.clientSecret,
+      }),
     });
     expect(refresh.status).toBe(400);
     expect(await refresh.text()).toContain('invalid_grant');
@@ -606,7 +723,10 @@ describe('accounts', () => {
     // account stays disconnected rather than turning needs_reauth.
     // (First the revoked access token's 401, which an activity would retry; then the refresh's invalid_grant.)
     await expect(stale.call(accountId, (g) => g.getProfile())).rejects.toMatchObject({ name: 'GmailAuthError' });
-    await expect(stale.call(accountId, (g) => g.getProfile())).rejects.toMatchObject({ name: 'GmailAuthError', revoked: true });
+    await expect(stale.call(accountId, (g) => g.getProfile())).rejects.toMatchObject({
+      name: 'GmailAuthError',
+      revoked: true,
+    });
     expect((await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } })).status).toBe('disconnected');
     const listed: string[] = [];
     await listCommand({ prisma: h.prisma }, { out: (l) => listed.push(l) });
@@ -616,14 +736,17 @@ describe('accounts', () => {
     const { threadId } = await h.gmail.control.deliver(email, { to: [email], ...question('While disconnected') });
     expect(await connectEmulatorAccount(email)).toBe(accountId);
     expect((await h.prisma.account.findUniqueOrThrow({ where: { id: accountId } })).status).toBe('active');
-    await waitUntil('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), { timeoutMs: 45_000 });
+    await waitUntil('thread started', () => h.client.workflow.getHandle(`thread/${accountId}/${threadId}`).describe(), {
+      timeoutMs: 45_000,
+    });
     expect((await h.client.workflow.getHandle(syncWorkflowId(accountId)).describe()).status.name).toBe('RUNNING');
   });
 
   it('keeps the new grant when a worker still holding a client of the old one refreshes its token', async () => {
     const email = `regrant-${randomUUID().slice(0, 8)}@example.com`;
     const storedGrant = async (id: string) =>
-      accountDeps.vault.open((await h.prisma.account.findUniqueOrThrow({ where: { id } })).encryptedTokens!).refresh_token;
+      accountDeps.vault.open((await h.prisma.account.findUniqueOrThrow({ where: { id } })).encryptedTokens!)
+        .refresh_token;
     // Every call refreshes its access token (google-auth-library refreshes ahead of expiry).
     await h.gmail.control.setOAuth({ accessTokenTtlSeconds: 1 });
     try {
@@ -645,9 +768,15 @@ describe('accounts', () => {
 
   it('refuses to disconnect an account it does not know, with exit 2', async () => {
     const lines: string[] = [];
-    const code = await runAccountsCli({ ...h.cfg, LOG_LEVEL: 'warn' }, ['disconnect', `nobody-${randomUUID().slice(0, 8)}@example.com`], { out: (l) => lines.push(l) });
+    const code = await runAccountsCli(
+      { ...h.cfg, LOG_LEVEL: 'warn' },
+      ['disconnect', `nobody-${randomUUID().slice(0, 8)}@example.com`],
+      { out: (l) => lines.push(l) },
+    );
     expect(code).toBe(2);
-    expect(lines.join('\n')).toMatch(/no account nobody-.* \(see npm run cli -- accounts list\)\nusage: npm run cli -- accounts/);
+    expect(lines.join('\n')).toMatch(
+      /no account nobody-.* \(see npm run cli -- accounts list\)\nusage: npm run cli -- accounts/,
+    );
     expect(await runAccountsCli(h.cfg, ['disconnect'], { out: (l) => lines.push(l) })).toBe(2);
     expect(lines.at(-1)).toMatch(/^durable-inbox accounts: disconnect needs one account \(its email or id\)\nusage: /);
   });
