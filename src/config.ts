@@ -496,7 +496,7 @@ export function syncScheduleSettingsFromConfig(cfg: Env): SyncScheduleSettings {
 export function userScheduleSettingsFromConfig(cfg: Env): UserScheduleSettings {
   const queues = { workflow: cfg.TEMPORAL_TASK_QUEUE, gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE };
   const defaults = queues.workflow === WORKFLOW_TASK_QUEUE && queues.gmail === GMAIL_TASK_QUEUE && queues.llm === LLM_TASK_QUEUE;
-  return { catchupWindowMs: cfg.SCHEDULE_CATCHUP_WINDOW, jitterMs: cfg.SCHEDULE_JITTER, ...(defaults ? {} : { taskQueues: queues }) };
+  return { catchupWindowMs: cfg.SCHEDULE_CATCHUP_WINDOW, jitterMs: cfg.SCHEDULE_JITTER, defaultZone: cfg.DEFAULT_TIME_ZONE, ...(defaults ? {} : { taskQueues: queues }) };
 }
 
 export function archiverScheduleSettingsFromConfig(cfg: Env): ArchiverScheduleSettings {

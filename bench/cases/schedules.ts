@@ -59,22 +59,27 @@ export async function run(args: string[]): Promise<void> {
   const db = prismaExecutor(prisma);
   const settings = { catchupWindowMs: 3600_000, jitterMs };
 
-  // The due minute: far enough ahead for every schedule to exist first.
+  // The schedules due later first; then, at the rate they were made, the due ones, for a minute far
+  // enough ahead that all of them exist before it.
   const sqliteBefore = (await stat(dbFile)).size;
-  const dueAt = new Date(Math.ceil((Date.now() + 60_000 + total * 60) / 60_000) * 60_000);
-  const later = new Date(dueAt.getTime() + 6 * 3600_000);
+  const add = async (from: number, to: number, at: (i: number) => Date) => {
+    let next = from;
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (next < to) {
+        const i = next++;
+        await addUserSchedule(client, db, {
+          accountId: accounts[i % accounts.length]!.id, name: `brief ${i}`, profile: 'brief', prompt: 'What needs me today?',
+          timing: { at: hhmm(at(i)), days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] }, timeZone: 'UTC', label: 'Brief', discord: false,
+        }, settings);
+      }
+    }));
+  };
   const created = Date.now();
-  let next = 0;
-  await Promise.all(Array.from({ length: 16 }, async () => {
-    while (next < total) {
-      const i = next++;
-      const at = i < due ? dueAt : new Date(later.getTime() + (i % 300) * 60_000);
-      await addUserSchedule(client, db, {
-        accountId: accounts[i % accounts.length]!.id, name: `brief ${i}`, profile: 'brief', prompt: 'What needs me today?',
-        timing: { at: hhmm(at), days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] }, timeZone: 'UTC', label: 'Brief', discord: false,
-      }, settings);
-    }
-  }));
+  const later = new Date(Math.ceil((Date.now() + 3 * 3600_000) / 60_000) * 60_000);
+  await add(due, total, (i) => new Date(later.getTime() + (i % 300) * 60_000));
+  const perSchedule = (Date.now() - created) / Math.max(1, total - due);
+  const dueAt = new Date(Math.ceil((Date.now() + due * perSchedule * 1.5 + 20_000) / 60_000) * 60_000);
+  await add(0, due, () => dueAt);
   console.log(`created ${total} schedules over ${accountsCount} accounts in ${((Date.now() - created) / 1000).toFixed(1)} s; ${due} due at ${dueAt.toISOString()} (jitter ${jitterMs / 1000} s)`);
   if (Date.now() > dueAt.getTime()) console.warn('warning: creating took past the due minute; the lateness includes it');
 

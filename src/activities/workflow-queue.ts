@@ -29,7 +29,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
     createStoreActivities({ prisma: ctx.prisma }),
     createActionStoreActivities({ db }),
     createAgentStoreActivities({ db }),
-    createScheduleStoreActivities({ db }),
+    createScheduleStoreActivities({ db, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
     createLearningActivities({ db, settings: learningSettingsFromConfig(ctx.cfg) }),
     createBackfillStoreActivities({ db, alerts: backfillAlertSettingsFromConfig(ctx.cfg) }),
     createReminderStoreActivities({ db, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),

@@ -10,13 +10,17 @@
 //   timezone <account> [ZONE]               shows the account's time zone, or sets it (an IANA name).
 import { parseArgs } from 'node:util';
 import { TokenVault } from '../accounts/token-vault.js';
-import { gmailOAuthSettings, threadSettingsFromConfig, type Env } from '../config.js';
+import { gmailOAuthSettings, threadSettingsFromConfig, userScheduleSettingsFromConfig, type Env } from '../config.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';
 import { disconnectAccount, registerAccount, runLoopbackConsent, type RegisteredAccount } from '../accounts/connect.js';
 import type { SyncTarget } from '../sync/notify.js';
 import { connectClient } from '../temporal/client.js';
+import type { Client } from '@temporalio/client';
+import { prismaExecutor } from '../db/sql-executor.js';
+import { listAgentSchedules } from '../schedules/schedule-store.js';
+import { moveAccountSchedules } from '../schedules/user-schedules.js';
 import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys.js';
 import { createBreakerStore } from '../llm/breaker-store.js';
 import { describePause } from '../llm/breaker.js';
@@ -129,14 +133,27 @@ export async function disconnectCommand(deps: AccountsCliDeps, io: AccountsCliIo
 }
 
 /** Shows the account's time zone (its own or the default) and its local time now; with a zone, sets it first. */
-export async function timezoneCommand(deps: Pick<AccountsCliDeps, 'cfg' | 'prisma'>, io: AccountsCliIo, account: string, zone?: string, now = new Date()): Promise<void> {
+export async function timezoneCommand(
+  deps: Pick<AccountsCliDeps, 'cfg' | 'prisma'> & { temporal?: () => Promise<Client> },
+  io: AccountsCliIo,
+  account: string,
+  zone?: string,
+  now = new Date(),
+): Promise<void> {
   const row = await requireAccount(deps.prisma, account);
   if (zone !== undefined) {
+    let canonical: string;
     try {
-      await setAccountTimeZone(deps.prisma, row.id, zone);
+      canonical = await setAccountTimeZone(deps.prisma, row.id, zone);
     } catch (err) {
       if (err instanceof TimeSpecError) throw new UsageError(err.message);
       throw err;
+    }
+    // The account's schedules (those without a zone of their own) move with it, local times kept.
+    const db = prismaExecutor(deps.prisma);
+    if (deps.temporal && (await listAgentSchedules(db, row.id)).some((s) => s.timeZone === null)) {
+      const moved = await moveAccountSchedules(await deps.temporal(), db, row.id, canonical, userScheduleSettingsFromConfig(deps.cfg));
+      io.out(`Moved ${moved.length} schedule(s) to ${canonical}: ${moved.map((m) => m.name).join(', ')}`);
     }
   }
   const own = (await deps.prisma.account.findUniqueOrThrow({ where: { id: row.id }, select: { timeZone: true } })).timeZone;
@@ -162,7 +179,13 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
   }
   if (sub === 'timezone') {
     if (positionals.length < 1 || positionals.length > 2) return usageFailure(io, 'accounts', 'timezone needs one account (its email or id) and, to set it, a zone such as Europe/Berlin', USAGE);
-    return withDatabase(cfg, io, { name: 'accounts', usage: USAGE }, (prisma) => timezoneCommand({ cfg, prisma }, io, positionals[0]!, positionals[1]));
+    let client: Client | undefined;
+    const temporal = async () => (client ??= await connectClient(cfg, await resolvePayloadKeys(cfg)));
+    try {
+      return await withDatabase(cfg, io, { name: 'accounts', usage: USAGE }, (prisma) => timezoneCommand({ cfg, prisma, temporal }, io, positionals[0]!, positionals[1]));
+    } finally {
+      await client?.connection.close();
+    }
   }
   if ((sub === 'disconnect' || sub === 'llm-resume') && positionals.length !== 1) {
     return usageFailure(io, 'accounts', `${sub} needs one account (its email or id)`, USAGE);

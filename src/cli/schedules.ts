@@ -91,9 +91,9 @@ async function scheduleOf(prisma: PrismaClient, db: SqlExecutor, ref: string | u
 const when = (d: Date | undefined, zone: string) =>
   d ? `${d.toISOString().replace('T', ' ').slice(0, 16)} UTC (${d.toLocaleString('sv-SE', { timeZone: zone }).slice(0, 16)} ${zone})` : '–';
 
-async function show(client: Client, db: SqlExecutor, io: CliIo, row: AgentScheduleRow): Promise<void> {
+async function show(client: Client, db: SqlExecutor, io: CliIo, row: AgentScheduleRow, defaultZone?: string): Promise<void> {
   const state = await userScheduleState(client, row);
-  const zone = state?.zone ?? (await zoneOf(db, row));
+  const zone = state?.zone ?? (await zoneOf(db, row, defaultZone));
   io.out(`schedule ${row.name} (${row.id}) of account ${row.accountId}`);
   io.out(`  Temporal Schedule: ${scheduleIdOf(row.id)}${state ? '' : ' — missing (re-add the schedule)'}`);
   io.out(`  when: ${describeTiming(row.timing)} in ${zone}${row.timeZone ? '' : " (the account's zone)"}`);
@@ -152,7 +152,7 @@ export async function runSchedulesCli(cfg: Env, argv: string[], io: CliIo = { ou
           label: a.data.label ?? (a.data.profile === 'digest' ? 'Digest' : 'Brief'),
           discord: a.data.discord === 'yes',
         }, settings);
-        io.out(`added schedule ${row.name} (${row.id}): ${row.profile} at ${describeTiming(timing)} in ${await zoneOf(db, row)}; Temporal Schedule ${scheduleIdOf(row.id)}`);
+        io.out(`added schedule ${row.name} (${row.id}): ${row.profile} at ${describeTiming(timing)} in ${await zoneOf(db, row, settings.defaultZone)}; Temporal Schedule ${scheduleIdOf(row.id)}`);
         return;
       }
       if (sub === 'list') {
@@ -162,7 +162,7 @@ export async function runSchedulesCli(cfg: Env, argv: string[], io: CliIo = { ou
         const lines: string[][] = [];
         for (const r of rows) {
           const state = await userScheduleState(c, r);
-          const zone = state?.zone ?? (await zoneOf(db, r));
+          const zone = state?.zone ?? (await zoneOf(db, r, settings.defaultZone));
           lines.push([r.id, r.name, r.profile, `${describeTiming(r.timing)} ${zone}`, state ? (state.paused ? 'paused' : 'active') : 'missing', when(state?.nextRuns[0], zone)]);
         }
         printTable(io.out, ['ID', 'NAME', 'AGENT', 'WHEN', 'STATE', 'NEXT'], lines);
@@ -173,7 +173,7 @@ export async function runSchedulesCli(cfg: Env, argv: string[], io: CliIo = { ou
       const handle = c.schedule.getHandle(scheduleIdOf(row.id));
       switch (sub) {
         case 'show':
-          return show(c, db, io, row);
+          return show(c, db, io, row, settings.defaultZone);
         case 'pause':
           await handle.pause(values.reason ?? 'paused with npm run cli -- schedules pause');
           return io.out(`paused ${row.name}; resume with: npm run cli -- schedules resume ${row.id}`);

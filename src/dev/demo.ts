@@ -243,7 +243,7 @@ export async function ensureDemoBrief(client: Client, prisma: PrismaClient, acco
     return row.id;
   }
   if (!(await userScheduleState(client, existing))) {
-    await client.schedule.create(scheduleOptionsOf(existing, await zoneOf(db, existing), settings));
+    await client.schedule.create(scheduleOptionsOf(existing, await zoneOf(db, existing, settings.defaultZone), settings));
   }
   return existing.id;
 }

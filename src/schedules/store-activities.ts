@@ -7,14 +7,14 @@ import type { ScheduleStoreActivities } from './activity-contracts.js';
 import { localSlotOf } from './calendar-spec.js';
 import { loadAgentSchedule } from './schedule-store.js';
 
-export function createScheduleStoreActivities({ db }: { db: SqlExecutor }): ScheduleStoreActivities {
+export function createScheduleStoreActivities({ db, defaultZone }: { db: SqlExecutor; defaultZone?: string }): ScheduleStoreActivities {
   return {
     async claimScheduledRun({ scheduleId, workflowId, scheduledAt, manual }) {
       const schedule = await loadAgentSchedule(db, scheduleId);
       if (!schedule) return { kind: 'gone' };
       const [account] = await db.query<{ email: string }>(`SELECT email FROM accounts WHERE id = $1`, [schedule.accountId]);
       if (!account) return { kind: 'gone' };
-      const zone = schedule.timeZone ?? (await accountTimeZone(db, schedule.accountId));
+      const zone = schedule.timeZone ?? (await accountTimeZone(db, schedule.accountId, defaultZone));
       // A trigger stands for itself; a Schedule's run for its local date and time, claimed once.
       const localSlot = manual ? `trigger ${workflowId}` : localSlotOf(new Date(scheduledAt), zone);
       await db.query(

@@ -15,10 +15,12 @@ export interface UserScheduleSettings extends SchedulePolicies {
   /** Tests and benches: their own task queues (the run's workflow, Gmail and LLM queues). */
   taskQueues?: ScheduledRunInput['taskQueues'];
   activityTimeouts?: ScheduledRunInput['activityTimeouts'];
+  /** The zone of an account that names none (DEFAULT_TIME_ZONE; default UTC). */
+  defaultZone?: string;
 }
 
-export async function zoneOf(db: SqlExecutor, row: AgentScheduleRow): Promise<string> {
-  return row.timeZone ?? (await accountTimeZone(db, row.accountId));
+export async function zoneOf(db: SqlExecutor, row: AgentScheduleRow, defaultZone?: string): Promise<string> {
+  return row.timeZone ?? (await accountTimeZone(db, row.accountId, defaultZone));
 }
 
 /** The Temporal Schedule of a row, in `zone`. */
@@ -60,7 +62,7 @@ export async function addUserSchedule(
 ): Promise<AgentScheduleRow> {
   const row = await insertAgentSchedule(db, def);
   try {
-    await client.schedule.create({ ...scheduleOptionsOf(row, await zoneOf(db, row), settings), state: { note: `${row.name} (${row.profile}) of account ${row.accountId}` } });
+    await client.schedule.create({ ...scheduleOptionsOf(row, await zoneOf(db, row, settings.defaultZone), settings), state: { note: `${row.name} (${row.profile}) of account ${row.accountId}` } });
   } catch (err) {
     await deleteAgentSchedule(db, row.id);
     throw err;
@@ -70,7 +72,7 @@ export async function addUserSchedule(
 
 /** The Schedule's spec and action again (a new zone, new settings); its state (a pause, its note) stays. */
 export async function updateUserSchedule(client: Client, db: SqlExecutor, row: AgentScheduleRow, settings: UserScheduleSettings, zone?: string): Promise<void> {
-  const options = scheduleOptionsOf(row, zone ?? (await zoneOf(db, row)), settings);
+  const options = scheduleOptionsOf(row, zone ?? (await zoneOf(db, row, settings.defaultZone)), settings);
   await client.schedule.getHandle(options.scheduleId).update((previous) => ({
     ...previous,
     spec: options.spec,

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
+import { runAccountsCli } from '../../src/cli/accounts.js';
 import { runSchedulesCli } from '../../src/cli/schedules.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { scheduleIdOf, type AgentScheduleRow } from '../../src/schedules/contracts.js';
@@ -185,5 +186,24 @@ describe('the schedules CLI', () => {
     expect(await cli('remove', row.id)).toBe(0);
     expect(await h.prisma.agentSchedule.findUnique({ where: { id: row.id } })).toBeNull();
     await expect(h.client.schedule.getHandle(scheduleIdOf(row.id)).describe()).rejects.toThrow();
+  }, 60_000);
+
+  it("moves the schedules that follow the account's zone when the account's zone changes", async () => {
+    const follows = await addUserSchedule(h.client, db(), {
+      accountId: h.accountId, name: 'follows', profile: 'brief', prompt: 'p', timing: { at: '07:30', days: ['mon'] }, timeZone: null, label: 'Brief', discord: false,
+    }, settings);
+    const own = await addUserSchedule(h.client, db(), {
+      accountId: h.accountId, name: 'own zone', profile: 'brief', prompt: 'p', timing: { at: '07:30', days: ['mon'] }, timeZone: 'Europe/Berlin', label: 'Brief', discord: false,
+    }, settings);
+    await h.client.schedule.getHandle(scheduleIdOf(follows.id)).pause('kept across the move');
+    const lines: string[] = [];
+    expect(await runAccountsCli(h.cfg, ['timezone', h.email, 'Asia/Tokyo'], { out: (l) => lines.push(l) })).toBe(0);
+    expect(lines.join('\n')).toContain('follows');
+    const moved = await h.client.schedule.getHandle(scheduleIdOf(follows.id)).describe();
+    expect(moved.spec.timezone).toBe('Asia/Tokyo');
+    expect(moved.state).toMatchObject({ paused: true, note: 'kept across the move' });
+    // 07:30 in Tokyo (UTC+9, no daylight saving) is 22:30 UTC the day before.
+    expect(moved.info.nextActionTimes[0]!.toISOString().slice(11, 16)).toBe('22:30');
+    expect((await h.client.schedule.getHandle(scheduleIdOf(own.id)).describe()).spec.timezone).toBe('Europe/Berlin');
   }, 60_000);
 });
