@@ -9,6 +9,7 @@ import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
 import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
 import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig } from '../config.js';
 import { createGmailActivities } from '../thread/gmail-activities.js';
+import { createTimerGmailActivities } from '../thread/timer-activities.js';
 import type { WorkerContext } from '../workers/context.js';
 import { createGmailAccounts } from '../workers/gmail-access.js';
 import { mergeActivities } from './merge.js';
@@ -20,6 +21,7 @@ export async function createGmailQueueActivities(ctx: WorkerContext) {
   const unmetered = await createGmailAccounts(ctx, { metered: false });
   return mergeActivities(
     createGmailActivities({ accounts: metered, db: ctx.sql }),
+    createTimerGmailActivities({ accounts: metered }),
     createAgentGmailActivities({ accounts: metered }),
     createActionGmailActivities({ accounts: metered, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_EVERY }),
     createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: ctx.sql }),

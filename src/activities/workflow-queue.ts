@@ -13,6 +13,7 @@ import { createRetentionActivities } from '../retention/retention-activities.js'
 import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js';
 import { createSyncActivities } from '../sync/sync-activities.js';
 import { createStoreActivities } from '../thread/store-activities.js';
+import { createTimerStoreActivities } from '../thread/timer-store-activities.js';
 import type { WorkerContext } from '../workers/context.js';
 import { createGmailAccounts } from '../workers/gmail-access.js';
 import { mergeActivities } from './merge.js';
@@ -24,6 +25,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
   return mergeActivities(
     createRetentionActivities({ prisma: ctx.prisma }),
     createStoreActivities({ prisma: ctx.prisma }),
+    createTimerStoreActivities({ db }),
     createActionStoreActivities({ db }),
     createAgentStoreActivities({ db }),
     createBackfillStoreActivities({ db, alerts: backfillAlertSettingsFromConfig(ctx.cfg) }),

@@ -13,7 +13,9 @@ import { handToAgent } from './agent-steps.js';
 import { journalLabel, llmStep, needsTheUser, placeDraftInThread, writeReplyText, type Verdict } from './common-steps.js';
 import type { LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
 import { draftEditedByUser, extractReworkInstructions } from './rework.js';
+import { afterUserSent, endWait, followUp } from './follow-up-steps.js';
 import { ThreadRun } from './thread-run.js';
+import { endSnoozeEarly, remind, returnFromSnooze, sendLater, setTimer } from './timer-steps.js';
 import { nextStep } from './transitions.js';
 
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<ThreadStatus> {
@@ -61,6 +63,24 @@ async function takeStep(run: ThreadRun, event: ThreadEvent): Promise<void> {
       return actionDue(run, next.event);
     case 'reclassify':
       return classifyAndAnswer(run, { again: true });
+    case 'set_timer':
+    case 'cancel_timer':
+      return setTimer(run, next.event);
+    case 'end_wait_and_classify':
+      await endWait(run);
+      return classifyAndAnswer(run);
+    case 'unsnooze_and_classify':
+      await endSnoozeEarly(run);
+      if (run.record.state === 'awaiting_reply') await endWait(run);
+      return classifyAndAnswer(run);
+    case 'follow_up':
+      return followUp(run, next.event);
+    case 'return_from_snooze':
+      return returnFromSnooze(run, next.event);
+    case 'remind':
+      return remind(run, next.event);
+    case 'send_later':
+      return sendLater(run, next.event);
     case 'ignore':
       return;
   }
@@ -273,10 +293,10 @@ async function checkDraft(run: ThreadRun, event: ThreadEvent): Promise<void> {
   if (event.type === 'draft_gone') run.record.draftMessageId = current.messageId;
 }
 
-/** The user answered without our draft: the thread is closed as sent. */
-function markReplied(run: ThreadRun, event: { messageId: string }): void {
+/** The user answered without our draft: the thread is closed as sent, or waits for the answer (follow-up-steps.ts). */
+async function markReplied(run: ThreadRun, event: { messageId: string }): Promise<void> {
   run.logDecision({ kind: 'sent', source: 'user', detail: `the user replied (${event.messageId})` });
-  run.transition('sent');
+  return afterUserSent(run, event.messageId);
 }
 
 /** A gap repair's label request: act only on the request labels still on the thread. */
@@ -301,7 +321,7 @@ async function draftDisappeared(run: ThreadRun): Promise<void> {
       run.journalLifecycle({ key: run.record.draftKey, kind: 'draft', messageId, sender: '', reason: { source: 'user' }, result: { sentUnedited: unedited } });
     }
     run.logDecision({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}${unedited ? ' (unedited)' : ''}` });
-    run.transition('sent');
+    await afterUserSent(run, sent.messageId);
   } else {
     run.logDecision({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
     run.transition('discarded');
