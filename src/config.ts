@@ -9,6 +9,8 @@ import type { LlmSettings } from './llm/guard.js';
 import type { QuotaLimiterOptions } from './quota/limiter.js';
 import type { SyncScheduleSettings } from './schedules/schedules.js';
 import type { ThreadSettings } from './thread/contracts.js';
+import { canonicalZone } from './time/local-time.js';
+import type { TimerLabelPrefixes } from './time/labels.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
@@ -39,6 +41,24 @@ const howLong = (opts: { zero?: boolean } = {}) =>
     return ms;
   });
 const DAY_MS = 24 * 3600_000;
+const hour = z.coerce.number().int().min(0).max(23);
+/** The first part of a nested Gmail label ("Snooze" of "Snooze/Tomorrow"): the label's own name, without the "/". */
+const labelPrefix = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .refine((v) => !v.endsWith('/'), 'expected a label name without a trailing "/", such as Snooze');
+/** ISO weekday numbers, comma-separated ("6,7" = Saturday and Sunday); "none" for a seven-day week. */
+const weekdays = z.string().transform((v, ctx) => {
+  if (v.trim().toLowerCase() === 'none') return [];
+  const days = v.split(',').map((d) => d.trim());
+  if (!days.every((d) => /^[1-7]$/.test(d)) || new Set(days).size === 7) {
+    ctx.addIssue({ code: 'custom', message: 'expected ISO weekday numbers 1 (Monday) to 7 (Sunday), comma-separated, such as "6,7" (or "none"), not all seven' });
+    return z.NEVER;
+  }
+  return [...new Set(days.map(Number))];
+});
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -245,6 +265,19 @@ export const envSchema = z.object({
   PAUSE_LABEL_CHECK_EVERY: howLong({ zero: true }).prefault('30 seconds'),
   LABEL_AWAITING_APPROVAL: z.string().min(1).default('Awaiting Approval'),
 
+  /** Time (docs/time.md): the zone of an account that has none of its own, the hours "tomorrow" and "this evening" mean, the weekend business days skip. */
+  DEFAULT_TIME_ZONE: z
+    .string()
+    .transform((v, ctx) => canonicalZone(v) ?? (ctx.addIssue({ code: 'custom', message: 'expected an IANA time zone such as Europe/Berlin or UTC' }), z.NEVER))
+    .prefault('UTC'),
+  MORNING_HOUR: hour.default(8),
+  EVENING_HOUR: hour.default(18),
+  WEEKEND_DAYS: weekdays.prefault('6,7'),
+  /** Timer labels a user sets in Gmail: "<prefix>/<when>", e.g. Snooze/Tomorrow, Remind/3 days, Send/Tomorrow 8:00. */
+  SNOOZE_LABEL_PREFIX: labelPrefix.default('Snooze'),
+  REMIND_LABEL_PREFIX: labelPrefix.default('Remind'),
+  SEND_LATER_LABEL_PREFIX: labelPrefix.default('Send'),
+
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),
   DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
   /** Long threads are cut to this many prompt tokens before an LLM call. */
@@ -408,6 +441,11 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
       awaitingApprovalLabel: cfg.LABEL_AWAITING_APPROVAL,
     },
   };
+}
+
+/** The prefixes of the timer labels (src/time/labels.ts). */
+export function timerLabelPrefixesFromConfig(cfg: Env): TimerLabelPrefixes {
+  return { snooze: cfg.SNOOZE_LABEL_PREFIX, remind: cfg.REMIND_LABEL_PREFIX, sendLater: cfg.SEND_LATER_LABEL_PREFIX };
 }
 
 /** The LLM worker's model, budget and circuit breaker. */

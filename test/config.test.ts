@@ -12,6 +12,7 @@ import {
   quotaOptionsFromConfig,
   threadSettingsFromConfig,
 } from '../src/config.js';
+import { timeSettingsOf } from '../src/time/index.js';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -37,6 +38,10 @@ describe('loadConfig', () => {
     ['GMAIL_QUOTA_PROFILE', '2025', /^GMAIL_QUOTA_PROFILE: /],
     ['GMAIL_QUOTA_MAX_RATE', '-3', /^GMAIL_QUOTA_MAX_RATE: /],
     ['ARCHIVER_TRASH', 'sometimes', /^ARCHIVER_TRASH: /],
+    ['DEFAULT_TIME_ZONE', 'Mars/Olympus', /^DEFAULT_TIME_ZONE: expected an IANA time zone/],
+    ['MORNING_HOUR', '24', /^MORNING_HOUR: /],
+    ['WEEKEND_DAYS', 'sat,sun', /^WEEKEND_DAYS: expected ISO weekday numbers/],
+    ['WEEKEND_DAYS', '1,2,3,4,5,6,7', /^WEEKEND_DAYS: .*not all seven/],
   ])('names %s and what it expects when its value is wrong', (name, value, pattern) => {
     let error: unknown;
     try {
@@ -47,6 +52,15 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toMatch(pattern);
     expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('gives every account’s time settings their defaults: UTC, 08:00, 18:00, Saturday and Sunday', () => {
+    const cfg = loadConfig({});
+    expect(timeSettingsOf({ timeZone: null }, cfg)).toEqual({ zone: 'UTC', morningHour: 8, eveningHour: 18, weekend: [6, 7] });
+    expect(timeSettingsOf({ timeZone: 'Europe/Berlin' }, cfg).zone).toBe('Europe/Berlin');
+    const set = loadConfig({ DEFAULT_TIME_ZONE: 'america/new_york', MORNING_HOUR: '9', EVENING_HOUR: '19', WEEKEND_DAYS: '5,6' });
+    expect(timeSettingsOf({ timeZone: null }, set)).toEqual({ zone: 'America/New_York', morningHour: 9, eveningHour: 19, weekend: [5, 6] });
+    expect(loadConfig({ WEEKEND_DAYS: 'none' }).WEEKEND_DAYS).toEqual([]);
   });
 
   it('gives the quota limiter and the archiver their settings from the same parse', () => {

@@ -7,6 +7,7 @@
 //                                           threads wait, and connect resumes them.
 //   llm-resume <account>                    the account's LLM, paused on a refused key or credits,
 //                                           resumes; its waiting threads carry on.
+//   timezone <account> [ZONE]               shows the account's time zone, or sets it (an IANA name).
 import { parseArgs } from 'node:util';
 import { TokenVault } from '../accounts/token-vault.js';
 import { gmailOAuthSettings, threadSettingsFromConfig, type Env } from '../config.js';
@@ -21,8 +22,10 @@ import { createBreakerStore } from '../llm/breaker-store.js';
 import { describePause } from '../llm/breaker.js';
 import { resumeLlm } from '../llm/resume.js';
 import { findAccount, noSuchAccount, requireAccount } from './account-ref.js';
-import { usageFailure, UsageError } from './command.js';
+import { usageFailure, UsageError, withDatabase } from './command.js';
 import { printTable } from './table.js';
+import { accountTimeSettings, setAccountTimeZone } from '../accounts/time-settings.js';
+import { describeLocal, TimeSpecError } from '../time/index.js';
 
 const log = createLogger('cli');
 
@@ -124,16 +127,37 @@ export async function disconnectCommand(deps: AccountsCliDeps, io: AccountsCliIo
   io.out(`Its threads and their drafts stay as they are. Connect it again with: npm run cli -- accounts connect --login-hint ${done.email}`);
 }
 
+/** Shows the account's time zone (its own or the default) and its local time now; with a zone, sets it first. */
+export async function timezoneCommand(deps: Pick<AccountsCliDeps, 'cfg' | 'prisma'>, io: AccountsCliIo, account: string, zone?: string, now = new Date()): Promise<void> {
+  const row = await requireAccount(deps.prisma, account);
+  if (zone !== undefined) {
+    try {
+      await setAccountTimeZone(deps.prisma, row.id, zone);
+    } catch (err) {
+      if (err instanceof TimeSpecError) throw new UsageError(err.message);
+      throw err;
+    }
+  }
+  const own = (await deps.prisma.account.findUniqueOrThrow({ where: { id: row.id }, select: { timeZone: true } })).timeZone;
+  const settings = (await accountTimeSettings(deps.prisma, row.id, deps.cfg))!;
+  const source = own ? 'its own' : `none set: DEFAULT_TIME_ZONE`;
+  io.out(`${zone !== undefined ? 'Set: ' : ''}${row.email} time zone ${settings.zone} (${source}); now ${describeLocal(now, settings.zone)}`);
+}
+
 const USAGE =
-  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id>';
+  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE]';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo = { out: (l) => console.log(l) }): Promise<number> {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseArgs({ args: rest, options: { 'login-hint': { type: 'string' } }, allowPositionals: true });
-  if (sub !== 'connect' && sub !== 'list' && sub !== 'disconnect' && sub !== 'llm-resume') {
+  if (sub !== 'connect' && sub !== 'list' && sub !== 'disconnect' && sub !== 'llm-resume' && sub !== 'timezone') {
     io.out(USAGE);
     return 2;
+  }
+  if (sub === 'timezone') {
+    if (positionals.length < 1 || positionals.length > 2) return usageFailure(io, 'accounts', 'timezone needs one account (its email or id) and, to set it, a zone such as Europe/Berlin', USAGE);
+    return withDatabase(cfg, io, { name: 'accounts', usage: USAGE }, (prisma) => timezoneCommand({ cfg, prisma }, io, positionals[0]!, positionals[1]));
   }
   if ((sub === 'disconnect' || sub === 'llm-resume') && positionals.length !== 1) {
     return usageFailure(io, 'accounts', `${sub} needs one account (its email or id)`, USAGE);

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "accounts" ADD COLUMN     "time_zone" TEXT;
+
