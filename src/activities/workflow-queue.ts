@@ -25,7 +25,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
   return mergeActivities(
     createRetentionActivities({ prisma: ctx.prisma }),
     createStoreActivities({ prisma: ctx.prisma }),
-    createTimerStoreActivities({ db }),
+    createTimerStoreActivities({ db, prisma: ctx.prisma, time: ctx.cfg }),
     createActionStoreActivities({ db }),
     createAgentStoreActivities({ db }),
     createBackfillStoreActivities({ db, alerts: backfillAlertSettingsFromConfig(ctx.cfg) }),

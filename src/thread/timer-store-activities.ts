@@ -1,7 +1,11 @@
 // Postgres activities of the thread's timers (local activities): when a follow-up falls due, in
 // the account's time zone, and whether the account lets a follow-up draft a nudge.
+import { ApplicationFailure } from '@temporalio/activity';
 import { loadSafetyPolicy } from '../actions/journal.js';
+import { accountTimeSettings } from '../accounts/time-settings.js';
+import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
+import { addBusinessDays, type TimeDefaults } from '../time/index.js';
 
 export interface TimerStoreActivities {
   /** `businessDays` business days after `fromMs`, in the account's zone (its weekend skipped), at the same local time. */
@@ -10,17 +14,12 @@ export interface TimerStoreActivities {
   followUpNudgeAllowed(input: { accountId: string }): Promise<boolean>;
 }
 
-export function createTimerStoreActivities({ db }: { db: SqlExecutor }): TimerStoreActivities {
+export function createTimerStoreActivities({ db, prisma, time }: { db: SqlExecutor; prisma: PrismaClient; time: TimeDefaults }): TimerStoreActivities {
   return {
-    async followUpDueAt({ fromMs, businessDays }) {
-      // TODO(time): the account's zone and weekend (src/time addBusinessDays) once merged.
-      let at = new Date(fromMs);
-      let left = businessDays;
-      while (left > 0) {
-        at = new Date(at.getTime() + 86_400_000);
-        if (at.getUTCDay() !== 0 && at.getUTCDay() !== 6) left--;
-      }
-      return at.getTime();
+    async followUpDueAt({ accountId, fromMs, businessDays }) {
+      const settings = await accountTimeSettings(prisma, accountId, time);
+      if (!settings) throw ApplicationFailure.nonRetryable(`no account ${accountId}`, 'AccountNotFound');
+      return addBusinessDays(new Date(fromMs), businessDays, settings).getTime();
     },
     async followUpNudgeAllowed({ accountId }) {
       return (await loadSafetyPolicy(db, accountId)).followUpNudge;
