@@ -7,7 +7,7 @@ import { createActionStoreActivities } from '../actions/store-activities.js';
 import { createAgentStoreActivities } from '../agent/store-activities.js';
 import { createBackfillHandoffActivities } from '../backfill/handoff-activities.js';
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
-import { backfillAlertSettingsFromConfig, threadSettingsFromConfig } from '../config.js';
+import { backfillAlertSettingsFromConfig, threadSettingsFromConfig, timerLabelPrefixesFromConfig } from '../config.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { createRetentionActivities } from '../retention/retention-activities.js';
 import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js';
@@ -53,6 +53,7 @@ function syncActivitiesOnFirstUse(ctx: WorkerContext, taskQueue: string): AllSyn
         accounts: await createGmailAccounts(ctx, { metered: false }),
         limiter: ctx.quota,
         threadSettings: threadSettingsFromConfig(ctx.cfg),
+        timerLabels: { prefixes: timerLabelPrefixesFromConfig(ctx.cfg), time: ctx.cfg },
         syncTaskQueue: taskQueue,
         threadTaskQueue: taskQueue,
         ...(ctx.cfg.GMAIL_PUSH_TOPIC ? { pushTopic: ctx.cfg.GMAIL_PUSH_TOPIC } : {}),
