@@ -272,3 +272,23 @@ describe('the nudge race', () => {
     }
   });
 });
+
+describe('durable', () => {
+  it('workers down while timers fall due: after the restart each fires once, none is lost', async () => {
+    const { threadId } = await deliverAndIngest(h, fyi('Quarterly review'));
+    await h.waitFor(threadId, (s) => s.state === 'skipped' && settled(s));
+    await timer(threadId, { kind: 'snooze', at: Date.now() + 2000 });
+    await timer(threadId, { kind: 'remind', at: Date.now() + 2500, note: 'prepare slides' });
+    await h.waitFor(threadId, (s) => (s.wakes ?? []).length === 2 && settled(s));
+    await h.stopWorkers();
+    await new Promise((r) => setTimeout(r, 4000)); // both fall due while nothing runs
+    await h.startWorkers();
+    const done = await h.waitFor(threadId, (s) => !s.wakes && settled(s), 30_000);
+    expect(done.decisions.filter((d) => d.detail.startsWith('snooze fired'))).toHaveLength(1);
+    expect(done.decisions.filter((d) => d.detail.startsWith('remind fired'))).toHaveLength(1);
+    expect((await journal(threadId, 'snooze')).map((a) => a.state)).toEqual(['done']);
+    expect((await journal(threadId, 'remind')).map((a) => a.state)).toEqual(['done']);
+    expect(await labelsOf(threadId)).toEqual(expect.arrayContaining(['INBOX', 'Snoozed']));
+    expect((await discord.control.messages(webhookId)).filter((m) => m.message.content.includes('prepare slides'))).toHaveLength(1);
+  });
+});
