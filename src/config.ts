@@ -249,6 +249,14 @@ export const envSchema = z.object({
   LABEL_DONE: z.string().min(1).default('Done'),
   LABEL_NEEDS_RESPONSE: z.string().min(1).default('Needs Response'),
   LABEL_ACTION_REQUIRED: z.string().min(1).default('Action Required'),
+  /** On a thread whose follow-up fell due (docs/time.md). */
+  LABEL_FOLLOW_UP: z.string().min(1).default('Follow Up'),
+  /** On a thread back from a snooze. */
+  LABEL_SNOOZED: z.string().min(1).default('Snoozed'),
+  /** A sent message that expects an answer waits this many business days (in the account's zone) for it. */
+  FOLLOW_UP_BUSINESS_DAYS: z.coerce.number().int().min(1).max(60).default(3),
+  /** A fixed follow-up wait instead of business days (demos, tests); unset in production. */
+  FOLLOW_UP_AFTER: howLong().optional(),
 
   /** Actions (docs/actions.md): a send waits this long (its undo window); an approval expires after this long. */
   SEND_DELAY: howLong({ zero: true }).prefault('2 minutes'),
@@ -425,7 +433,10 @@ export function threadSettingsFromConfig(cfg: Env): ThreadSettings {
       done: cfg.LABEL_DONE,
       needsResponse: cfg.LABEL_NEEDS_RESPONSE,
       actionRequired: cfg.LABEL_ACTION_REQUIRED,
+      followUp: cfg.LABEL_FOLLOW_UP,
+      snoozed: cfg.LABEL_SNOOZED,
     },
+    followUp: { businessDays: cfg.FOLLOW_UP_BUSINESS_DAYS, ...(cfg.FOLLOW_UP_AFTER !== undefined ? { afterMs: cfg.FOLLOW_UP_AFTER } : {}) },
     maxReworks: cfg.MAX_REWORKS,
     idleTimeoutMs: cfg.THREAD_IDLE_AFTER,
     skippedIdleTimeoutMs: cfg.THREAD_SKIPPED_IDLE_AFTER,

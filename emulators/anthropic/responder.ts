@@ -172,3 +172,18 @@ export function draft(promptText: string, email: EmailView): string {
   lines.push('', block(promptText, 'signature') ?? 'Best regards');
   return lines.join('\n');
 }
+
+/**
+ * Whether the user's sent email (the newest in the prompt) expects an answer, for the follow-up's
+ * tool: a question or a request does, anything else does not. `[emulator:expects-reply=no]` in the
+ * email forces no (and `=yes` yes).
+ */
+export function expectsReply(email: EmailView): { expectsReply: boolean; reason: string } {
+  const text = `${email.subject}\n${email.body}`;
+  const forced = /\[emulator:expects-reply=(yes|no)\]/.exec(text)?.[1];
+  if (forced) return { expectsReply: forced === 'yes', reason: `Instructed: ${forced}.` };
+  const asks = /\?|can you|could you|would you|please|let me know/i.exec(text);
+  return asks
+    ? { expectsReply: true, reason: `The email asks something ("${asks[0]}").` }
+    : { expectsReply: false, reason: 'No question or request in the email.' };
+}

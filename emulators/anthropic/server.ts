@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { defaultToolInput, hasToolResults, isToolConversation, readLikeTool, scriptConflict, turnOf, unusedDraftTool } from './agent.js';
 import { draw, makeId } from './random.js';
 import { scheduledReport } from './scheduled.js';
-import { classify, draft, invalidDecision, newestEmail, toolInput, type EmailView } from './responder.js';
+import { classify, draft, expectsReply, invalidDecision, newestEmail, toolInput, type EmailView } from './responder.js';
 import { ScriptBook, scriptNameIn, type ScriptStatus, type ScriptToolCall } from './script.js';
 import {
   contentText,
@@ -425,7 +425,11 @@ export class AnthropicEmulatorServer {
           ? request.tools?.[0]
           : undefined;
     if (forcedTool) {
-      const input = invalidOutput ? invalidDecision() : toolInput(forcedTool, classify(promptText, email));
+      const input = invalidOutput
+        ? invalidDecision()
+        : forcedTool.name === 'record_expects_reply'
+          ? expectsReply(email)
+          : toolInput(forcedTool, classify(promptText, email));
       return {
         content: [{ type: 'tool_use', id: makeId('toolu', seed, n), name: forcedTool.name, input }],
         outputText: JSON.stringify(input),

@@ -1,6 +1,6 @@
 // The action activities as types: the thread workflow and the undo workflow import only these;
 // gmail-activities.ts (Gmail task queue) and store-activities.ts (local, Postgres) implement them.
-import type { ProposeActionsInput } from './journal.js';
+import type { ProposeActionsInput, TimerJournalInput } from './journal.js';
 import type { ActionResult, ActionState, JournaledAction } from './contracts.js';
 
 export interface ActionGmailActivities {
@@ -32,6 +32,20 @@ export interface ActionGmailActivities {
    * twice. Under the kill switch an automatic send goes back to awaiting approval instead.
    */
   sendAction(input: { actionId: string; pauseLabel: string }): Promise<{ sent: boolean; state: ActionState; sentMessageId?: string }>;
+  /**
+   * Journals a send later of the thread's newest draft (ours or the user's), judged by the policy
+   * as the user's own send, and schedules it for `atMs`. Null action: no draft, or the journal
+   * row as it stands when the policy did not let it run (why). Idempotent by the request id.
+   */
+  proposeSendLater(input: {
+    accountId: string;
+    threadId: string;
+    requestId: string;
+    workflowId: string;
+    atMs: number;
+    pauseLabel: string;
+    approvalExpiryMs: number;
+  }): Promise<{ action: JournaledAction | null; why?: string }>;
   /** Takes a done action back in Gmail (reversalOf) and journals it undone; says why when it cannot be. */
   undoAction(input: { actionId: string; by: string }): Promise<{ undone: boolean; why?: string }>;
   /** An auto-reply waiting for approval, visible in the thread as a draft with the awaiting label. */
@@ -53,6 +67,8 @@ export interface ActionStoreActivities {
   }): Promise<{ action: JournaledAction; moved: boolean } | null>;
   /** The action as the journal has it now. */
   readAction(input: { id: string }): Promise<JournaledAction | null>;
+  /** Journals a thread's timer (snooze, reminder, follow-up) as scheduled; idempotent by its request. */
+  journalTimer(input: TimerJournalInput): Promise<JournaledAction>;
 }
 
 export interface ApprovalNotifyActivities {
@@ -61,4 +77,6 @@ export interface ApprovalNotifyActivities {
    * summary and a signed link to the approvals page), when a webhook is configured. Idempotent per action.
    */
   notifyApproval(input: { actionId: string }): Promise<{ notified: boolean; channel?: string }>;
+  /** Tells the user a reminder or a follow-up fell due (Discord, when configured). Idempotent per timer. */
+  notifyTimer(input: { actionId: string }): Promise<{ notified: boolean; channel?: string }>;
 }

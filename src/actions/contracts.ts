@@ -9,13 +9,22 @@ export const ACTION_KINDS = [
   // the dangerous kinds (DANGEROUS_KINDS): they wait for approval unless allowed
   'trash', 'forward', 'auto_reply',
 ] as const;
-export type ActionKind = (typeof ACTION_KINDS)[number];
+
+/**
+ * The thread's timers, journaled like actions (scheduled while they wait, done when they fire,
+ * undone when cancelled); set by the user or the thread itself, never by a rule or category.
+ * send_later is a send: it goes out through the send path under the policy.
+ */
+export const TIMER_KINDS = ['snooze', 'remind', 'follow_up', 'send_later'] as const;
+export type TimerKind = (typeof TIMER_KINDS)[number];
+
+export type ActionKind = (typeof ACTION_KINDS)[number] | TimerKind;
 
 /** Kinds that need the user's approval unless the user allowed them for the scope (the dangerous kinds). */
 export const DANGEROUS_KINDS: readonly ActionKind[] = ['forward', 'auto_reply', 'trash'];
 
 /** Kinds that send mail out of the mailbox. */
-export const SENDING_KINDS: readonly ActionKind[] = ['forward', 'auto_reply'];
+export const SENDING_KINDS: readonly ActionKind[] = ['forward', 'auto_reply', 'send_later'];
 
 /** Who proposed the action, and on what grounds. */
 export type ActionReason =
@@ -67,6 +76,8 @@ export type Reversal =
   | { kind: 'untrash' }
   | { kind: 'delete_draft' }
   | { kind: 'cancel_send' }
+  /** A pending timer: its thread cancels it (a snooze's thread comes back). */
+  | { kind: 'cancel_timer' }
   | { kind: 'none'; why: string };
 
 /**
@@ -96,7 +107,12 @@ export function reversalOf(action: Pick<ProposedAction, 'kind' | 'argument'>, st
       return { kind: 'delete_draft' };
     case 'forward':
     case 'auto_reply':
+    case 'send_later':
       return state === 'scheduled' ? { kind: 'cancel_send' } : { kind: 'none', why: 'the message was sent: mail cannot be unsent' };
+    case 'snooze':
+    case 'remind':
+    case 'follow_up':
+      return state === 'scheduled' ? { kind: 'cancel_timer' } : { kind: 'none', why: `the ${action.kind.replace('_', '-')} has fired already` };
   }
 }
 

@@ -91,6 +91,25 @@ function outgoingMessage(action: JournaledAction, message: ThreadMessage, userEm
   );
 }
 
+/**
+ * A send later: the thread's draft as it is now (its text, recipients and subject: the user may have
+ * edited it since the send was scheduled), with the action's marker so a lost attempt is found.
+ */
+function draftAsSent(action: JournaledAction, draft: ThreadMessage, body: string, userEmail: string): string {
+  return toRaw(
+    buildPlainTextMessage({
+      from: { address: userEmail },
+      to: draft.to,
+      cc: draft.cc,
+      subject: draft.subject,
+      body,
+      inReplyTo: draft.inReplyTo || undefined,
+      references: draft.references,
+      extraHeaders: { [ACTION_MARKER_HEADER]: action.id },
+    }),
+  );
+}
+
 /** Answers to "is the pause label set?", reused for a while: the kill switch acts within that long. */
 class PauseLabelCache {
   private readonly byAccount = new Map<string, { at: number; paused: Promise<boolean> }>();
@@ -184,6 +203,38 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
     return done?.action ?? { ...action, state: 'done', result };
   }
 
+  /**
+   * A send later at its time: the draft as it is now goes out, then the draft is deleted. A draft
+   * deleted before the time cancels the send. Looks first for a message with the action's marker,
+   * so a worker killed between sending and journaling never sends twice.
+   */
+  async function sendDraftNow(action: JournaledAction): Promise<{ sent: boolean; state: JournaledAction['state']; sentMessageId?: string }> {
+    const draftId = action.result?.draftId;
+    const outcome = await withGmail(action.accountId, async (gmail, userEmail) => {
+      const thread = await gmail.getThread(action.threadId).catch((err: unknown) => {
+        if (err instanceof GmailNotFoundError) return null;
+        throw err;
+      });
+      const earlier = thread?.messages.find((m) => m.isFromUser && !m.isDraft && m.headers[ACTION_MARKER_HEADER.toLowerCase()] === action.id);
+      if (earlier) {
+        if (draftId) await gmail.deleteDraft(draftId);
+        return { sentId: earlier.id };
+      }
+      const draft = draftId ? await gmail.getDraft(draftId) : null;
+      if (!draft) return { gone: 'the draft was deleted before the time' };
+      if (draft.message.to.length + draft.message.cc.length === 0) return { gone: 'the draft has no recipient' };
+      const sent = await gmail.sendMessage(draftAsSent(action, draft.message, draft.body, userEmail), action.threadId);
+      await gmail.deleteDraft(draft.draftId);
+      return { sentId: sent.id, recipients: [...draft.message.to, ...draft.message.cc].map((a) => a.address.toLowerCase()) };
+    });
+    if ('gone' in outcome) {
+      const undone = await transitionAction(db, { id: action.id, from: ['scheduled'], to: 'undone', note: `not sent: ${outcome.gone}` });
+      return { sent: false, state: undone?.action.state ?? 'undone' };
+    }
+    const done = await transitionAction(db, { id: action.id, from: ['scheduled'], to: 'done', result: { sentMessageId: outcome.sentId } });
+    return { sent: true, state: done?.action.state ?? 'done', sentMessageId: outcome.sentId };
+  }
+
   return {
     async proposeAndPerform({ pauseLabel, recipients, ...proposal }) {
       const { pausedByLabel, replyTo } = await withGmail(proposal.accountId, async (gmail, userEmail) => ({
@@ -219,10 +270,40 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
       return (await perform(action)).result ?? {};
     },
 
+    async proposeSendLater({ accountId, threadId, requestId, workflowId, atMs, pauseLabel, approvalExpiryMs }) {
+      const found = await withGmail(accountId, async (gmail) => {
+        const refs = await gmail.listDraftsForThread(threadId);
+        // The thread's newest draft: ours or the user's own.
+        const drafts = (await Promise.all(refs.map((r) => gmail.getDraft(r.draftId)))).filter((d) => d !== null);
+        const draft = drafts.sort((a, b) => b.message.internalDate - a.message.internalDate)[0];
+        if (!draft) return null;
+        return { draft, pausedByLabel: await isPaused(gmail, accountId, pauseLabel) };
+      });
+      if (!found) return { action: null, why: 'the thread has no draft to send' };
+      const { draft, pausedByLabel } = found;
+      const recipients = [...draft.message.to, ...draft.message.cc].map((a) => a.address.toLowerCase());
+      const [journaled] = await proposeActions(db, {
+        accountId,
+        threadId,
+        messageId: requestId,
+        sender: '',
+        recipients,
+        subject: draft.message.subject,
+        workflowId,
+        actions: [{ kind: 'send_later', reason: { source: 'user' }, result: { draftId: draft.draftId } }],
+        pausedByLabel,
+        approvalExpiryMs,
+      });
+      if (!journaled || journaled.state !== 'queued') return { action: journaled ?? null, why: journaled?.because.join('; ') ?? 'not journaled' };
+      const scheduled = await transitionAction(db, { id: journaled.id, from: ['queued'], to: 'scheduled', scheduledFor: new Date(atMs), result: { draftId: draft.draftId } });
+      return { action: scheduled?.action ?? journaled };
+    },
+
     async sendAction({ actionId, pauseLabel }) {
       const action = await loadAction(db, actionId);
       if (!action) throw notFound(actionId);
       if (action.state !== 'scheduled') return { sent: action.state === 'done', state: action.state };
+      if (action.kind === 'send_later') return sendDraftNow(action);
       return withGmail(action.accountId, async (gmail, userEmail) => {
         const { thread, message } = await messageOf(gmail, action);
         // Look before sending: an earlier attempt may have sent it and died before the journal write.
@@ -265,6 +346,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
       const reversal = reversalOf(action, action.state);
       if (reversal.kind === 'none') return { undone: false, why: reversal.why };
       if (reversal.kind === 'cancel_send') return { undone: false, why: 'a scheduled send is cancelled by its thread workflow' };
+      if (reversal.kind === 'cancel_timer') return { undone: false, why: 'a timer is cancelled by its thread workflow' };
       await withGmail(action.accountId, async (gmail) => {
         try {
           switch (reversal.kind) {

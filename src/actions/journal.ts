@@ -161,7 +161,7 @@ async function uneditedStreak(db: SqlExecutor, accountId: string, address: strin
 /** Who an action sends to, as journaled: a forward its address, an auto-reply the reply's recipients. */
 function recipientsOf(action: ProposedAction, replyRecipients: string[]): string[] {
   if (action.kind === 'forward') return action.argument ? [action.argument.trim().toLowerCase()] : [];
-  return action.kind === 'auto_reply' ? replyRecipients : [];
+  return action.kind === 'auto_reply' || action.kind === 'send_later' ? replyRecipients : [];
 }
 
 // ---- writing the journal ----------------------------------------------------------------------
@@ -351,4 +351,50 @@ export async function listActions(db: SqlExecutor, filter: ActionFilter = {}): P
     [filter.accountId ?? null, filter.threadId ?? null, filter.states ?? null, filter.since ?? null, filter.limit ?? 100],
   );
   return rows.map(actionOf);
+}
+
+// ---- the thread's timers ----------------------------------------------------------------------
+
+export interface TimerJournalInput {
+  accountId: string;
+  threadId: string;
+  workflowId: string;
+  /** The request's id: with the kind, the timer's idempotency key. */
+  requestId: string;
+  kind: 'snooze' | 'remind' | 'follow_up';
+  /** When it fires (epoch ms). */
+  atMs: number;
+  reason: ActionReason;
+  note?: string;
+}
+
+/**
+ * Journals a timer as a scheduled action (scheduled_for: when it fires); returns its id. A retry, or
+ * the same request again, finds the row by key and returns it as it stands.
+ */
+export async function journalTimer(db: SqlExecutor, input: TimerJournalInput): Promise<JournaledAction> {
+  const key = actionKey({ accountId: input.accountId, threadId: input.threadId, messageId: input.requestId }, { kind: input.kind });
+  const inserted = await db.query(
+    `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, reason, verdict, because,
+       state, sender, workflow_id, scheduled_for, note, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, 'run', $8::text[], 'scheduled', '', $9, $10, $11, clock_timestamp())
+     ON CONFLICT (key) DO NOTHING
+     RETURNING id`,
+    [
+      uuid7(),
+      key,
+      input.accountId,
+      input.threadId,
+      input.requestId,
+      input.kind,
+      JSON.stringify(input.reason),
+      [input.reason.source === 'system' ? input.reason.why : 'asked for by you'],
+      input.workflowId,
+      new Date(input.atMs),
+      input.note ?? null,
+    ],
+  );
+  if (inserted.length > 0) actionTransitions.inc({ kind: input.kind, state: 'scheduled' });
+  const [row] = await db.query<ActionRow>(`SELECT ${COLUMNS} FROM actions WHERE key = $1`, [key]);
+  return actionOf(row!);
 }

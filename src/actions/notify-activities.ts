@@ -53,9 +53,31 @@ export function approvalMessage(action: JournaledAction, account: string | null,
   return lines.join('\n');
 }
 
+/** A reminder or a follow-up that fell due: which thread, in which account; the user's note (never mail content). */
+export function timerMessage(action: JournaledAction, account: string | null): string {
+  const what = action.kind === 'follow_up' ? '**Follow up:** no answer yet' : '**Reminder**';
+  const link = `https://mail.google.com/mail/u/${encodeURIComponent(account ?? '')}/#all/${encodeURIComponent(action.threadId)}`;
+  return [
+    `${what} in ${code(account ?? action.accountId)}, thread ${code(action.threadId)}`,
+    ...(action.note ? [`Note: ${plain(action.note)}`] : []),
+    `<${link}>`,
+  ].join('\n');
+}
+
 export function createApprovalNotifyActivities(deps: ApprovalNotifyDeps): ApprovalNotifyActivities {
   const now = deps.now ?? Date.now;
   return {
+    async notifyTimer({ actionId }) {
+      const webhookUrl = deps.settings.discordWebhookUrl;
+      if (!webhookUrl) return { notified: false };
+      const action = await loadAction(deps.db, actionId);
+      if (!action) throw ApplicationFailure.nonRetryable(`no action ${actionId}`, 'ActionNotFound');
+      if (action.result?.discordMessageId) return { notified: true, channel: 'discord' };
+      const messageId = await executeWebhook(webhookUrl, { content: timerMessage(action, await accountEmail(deps.db, action.accountId)), allowed_mentions: { parse: [] } });
+      await transitionAction(deps.db, { id: action.id, from: [action.state], to: action.state, result: { discordMessageId: messageId } });
+      return { notified: true, channel: 'discord' };
+    },
+
     async notifyApproval({ actionId }) {
       const webhookUrl = deps.settings.discordWebhookUrl;
       if (!webhookUrl) return { notified: false };

@@ -30,6 +30,8 @@ export interface SafetyPolicy {
   earnedAfter: number;
   /** The kill switch: every automatic action waits for approval (drafting goes on). */
   paused: boolean;
+  /** A follow-up that falls due drafts a nudge in the thread (a draft: never sent without the user). */
+  followUpNudge: boolean;
 }
 
 export const DEFAULT_SAFETY_POLICY: SafetyPolicy = {
@@ -40,6 +42,7 @@ export const DEFAULT_SAFETY_POLICY: SafetyPolicy = {
   sendsPerHour: 10,
   earnedAfter: 5,
   paused: false,
+  followUpNudge: false,
 };
 
 /** What the policy knows about the thread and the account, gathered by the caller. */

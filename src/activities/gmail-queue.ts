@@ -11,6 +11,7 @@ import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig, reminderS
 import { createReminderDeliveryActivities } from '../reminders/delivery-activities.js';
 import { createScheduleGmailActivities } from '../schedules/gmail-activities.js';
 import { createGmailActivities } from '../thread/gmail-activities.js';
+import { createTimerGmailActivities } from '../thread/timer-activities.js';
 import type { WorkerContext } from '../workers/context.js';
 import { createGmailAccounts } from '../workers/gmail-access.js';
 import { mergeActivities } from './merge.js';
@@ -22,6 +23,7 @@ export async function createGmailQueueActivities(ctx: WorkerContext) {
   const unmetered = await createGmailAccounts(ctx, { metered: false });
   return mergeActivities(
     createGmailActivities({ accounts: metered, db: ctx.sql }),
+    createTimerGmailActivities({ accounts: metered }),
     createAgentGmailActivities({ accounts: metered }),
     createActionGmailActivities({ accounts: metered, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_EVERY }),
     createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: ctx.sql }),

@@ -7,7 +7,7 @@ import { createActionStoreActivities } from '../actions/store-activities.js';
 import { createAgentStoreActivities } from '../agent/store-activities.js';
 import { createBackfillHandoffActivities } from '../backfill/handoff-activities.js';
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
-import { backfillAlertSettingsFromConfig, learningSettingsFromConfig, threadSettingsFromConfig } from '../config.js';
+import { backfillAlertSettingsFromConfig, learningSettingsFromConfig, threadSettingsFromConfig, timerLabelPrefixesFromConfig } from '../config.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { createReminderStoreActivities } from '../reminders/store-activities.js';
 import { createScheduleStoreActivities } from '../schedules/store-activities.js';
@@ -16,6 +16,7 @@ import { createRetentionActivities } from '../retention/retention-activities.js'
 import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js';
 import { createSyncActivities } from '../sync/sync-activities.js';
 import { createStoreActivities } from '../thread/store-activities.js';
+import { createTimerStoreActivities } from '../thread/timer-store-activities.js';
 import type { WorkerContext } from '../workers/context.js';
 import { createGmailAccounts } from '../workers/gmail-access.js';
 import { mergeActivities } from './merge.js';
@@ -27,6 +28,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
   return mergeActivities(
     createRetentionActivities({ prisma: ctx.prisma }),
     createStoreActivities({ prisma: ctx.prisma }),
+    createTimerStoreActivities({ db, prisma: ctx.prisma, time: ctx.cfg }),
     createActionStoreActivities({ db }),
     createAgentStoreActivities({ db }),
     createScheduleStoreActivities({ db, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
@@ -57,6 +59,7 @@ function syncActivitiesOnFirstUse(ctx: WorkerContext, taskQueue: string): AllSyn
         accounts: await createGmailAccounts(ctx, { metered: false }),
         limiter: ctx.quota,
         threadSettings: threadSettingsFromConfig(ctx.cfg),
+        timerLabels: { prefixes: timerLabelPrefixesFromConfig(ctx.cfg), time: ctx.cfg },
         syncTaskQueue: taskQueue,
         threadTaskQueue: taskQueue,
         ...(ctx.cfg.GMAIL_PUSH_TOPIC ? { pushTopic: ctx.cfg.GMAIL_PUSH_TOPIC } : {}),

@@ -7,7 +7,7 @@
 //   pause|resume [--account A]                                the kill switch (drafting goes on)
 //   defaults [--account A] [--category C --set LIST]          what each category's mail gets
 //   policy [--account A] [--allow KIND:SCOPE[:REF]]... [--forward-to ADDRESS]... [--protect SENDER]...
-//          [--min-confidence X] [--sends-per-hour N] [--earned-after N] [--reset]
+//          [--min-confidence X] [--sends-per-hour N] [--earned-after N] [--follow-up-nudge on|off] [--reset]
 // <A> is an account id or its email address.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -36,7 +36,7 @@ const USAGE = `usage: npm run cli -- actions list [--account A] [--state ${ACTIO
        npm run cli -- actions pause|resume [--account A]
        npm run cli -- actions defaults [--account A] [--category C --set LIST]
        npm run cli -- actions policy [--account A] [--allow KIND:SCOPE[:REF]]... [--forward-to ADDRESS]... [--protect SENDER]...
-                                     [--min-confidence X] [--sends-per-hour N] [--earned-after N] [--reset]
+                                     [--min-confidence X] [--sends-per-hour N] [--earned-after N] [--follow-up-nudge on|off] [--reset]
 LIST: kind or kind:argument, comma-separated (${ACTION_KINDS.join(', ')}), or none; e.g. add_label:Newsletters,archive
 SCOPE: global, account, domain or sender`;
 
@@ -54,6 +54,7 @@ const OPTIONS = {
   'min-confidence': { type: 'string' },
   'sends-per-hour': { type: 'string' },
   'earned-after': { type: 'string' },
+  'follow-up-nudge': { type: 'string' },
   reset: { type: 'boolean', default: false },
 } as const;
 
@@ -193,6 +194,7 @@ async function policy(prisma: PrismaClient, io: CliIo, values: Values): Promise<
   if (values['min-confidence'] !== undefined) patch.minConfidence = parseOrThrow(z.coerce.number().min(0).max(1), values['min-confidence'], '--min-confidence');
   if (values['sends-per-hour'] !== undefined) patch.sendsPerHour = parseOrThrow(wholeNumber(0, 10_000), values['sends-per-hour'], '--sends-per-hour');
   if (values['earned-after'] !== undefined) patch.earnedAfter = parseOrThrow(wholeNumber(0, 1000), values['earned-after'], '--earned-after');
+  if (values['follow-up-nudge'] !== undefined) patch.followUpNudge = parseOrThrow(z.enum(['on', 'off'], { error: 'expected on or off' }), values['follow-up-nudge'], '--follow-up-nudge') === 'on';
   if (Object.keys(patch).length > 0) await updateSafetySettings(db, scope, patch);
   const p = await loadSafetyPolicy(db, scope);
   io.out(`safety policy${accountId ? ` of ${values.account}` : ' (global)'}${p.paused ? ' — PAUSED: every automatic action waits for approval' : ''}`);
@@ -202,6 +204,7 @@ async function policy(prisma: PrismaClient, io: CliIo, values: Values): Promise<
   io.out(`LLM confidence below      ${p.minConfidence} needs approval`);
   io.out(`automatic sends per hour  ${p.sendsPerHour}`);
   io.out(`auto-reply earned after   ${p.earnedAfter} drafts sent unedited`);
+  io.out(`follow-up nudge drafts    ${p.followUpNudge ? 'on' : 'off'}`);
 }
 
 /** Entry for src/cli/main.ts. Returns the exit code. */

@@ -4,15 +4,22 @@
 //   show <thread id> [--account A]               the thread's row and its decision log
 //   reclassify <thread id> [--account A]         classify again (after a rule changed)
 //   reclassify --account A --since 2d            every open thread of the account touched since
-// <A> is an account id or its email address.
+//   snooze <thread id> --until WHEN               archive now, back in the inbox (unread, labelled) at WHEN
+//   unsnooze <thread id>                          back now
+//   remind <thread id> --in 3d | --at WHEN [--note TEXT]   tell me then; the thread stays where it is
+//   send-later <thread id> --at WHEN              send the thread's draft then, as it is then (undo cancels)
+//   cancel <thread id> [--timer snooze|remind|send_later|follow_up]   cancel its timers
+// <A> is an account id or its email address; WHEN in the account's time zone (docs/time.md).
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { threadSettingsFromConfig, type Env } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
-import { CLOSED_STATES, THREAD_STATES } from '../thread/contracts.js';
-import { requestReclassify } from '../thread/ingest.js';
+import { CLOSED_STATES, THREAD_STATES, WAKE_KINDS, type TimerRequest, type Wake } from '../thread/contracts.js';
+import { requestReclassify, requestTimer } from '../thread/ingest.js';
+import { accountTimeSettings } from '../accounts/time-settings.js';
+import { describeLocal, parseWhen, resolveWhen, TimeSpecError, type TimeSettings, type WhenSpec } from '../time/index.js';
 import { accountIdOf } from './account-ref.js';
 import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
@@ -22,14 +29,27 @@ export type ThreadsCliIo = CliIo;
 const USAGE = `usage: npm run cli -- threads list [--account A] [--state ${THREAD_STATES.join('|')}] [--limit N]
        npm run cli -- threads show <thread id> [--account A]
        npm run cli -- threads reclassify <thread id> [--account A]
-       npm run cli -- threads reclassify --account A --since <N>m|h|d`;
+       npm run cli -- threads reclassify --account A --since <N>m|h|d
+       npm run cli -- threads snooze <thread id> --until WHEN [--account A]
+       npm run cli -- threads unsnooze <thread id> [--account A]
+       npm run cli -- threads remind <thread id> --in 3d | --at WHEN [--note TEXT] [--account A]
+       npm run cli -- threads send-later <thread id> --at WHEN [--account A]
+       npm run cli -- threads cancel <thread id> [--timer ${WAKE_KINDS.join('|')}] [--account A]
+WHEN: "2026-12-01 09:00", "tomorrow 9:00", "monday 8:00", "tomorrow", "next week", in the account's time zone`;
 
 const OPTIONS = {
   account: { type: 'string' },
   state: { type: 'string' },
   limit: { type: 'string' },
   since: { type: 'string' },
+  until: { type: 'string' },
+  in: { type: 'string' },
+  at: { type: 'string' },
+  note: { type: 'string' },
+  timer: { type: 'string' },
 } as const;
+
+const TIMER_SUBCOMMANDS = ['snooze', 'unsnooze', 'remind', 'send-later', 'cancel'] as const;
 
 const listArgs = z.object({
   account: z.string().optional(),
@@ -85,7 +105,10 @@ function detailText(detail: unknown): string {
   return JSON.stringify(detail);
 }
 
-async function show(prisma: PrismaClient, io: ThreadsCliIo, threadId: string | undefined, account: string | undefined): Promise<void> {
+const wakeText = (w: Wake) =>
+  ({ follow_up: `an answer to ${w.note ?? 'your message'} (follow-up)`, snooze: 'the snooze to end', remind: `a reminder${w.note ? ` (${w.note})` : ''}`, send_later: 'the scheduled send' })[w.kind];
+
+async function show(cfg: Env, prisma: PrismaClient, io: ThreadsCliIo, threadId: string | undefined, account: string | undefined): Promise<void> {
   if (!threadId) throw new UsageError('show needs a thread id (see npm run cli -- threads list)');
   const accountId = await accountIdOf(prisma, account);
   const found = await prisma.thread.findMany({
@@ -100,6 +123,11 @@ async function show(prisma: PrismaClient, io: ThreadsCliIo, threadId: string | u
     `${t.draftId ? `, draft ${t.draftId}` : ''}, ${t.reworkCount} rework(s), updated ${t.updatedAt.toISOString()}` +
     `${t.closedAt ? `, closed ${t.closedAt.toISOString()}` : ''}`);
   io.out(`workflow thread/${t.accountId}/${t.gmailThreadId} (last run ${t.lastRunId ?? '-'})`);
+  const wakes = (Array.isArray(t.wakes) ? (t.wakes as unknown as Wake[]) : []).sort((a, b) => a.at - b.at);
+  if (wakes.length > 0) {
+    const zone = (await accountTimeSettings(prisma, t.accountId, cfg))?.zone ?? 'UTC';
+    for (const w of wakes) io.out(`waits for   ${wakeText(w)}: wakes ${describeLocal(new Date(w.at), zone)}  (journal ${w.actionId})`);
+  }
   io.out('');
   printTable(
     io.out,
@@ -185,14 +213,89 @@ async function reclassify(cfg: Env, prisma: PrismaClient, io: ThreadsCliIo, thre
   }
 }
 
+/** The one thread a timer command is for (its account when the id is in several). */
+async function threadOf(prisma: PrismaClient, threadId: string | undefined, account: string | undefined) {
+  if (!threadId) throw new UsageError('give a thread id (see npm run cli -- threads list)');
+  const accountId = await accountIdOf(prisma, account);
+  const found = await prisma.thread.findMany({ where: { gmailThreadId: threadId, ...(accountId ? { accountId } : {}) }, select: { accountId: true, gmailThreadId: true } });
+  if (found.length === 0) throw new UsageError(`no thread ${threadId}${account ? ` in ${account}` : ''}`);
+  if (found.length > 1) throw new UsageError(`thread ${threadId} is in ${found.length} accounts: give --account`);
+  return found[0]!;
+}
+
+/** The moment a flag names, in the account's zone; a time that cannot be read is a usage error saying why. */
+function momentOf(flag: string, spec: WhenSpec, settings: TimeSettings): number {
+  try {
+    return resolveWhen(spec, new Date(), settings).getTime();
+  } catch (err) {
+    if (err instanceof TimeSpecError) throw new UsageError(`${flag}: ${err.message}`);
+    throw err;
+  }
+}
+
+function whenOf(values: { in?: string; at?: string; until?: string }, allowed: ('in' | 'at' | 'until')[], settings: TimeSettings): number {
+  const given = allowed.filter((f) => values[f] !== undefined);
+  if (given.length !== 1) throw new UsageError(`give one of ${allowed.map((f) => `--${f}`).join(', ')}`);
+  const flag = given[0]!;
+  const text = values[flag]!;
+  if (flag === 'in') return momentOf('--in', { kind: 'in', duration: text }, settings);
+  if (flag === 'at') return momentOf('--at', { kind: 'at', local: text }, settings);
+  let spec: WhenSpec;
+  try {
+    spec = parseWhen(text);
+  } catch (err) {
+    if (err instanceof TimeSpecError) throw new UsageError(`--until: ${err.message}`);
+    throw err;
+  }
+  return momentOf('--until', spec, settings);
+}
+
+/** snooze, unsnooze, remind, send-later, cancel: a signal to the thread's workflow (started if need be). */
+async function timer(
+  cfg: Env,
+  prisma: PrismaClient,
+  io: ThreadsCliIo,
+  sub: (typeof TIMER_SUBCOMMANDS)[number],
+  threadId: string | undefined,
+  values: { account?: string; in?: string; at?: string; until?: string; note?: string; timer?: string },
+): Promise<void> {
+  const t = await threadOf(prisma, threadId, values.account);
+  const settings = (await accountTimeSettings(prisma, t.accountId, cfg))!;
+  let request: TimerRequest;
+  if (sub === 'snooze') request = { kind: 'snooze', at: whenOf(values, ['until'], settings) };
+  else if (sub === 'remind') request = { kind: 'remind', at: whenOf(values, ['in', 'at'], settings), ...(values.note ? { note: values.note } : {}) };
+  else if (sub === 'send-later') request = { kind: 'send_later', at: whenOf(values, ['at', 'in'], settings) };
+  else if (sub === 'unsnooze') request = { kind: 'unsnooze' };
+  else {
+    const kind = values.timer;
+    if (kind !== undefined && !(WAKE_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--timer: expected one of ${WAKE_KINDS.join(', ')}`);
+    request = { kind: 'cancel', ...(kind ? { timer: kind as Wake['kind'] } : {}) };
+  }
+  const client = await connectClient(cfg, await resolvePayloadKeys(cfg));
+  try {
+    await requestTimer(client, {
+      accountId: t.accountId,
+      threadId: t.gmailThreadId,
+      settings: threadSettingsFromConfig(cfg),
+      event: { type: 'timer_request', requestId: randomUUID(), request, by: 'user' },
+      taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+    });
+  } finally {
+    await client.connection.close();
+  }
+  const at = 'at' in request ? ` ${describeLocal(new Date(request.at), settings.zone)}` : '';
+  io.out(`${sub}${at ? ' at' : ''}${at}: asked thread ${t.gmailThreadId}; see npm run cli -- threads show ${t.gmailThreadId}`);
+}
+
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runThreadsCli(cfg: Env, argv: string[], io: ThreadsCliIo = { out: (l) => console.log(l) }): Promise<number> {
-  const parsed = parseSubcommand(io, { name: 'threads', usage: USAGE, subcommands: ['list', 'show', 'reclassify'], options: OPTIONS }, argv);
+  const parsed = parseSubcommand(io, { name: 'threads', usage: USAGE, subcommands: ['list', 'show', 'reclassify', ...TIMER_SUBCOMMANDS], options: OPTIONS }, argv);
   if (typeof parsed === 'number') return parsed;
   const { sub, values, positionals } = parsed;
   return withDatabase(cfg, io, { name: 'threads', usage: USAGE }, (prisma) => {
     if (sub === 'list') return list(prisma, io, values);
-    if (sub === 'show') return show(prisma, io, positionals[0], values.account);
+    if (sub === 'show') return show(cfg, prisma, io, positionals[0], values.account);
+    if ((TIMER_SUBCOMMANDS as readonly string[]).includes(sub)) return timer(cfg, prisma, io, sub as (typeof TIMER_SUBCOMMANDS)[number], positionals[0], values);
     return reclassify(cfg, prisma, io, positionals[0], values);
   });
 }

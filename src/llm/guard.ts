@@ -90,7 +90,7 @@ export type LlmGuard = <T extends { tokensIn: number; tokensOut: number }>(
 ) => Promise<T>;
 
 /** What a model call is for (a label of the LLM metrics). */
-export type LlmPurpose = 'classify' | 'draft' | 'agent_turn';
+export type LlmPurpose = 'classify' | 'draft' | 'agent_turn' | 'expects_reply';
 
 /** The metrics' name for what went wrong in a model call. */
 export function llmErrorKind(err: unknown): string {

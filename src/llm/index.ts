@@ -11,3 +11,4 @@ export {
 } from './errors.js';
 export { buildClassificationPrompt, buildDraftPrompt, estimateTokens, type Prompt } from './prompts.js';
 export { CLASSIFY_TOOL, CLASSIFY_TOOL_NAME, ClassificationSchema, type Classification } from './schemas.js';
+export { judgeExpectsReply, EXPECTS_REPLY_TOOL_NAME, ExpectsReplySchema, type ExpectsReply } from './expects-reply.js';

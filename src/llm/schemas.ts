@@ -14,7 +14,7 @@ export type Classification = z.infer<typeof ClassificationSchema>;
 
 export const CLASSIFY_TOOL_NAME = 'classify_email';
 
-function toInputSchema(schema: z.ZodType): Anthropic.Tool.InputSchema {
+export function toInputSchema(schema: z.ZodType): Anthropic.Tool.InputSchema {
   // The $schema dialect line is noise to the model; the API wants just the object schema.
   const { $schema: _dialect, ...jsonSchema } = z.toJSONSchema(schema) as Record<string, unknown>;
   return { ...jsonSchema, type: 'object' };

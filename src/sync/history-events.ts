@@ -74,3 +74,25 @@ export async function forEachLimited<T>(items: readonly T[], limit: number, fn: 
   });
   await Promise.all(runners);
 }
+
+/** A Gmail label the user put on a message that may ask for a timer (`Snooze/Tomorrow`): the sync reads its name. */
+export interface TimerLabelAdded {
+  threadId: string;
+  messageId: string;
+  labelId: string;
+  /** Unique per change: the timer request's id, so a redelivered page sets the timer once. */
+  changeId: string;
+}
+
+/** Labels added in these records whose names the caller knows to be timer labels (`timerLabelIds`). */
+export function timerLabelsAdded(records: readonly HistoryRecord[], timerLabelIds: ReadonlySet<string>): TimerLabelAdded[] {
+  const out: TimerLabelAdded[] = [];
+  for (const record of records) {
+    for (const l of record.labelsAdded) {
+      for (const labelId of l.labelIds) {
+        if (timerLabelIds.has(labelId)) out.push({ threadId: l.message.threadId, messageId: l.message.id, labelId, changeId: `label:h${record.id}:${l.message.id}:${labelId}` });
+      }
+    }
+  }
+  return out;
+}

@@ -5,13 +5,16 @@ import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import type { PrismaClient } from '../db/client.js';
-import { ingestThreadEvent } from '../thread/ingest.js';
+import { ingestThreadEvent, requestTimer } from '../thread/ingest.js';
+import { accountTimeSettings } from '../accounts/time-settings.js';
+import { readTimerLabel, resolveWhen, TimeSpecError, type TimeDefaults, type TimerLabelPrefixes } from '../time/index.js';
+import type { TimerRequest } from '../thread/contracts.js';
 import { GmailAuthError, GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService, ListMessagesOptions } from '../gmail/gmail-service.js';
 import type { MessageRef } from '../gmail/types.js';
 import type { QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
-import { forEachLimited, historyToThreadEvents, type LabelRoles, type ThreadEvents } from './history-events.js';
+import { forEachLimited, historyToThreadEvents, timerLabelsAdded, type LabelRoles, type ThreadEvents } from './history-events.js';
 import { notifySync, requestFullScan, type SyncTarget } from './notify.js';
 import type { LabelRole, MailboxEvent, ThreadSettings } from '../thread/contracts.js';
 import { historyIdGreater, historyIdWentBackwards, type SyncActivities, type SyncFanoutActivities } from './contracts.js';
@@ -36,6 +39,8 @@ export interface SyncActivityDeps {
   limiter?: QuotaLimiter;
   /** Limits the schedule fan-outs (poll, full scan, watch renewal) to these accounts: sharding, tests. */
   accountIds?: readonly string[];
+  /** Timer labels a user sets in Gmail (`Snooze/Tomorrow`): their prefixes, and the time settings their times are read in. */
+  timerLabels?: { prefixes: TimerLabelPrefixes; time: TimeDefaults };
 }
 
 const HISTORY_TYPES = ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'] as const;
@@ -62,7 +67,7 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
   const concurrency = deps.deliverConcurrency ?? 32;
   const target: SyncTarget = { client, ...(deps.syncTaskQueue ? { taskQueue: deps.syncTaskQueue } : {}) };
   const scoped = () => (deps.accountIds ? { id: { in: [...deps.accountIds] } } : {});
-  const labelCache = new Map<string, { at: number; roles: LabelRoles }>();
+  const labelCache = new Map<string, { at: number; roles: LabelRoles; timerLabels: Map<string, string>; known: Set<string> }>();
 
   /** One Gmail call of the account, through the shared quota budget; errors as they come. */
   function rawGmail<T>(accountId: string, method: string, fn: (g: GmailService) => Promise<T>): Promise<T> {
@@ -78,17 +83,70 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     }
   }
 
-  async function labelRoles(accountId: string): Promise<LabelRoles> {
+  async function accountLabels(accountId: string): Promise<{ roles: LabelRoles; timerLabels: Map<string, string>; known: Set<string> }> {
     const cached = labelCache.get(accountId);
-    if (cached && Date.now() - cached.at < LABEL_CACHE_MS) return cached.roles;
+    if (cached && Date.now() - cached.at < LABEL_CACHE_MS) return cached;
     const labels = await gmail(accountId, 'labels.list', (g) => g.listLabels());
     const roles = new Map<string, LabelRole>();
     for (const [role, name] of Object.entries(threadSettings.labels) as [LabelRole, string][]) {
       const label = labels.find((l) => l.name === name) ?? labels.find((l) => l.name.toLowerCase() === name.toLowerCase());
       if (label) roles.set(label.id, role);
     }
-    labelCache.set(accountId, { at: Date.now(), roles });
-    return roles;
+    const prefixes = deps.timerLabels?.prefixes;
+    const timerLabels = new Map(prefixes ? labels.filter((l) => readTimerLabel(l.name, prefixes)).map((l) => [l.id, l.name] as const) : []);
+    const entry = { at: Date.now(), roles, timerLabels, known: new Set(labels.map((l) => l.id)) };
+    labelCache.set(accountId, entry);
+    return entry;
+  }
+
+  async function labelRoles(accountId: string): Promise<LabelRoles> {
+    return (await accountLabels(accountId)).roles;
+  }
+
+  /**
+   * Timer labels the user set (`Snooze/Tomorrow`, `Remind/3 days`, `Send/Tomorrow 8:00`): each is a
+   * timer request to its thread, its time read in the account's zone now; the thread takes the label
+   * off once the timer is set. A label whose time cannot be read stays on, with a warning.
+   */
+  async function deliverTimerLabels(accountId: string, records: Parameters<typeof timerLabelsAdded>[0]): Promise<number> {
+    const timers = deps.timerLabels;
+    if (!timers) return 0;
+    let labels = await accountLabels(accountId);
+    // A label made a moment ago on a phone (`Snooze/Friday`) is not in the cached list yet: read it again.
+    if (records.some((r) => r.labelsAdded.some((l) => l.labelIds.some((id) => !labels.known.has(id))))) {
+      labelCache.delete(accountId);
+      labels = await accountLabels(accountId);
+    }
+    const { timerLabels } = labels;
+    const added = timerLabelsAdded(records, new Set(timerLabels.keys()));
+    if (added.length === 0) return 0;
+    const settings = await accountTimeSettings(prisma, accountId, timers.time);
+    if (!settings) return 0;
+    for (const a of added) {
+      const name = timerLabels.get(a.labelId)!;
+      const read = readTimerLabel(name, timers.prefixes);
+      if (!read || !('when' in read)) {
+        log.warn(`account ${accountId}: ${read && 'problem' in read ? read.problem : `label ${name} is not a timer`}`);
+        continue;
+      }
+      let at: number;
+      try {
+        at = resolveWhen(read.when, new Date(), settings).getTime();
+      } catch (err) {
+        if (!(err instanceof TimeSpecError)) throw err;
+        log.warn(`account ${accountId}: label ${JSON.stringify(name)}: ${err.message}`);
+        continue;
+      }
+      const request: TimerRequest = read.kind === 'snooze' ? { kind: 'snooze', at } : read.kind === 'remind' ? { kind: 'remind', at } : { kind: 'send_later', at };
+      await requestTimer(client, {
+        accountId,
+        threadId: a.threadId,
+        settings: threadSettings,
+        event: { type: 'timer_request', requestId: a.changeId, request, by: 'label', label: name },
+        ...(deps.threadTaskQueue ? { taskQueue: deps.threadTaskQueue } : {}),
+      });
+    }
+    return added.length;
   }
 
   /** Every message messages.list returns for `query`, all pages (heartbeating the count); returns how many. */
@@ -210,7 +268,7 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
         return { kind: 'behind', mailboxHistoryId: page.historyId };
       }
       const threads = page.records.length > 0 ? historyToThreadEvents(page.records, await labelRoles(accountId)) : [];
-      const events = await deliver(accountId, threads);
+      const events = (await deliver(accountId, threads)) + (page.records.length > 0 ? await deliverTimerLabels(accountId, page.records) : 0);
       const more = page.nextPageToken !== undefined && page.records.length > 0;
       // Within a listing the next page starts after the last record we delivered; after the last
       // page, the mailbox's current id (nothing between the last record and it concerns us).

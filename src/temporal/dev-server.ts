@@ -118,6 +118,7 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
     Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
     Int: IndexedValueType.INDEXED_VALUE_TYPE_INT,
     Double: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+    Datetime: IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
   };
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
   const missing: Record<string, temporal.api.enums.v1.IndexedValueType> = {};
@@ -145,6 +146,7 @@ export function searchAttributeKeys() {
     Keyword: SearchAttributeType.KEYWORD,
     Int: SearchAttributeType.INT,
     Double: SearchAttributeType.DOUBLE,
+    Datetime: SearchAttributeType.DATETIME,
   } as const;
   return Object.entries(searchAttributeDefinitions).map(([name, type]) => defineSearchAttributeKey(name, types[type]));
 }

@@ -7,6 +7,8 @@ export const InboxState = defineSearchAttributeKey('InboxState', SearchAttribute
 export const InboxCategory = defineSearchAttributeKey('InboxCategory', SearchAttributeType.KEYWORD);
 /** While a thread waits for the account's LLM: why (outage, auth, credits, budget); absent otherwise. */
 export const InboxLlmPaused = defineSearchAttributeKey('InboxLlmPaused', SearchAttributeType.KEYWORD);
+/** When a thread wakes next (its earliest follow-up, snooze, reminder or scheduled send); absent without a timer. */
+export const WakeAt = defineSearchAttributeKey('WakeAt', SearchAttributeType.DATETIME);
 export const BackfillSlicesDone = defineSearchAttributeKey('BackfillSlicesDone', SearchAttributeType.INT);
 export const BackfillSlicesTotal = defineSearchAttributeKey('BackfillSlicesTotal', SearchAttributeType.INT);
 export const BackfillMessagesStored = defineSearchAttributeKey('BackfillMessagesStored', SearchAttributeType.INT);
@@ -16,11 +18,12 @@ export const BackfillBadCount = defineSearchAttributeKey('BackfillBadCount', Sea
 export const BackfillRate = defineSearchAttributeKey('BackfillRate', SearchAttributeType.DOUBLE);
 
 /** name → CLI type, as `temporal server start-dev --search-attribute Name=Type` expects. */
-export const searchAttributeDefinitions: Record<string, 'Keyword' | 'Int' | 'Double'> = {
+export const searchAttributeDefinitions: Record<string, 'Keyword' | 'Int' | 'Double' | 'Datetime'> = {
   InboxAccountId: 'Keyword',
   InboxState: 'Keyword',
   InboxCategory: 'Keyword',
   InboxLlmPaused: 'Keyword',
+  WakeAt: 'Datetime',
   BackfillSlicesDone: 'Int',
   BackfillSlicesTotal: 'Int',
   BackfillMessagesStored: 'Int',

@@ -8,6 +8,7 @@ import { activityErrorText, failureType } from '../temporal/workflow-failures.js
 import { needsTheUser, writeReplyText, type Verdict } from './common-steps.js';
 import type { ActionDecisionEvent, ActionDueEvent, OpenAction } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';
+import { cancelWake } from './timer-steps.js';
 
 export const labelOf = (a: { kind: string; argument?: string }) => (a.argument ? `${a.kind} ${a.argument}` : a.kind);
 
@@ -142,6 +143,10 @@ function takeOpen(run: ThreadRun, actionId: string): OpenAction | undefined {
 
 /** Approve, reject or undo, from the CLI, the approvals page, Discord's link or a signal. */
 export async function carryOutDecision(run: ThreadRun, event: ActionDecisionEvent): Promise<void> {
+  // A timer (snooze, reminder, follow-up, send later): reject or undo cancels it.
+  if (event.decision !== 'approve' && run.record.wakes.some((w) => w.actionId === event.actionId)) {
+    return cancelWake(run, event.actionId, event.by);
+  }
   const open = run.record.openActions.find((a) => a.id === event.actionId);
   if (!open) {
     // Not waiting here: done already (undo takes it back), or decided before (a repeat changes nothing).

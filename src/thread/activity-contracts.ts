@@ -132,6 +132,8 @@ export type LlmClassification = LlmUsage & { category: Category; confidence: num
 export type LlmDraft = LlmUsage & { body: string };
 
 export interface LlmActivities {
+  /** Whether the message the user sent expects an answer (the follow-up's question when no rule decides). */
+  expectsReply(input: { accountId: string; sent: PromptMessage; outputAttempts: number }): Promise<LlmUsage & { expectsReply: boolean; reason: string }>;
   /**
    * Tier two of classification, and the reply in the same step when the email needs one (given a
    * replyContext): two model calls, one activity. A draft that fails comes back missing, not as a

@@ -11,6 +11,8 @@ export const THREAD_STATES = [
   'needs_response',
   'drafted',
   'rework_requested',
+  /** The user sent a message that expects an answer: the thread waits for it until the follow-up is due. */
+  'awaiting_reply',
   'sent',
   'archived',
   'action_required',
@@ -23,7 +25,7 @@ export const CLOSED_STATES: readonly ThreadState[] = ['sent', 'archived', 'disca
 
 
 /** Our labels, by role; the Gmail names are configurable (ThreadSettings.labels). */
-export type LabelRole = 'outbox' | 'rework' | 'done' | 'needsResponse' | 'actionRequired';
+export type LabelRole = 'outbox' | 'rework' | 'done' | 'needsResponse' | 'actionRequired' | 'followUp' | 'snoozed';
 
 export interface LabelNames {
   outbox: string;
@@ -31,7 +33,21 @@ export interface LabelNames {
   done: string;
   needsResponse: string;
   actionRequired: string;
+  /** On a thread whose follow-up fell due: the other side has not answered. */
+  followUp: string;
+  /** On a thread back from a snooze. */
+  snoozed: string;
 }
+
+/** What a thread does about the user's sent messages that expect an answer (docs/time.md). */
+export interface FollowUpSettings {
+  /** Business days (in the account's zone) the thread waits for an answer before the follow-up is due. */
+  businessDays: number;
+  /** A fixed wait instead (ms): demos and tests (FOLLOW_UP_AFTER). */
+  afterMs?: number;
+}
+
+export const DEFAULT_FOLLOW_UP_SETTINGS: FollowUpSettings = { businessDays: 3 };
 
 export interface ThreadSettings {
   labels: LabelNames;
@@ -59,6 +75,8 @@ export interface ThreadSettings {
   reauthRecheckMs: number;
   /** Send delay, approval expiry, the kill-switch label (defaults: DEFAULT_ACTION_SETTINGS). */
   actions?: ActionSettings;
+  /** Awaiting reply and follow-up (defaults: DEFAULT_FOLLOW_UP_SETTINGS). */
+  followUp?: FollowUpSettings;
 }
 
 export interface ThreadWorkflowInput {
@@ -81,6 +99,30 @@ export interface ThreadMemory {
   reworkCount: number;
   /** Inbound message ids already classified, so a redelivered message is never processed twice. */
   handledMessageIds: string[];
+  /** The thread's pending timers; absent: none. */
+  wakes?: Wake[];
+}
+
+// ---- timers --------------------------------------------------------------------------------
+
+export const WAKE_KINDS = ['follow_up', 'snooze', 'remind', 'send_later'] as const;
+export type WakeKind = (typeof WAKE_KINDS)[number];
+
+/**
+ * A durable timer of the thread: the run waits for mail, the user or the earliest wake, and never
+ * ends while one is pending. Each is a row of the action journal (`actionId`): scheduled while it
+ * waits, done when it fired, undone when cancelled (undo of a snooze brings the thread back).
+ */
+export interface Wake {
+  /** The journal row of the timer (a send later's: the send itself). */
+  actionId: string;
+  kind: WakeKind;
+  /** Epoch ms. */
+  at: number;
+  /** Who set it: the user (CLI, signal), a Gmail label, or the thread itself (a follow-up). */
+  by: 'user' | 'label' | 'system';
+  /** A reminder's note, a follow-up's message it waits on an answer to. */
+  note?: string;
 }
 
 /** An action the thread waits on: for the user's approval (until it expires), or to send after its delay. */
@@ -106,6 +148,8 @@ export interface CarriedThreadState extends ThreadMemory {
   openActions?: OpenAction[];
   /** Messages our own sends produced: their arrival in the thread is not the user replying. */
   sentByUs?: string[];
+  /** The nudge drafted when the follow-up fell due (deleted when the answer comes). */
+  nudgeDraftId?: string;
   seenEvents: string[];
   decisions: DecisionRecord[];
   pending: ThreadEvent[];
@@ -165,12 +209,38 @@ export interface ReclassifyEvent {
   requestId: string;
 }
 
+/** A wake's time came (made by the run, not signalled). */
+export interface WakeEvent {
+  type: 'wake';
+  actionId: string;
+}
+
+/** What the user asks of the thread's timers (CLI, a Gmail label, a signal). */
+export type TimerRequest =
+  | { kind: 'snooze'; at: number }
+  | { kind: 'remind'; at: number; note?: string }
+  | { kind: 'send_later'; at: number }
+  /** Ends a snooze now: the thread comes back. */
+  | { kind: 'unsnooze' }
+  /** Cancels the pending timers of this kind (all of them when absent). */
+  | { kind: 'cancel'; timer?: WakeKind };
+
+export interface TimerRequestEvent {
+  type: 'timer_request';
+  /** Unique per request, so a repeated signal is taken once; the timer's journal key. */
+  requestId: string;
+  request: TimerRequest;
+  by: 'user' | 'label';
+  /** A request from a Gmail label: the label to take off once the timer is set. */
+  label?: string;
+}
+
 export type { ActionDecisionEvent };
 
 /** What the sync sees change in the mailbox (ingest.ts delivers these). */
 export type MailboxEvent = MessageAddedEvent | LabelsChangedEvent | DraftGoneEvent | SentSeenEvent;
 
-export type ThreadEvent = MailboxEvent | ActionDecisionEvent | ActionDueEvent | ReclassifyEvent;
+export type ThreadEvent = MailboxEvent | ActionDecisionEvent | ActionDueEvent | ReclassifyEvent | WakeEvent | TimerRequestEvent;
 
 // ---- query ---------------------------------------------------------------------------------
 
@@ -190,7 +260,8 @@ export interface DecisionRecord {
     | 'draft_kept'
     | 'action'
     | 'agent'
-    | 'reclassify';
+    | 'reclassify'
+    | 'timer';
   source: 'rules' | 'llm' | 'user' | 'system';
   detail: string;
   model?: string;
@@ -213,6 +284,8 @@ export interface ThreadStatus {
   waitingFor?: string;
   /** Actions waiting for approval or for their send delay. */
   openActions?: OpenAction[];
+  /** The pending timers, earliest first. */
+  wakes?: Wake[];
   decisions: DecisionRecord[];
 }
 
@@ -228,7 +301,7 @@ export function threadWorkflowId(accountId: string, threadId: string): string {
 export function opensThread(event: ThreadEvent): boolean {
   if (event.type === 'message_added') return !event.labelIds.includes('DRAFT') && !event.labelIds.includes('SENT');
   if (event.type === 'labels_changed') return event.added.includes('needsResponse') || event.added.includes('done');
-  return event.type === 'reclassify';
+  return event.type === 'reclassify' || event.type === 'timer_request';
 }
 
 export function eventKey(event: ThreadEvent): string {
@@ -236,6 +309,7 @@ export function eventKey(event: ThreadEvent): string {
   if (event.type === 'draft_gone' && event.changeId) return `${event.type}:${event.messageId}:${event.changeId}`;
   if (event.type === 'action_decision') return `${event.type}:${event.actionId}:${event.decision}`;
   if (event.type === 'action_due') return `${event.type}:${event.actionId}`;
-  if (event.type === 'reclassify') return `${event.type}:${event.requestId}`;
+  if (event.type === 'reclassify' || event.type === 'timer_request') return `${event.type}:${event.requestId}`;
+  if (event.type === 'wake') return `${event.type}:${event.actionId}`;
   return `${event.type}:${event.messageId}`;
 }

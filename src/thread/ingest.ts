@@ -5,9 +5,10 @@ import type { SignalDefinition } from '@temporalio/common';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { priorityFor, type WorkKind } from '../temporal/priority.js';
 import { InboxAccountId, InboxState } from '../temporal/search-attributes.js';
-import { draftGoneSignal, labelsChangedSignal, newMessageSignal, reclassifySignal, sentSeenSignal } from './signals.js';
+import { draftGoneSignal, labelsChangedSignal, newMessageSignal, reclassifySignal, sentSeenSignal, TIMER_SIGNALS } from './signals.js';
+import { timerRequestEventSchema } from './timer-requests.js';
 import { threadWorkflow } from './thread-workflow.js';
-import { opensThread, threadWorkflowId, type MailboxEvent, type ThreadSettings } from './contracts.js';
+import { opensThread, threadWorkflowId, type MailboxEvent, type ThreadSettings, type TimerRequestEvent } from './contracts.js';
 
 export type IngestOutcome = 'started_or_signalled' | 'signalled' | 'ignored_closed';
 
@@ -79,6 +80,28 @@ export async function requestReclassify(
     args: [{ accountId, threadId, settings }],
     signal: reclassifySignal,
     signalArgs: [{ type: 'reclassify', requestId }],
+    typedSearchAttributes: [{ key: InboxAccountId, value: accountId }],
+    priority: priorityFor('live', accountId),
+  });
+}
+
+/**
+ * Asks the thread for a timer (`threads snooze|unsnooze|remind|send-later|cancel`, a Gmail label):
+ * checked here (timer-requests.ts) and again by the workflow; the running workflow is signalled, or a
+ * new run starts from what earlier runs left. A repeated request id is taken once.
+ */
+export async function requestTimer(
+  client: Client,
+  params: { accountId: string; threadId: string; settings: ThreadSettings; event: TimerRequestEvent; taskQueue?: string },
+): Promise<void> {
+  const { accountId, threadId, settings, taskQueue = WORKFLOW_TASK_QUEUE } = params;
+  const event = timerRequestEventSchema.parse(params.event) as TimerRequestEvent;
+  await client.workflow.signalWithStart(threadWorkflow, {
+    workflowId: threadWorkflowId(accountId, threadId),
+    taskQueue,
+    args: [{ accountId, threadId, settings }],
+    signal: TIMER_SIGNALS[event.request.kind] as SignalDefinition<[TimerRequestEvent]>,
+    signalArgs: [event],
     typedSearchAttributes: [{ key: InboxAccountId, value: accountId }],
     priority: priorityFor('live', accountId),
   });

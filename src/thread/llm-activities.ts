@@ -4,7 +4,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { cancellationSignal, log } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { classifyEmail, draftReply } from '../llm/index.js';
+import { classifyEmail, draftReply, judgeExpectsReply } from '../llm/index.js';
 import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
 import type { LlmActivities, LlmClassification, LlmDraft, PromptMessage, ReplyContext } from './activity-contracts.js';
 
@@ -61,6 +61,14 @@ export function createLlmActivities(deps: {
   }
 
   return {
+    async expectsReply({ accountId, sent, outputAttempts }) {
+      const out = await guarded(accountId, outputAttempts, () =>
+        judgeExpectsReply(anthropic, { model: settings.model, sent, maxInputTokens: settings.maxInputTokens, signal: cancellationSignal() }),
+        'expects_reply',
+      );
+      return { ...out.result, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
+    },
+
     async triageWithLlm({ accountId, email, thread, instructions, replyContext, outputAttempts }) {
       const classification = await classify(accountId, email, instructions, outputAttempts);
       if (classification.category !== 'needs_response' || !replyContext) return { classification };

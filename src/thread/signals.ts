@@ -2,7 +2,7 @@
 // is the account's (src/accounts/account-access.ts).
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ActionDecisionEvent } from '../actions/contracts.js';
-import type { DraftGoneEvent, LabelsChangedEvent, MessageAddedEvent, ReclassifyEvent, SentSeenEvent, ThreadStatus } from './contracts.js';
+import type { DraftGoneEvent, LabelsChangedEvent, MessageAddedEvent, ReclassifyEvent, SentSeenEvent, ThreadStatus, TimerRequestEvent } from './contracts.js';
 
 export const newMessageSignal = defineSignal<[MessageAddedEvent]>('newMessage');
 export const labelsChangedSignal = defineSignal<[LabelsChangedEvent]>('labelsChanged');
@@ -13,3 +13,18 @@ export const actionDecisionSignal = defineSignal<[ActionDecisionEvent]>('actionD
 /** Classify the thread again, after a rule changed (`threads reclassify`). */
 export const reclassifySignal = defineSignal<[ReclassifyEvent]>('reclassify');
 export const threadStatusQuery = defineQuery<ThreadStatus>('status');
+/** The thread's timers (`threads snooze|unsnooze|remind|send-later`, Gmail labels): each carries a TimerRequestEvent, zod-checked on arrival (timer-requests.ts). */
+export const snoozeSignal = defineSignal<[TimerRequestEvent]>('snooze');
+export const unsnoozeSignal = defineSignal<[TimerRequestEvent]>('unsnooze');
+export const remindSignal = defineSignal<[TimerRequestEvent]>('remind');
+export const sendLaterSignal = defineSignal<[TimerRequestEvent]>('sendLater');
+export const cancelTimerSignal = defineSignal<[TimerRequestEvent]>('cancelTimer');
+
+/** The signal of each timer request kind. */
+export const TIMER_SIGNALS = {
+  snooze: snoozeSignal,
+  unsnooze: unsnoozeSignal,
+  remind: remindSignal,
+  send_later: sendLaterSignal,
+  cancel: cancelTimerSignal,
+} as const;

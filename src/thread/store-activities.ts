@@ -9,21 +9,22 @@ import { recordLifecycleActions } from '../actions/journal.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { emailsHandled } from '../metrics/metrics.js';
 import type { StoreActivities } from './activity-contracts.js';
-import { threadWorkflowId, type ThreadMemory, type ThreadState } from './contracts.js';
+import { threadWorkflowId, type ThreadMemory, type ThreadState, type Wake } from './contracts.js';
 
 const SAVE_THREAD_SQL = `
 WITH thread AS (
   INSERT INTO threads AS t (id, account_id, gmail_thread_id, state, category, confidence, draft_id,
     draft_message_id, draft_created_at, rework_count, handled_message_ids, last_message_id, last_run_id,
-    closed_at, updated_at)
+    closed_at, updated_at, wakes, wake_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text[], $12, $13,
-    CASE WHEN $14::boolean THEN clock_timestamp() END, clock_timestamp())
+    CASE WHEN $14::boolean THEN clock_timestamp() END, clock_timestamp(), $16::jsonb, $17::timestamptz)
   ON CONFLICT (account_id, gmail_thread_id) DO UPDATE SET
     state = EXCLUDED.state, category = EXCLUDED.category, confidence = EXCLUDED.confidence,
     draft_id = EXCLUDED.draft_id, draft_message_id = EXCLUDED.draft_message_id,
     draft_created_at = EXCLUDED.draft_created_at, rework_count = EXCLUDED.rework_count,
     handled_message_ids = EXCLUDED.handled_message_ids, last_message_id = EXCLUDED.last_message_id,
-    last_run_id = EXCLUDED.last_run_id, closed_at = EXCLUDED.closed_at, updated_at = EXCLUDED.updated_at
+    last_run_id = EXCLUDED.last_run_id, closed_at = EXCLUDED.closed_at, updated_at = EXCLUDED.updated_at,
+    wakes = EXCLUDED.wakes, wake_at = EXCLUDED.wake_at
   RETURNING t.id
 )
 INSERT INTO decisions (account_id, thread_id, run_id, seq, kind, source, model, tokens_in, tokens_out, detail)
@@ -35,7 +36,7 @@ ON CONFLICT (run_id, seq) DO NOTHING`;
 // Raw SQL on the per-email paths: Prisma's query building costs about a millisecond of the
 // worker's main thread per query (docs/thread-workflow.md).
 const LOAD_THREAD_SQL = `
-SELECT state, category, confidence, draft_id, draft_message_id, draft_created_at, rework_count, handled_message_ids
+SELECT state, category, confidence, draft_id, draft_message_id, draft_created_at, rework_count, handled_message_ids, wakes
 FROM threads
 WHERE account_id = $1 AND gmail_thread_id = $2`;
 
@@ -48,6 +49,7 @@ interface ThreadRow {
   draft_created_at: Date | null;
   rework_count: number;
   handled_message_ids: string[];
+  wakes: Wake[] | null;
 }
 
 export function createStoreActivities({ prisma }: { prisma: PrismaClient }): StoreActivities {
@@ -64,6 +66,7 @@ export function createStoreActivities({ prisma }: { prisma: PrismaClient }): Sto
         draftCreatedAt: row.draft_created_at?.getTime(),
         reworkCount: row.rework_count,
         handledMessageIds: row.handled_message_ids,
+        ...(row.wakes && row.wakes.length > 0 ? { wakes: row.wakes } : {}),
       };
       return memory;
     },
@@ -101,6 +104,8 @@ export function createStoreActivities({ prisma }: { prisma: PrismaClient }): Sto
             detail: { text: decision.detail, ...(decision.ruleId ? { ruleId: decision.ruleId } : {}), at: decision.at },
           })),
         ),
+        memory.wakes && memory.wakes.length > 0 && !closed ? JSON.stringify(memory.wakes) : null,
+        memory.wakes && memory.wakes.length > 0 && !closed ? new Date(Math.min(...memory.wakes.map((w) => w.at))) : null,
       );
       // A save with new decisions is mail handled; the state it left the thread in is the outcome.
       if (decisions.length > 0) emailsHandled.inc({ outcome: memory.state });

@@ -11,6 +11,7 @@ import {
   type ThreadMemory,
   type ThreadState,
   type ThreadStatus,
+  type Wake,
 } from './contracts.js';
 
 const HANDLED_KEPT = 200;
@@ -31,6 +32,10 @@ export interface ThreadRecord extends ThreadMemory {
   openActions: OpenAction[];
   /** Messages our own sends produced. */
   sentByUs: string[];
+  /** The pending timers (follow-up, snooze, reminder, scheduled send): the run stays open for them. */
+  wakes: Wake[];
+  /** The nudge drafted when the follow-up fell due (kept across continue-as-new only). */
+  nudgeDraftId?: string;
 }
 
 /**
@@ -56,6 +61,8 @@ export function openRecord(carried: CarriedThreadState | undefined, remembered: 
     draftRepliesTo: carried?.draftRepliesTo,
     openActions: carried?.openActions ?? [],
     sentByUs: carried?.sentByUs ?? [],
+    wakes: resumable?.wakes ?? [],
+    ...(carried?.nudgeDraftId ? { nudgeDraftId: carried.nudgeDraftId } : {}),
   };
 }
 
@@ -74,7 +81,17 @@ export function memoryOf(record: ThreadRecord): ThreadMemory {
     draftCreatedAt: record.draftCreatedAt,
     reworkCount: record.reworkCount,
     handledMessageIds: record.handledMessageIds.slice(-HANDLED_KEPT),
+    ...(record.wakes.length > 0 ? { wakes: record.wakes } : {}),
   };
+}
+
+/** The earliest pending timer (undefined: none). */
+export function nextWake(record: Pick<ThreadRecord, 'wakes'>): Wake | undefined {
+  return record.wakes.reduce<Wake | undefined>((first, w) => (first === undefined || w.at < first.at ? w : first), undefined);
+}
+
+export function isSnoozed(record: Pick<ThreadRecord, 'wakes'>): boolean {
+  return record.wakes.some((w) => w.kind === 'snooze');
 }
 
 /** What continue-as-new hands the next run: the record, the duplicate filter, and events not handled yet. */
@@ -86,15 +103,27 @@ export function carriedOf(record: ThreadRecord, seenEvents: Iterable<string>, pe
     ...(record.draftRepliesTo ? { draftRepliesTo: record.draftRepliesTo } : {}),
     ...(record.openActions.length > 0 ? { openActions: record.openActions } : {}),
     ...(record.sentByUs.length > 0 ? { sentByUs: record.sentByUs.slice(-HANDLED_KEPT) } : {}),
+    ...(record.nudgeDraftId ? { nudgeDraftId: record.nudgeDraftId } : {}),
     seenEvents: [...seenEvents].slice(-SEEN_EVENTS_KEPT),
     decisions: isClosed(record) ? [] : record.decisions.slice(-DECISIONS_CARRIED),
     pending,
   };
 }
 
-/** What the search attributes InboxState and InboxCategory show (never subjects or addresses). */
-export function indexedOf(record: ThreadRecord): { state: ThreadState; category?: Category } {
-  return { state: record.state, category: record.category };
+/** The value of InboxState: the thread's state, or `snoozed` while a snooze is pending. */
+export type IndexedState = ThreadState | 'snoozed';
+
+/**
+ * What the search attributes InboxState, InboxCategory and WakeAt show (never subjects or
+ * addresses). A closed thread has no timers.
+ */
+export function indexedOf(record: ThreadRecord): { state: IndexedState; category?: Category; wakeAt?: number } {
+  const wake = isClosed(record) ? undefined : nextWake(record);
+  return {
+    state: !isClosed(record) && isSnoozed(record) ? 'snoozed' : record.state,
+    category: record.category,
+    ...(wake ? { wakeAt: wake.at } : {}),
+  };
 }
 
 export function statusOf(
@@ -112,6 +141,7 @@ export function statusOf(
     pendingEvents: run.pendingEvents,
     ...(run.waitingFor ? { waitingFor: run.waitingFor } : {}),
     ...(record.openActions.length > 0 ? { openActions: record.openActions } : {}),
+    ...(record.wakes.length > 0 ? { wakes: [...record.wakes].sort((a, b) => a.at - b.at) } : {}),
     decisions: record.decisions,
   };
 }

@@ -20,7 +20,7 @@ import type { WorkflowQueueActivities } from '../activities/workflow-queue.js';
 import type { ApprovalNotifyActivities } from '../actions/activity-contracts.js';
 import { DEFAULT_ACTION_SETTINGS, type ActionSettings } from '../actions/contracts.js';
 import type { LifecycleAction } from '../actions/journal.js';
-import { InboxAccountId, InboxCategory, InboxLlmPaused, InboxState } from '../temporal/search-attributes.js';
+import { InboxAccountId, InboxCategory, InboxLlmPaused, InboxState, WakeAt } from '../temporal/search-attributes.js';
 import type { GmailActivities } from './activity-contracts.js';
 import { proxyGmailProbe, proxyNotifyActivities, proxyQueueActivities, STEP_LIMITS, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
 import { LlmPause, waitingWhileLlmPaused } from './llm-pause.js';
@@ -33,7 +33,9 @@ import {
   type ThreadState,
   type ThreadStatus,
   type ThreadWorkflowInput,
+  type Wake,
 } from './contracts.js';
+import { parseTimerRequest, type TimerSignalName } from './timer-requests.js';
 import {
   actionDecisionSignal,
   draftGoneSignal,
@@ -42,12 +44,14 @@ import {
   reclassifySignal,
   sentSeenSignal,
   threadStatusQuery,
+  TIMER_SIGNALS,
 } from './signals.js';
 import {
   carriedOf,
   indexedOf,
   isClosed,
   memoryOf,
+  nextWake,
   openRecord,
   savedAtStart,
   statusOf,
@@ -117,6 +121,14 @@ export class ThreadRun {
     for (const signal of [newMessageSignal, labelsChangedSignal, draftGoneSignal, sentSeenSignal, actionDecisionSignal, reclassifySignal]) {
       setHandler(signal, (event: ThreadEvent) => this.enqueue(event));
     }
+    for (const signal of Object.values(TIMER_SIGNALS)) {
+      // Checked where it comes in: the CLI's, a label's or an operator's `temporal workflow signal`.
+      setHandler(signal, (raw: unknown) => {
+        const parsed = parseTimerRequest(signal.name as TimerSignalName, raw);
+        if ('event' in parsed) this.enqueue(parsed.event);
+        else this.logDecision({ kind: 'timer', source: 'user', detail: `${signal.name} refused: ${parsed.error}` });
+      });
+    }
     setHandler(threadStatusQuery, () => this.status());
   }
 
@@ -158,14 +170,18 @@ export class ThreadRun {
   async nextEvent(): Promise<ThreadEvent | 'idle' | 'continue'> {
     const { settings } = this;
     const idle = this.record.state === 'skipped' ? settings.skippedIdleTimeoutMs : settings.idleTimeoutMs;
-    // An open action (an approval's expiry, a send's delay) wakes the run when its time comes.
-    const due = this.record.openActions.reduce<number | undefined>((min, a) => (min === undefined || a.dueAt < min ? a.dueAt : min), undefined);
+    // An open action (an approval's expiry, a send's delay) or a timer (wakes) wakes the run when its time comes.
+    const actionDue = this.record.openActions.reduce<number | undefined>((min, a) => (min === undefined || a.dueAt < min ? a.dueAt : min), undefined);
+    const wake = nextWake(this.record);
+    const due = wake === undefined ? actionDue : Math.min(wake.at, actionDue ?? wake.at);
     const timeout = due === undefined ? idle : Math.max(1, Math.min(idle, due - Date.now()));
     const woken = await condition(() => this.queue.length > 0 || workflowInfo().continueAsNewSuggested, timeout);
     if (!woken) {
       const dueAction = this.record.openActions.find((a) => a.dueAt <= Date.now());
       if (dueAction) return { type: 'action_due', actionId: dueAction.id };
-      return this.record.openActions.length > 0 ? this.nextEvent() : 'idle';
+      if (wake && wake.at <= Date.now()) return { type: 'wake', actionId: wake.actionId };
+      // Never idle while something is pending: a timer or an open action keeps the run.
+      return this.record.openActions.length > 0 || this.record.wakes.length > 0 ? this.nextEvent() : 'idle';
     }
     return this.queue.shift() ?? 'continue';
   }
@@ -192,14 +208,37 @@ export class ThreadRun {
   /** The new state, visible at once in the Web UI (search attributes); written to Postgres by save(). */
   transition(next: ThreadState): void {
     this.record.state = next;
+    this.reindex();
+  }
+
+  /** Shows the state and the next wake-up in the Web UI when either changed (InboxState, WakeAt). */
+  reindex(): void {
     const indexed = indexedOf(this.record);
-    if (indexed.state === this.indexed.state && indexed.category === this.indexed.category) return;
+    const before = this.indexed;
+    const wakeMoved = indexed.wakeAt !== before.wakeAt;
+    if (indexed.state === before.state && indexed.category === before.category && !wakeMoved) return;
     this.indexed = indexed;
     upsertSearchAttributes([
       { key: InboxAccountId, value: this.accountId },
       { key: InboxState, value: indexed.state },
       ...(indexed.category ? [{ key: InboxCategory, value: indexed.category }] : []),
+      ...(wakeMoved ? [{ key: WakeAt, value: indexed.wakeAt === undefined ? null : new Date(indexed.wakeAt) }] : []),
     ]);
+  }
+
+  /** A new timer: the run wakes for it (journaled by the step that set it). */
+  addWake(wake: Wake): void {
+    this.record.wakes = [...this.record.wakes.filter((w) => w.actionId !== wake.actionId), wake];
+    this.reindex();
+  }
+
+  /** Takes the timer off the record (fired or cancelled); undefined when it is not pending. */
+  takeWake(actionId: string): Wake | undefined {
+    const wake = this.record.wakes.find((w) => w.actionId === actionId);
+    if (!wake) return undefined;
+    this.record.wakes = this.record.wakes.filter((w) => w !== wake);
+    this.reindex();
+    return wake;
   }
 
   /** A one-line summary in the workflow's memo (encrypted like every payload). */
@@ -223,8 +262,13 @@ export class ThreadRun {
     if (changes) this.saved = changes.saved;
   }
 
-  /** A closing thread leaves nothing waiting: approvals expire, scheduled sends are cancelled. */
+  /** A closing thread leaves nothing waiting: approvals expire, scheduled sends and timers are cancelled. */
   private async closeOpenActions(): Promise<void> {
+    for (const wake of [...this.record.wakes]) {
+      this.takeWake(wake.actionId);
+      await this.store.settleAction({ id: wake.actionId, from: ['scheduled', 'queued'], to: 'undone', note: `the thread was closed (${this.record.state})` });
+      this.logDecision({ kind: 'timer', source: 'system', detail: `${wake.kind.replace('_', '-')} cancelled: the thread was closed` });
+    }
     for (const open of this.record.openActions.splice(0)) {
       const awaiting = open.state === 'awaiting_approval';
       await this.store.settleAction({

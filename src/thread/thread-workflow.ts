@@ -13,7 +13,9 @@ import { handToAgent } from './agent-steps.js';
 import { journalLabel, llmStep, needsTheUser, placeDraftInThread, writeReplyText, type Verdict } from './common-steps.js';
 import type { LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
 import { draftEditedByUser, extractReworkInstructions } from './rework.js';
+import { afterUserSent, endWait, followUp } from './follow-up-steps.js';
 import { ThreadRun } from './thread-run.js';
+import { endSnoozeEarly, remind, returnFromSnooze, sendLater, setTimer } from './timer-steps.js';
 import { nextStep, type Step, type StepInput } from './transitions.js';
 
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<ThreadStatus> {
@@ -52,6 +54,21 @@ const STEPS: { [S in Step]: (run: ThreadRun, next: StepInput[S]) => Promise<void
   decide_action: (run, { event }) => carryOutDecision(run, event),
   action_due: (run, { event }) => actionDue(run, event),
   reclassify: (run) => classifyAndAnswer(run, { again: true }),
+  set_timer: (run, { event }) => setTimer(run, event),
+  cancel_timer: (run, { event }) => setTimer(run, event),
+  end_wait_and_classify: async (run) => {
+    await endWait(run);
+    return classifyAndAnswer(run);
+  },
+  unsnooze_and_classify: async (run) => {
+    await endSnoozeEarly(run);
+    if (run.record.state === 'awaiting_reply') await endWait(run);
+    return classifyAndAnswer(run);
+  },
+  follow_up: (run, { event }) => followUp(run, event),
+  return_from_snooze: (run, { event }) => returnFromSnooze(run, event),
+  remind: (run, { event }) => remind(run, event),
+  send_later: (run, { event }) => sendLater(run, event),
   ignore: () => undefined,
 };
 
@@ -267,10 +284,10 @@ async function checkDraft(run: ThreadRun, event: ThreadEvent): Promise<void> {
   if (event.type === 'draft_gone') run.record.draftMessageId = current.messageId;
 }
 
-/** The user answered without our draft: the thread is closed as sent. */
-function markReplied(run: ThreadRun, event: { messageId: string }): void {
+/** The user answered without our draft: the thread is closed as sent, or waits for the answer (follow-up-steps.ts). */
+async function markReplied(run: ThreadRun, event: { messageId: string }): Promise<void> {
   run.logDecision({ kind: 'sent', source: 'user', detail: `the user replied (${event.messageId})` });
-  run.transition('sent');
+  return afterUserSent(run, event.messageId);
 }
 
 /** A gap repair's label request: act only on the request labels still on the thread. */
@@ -295,7 +312,7 @@ async function draftDisappeared(run: ThreadRun): Promise<void> {
       run.journalLifecycle({ key: run.record.draftKey, kind: 'draft', messageId, sender: '', reason: { source: 'user' }, result: { sentUnedited: unedited } });
     }
     run.logDecision({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}${unedited ? ' (unedited)' : ''}` });
-    run.transition('sent');
+    await afterUserSent(run, sent.messageId);
   } else {
     run.logDecision({ kind: 'discarded', source: 'user', detail: 'draft deleted without sending' });
     run.transition('discarded');

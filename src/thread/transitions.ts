@@ -12,6 +12,9 @@ import {
   type SentSeenEvent,
   type ThreadEvent,
   type ThreadState,
+  type TimerRequestEvent,
+  type Wake,
+  type WakeEvent,
 } from './contracts.js';
 
 /** An event as the rules see it: the signal, read against what the thread knows. */
@@ -48,7 +51,22 @@ export type EventKind =
   /** An open action's time came: its approval expired, or its send delay is over. */
   | 'action_due'
   /** The user asked for the thread to be classified again. */
-  | 'reclassify_request';
+  | 'reclassify_request'
+  /** The user asked for a timer: snooze, remind, send later. */
+  | 'timer_request'
+  /** The user asked for a snooze to end, or timers to be cancelled. */
+  | 'timer_cancel'
+  /** A message from the other side while the thread waits for their answer. */
+  | 'reply_arrived'
+  /** New mail in a snoozed thread: it comes back early. */
+  | 'mail_while_snoozed'
+  /** A timer's time came: the follow-up, the snooze's return, the reminder, the scheduled send. */
+  | 'follow_up_due'
+  | 'snooze_due'
+  | 'remind_due'
+  | 'send_later_due'
+  /** A wake the run no longer holds (cancelled meanwhile). */
+  | 'stale_wake';
 
 export type Step =
   /** Read the thread, classify it (rules, then the LLM), draft when it needs a reply. */
@@ -77,6 +95,22 @@ export type Step =
   | 'action_due'
   /** Classify the latest inbound message again; act on the new verdict when it differs. */
   | 'reclassify'
+  /** Set the timer the user asked for (journaled; a snooze archives the thread now). */
+  | 'set_timer'
+  /** End a snooze now, or cancel timers (journaled). */
+  | 'cancel_timer'
+  /** The answer came: the follow-up is cancelled, the new mail classified. */
+  | 'end_wait_and_classify'
+  /** The snooze ends early: the thread comes back, the new mail is classified. */
+  | 'unsnooze_and_classify'
+  /** No answer in time: Follow Up label, the user notified, a nudge drafted if the account allows it. */
+  | 'follow_up'
+  /** Back to the inbox, unread, labelled. */
+  | 'return_from_snooze'
+  /** Notify the user; the thread stays where it is. */
+  | 'remind'
+  /** Send the thread's draft as it is now, through the journaled send path. */
+  | 'send_later'
   | 'ignore';
 
 /** What the rules need to know of the thread besides its state. */
@@ -87,6 +121,7 @@ export interface ThreadFacts {
   handledMessageIds: readonly string[];
   openActions: readonly OpenAction[];
   sentByUs: readonly string[];
+  wakes?: readonly Wake[];
 }
 
 type Row = Partial<Record<ThreadState, Step>>;
@@ -97,6 +132,7 @@ const inEveryOpenState = (step: Step): Row => ({
   needs_response: step,
   drafted: step,
   rework_requested: step,
+  awaiting_reply: step,
   action_required: step,
 });
 
@@ -106,9 +142,11 @@ const inEveryOpenState = (step: Step): Row => ({
  */
 export const TRANSITIONS: Record<EventKind, Row> = {
   inbound_mail: { pending: 'classify', skipped: 'classify', drafted: 'classify', action_required: 'classify' },
+  reply_arrived: { awaiting_reply: 'end_wait_and_classify' },
+  mail_while_snoozed: { pending: 'unsnooze_and_classify', skipped: 'unsnooze_and_classify', drafted: 'unsnooze_and_classify', action_required: 'unsnooze_and_classify', awaiting_reply: 'unsnooze_and_classify' },
   redelivered_mail: {},
   draft_message: {},
-  user_replied: { pending: 'mark_replied', skipped: 'mark_replied', action_required: 'mark_replied' },
+  user_replied: { pending: 'mark_replied', skipped: 'mark_replied', action_required: 'mark_replied', awaiting_reply: 'mark_replied' },
   draft_maybe_sent: inEveryOpenState('check_draft'),
   draft_gone: inEveryOpenState('check_draft'),
   stale_draft_gone: {},
@@ -123,6 +161,13 @@ export const TRANSITIONS: Record<EventKind, Row> = {
   action_decision: inEveryOpenState('decide_action'),
   action_due: inEveryOpenState('action_due'),
   reclassify_request: inEveryOpenState('reclassify'),
+  timer_request: inEveryOpenState('set_timer'),
+  timer_cancel: inEveryOpenState('cancel_timer'),
+  follow_up_due: { awaiting_reply: 'follow_up' },
+  snooze_due: inEveryOpenState('return_from_snooze'),
+  remind_due: inEveryOpenState('remind'),
+  send_later_due: inEveryOpenState('send_later'),
+  stale_wake: {},
 };
 
 export function stepFor(state: ThreadState, kind: EventKind): Step {
@@ -143,7 +188,9 @@ export function kindOf(event: ThreadEvent, facts: ThreadFacts): EventKind {
     case 'message_added':
       if (event.labelIds.includes('DRAFT')) return 'draft_message';
       if (event.labelIds.includes('SENT')) return sentKind(event.messageId);
-      return facts.handledMessageIds.includes(event.messageId) ? 'redelivered_mail' : 'inbound_mail';
+      if (facts.handledMessageIds.includes(event.messageId)) return 'redelivered_mail';
+      if (facts.wakes?.some((w) => w.kind === 'snooze')) return 'mail_while_snoozed';
+      return facts.state === 'awaiting_reply' ? 'reply_arrived' : 'inbound_mail';
     case 'sent_seen':
       return sentKind(event.messageId);
     case 'draft_gone':
@@ -155,6 +202,12 @@ export function kindOf(event: ThreadEvent, facts: ThreadFacts): EventKind {
       return 'action_due';
     case 'reclassify':
       return 'reclassify_request';
+    case 'timer_request':
+      return event.request.kind === 'unsnooze' || event.request.kind === 'cancel' ? 'timer_cancel' : 'timer_request';
+    case 'wake': {
+      const wake = facts.wakes?.find((w) => w.actionId === event.actionId);
+      return wake ? (`${wake.kind}_due` as const) : 'stale_wake';
+    }
     case 'labels_changed':
       if (event.reconcile) return 'labels_to_recheck';
       if (event.added.includes('done')) return 'done_label';
@@ -171,6 +224,12 @@ interface StepEvents {
   recheck_labels: LabelsChangedEvent;
   check_draft: MessageAddedEvent | SentSeenEvent | DraftGoneEvent;
   mark_replied: MessageAddedEvent | SentSeenEvent | DraftGoneEvent;
+  set_timer: TimerRequestEvent;
+  cancel_timer: TimerRequestEvent;
+  follow_up: WakeEvent;
+  return_from_snooze: WakeEvent;
+  remind: WakeEvent;
+  send_later: WakeEvent;
 }
 
 /** Each step as it is taken: with its event, narrowed, when it reads one. */
@@ -189,6 +248,14 @@ export function nextStep(facts: ThreadFacts, event: ThreadEvent): NextStep {
       return event.type === 'action_due' ? { step, event } : { step: 'ignore' };
     case 'recheck_labels':
       return event.type === 'labels_changed' ? { step, event } : { step: 'ignore' };
+    case 'set_timer':
+    case 'cancel_timer':
+      return event.type === 'timer_request' ? { step, event } : { step: 'ignore' };
+    case 'follow_up':
+    case 'return_from_snooze':
+    case 'remind':
+    case 'send_later':
+      return event.type === 'wake' ? { step, event } : { step: 'ignore' };
     case 'check_draft':
     case 'mark_replied':
       return event.type === 'message_added' || event.type === 'sent_seen' || event.type === 'draft_gone' ? { step, event } : { step: 'ignore' };

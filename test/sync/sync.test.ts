@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createSyncActivities } from '../../src/sync/sync-activities.js';
+import { DEFAULT_TIMER_LABEL_PREFIXES } from '../../src/time/index.js';
+import { DateTime } from 'luxon';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { startHttpServer, type HttpServer } from '../../src/http/server.js';
@@ -119,6 +121,7 @@ beforeAll(async () => {
       pushTopic: TOPIC,
       accountIds,
       limiter: new QuotaLimiter(prismaExecutor(h.prisma), quotaOptionsFromConfig(h.cfg)),
+      timerLabels: { prefixes: DEFAULT_TIMER_LABEL_PREFIXES, time: h.cfg },
     }),
     dataConverter: createDataConverter(fixedTestPayloadKeys()),
   });
@@ -233,6 +236,24 @@ describe('push → sync → thread workflow', () => {
     await h.gmail.control.modifyLabels(h.email, { threadId, add: [h.settings.labels.done] });
     const status = await h.waitFor(threadId, (s) => s.state === 'archived', 45_000);
     expect(status.decisions.some((d) => d.kind === 'archive' && d.source === 'user')).toBe(true);
+  });
+
+  it('takes a timer label set in Gmail (Snooze/Next week): the thread snoozes until Monday morning in the account zone, the label comes off', async () => {
+    await h.prisma.account.update({ where: { id: h.accountId }, data: { timeZone: 'Europe/Berlin' } });
+    const { threadId } = await deliver(h, question('Offsite venue'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0, 45_000);
+    await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Snooze/Next week'] });
+    const snoozed = await h.waitFor(threadId, (s) => (s.wakes ?? []).some((w) => w.kind === 'snooze') && s.pendingEvents === 0, 45_000);
+    const at = DateTime.fromMillis(snoozed.wakes![0]!.at, { zone: 'Europe/Berlin' });
+    expect(at.weekday).toBe(1);
+    expect(at.hour).toBe(h.cfg.MORNING_HOUR);
+    expect(at.toMillis()).toBeGreaterThan(Date.now());
+    const state = await h.gmail.control.getState(h.email);
+    const names = new Map(state.labels.map((l) => [l.id, l.name]));
+    const onThread = new Set(state.messages.filter((m) => m.threadId === threadId).flatMap((m) => m.labelIds.map((id) => names.get(id) ?? id)));
+    expect(onThread.has('Snooze/Next week')).toBe(false);
+    expect(onThread.has('INBOX')).toBe(false);
+    expect(snoozed.wakes![0]!.by).toBe('label');
   });
 });
 

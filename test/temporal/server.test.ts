@@ -197,6 +197,7 @@ describe('Temporal server on PostgreSQL', () => {
       Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
       Int: IndexedValueType.INDEXED_VALUE_TYPE_INT,
       Double: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+      Datetime: IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
     };
     for (const [name, type] of Object.entries(searchAttributeDefinitions))
       expect(customAttributes?.[name]).toBe(types[type]);

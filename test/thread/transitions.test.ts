@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { THREAD_STATES, type LabelRole, type ThreadEvent, type ThreadState } from '../../src/thread/contracts.js';
 import { kindOf, nextStep, stepFor, TRANSITIONS, type EventKind, type Step } from '../../src/thread/transitions.js';
 
-const STATES = ['pending', 'skipped', 'needs_response', 'drafted', 'rework_requested', 'action_required', 'sent', 'archived', 'discarded'] as const;
+const STATES = ['pending', 'skipped', 'needs_response', 'drafted', 'rework_requested', 'action_required', 'awaiting_reply', 'sent', 'archived', 'discarded'] as const;
 
 const c = 'classify';
 const x = 'ignore';
@@ -19,27 +19,42 @@ const p = 'check_approval_draft';
 const da = 'decide_action';
 const due = 'action_due';
 const rc = 'reclassify';
+const st = 'set_timer';
+const ct = 'cancel_timer';
+const us = 'unsnooze_and_classify';
+const rs = 'return_from_snooze';
+const rm = 'remind';
+const sl = 'send_later';
 
-// columns:                   pending     skipped     needs_resp. drafted     rework_req. action_req. sent archived discarded
+// columns:                   pending     skipped     needs_resp. drafted     rework_req. action_req. awaiting_reply sent archived discarded
 const EXPECTED: Record<EventKind, Step[]> = {
-  inbound_mail:            [c,          c,          x,          c,          x,          c,          x, x, x],
-  redelivered_mail:        [x,          x,          x,          x,          x,          x,          x, x, x],
-  draft_message:           [x,          x,          x,          x,          x,          x,          x, x, x],
-  user_replied:            [m,          m,          x,          x,          x,          m,          x, x, x],
-  draft_maybe_sent:        [k,          k,          k,          k,          k,          k,          x, x, x],
-  draft_gone:              [k,          k,          k,          k,          k,          k,          x, x, x],
-  stale_draft_gone:        [x,          x,          x,          x,          x,          x,          x, x, x],
-  done_label:              [a,          a,          a,          a,          a,          a,          x, x, x],
-  rework_label:            [r,          r,          r,          'rework',   r,          r,          x, x, x],
-  needs_response_label:    [d,          d,          d,          'clear_needs_response', d, d,      x, x, x],
-  other_labels:            [x,          x,          x,          x,          x,          x,          x, x, x],
-  labels_to_recheck:       [l,          l,          l,          l,          l,          l,          x, x, x],
-  own_send:                [x,          x,          x,          x,          x,          x,          x, x, x],
-  approval_draft_maybe_sent: [p,        p,          p,          p,          p,          p,          x, x, x],
-  approval_draft_gone:     [p,          p,          p,          p,          p,          p,          x, x, x],
-  action_decision:         [da,         da,         da,         da,         da,         da,         x, x, x],
-  action_due:              [due,        due,        due,        due,        due,        due,        x, x, x],
-  reclassify_request:      [rc,         rc,         rc,         rc,         rc,         rc,         x, x, x],
+  inbound_mail:            [c,          c,          x,          c,          x,          c,          x, x, x, x],
+  redelivered_mail:        [x,          x,          x,          x,          x,          x,          x, x, x, x],
+  draft_message:           [x,          x,          x,          x,          x,          x,          x, x, x, x],
+  user_replied:            [m,          m,          x,          x,          x,          m,          m, x, x, x],
+  draft_maybe_sent:        [k,          k,          k,          k,          k,          k,          k, x, x, x],
+  draft_gone:              [k,          k,          k,          k,          k,          k,          k, x, x, x],
+  stale_draft_gone:        [x,          x,          x,          x,          x,          x,          x, x, x, x],
+  done_label:              [a,          a,          a,          a,          a,          a,          a, x, x, x],
+  rework_label:            [r,          r,          r,          'rework',   r,          r,          r, x, x, x],
+  needs_response_label:    [d,          d,          d,          'clear_needs_response', d, d,      d, x, x, x],
+  other_labels:            [x,          x,          x,          x,          x,          x,          x, x, x, x],
+  labels_to_recheck:       [l,          l,          l,          l,          l,          l,          l, x, x, x],
+  own_send:                [x,          x,          x,          x,          x,          x,          x, x, x, x],
+  approval_draft_maybe_sent: [p,        p,          p,          p,          p,          p,          p, x, x, x],
+  approval_draft_gone:     [p,          p,          p,          p,          p,          p,          p, x, x, x],
+  action_decision:         [da,         da,         da,         da,         da,         da,         da, x, x, x],
+  action_due:              [due,        due,        due,        due,        due,        due,        due, x, x, x],
+  reclassify_request:      [rc,         rc,         rc,         rc,         rc,         rc,         rc, x, x, x],
+  reply_arrived:           [x,          x,          x,          x,          x,          x,          'end_wait_and_classify', x, x, x],
+  mail_while_snoozed:      [us,         us,         x,          us,         x,          us,         us, x, x, x],
+  timer_request:           [st,         st,         st,         st,         st,         st,         st, x, x, x],
+  timer_cancel:            [ct,         ct,         ct,         ct,         ct,         ct,         ct, x, x, x],
+  follow_up_due:           [x,          x,          x,          x,          x,          x,          'follow_up', x, x, x],
+  snooze_due:              [rs,         rs,         rs,         rs,         rs,         rs,         rs, x, x, x],
+  remind_due:              [rm,         rm,         rm,         rm,         rm,         rm,         rm, x, x, x],
+  send_later_due:          [sl,         sl,         sl,         sl,         sl,         sl,         sl, x, x, x],
+  stale_wake:              [x,          x,          x,          x,          x,          x,          x, x, x, x],
 };
 
 const pairs = (Object.keys(EXPECTED) as EventKind[]).flatMap((kind) =>
@@ -69,6 +84,7 @@ describe('what an event means for the thread', () => {
     sentByUs: [],
     ...more,
   });
+  const snooze = { actionId: 'w1', kind: 'snooze' as const, at: 10, by: 'user' as const };
   const waitingDraft = { id: 'a1', kind: 'auto_reply' as const, state: 'awaiting_approval' as const, dueAt: 0, draftId: 'r9', draftMessageId: 'd9' };
   const labels = (added: LabelRole[], reconcile?: boolean): ThreadEvent => ({
     type: 'labels_changed',
@@ -100,6 +116,16 @@ describe('what an event means for the thread', () => {
     ['an approval', { type: 'action_decision', actionId: 'a1', decision: 'approve', by: 'cli' }, {}, 'action_decision'],
     ['an action coming due', { type: 'action_due', actionId: 'a1' }, {}, 'action_due'],
     ['the user asking to classify again', { type: 'reclassify', requestId: 'q1' }, {}, 'reclassify_request'],
+    ['the other side answering while the thread awaits a reply', { type: 'message_added', messageId: 'm5', labelIds: ['INBOX'] }, { state: 'awaiting_reply' }, 'reply_arrived'],
+    ['new mail in a snoozed thread', { type: 'message_added', messageId: 'm5', labelIds: ['INBOX'] }, { wakes: [snooze] }, 'mail_while_snoozed'],
+    ['new mail in a snoozed thread that awaits a reply', { type: 'message_added', messageId: 'm5', labelIds: ['INBOX'] }, { state: 'awaiting_reply', wakes: [snooze] }, 'mail_while_snoozed'],
+    ['a snooze asked for', { type: 'timer_request', requestId: 'q2', by: 'user', request: { kind: 'snooze', at: 5 } }, {}, 'timer_request'],
+    ['a send later asked for', { type: 'timer_request', requestId: 'q2', by: 'label', request: { kind: 'send_later', at: 5 } }, {}, 'timer_request'],
+    ['unsnooze', { type: 'timer_request', requestId: 'q3', by: 'user', request: { kind: 'unsnooze' } }, { wakes: [snooze] }, 'timer_cancel'],
+    ['cancel', { type: 'timer_request', requestId: 'q4', by: 'user', request: { kind: 'cancel', timer: 'remind' } }, {}, 'timer_cancel'],
+    ['the snooze coming due', { type: 'wake', actionId: 'w1' }, { wakes: [snooze] }, 'snooze_due'],
+    ['the follow-up coming due', { type: 'wake', actionId: 'w2' }, { wakes: [{ ...snooze, actionId: 'w2', kind: 'follow_up' }] }, 'follow_up_due'],
+    ['a wake cancelled meanwhile', { type: 'wake', actionId: 'w1' }, {}, 'stale_wake'],
   ])('%s', (_what, event, more, kind) => {
     expect(kindOf(event, facts(more))).toBe(kind);
   });

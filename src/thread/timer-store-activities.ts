@@ -1,0 +1,28 @@
+// Postgres activities of the thread's timers (local activities): when a follow-up falls due, in
+// the account's time zone, and whether the account lets a follow-up draft a nudge.
+import { ApplicationFailure } from '@temporalio/activity';
+import { loadSafetyPolicy } from '../actions/journal.js';
+import { accountTimeSettings } from '../accounts/time-settings.js';
+import type { PrismaClient } from '../db/client.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
+import { addBusinessDays, type TimeDefaults } from '../time/index.js';
+
+export interface TimerStoreActivities {
+  /** `businessDays` business days after `fromMs`, in the account's zone (its weekend skipped), at the same local time. */
+  followUpDueAt(input: { accountId: string; fromMs: number; businessDays: number }): Promise<number>;
+  /** Whether a follow-up that falls due drafts a nudge (the account's policy, else the global one; off by default). */
+  followUpNudgeAllowed(input: { accountId: string }): Promise<boolean>;
+}
+
+export function createTimerStoreActivities({ db, prisma, time }: { db: SqlExecutor; prisma: PrismaClient; time: TimeDefaults }): TimerStoreActivities {
+  return {
+    async followUpDueAt({ accountId, fromMs, businessDays }) {
+      const settings = await accountTimeSettings(prisma, accountId, time);
+      if (!settings) throw ApplicationFailure.nonRetryable(`no account ${accountId}`, 'AccountNotFound');
+      return addBusinessDays(new Date(fromMs), businessDays, settings).getTime();
+    },
+    async followUpNudgeAllowed({ accountId }) {
+      return (await loadSafetyPolicy(db, accountId)).followUpNudge;
+    },
+  };
+}
