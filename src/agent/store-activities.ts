@@ -2,6 +2,7 @@
 // sender, and the run's steps.
 import type { SqlExecutor } from '../db/sql-executor.js';
 import type { AgentStoreActivities } from './activity-contracts.js';
+import type { AgentStepRecord } from './contracts.js';
 
 export function createAgentStoreActivities({ db }: { db: SqlExecutor }): AgentStoreActivities {
   return {
@@ -22,28 +23,43 @@ export function createAgentStoreActivities({ db }: { db: SqlExecutor }): AgentSt
     },
 
     async recordAgentSteps({ accountId, threadId, runKey, profile, steps }) {
-      for (const step of steps) {
-        await db.query(
-          `INSERT INTO agent_steps (account_id, gmail_thread_id, run_key, seq, profile, name, input, result, status, tokens_in, tokens_out, started_at, finished_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13)
-           ON CONFLICT (run_key, seq) DO NOTHING`,
-          [
-            accountId,
-            threadId,
-            runKey,
-            step.seq,
-            profile,
-            step.name,
-            step.input === undefined ? null : JSON.stringify(step.input),
-            step.result === undefined ? null : JSON.stringify(step.result),
-            step.status,
-            step.tokensIn ?? null,
-            step.tokensOut ?? null,
-            step.startedAt,
-            step.finishedAt,
-          ],
-        );
-      }
+      await insertAgentSteps(db, { accountId, threadId }, runKey, profile, steps);
     },
   };
+}
+
+/**
+ * An agent run's steps into agent_steps, once each (a retry finds them by run key and step): the
+ * run of a thread (`threadId`) or of a user schedule (`scheduleId`).
+ */
+export async function insertAgentSteps(
+  db: SqlExecutor,
+  owner: { accountId: string; threadId?: string; scheduleId?: string },
+  runKey: string,
+  profile: string,
+  steps: AgentStepRecord[],
+): Promise<void> {
+  for (const step of steps) {
+    await db.query(
+      `INSERT INTO agent_steps (account_id, gmail_thread_id, schedule_id, run_key, seq, profile, name, input, result, status, tokens_in, tokens_out, started_at, finished_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, $11, $12, $13, $14)
+       ON CONFLICT (run_key, seq) DO NOTHING`,
+      [
+        owner.accountId,
+        owner.threadId ?? null,
+        owner.scheduleId ?? null,
+        runKey,
+        step.seq,
+        profile,
+        step.name,
+        step.input === undefined ? null : JSON.stringify(step.input),
+        step.result === undefined ? null : JSON.stringify(step.result),
+        step.status,
+        step.tokensIn ?? null,
+        step.tokensOut ?? null,
+        step.startedAt,
+        step.finishedAt,
+      ],
+    );
+  }
 }

@@ -1,6 +1,7 @@
 // Postgres activities of a scheduled run (task queue durable-inbox, local activities): claiming the
 // run, its steps, its end. Each is idempotent: a retried claim finds its own row.
 import { loadAgentProfile } from '../agent/profiles.js';
+import { insertAgentSteps } from '../agent/store-activities.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { accountTimeZone } from './account-zone.js';
 import type { ScheduleStoreActivities } from './activity-contracts.js';
@@ -54,28 +55,7 @@ export function createScheduleStoreActivities({ db, defaultZone }: { db: SqlExec
     },
 
     async recordScheduledRunSteps({ accountId, scheduleId, runKey, profile, steps }) {
-      for (const step of steps) {
-        await db.query(
-          `INSERT INTO agent_steps (account_id, schedule_id, run_key, seq, profile, name, input, result, status, tokens_in, tokens_out, started_at, finished_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13)
-           ON CONFLICT (run_key, seq) DO NOTHING`,
-          [
-            accountId,
-            scheduleId,
-            runKey,
-            step.seq,
-            profile,
-            step.name,
-            step.input === undefined ? null : JSON.stringify(step.input),
-            step.result === undefined ? null : JSON.stringify(step.result),
-            step.status,
-            step.tokensIn ?? null,
-            step.tokensOut ?? null,
-            step.startedAt,
-            step.finishedAt,
-          ],
-        );
-      }
+      await insertAgentSteps(db, { accountId, scheduleId }, runKey, profile, steps);
     },
 
     async finishScheduledRun({ workflowId, status, output, steps, tokensIn, tokensOut, note }) {
