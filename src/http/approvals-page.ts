@@ -17,13 +17,21 @@ export interface ActionCard {
   /** Its own page: a signed link (path and query). */
   href: string;
   /** Where its forms post, and the link fields and CSRF token they carry. */
-  form: { action: string; exp: number; sig: string; csrf: string };
+  form: DecisionForm;
   decisions: Decision[];
 }
 
 export interface Outcome {
   ok: boolean;
   message: string;
+}
+
+/** Where a decision posts, with its link's expiry and signature and the session's CSRF token. */
+export interface DecisionForm {
+  action: string;
+  exp: number;
+  sig: string;
+  csrf: string;
 }
 
 const BUTTON_LABELS: Record<Decision, string> = { approve: 'Approve', reject: 'Reject', undo: 'Undo' };
@@ -62,13 +70,17 @@ ${body}
 }
 
 function buttons(card: ActionCard): string {
-  if (card.decisions.length === 0) return '';
-  const { form } = card;
+  return decisionForm(card.form, card.decisions.map((d) => ({ value: d, label: BUTTON_LABELS[d] })));
+}
+
+/** The signed form that posts one decision (an action's or a lesson's); nothing when none is open. */
+export function decisionForm(form: DecisionForm, decisions: { value: string; label: string }[]): string {
+  if (decisions.length === 0) return '';
   return `<form method="post" action="${escapeHtml(form.action)}">
-<input type="hidden" name="exp" value="${escapeHtml(form.exp)}">
+<input type="hidden" name="exp" value="${escapeHtml(String(form.exp))}">
 <input type="hidden" name="sig" value="${escapeHtml(form.sig)}">
 <input type="hidden" name="csrf" value="${escapeHtml(form.csrf)}">
-${card.decisions.map((d) => `<button type="submit" name="decision" value="${d}">${BUTTON_LABELS[d]}</button>`).join('')}
+${decisions.map((d) => `<button type="submit" name="decision" value="${escapeHtml(d.value)}">${escapeHtml(d.label)}</button>`).join('')}
 </form>`;
 }
 

@@ -4,7 +4,7 @@ import type { Lesson } from '../learning/contracts.js';
 import { scopeText } from '../learning/describe.js';
 import { describeOutcome, type DryRunResult } from '../learning/dry-run.js';
 import { formatActionList } from '../actions/action-specs.js';
-import { escapeHtml } from './approvals-page.js';
+import { decisionForm, escapeHtml, type DecisionForm } from './approvals-page.js';
 
 export type LessonDecision = 'accept' | 'reject';
 
@@ -12,7 +12,7 @@ export interface LessonCard {
   lesson: Lesson;
   /** Its own page: a signed link (path and query). */
   href: string;
-  form: { action: string; exp: number; sig: string; csrf: string };
+  form: DecisionForm;
   dryRun: DryRunResult | null;
   dryRunDays: number;
   decisions: LessonDecision[];
@@ -26,14 +26,7 @@ export function lessonDecisions(lesson: Lesson): LessonDecision[] {
 }
 
 function buttons(card: LessonCard): string {
-  if (card.decisions.length === 0) return '';
-  const { form } = card;
-  return `<form method="post" action="${escapeHtml(form.action)}">
-<input type="hidden" name="exp" value="${escapeHtml(form.exp)}">
-<input type="hidden" name="sig" value="${escapeHtml(form.sig)}">
-<input type="hidden" name="csrf" value="${escapeHtml(form.csrf)}">
-${card.decisions.map((d) => `<button type="submit" name="decision" value="${d}">${LABELS[d]}</button>`).join('')}
-</form>`;
+  return decisionForm(card.form, card.decisions.map((d) => ({ value: d, label: LABELS[d] })));
 }
 
 function evidenceList(lesson: Lesson): string {
