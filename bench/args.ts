@@ -14,6 +14,13 @@ export function wholeFlag(args: string[], name: string, fallback: number): numbe
   return value;
 }
 
+/** A whole number, zero allowed (`--name 0`). */
+export function countFlag(args: string[], name: string, fallback: number): number {
+  const value = flagValue(args, name, fallback);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} expects a whole number`);
+  return value;
+}
+
 function flagValue(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? Number(args[i + 1]) : fallback;

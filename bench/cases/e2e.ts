@@ -16,24 +16,20 @@
 // Latency: delivery call → the thread's draft seen in the emulator (polled every 250 ms).
 // Units: Gmail quota units the emulator charged during the scenario, divided by its emails.
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent, type CpuSnapshot } from '../proc-cpu.js';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { positiveFlag } from '../args.js';
+import { percentile, startBenchTemporal } from '../bench-kit.js';
 import { benchAccountDeps, benchWorkerEnv, startWorkersInProcess } from '../worker-env.js';
 import { loadConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
 import { spawnAnthropicEmulator } from '../../emulators/anthropic/index.js';
-import { EmulatorControlClient } from '../../emulators/gmail/control-client.js';
+import { spawnGmailEmulator } from '../../emulators/gmail/index.js';
 import { startHttpServer } from '../../src/http/server.js';
 import { PUSH_PATH, pushRoute } from '../../src/sync/push-route.js';
 import { registerAccount } from '../../src/accounts/connect.js';
 import { connectClient } from '../../src/temporal/client.js';
-import { startDevServer } from '../../src/temporal/dev-server.js';
-import { startTemporalServer } from '../../src/temporal/server.js';
 import { WorkerProcesses, workerTaskQueues } from '../../src/stack/worker-processes.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { installSdkLogging } from '../../src/workers/sdk-logging.js';
@@ -41,30 +37,8 @@ import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
 import { backfillWorkflowId } from '../../src/backfill/contracts.js';
 import { priorityFor } from '../../src/temporal/priority.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const TOPIC = 'projects/durable-inbox-bench/topics/gmail';
 const PUSH_EMAIL = 'gmail-push@durable-inbox-emulator.iam.gserviceaccount.com';
-
-interface EmulatorDetails {
-  url: string;
-  tokenUrl: string;
-  clientId: string;
-  clientSecret: string;
-}
-
-async function startEmulator(): Promise<{ child: ChildProcess; details: EmulatorDetails }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'emulators/gmail/main.ts', '--port', '0', '--json', '--quota', 'legacy'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const [line] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
-  return { child, details: JSON.parse(line.toString()) as EmulatorDetails };
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 const question = (i: number) => ({
   from: `Client ${i} <client${i}@partner.example>`,
@@ -87,14 +61,12 @@ export async function run(args: string[]): Promise<void> {
 
   installSdkLogging('warn', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench';
-  const server = stackWorkers
-    ? await startTemporalServer({ databaseUrl: `${databaseUrl}_temporal`, port: 0, headless: true })
-    : await startDevServer({ port: 19_000 + Math.floor(Math.random() * 2000), headless: true });
+  const server = await startBenchTemporal(stackWorkers > 0, databaseUrl);
   console.log(`e2e on ${stackWorkers ? `the Temporal server on PostgreSQL, ${stackWorkers} worker processes of each kind` : 'the Temporal dev server, the workers in this process'}`);
   await ensureDatabase(databaseUrl);
   await applyMigrations(databaseUrl);
-  const { child, details } = await startEmulator();
-  const control = new EmulatorControlClient(details.url);
+  const gmail = await spawnGmailEmulator(['--quota', 'legacy']);
+  const { details, control } = gmail;
   const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]); // its own process, like Gmail's
 
   const keys = fixedTestPayloadKeys();
@@ -340,7 +312,7 @@ export async function run(args: string[]): Promise<void> {
     await client.connection.close();
     await prisma.$disconnect();
     await anthropic.close();
-    child.kill();
+    await gmail.close();
     await server.stop();
   }
 }

@@ -11,13 +11,10 @@
 // automated (no LLM call, no draft); the workflow then waits for labels (skipped, 3 days' idle timeout).
 // Start: signalWithStart → the run's first workflow task completed (its history), and → waiting.
 // Signal: a Rework label on a waiting thread → the status query shows the decision it led to.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { positiveFlag } from '../args.js';
+import { mib, percentile, rssOf, sleep, startBenchTemporal, temporalServerPids } from '../bench-kit.js';
 import { benchAccountDeps, benchWorkerEnv } from '../worker-env.js';
 import { registerAccount } from '../../src/accounts/connect.js';
 import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
@@ -25,63 +22,15 @@ import { createPrismaClient } from '../../src/db/client.js';
 import { databaseNameOf } from '../../src/db/connection-url.js';
 import { ensureDatabase } from '../../src/db/ensure-database.js';
 import { applyMigrations } from '../../src/db/migrate.js';
-import { EmulatorControlClient } from '../../emulators/gmail/control-client.js';
+import { spawnGmailEmulator } from '../../emulators/gmail/index.js';
 import { WorkerProcesses, WORKER_ROLES, workerTaskQueues } from '../../src/stack/worker-processes.js';
 import { connectClient } from '../../src/temporal/client.js';
-import { startDevServer } from '../../src/temporal/dev-server.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
-import { startTemporalServer } from '../../src/temporal/server.js';
 import { threadWorkflowId, type LabelsChangedEvent, type ThreadSettings } from '../../src/thread/contracts.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { labelsChangedSignal, threadStatusQuery } from '../../src/thread/signals.js';
 import { installSdkLogging } from '../../src/workers/sdk-logging.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function startEmulator(): Promise<{ child: ChildProcess; details: { url: string; tokenUrl: string; clientId: string; clientSecret: string } }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'emulators/gmail/main.ts', '--port', '0', '--json', '--quota', 'legacy'], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const [line] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
-  return { child, details: JSON.parse(line.toString()) as { url: string; tokenUrl: string; clientId: string; clientSecret: string } };
-}
-
-/** Resident memory (VmRSS) of a process, in bytes; 0 when it is gone. */
-async function rssOf(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
-  return kb ? Number(kb) * 1024 : 0;
-}
-
-/** This process's descendants whose command name starts with `temporal` (the server; the dev server's CLI). */
-async function temporalServerPids(): Promise<number[]> {
-  const parentOf = new Map<number, number>();
-  const nameOf = new Map<number, string>();
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    const m = /^(\d+) \((.*)\) \S+ (\d+)/.exec(stat);
-    if (m) {
-      parentOf.set(Number(m[1]), Number(m[3]));
-      nameOf.set(Number(m[1]), m[2]!);
-    }
-  }
-  const descends = (pid: number): boolean => {
-    for (let p = parentOf.get(pid); p !== undefined && p > 1; p = parentOf.get(p)) if (p === process.pid) return true;
-    return false;
-  };
-  return [...nameOf].filter(([pid, name]) => name.startsWith('temporal') && descends(pid)).map(([pid]) => pid);
-}
-
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 export async function run(args: string[]): Promise<void> {
   const threads = positiveFlag(args, 'threads', 2000);
@@ -91,15 +40,13 @@ export async function run(args: string[]): Promise<void> {
 
   installSdkLogging('warn', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench';
-  const server = stack
-    ? // PostgreSQL here has 100 connections shared with other work: this case keeps its share small.
-      await startTemporalServer({ databaseUrl: `${databaseUrl}_temporal`, port: 0, headless: true, sqlMaxConns: { persistence: 8, visibility: 4 } })
-    : await startDevServer({ port: 19_000 + Math.floor(Math.random() * 2000), headless: true });
-  console.log(`idle on ${stack ? 'the Temporal server on PostgreSQL' : 'the Temporal dev server (SQLite in memory)'}, one worker process of each kind: ${threads} threads over ${accountsCount} accounts`);
+  // PostgreSQL here has 100 connections shared with other work: this case keeps its share small.
+  const server = await startBenchTemporal(stack, databaseUrl, { persistence: 8, visibility: 4 });
+  console.log(`idle on ${server.what}, one worker process of each kind: ${threads} threads over ${accountsCount} accounts`);
   await ensureDatabase(databaseUrl);
   await applyMigrations(databaseUrl);
-  const { child, details } = await startEmulator();
-  const control = new EmulatorControlClient(details.url);
+  const gmail = await spawnGmailEmulator(['--quota', 'legacy']);
+  const { details, control } = gmail;
 
   const keys = fixedTestPayloadKeys();
   const env: Record<string, string> = {
@@ -117,8 +64,7 @@ export async function run(args: string[]): Promise<void> {
   const sizes = new pg.Client({ connectionString: databaseUrl });
   await sizes.connect();
 
-  const databases = [databaseNameOf(databaseUrl)];
-  if ('visibilityDatabase' in server) databases.push(databaseNameOf(server.databaseUrl), server.visibilityDatabase);
+  const databases = [databaseNameOf(databaseUrl), ...server.databases];
   async function databaseBytes(): Promise<number[]> {
     await sizes.query('CHECKPOINT').catch(() => {}); // table files catch up with the WAL
     const out: number[] = [];
@@ -249,7 +195,7 @@ export async function run(args: string[]): Promise<void> {
     await sizes.end();
     await client.connection.close();
     await prisma.$disconnect();
-    child.kill();
+    await gmail.close();
     await server.stop();
   }
 }

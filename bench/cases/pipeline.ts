@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
+import { percentile } from '../bench-kit.js';
 import { benchWorkerEnv, emulatedAccounts, startWorkersInProcess } from '../worker-env.js';
 import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
 import { createPrismaClient } from '../../src/db/client.js';
@@ -61,7 +62,6 @@ async function unitsSpent(control: { metrics(): Promise<{ methods: Record<string
   return Object.values(m.methods).reduce((sum, x) => sum + x.units, 0);
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 export async function run(args: string[]): Promise<void> {
   const emails = wholeFlag(args, 'emails', 1000);

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
+import { percentile } from '../bench-kit.js';
 import { cpuSnapshot, cpuSpent, cpuPerEmailLine } from '../proc-cpu.js';
 import { benchWorkerEnv, emulatedAccounts, startWorkersInProcess } from '../worker-env.js';
 import { loadConfig } from '../../src/config.js';
@@ -25,7 +26,6 @@ import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 const hhmm = (d: Date) => `${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
 
 export async function run(args: string[]): Promise<void> {
