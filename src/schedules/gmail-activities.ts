@@ -14,7 +14,8 @@ import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
 import type { ScheduleGmailActivities } from './activity-contracts.js';
 import type { FactItem, ScheduleFacts } from './contracts.js';
-import { briefSections, digestSections, doneSince, gmailThreadLink, NO_TIMER_FACTS, type FactSection, type TimerFacts } from './facts.js';
+import { accountTimeZone } from './account-zone.js';
+import { briefSections, digestSections, doneSince, gmailThreadLink, type FactSection } from './facts.js';
 import { loadAgentSchedule } from './schedule-store.js';
 
 /** Marks our reports: the rules leave them in the inbox as mail to read (builtin:scheduled-report). */
@@ -24,7 +25,8 @@ export interface ScheduleGmailDeps {
   db: SqlExecutor;
   accounts: GmailAccounts;
   discordWebhookUrl?: string;
-  timers?: TimerFacts;
+  /** The zone of an account without one (DEFAULT_TIME_ZONE): a brief's "today" is the account's. */
+  defaultZone?: string;
 }
 
 const reportMessageId = (workflowId: string) => `<run-${workflowId.replace(/[^A-Za-z0-9._-]/g, '_')}@durable-inbox.local>`;
@@ -32,13 +34,12 @@ const threadRootId = (scheduleId: string) => `<schedule-${scheduleId}@durable-in
 
 export function createScheduleGmailActivities(deps: ScheduleGmailDeps): ScheduleGmailActivities {
   const labels = new LabelDirectory();
-  const timers = deps.timers ?? NO_TIMER_FACTS;
   return {
     async gatherScheduleFacts({ accountId, profile, since, now }) {
       const kind = profile === 'brief' || profile === 'digest' ? profile : 'other';
       const sinceAt = new Date(since);
       const sections: FactSection[] =
-        kind === 'brief' ? await briefSections(deps.db, accountId, new Date(now), timers) : kind === 'digest' ? await digestSections(deps.db, accountId, sinceAt) : [];
+        kind === 'brief' ? await briefSections(deps.db, accountId, new Date(now), await accountTimeZone(deps.db, accountId, deps.defaultZone)) : kind === 'digest' ? await digestSections(deps.db, accountId, sinceAt) : [];
       const done = await doneSince(deps.db, accountId, sinceAt);
       const [account] = await deps.db.query<{ email: string }>(`SELECT email FROM accounts WHERE id = $1`, [accountId]);
       const email = account?.email ?? '';
