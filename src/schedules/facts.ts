@@ -7,9 +7,6 @@ import { describeLocal, inZone } from '../time/index.js';
 /** Items per section at most: a brief is read in a minute. */
 export const SECTION_LIMIT = 20;
 
-export function gmailThreadLink(email: string, threadId: string): string {
-  return `https://mail.google.com/mail/?authuser=${encodeURIComponent(email)}#all/${encodeURIComponent(threadId)}`;
-}
 
 /** A thread to list: its id and why; subject and sender come from Gmail or the journal. */
 export interface FactRef {

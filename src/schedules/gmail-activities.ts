@@ -7,7 +7,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { GmailAuthError } from '../gmail/errors.js';
+import { canonicalAddress } from '../gmail/addresses.js';
+import { GmailAuthError, GmailBadRequestError, GmailNotFoundError } from '../gmail/errors.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
@@ -15,7 +16,8 @@ import { executeWebhook } from '../shared/discord-webhook.js';
 import type { ScheduleGmailActivities } from './activity-contracts.js';
 import type { FactItem, ScheduleFacts } from './contracts.js';
 import { accountTimeZone } from './account-zone.js';
-import { briefSections, digestSections, doneSince, gmailThreadLink, type FactSection } from './facts.js';
+import { briefSections, digestSections, doneSince, type FactSection } from './facts.js';
+import { gmailThreadLink } from './report.js';
 import { loadAgentSchedule } from './schedule-store.js';
 
 /** Marks our reports: the rules leave them in the inbox as mail to read (builtin:scheduled-report). */
@@ -35,6 +37,23 @@ const threadRootId = (scheduleId: string) => `<schedule-${scheduleId}@durable-in
 export function createScheduleGmailActivities(deps: ScheduleGmailDeps): ScheduleGmailActivities {
   const labels = new LabelDirectory();
   return {
+    async threadToAct({ accountId, threadId }) {
+      try {
+        return await deps.accounts.call(accountId, async (gmail) => {
+          const { messages } = await gmail.getThread(threadId);
+          const mail = messages.filter((m) => !m.labelIds.includes('DRAFT'));
+          // What the thread's own actions are about: its newest message from the other side (else its newest).
+          const about = mail.filter((m) => !m.labelIds.includes('SENT')).at(-1) ?? mail.at(-1);
+          if (!about) return null;
+          return { messageId: about.id, sender: about.from ? canonicalAddress(about.from.address) : '', subject: about.subject };
+        });
+      } catch (err) {
+        // Gmail answers an id that is not one of its thread ids with 400 "Invalid id value".
+        if (err instanceof GmailNotFoundError || err instanceof GmailBadRequestError) return null;
+        throw toActivityFailure(err);
+      }
+    },
+
     async gatherScheduleFacts({ accountId, profile, since, now }) {
       const kind = profile === 'brief' || profile === 'digest' ? profile : 'other';
       const sinceAt = new Date(since);
