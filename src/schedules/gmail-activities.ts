@@ -10,6 +10,7 @@ import type { SqlExecutor } from '../db/sql-executor.js';
 import { canonicalAddress } from '../gmail/addresses.js';
 import { GmailAuthError, GmailBadRequestError, GmailNotFoundError } from '../gmail/errors.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
+import { latestInboundMessage } from '../gmail/thread-queries.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
@@ -39,11 +40,10 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
   return {
     async threadToAct({ accountId, threadId }) {
       try {
-        return await deps.accounts.call(accountId, async (gmail) => {
-          const { messages } = await gmail.getThread(threadId);
-          const mail = messages.filter((m) => !m.labelIds.includes('DRAFT'));
-          // What the thread's own actions are about: its newest message from the other side (else its newest).
-          const about = mail.filter((m) => !m.labelIds.includes('SENT')).at(-1) ?? mail.at(-1);
+        return await deps.accounts.call(accountId, async (gmail, userEmail) => {
+          const snapshot = await gmail.getThread(threadId);
+          // What the thread's own actions are about (readThread's latestInbound), else its newest message.
+          const about = latestInboundMessage(snapshot, userEmail) ?? snapshot.messages.filter((m) => !m.isDraft).at(-1);
           if (!about) return null;
           return { messageId: about.id, sender: about.from ? canonicalAddress(about.from.address) : '', subject: about.subject };
         });
