@@ -236,8 +236,7 @@ export async function proposeActions(db: SqlExecutor, input: ProposeActionsInput
     );
     if (inserted.length > 0) actionTransitions.inc({ kind: action.kind, state });
   }
-  const rows = await db.query<ActionRow>(`SELECT ${COLUMNS} FROM actions WHERE key = ANY($1::text[])`, [keys]);
-  const byKey = new Map(rows.map((r) => [r.key, actionOf(r)]));
+  const byKey = await loadActionsByKey(db, keys);
   return keys.map((k) => byKey.get(k)!);
 }
 
@@ -324,6 +323,12 @@ export async function recordLifecycleActions(
 }
 
 // ---- reading it -------------------------------------------------------------------------------
+
+/** The journal rows with these idempotency keys (actionKey), by key; a key not journaled is absent. */
+export async function loadActionsByKey(db: SqlExecutor, keys: string[]): Promise<Map<string, JournaledAction>> {
+  const rows = await db.query<ActionRow>(`SELECT ${COLUMNS} FROM actions WHERE key = ANY($1::text[])`, [keys]);
+  return new Map(rows.map((r) => [r.key, actionOf(r)]));
+}
 
 export async function loadAction(db: SqlExecutor, id: string): Promise<JournaledAction | null> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return null;

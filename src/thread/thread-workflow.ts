@@ -7,7 +7,7 @@
 import { isCancellation } from '@temporalio/workflow';
 import { actionKey, type ActionReason } from '../actions/contracts.js';
 import { describeFailure } from '../temporal/workflow-failures.js';
-import { actionDue, carryOutActions, checkApprovalDraft, carryOutDecision } from './action-steps.js';
+import { actionDue, carryOutActions, carryOutProposal, checkApprovalDraft, carryOutDecision } from './action-steps.js';
 import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contracts.js';
 import { handToAgent } from './agent-steps.js';
 import { journalLabel, llmStep, needsTheUser, placeDraftInThread, writeReplyText, type Verdict } from './common-steps.js';
@@ -69,6 +69,7 @@ const STEPS: { [S in Step]: (run: ThreadRun, next: StepInput[S]) => Promise<void
   return_from_snooze: (run, { event }) => returnFromSnooze(run, event),
   remind: (run, { event }) => remind(run, event),
   send_later: (run, { event }) => sendLater(run, event),
+  propose_actions: (run, { event }) => carryOutProposal(run, event),
   ignore: () => undefined,
 };
 
