@@ -394,11 +394,11 @@ function firstMatch(candidates: CompiledRule[], email: RuleEmail): { rule: Rule;
 /**
  * Whether a message the user sent expects an answer, as the follow-up rules say: the first matching
  * one by scope (sender > domain > account > global), priority, id, as for classification. A sender or
- * domain rule is in scope when any recipient (To, Cc) is that address or at that domain; `from`
+ * domain rule is in scope when any recipient (To) is that address or at that domain; `from`
  * matches the user's own address. Throws InvalidRuleError for an applicable rule that cannot be evaluated.
  */
 export function evaluateFollowUpRules(rules: readonly Rule[], sent: RuleEmail, accountId?: string): FollowUpRuleDecision {
-  const recipients = [sent.to, headerValue(sent.headers ?? {}, 'cc')].flatMap((h) => parseAddressList(h)).map((a) => canonicalAddress(a.address));
+  const recipients = parseAddressList(sent.to).map((a) => canonicalAddress(a.address));
   const audiences = [...new Set(recipients)].map((address) => ({ sender: address, domain: domainOf(address), accountId }));
   const hit = firstMatch(rulesInScope(rules, 'follow_up', ...(audiences.length ? audiences : [{ sender: '', domain: '', accountId }])), sent);
   if (!hit) return { decided: false };

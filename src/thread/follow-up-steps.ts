@@ -32,7 +32,7 @@ export async function afterUserSent(run: ThreadRun, sentMessageId: string): Prom
   if (!sent) return run.transition('sent');
   const expects = await expectsReply(run, sent);
   if (!expects.yes) return run.transition('sent');
-  await awaitReply(run, sent.messageId, expects.businessDays);
+  await awaitReply(run, sent, expects.businessDays);
 }
 
 /** The rules' word on it, else the LLM's; a judgement that cannot be had closes the thread as sent. */
@@ -79,7 +79,8 @@ async function llmExpectsReply(run: ThreadRun, sent: PromptMessage): Promise<boo
  * The thread waits for the answer: a follow-up timer N business days away, in the account's zone.
  * A rule's own `businessDays` wins over the setting and over FOLLOW_UP_AFTER.
  */
-async function awaitReply(run: ThreadRun, sentMessageId: string, ruleDays?: number): Promise<void> {
+async function awaitReply(run: ThreadRun, sent: PromptMessage, ruleDays?: number): Promise<void> {
+  const sentMessageId = sent.messageId;
   const settings = run.settings.followUp ?? DEFAULT_FOLLOW_UP_SETTINGS;
   const now = Date.now();
   const at =
@@ -93,6 +94,7 @@ async function awaitReply(run: ThreadRun, sentMessageId: string, ruleDays?: numb
     kind: 'follow_up',
     atMs: at,
     reason: { source: 'system', why: `waiting for an answer to ${sentMessageId}` },
+    about: { subject: sent.subject, to: sent.to },
   });
   // One wait at a time: the newest message the user sent is the one waiting for its answer.
   for (const earlier of run.record.wakes.filter((w) => w.kind === 'follow_up' && w.actionId !== journaled.id)) {
