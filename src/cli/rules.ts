@@ -9,6 +9,8 @@
 //   test   [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
 //          which rule would decide such an email, and the instructions its prompt would carry
 //   test   --account A --since 30d: the rules in force over A's stored threads of that long back
+//   test   [--account A] --sent --to ADDRESSES [--subject S] [--body B]
+//          whether a message you send would expect an answer by the follow-up rules (else the LLM judges)
 // REF: the account (id or email) for account rules, a domain for domain rules, an address for sender rules
 // (for an --expects-reply rule: of the sent message's recipients).
 // P: a case-insensitive substring, or a regular expression between slashes (/^re:/).
@@ -20,7 +22,7 @@ import { describeOutcome, dryRunRuleChange, replayRules } from '../learning/dry-
 import { dryRunLines } from '../learning/describe.js';
 import type { PrismaClient } from '../db/client.js';
 import { ruleAction, ruleFromRow } from '../rules/rule-rows.js';
-import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, MAX_FOLLOW_UP_DAYS, validateRule, type Rule } from '../rules/rules.js';
+import { applicableInstructions, BUILTIN_RULES, evaluateFollowUpRules, evaluateRules, InvalidRuleError, MAX_FOLLOW_UP_DAYS, validateRule, type Rule } from '../rules/rules.js';
 import { CATEGORIES } from '../mail/types.js';
 import { canonicalAddress, senderAddress } from '../gmail/addresses.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
@@ -39,6 +41,7 @@ const USAGE = `usage: npm run cli -- rules list [--account A]
        npm run cli -- rules enable|disable|remove <rule id>
        npm run cli -- rules test [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
        npm run cli -- rules test --account A --since <N>d|h|m
+       npm run cli -- rules test [--account A] --sent --to ADDRESSES [--subject S] [--body B]
 categories: ${CATEGORIES.join(', ')}
 LIST: what to do with the thread instead of the category's actions, e.g. archive,add_label:Receipts (docs/actions.md)
 AGENT: an agent profile (npm run cli -- agents list) the thread is handed to instead (docs/agent.md)
@@ -64,6 +67,7 @@ const OPTIONS = {
   'follow-up-days': { type: 'string' },
   since: { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
+  sent: { type: 'boolean', default: false },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -288,8 +292,22 @@ async function replaySince(prisma: PrismaClient, io: RulesCliIo, values: Values)
   }
 }
 
+/** The follow-up rules' word on a message the user would send (`test --sent`). */
+async function testSent(prisma: PrismaClient, io: RulesCliIo, values: Values): Promise<void> {
+  if (!values.to) throw new UsageError('test --sent needs --to (the recipients of the message you would send)');
+  const owner = values.account ? await requireAccount(prisma, values.account) : undefined;
+  const me = owner?.email ?? '';
+  const sent = { from: me, sender: me, headers: { from: me }, to: values.to, subject: values.subject ?? '', body: values.body ?? '', date: new Date().toUTCString() };
+  const rows = await prisma.rule.findMany({ where: { enabled: true, kind: 'follow_up', ...(owner ? {} : { scope: { not: 'account' } }) } });
+  const verdict = evaluateFollowUpRules(rows.map(ruleFromRow), sent, owner?.id ?? '');
+  if (!verdict.decided) return io.out('no follow-up rule decides: the LLM judges whether it expects an answer');
+  const days = verdict.businessDays ? `, follow up after ${verdict.businessDays} business day(s)` : '';
+  io.out(`decided by rule ${verdict.ruleId}: ${verdict.expectsReply ? `expects an answer${days}` : 'expects no answer: no follow-up'} (${verdict.reason}); no LLM call`);
+}
+
 async function testRules(prisma: PrismaClient, io: RulesCliIo, values: Values): Promise<void> {
   if (values.since !== undefined) return replaySince(prisma, io, values);
+  if (values.sent) return testSent(prisma, io, values);
   if (!values.from) throw new UsageError('test needs --from (the sender of the email to try)');
   const owner = values.account ? await requireAccount(prisma, values.account) : undefined;
   const accountId = owner?.id ?? '';

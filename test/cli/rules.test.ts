@@ -85,8 +85,14 @@ describe('rules cli', () => {
     const listed = await cli('list');
     expect(listed.out).toMatch(new RegExp(`${domain}\\s+sent mail expects a reply, follow up after 5 business day\\(s\\)\\s+subject~contract`));
     expect(listed.out).toMatch(new RegExp(`${sender}\\s+sent mail expects no reply\\s+\\(all mail in scope\\)`));
-    // They decide nothing about classification.
+    // They decide nothing about classification; `test --sent` tries them.
     expect((await cli('test', '--from', sender, '--subject', 'contract')).out).toContain('no rule decides: the LLM classifies it');
+    const yesId = rows.find((r) => r.kind === 'follow_up' && r.scopeRef === domain)!.id;
+    expect((await cli('test', '--sent', '--to', `Bo <bo@${domain}>`, '--subject', 'The contract')).out).toContain(
+      `decided by rule ${yesId}: expects an answer, follow up after 5 business day(s)`,
+    );
+    expect((await cli('test', '--sent', '--to', `x@elsewhere.example, ${sender}`)).out).toMatch(/decided by rule .*: expects no answer: no follow-up/);
+    expect((await cli('test', '--sent', '--to', `bo@${domain}`, '--subject', 'Lunch')).out).toContain('no follow-up rule decides: the LLM judges');
     await prisma.rule.deleteMany({ where: { kind: 'follow_up', scopeRef: { in: [domain, sender] } } });
   });
 
@@ -112,6 +118,7 @@ describe('rules cli', () => {
       [['remove', 'builtin:list-unsubscribe'], /is built in: override it with a rule of your own/],
       [['remove', randomUUID()], /no rule .* \(see npm run cli -- rules list\)/],
       [['test', '--subject', 'x'], /test needs --from/],
+      [['test', '--sent', '--subject', 'x'], /test --sent needs --to/],
       [['add', '--scope', 'sender', '--ref', sender, '--expects-reply', 'maybe'], /--expects-reply: expected yes or no/],
       [['add', '--scope', 'sender', '--ref', sender, '--expects-reply', 'no', '--category', 'fyi'], /give exactly one of --category/],
       [['add', '--scope', 'sender', '--ref', sender, '--expects-reply', 'no', '--follow-up-days', '3'], /--follow-up-days: goes with --expects-reply yes/],
