@@ -91,6 +91,9 @@ describe('the approvals page lists follow-ups', () => {
     expect(await dueRow.getAttribute('data-state')).toBe('due');
     expect(await dueRow.locator('td.due').textContent()).toMatch(/^Follow Up since .*Europe\/Berlin/);
     expect(await dueRow.getByRole('button').count()).toBe(0); // fallen due: nothing left to cancel
+    // The section fits a 1300 px window as the rest of the list does: the page never scrolls sideways.
+    await page.setViewportSize({ width: 1300, height: 900 });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1300);
 
     const [posted] = await Promise.all([
       page.waitForResponse((r) => r.request().method() === 'POST'),
