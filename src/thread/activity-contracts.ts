@@ -4,6 +4,7 @@ import type { EmailForPrompt } from '../mail/types.js';
 import type { ActionSpec } from '../actions/contracts.js';
 import type { LifecycleAction } from '../actions/journal.js';
 import type { AgentProfile } from '../agent/contracts.js';
+import type { FollowUpRuleDecision } from '../rules/rules.js';
 import type {
   Category,
   DecisionRecord,
@@ -180,6 +181,12 @@ export type RulesVerdict = (
   /** What each category's mail gets for this account (category_actions). */
   categoryActions: Record<Category, ActionSpec[]>;
   /** Rules that could not be evaluated (bad pattern, missing category...), left out with the reason. */
+  skipped?: string[];
+};
+
+/** What the follow-up rules say about a message the user sent; undecided: the LLM is asked. */
+export type FollowUpRulesVerdict = FollowUpRuleDecision & {
+  /** Rules that could not be evaluated, left out with the reason. */
   skipped?: string[];
 };
 

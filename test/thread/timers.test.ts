@@ -11,7 +11,7 @@ import { InboxState, WakeAt } from '../../src/temporal/search-attributes.js';
 import type { TimerRequest, ThreadStatus } from '../../src/thread/contracts.js';
 import { requestTimer } from '../../src/thread/ingest.js';
 import { recordHistory } from '../helpers/histories.js';
-import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { deliver, deliverAndIngest, startInboxHarness, userSends, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
 let h: InboxHarness;
@@ -186,22 +186,11 @@ describe('send later', () => {
   });
 });
 
-/** The user answers the thread with a message of their own (our draft, edited, sent from Gmail). */
-async function userSends(threadId: string, draftId: string, draftMessageId: string, text: string) {
-  await h.gmail.control.editDraft(h.email, draftId, { text });
-  const state = await h.gmail.control.getState(h.email);
-  const current = state.drafts.find((d) => d.id === draftId)!;
-  const sent = await h.gmail.control.sendDraft(h.email, draftId);
-  await h.ingest(threadId, { type: 'draft_gone', messageId: current.messageId ?? draftMessageId });
-  await h.ingest(threadId, { type: 'message_added', messageId: sent.id, labelIds: sent.labelIds });
-  return sent;
-}
-
 describe('awaiting reply and the follow-up', () => {
   it('a sent message that expects an answer waits for it; the answer cancels the follow-up', async () => {
     const { threadId } = await deliverAndIngest(h, question('Contract'));
     const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && settled(s));
-    await userSends(threadId, drafted.draftId!, '', 'Thanks. Could you sign and return it by Friday?');
+    await userSends(h, threadId, drafted.draftId!, 'Thanks. Could you sign and return it by Friday?');
     const waiting = await h.waitFor(threadId, (s) => s.state === 'awaiting_reply' && settled(s));
     expect(waiting.wakes?.map((w) => w.kind)).toEqual(['follow_up']);
     expect((await h.handle(threadId).describe()).typedSearchAttributes.get(InboxState)).toBe('awaiting_reply');
@@ -217,7 +206,7 @@ describe('awaiting reply and the follow-up', () => {
   it('a sent message that expects no answer closes the thread as sent', async () => {
     const { threadId } = await deliverAndIngest(h, question('Holiday dates'));
     const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && settled(s));
-    await userSends(threadId, drafted.draftId!, '', 'Noted, thanks.');
+    await userSends(h, threadId, drafted.draftId!, 'Noted, thanks.');
     const done = await h.waitFor(threadId, (s) => s.state === 'sent');
     expect(done.decisions.some((d) => d.detail.includes('expects no answer'))).toBe(true);
     expect(await journal(threadId, 'follow_up')).toHaveLength(0);
@@ -228,7 +217,7 @@ describe('awaiting reply and the follow-up', () => {
     try {
       const { threadId } = await deliverAndIngest(h, question('Quote'));
       const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && settled(s));
-      await userSends(threadId, drafted.draftId!, '', 'Here is the quote. Can you confirm the order?');
+      await userSends(h, threadId, drafted.draftId!, 'Here is the quote. Can you confirm the order?');
       await h.waitFor(threadId, (s) => s.state === 'awaiting_reply' && settled(s));
       const due = await h.waitFor(threadId, (s) => s.decisions.some((d) => d.detail.startsWith('nudge ')) && settled(s), 20_000);
       expect(due.state).toBe('awaiting_reply');
