@@ -14,6 +14,10 @@ import { listLessons, loadLesson } from '../../src/learning/memory.js';
 import { learningWorkflow } from '../../src/learning/learning-workflow.js';
 import { lineDiff } from '../../src/learning/writing-evidence.js';
 import { retentionWorkflow } from '../../src/retention/retention-workflow.js';
+import { LEARNING_SCHEDULE_ID, scheduleDefinitions } from '../../src/schedules/schedules.js';
+import { waitUntil } from '../helpers/wait-until.js';
+import { writingLessons } from '../../emulators/anthropic/learning.js';
+import { buildWritingLessonsPrompt } from '../../src/learning/writing-lessons.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory, recordWorkflowHistory } from '../helpers/histories.js';
 
@@ -101,6 +105,35 @@ describe('the line diff of our draft and what was sent', () => {
       closes: 'Cheers, Sam',
     });
     expect(lineDiff(ours, ours)).toEqual({ added: [], removed: [] });
+  });
+});
+
+describe("the emulator's stand-in for a model proposing writing lessons", () => {
+  const at = new Date('2026-11-01T10:00:00Z');
+  const sent = (id: string, sender: string, first: string) => ({
+    id, threadId: `t-${id}`, source: 'sent' as const, sender, subject: 's', draft: '', final: '', edited: true, learned: false, at,
+    diff: { added: [first, 'Thanks, Sam'], removed: ['Hi Ann,', 'Best regards'], opens: first, closes: 'Thanks, Sam' },
+  });
+  const prompt = (existing: string[] = []) =>
+    buildWritingLessonsPrompt({
+      evidence: [sent('a', 'ann@acme.example', 'Hey Ann,'), sent('b', 'bo@acme.example', 'Hey Bo,'), sent('c', 'cy@other.example', 'Dear Cy,')],
+      existing: existing.map((text) => ({ kind: 'preference', scope: 'account', state: 'rejected', current: { text } }) as never),
+      maxInputTokens: 4000,
+    });
+  const text = (p: ReturnType<typeof prompt>) => `${p.system}\n${p.user}`;
+
+  it('proposes only what repeats, scoped to what the items share, and nothing the user has already', () => {
+    const { lessons } = writingLessons(text(prompt()));
+    expect(lessons).toEqual([
+      { kind: 'preference', scope: 'account', text: 'End every reply with "Thanks, Sam".', evidence: ['E1', 'E2', 'E3'] },
+      { kind: 'preference', scope: 'domain', scopeRef: 'acme.example', text: 'Open every reply with "Hey" and the first name.', evidence: ['E2', 'E3'] },
+      { kind: 'preference', scope: 'account', text: 'Leave out "Best regards".', evidence: ['E1', 'E2', 'E3'] },
+      { kind: 'preference', scope: 'account', text: 'Leave out "Hi Ann,".', evidence: ['E1', 'E2', 'E3'] },
+    ]);
+    expect(writingLessons(text(prompt(['Leave out "Best regards".', 'End every reply with "Thanks, Sam".']))).lessons.map((l) => l.text)).toEqual([
+      'Open every reply with "Hey" and the first name.',
+      'Leave out "Hi Ann,".',
+    ]);
   });
 });
 
@@ -192,16 +225,38 @@ describe('writing lessons from drafts the user edited and sent', () => {
   });
 
   it('keeps the rework instructions the user typed as evidence', async () => {
-    const threadId = await drafted(`Gus <gus@north-${tag}.example>`, 'Contract');
-    const draft = await draftOf(threadId);
-    const messageId = (await h.gmail.control.getState(h.email)).messages.find((m) => m.threadId === threadId && !m.labelIds.includes('DRAFT'))!.id;
-    await h.gmail.control.editDraft(h.email, draft.id, { text: `Mention the invoice number\n\n${draft.body}` });
-    await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Rework'] });
-    await h.ingest(threadId, { type: 'labels_changed', messageId, changeId: 'rw-1', added: ['rework'], removed: [] });
-    await h.waitFor(threadId, (s) => s.reworkCount === 1 && s.state === 'drafted' && s.pendingEvents === 0);
-    const row = (await evidenceRows()).find((r) => r.gmailThreadId === threadId);
-    expect(row).toMatchObject({ source: 'rework', edited: true, final: 'Mention the invoice number', sender: `gus@north-${tag}.example` });
-    expect(row!.draft).toContain('Best regards');
+    for (const subject of ['Contract', 'Contract renewal']) {
+      const threadId = await drafted(`Gus <gus@north-${tag}.example>`, subject);
+      const draft = await draftOf(threadId);
+      const messageId = (await h.gmail.control.getState(h.email)).messages.find((m) => m.threadId === threadId && !m.labelIds.includes('DRAFT'))!.id;
+      await h.gmail.control.editDraft(h.email, draft.id, { text: `Mention the invoice number\n\n${draft.body}` });
+      await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Rework'] });
+      await h.ingest(threadId, { type: 'labels_changed', messageId, changeId: 'rw-1', added: ['rework'], removed: [] });
+      await h.waitFor(threadId, (s) => s.reworkCount === 1 && s.state === 'drafted' && s.pendingEvents === 0);
+      const row = (await evidenceRows()).find((r) => r.gmailThreadId === threadId);
+      expect(row).toMatchObject({ source: 'rework', edited: true, final: 'Mention the invoice number', sender: `gus@north-${tag}.example` });
+      expect(row!.draft).toContain('Best regards');
+    }
+  });
+
+  it('the learning Schedule proposes a procedure for the sender from the repeated rework instructions', async () => {
+    const prefix = `test-${tag}-`;
+    const [schedule] = scheduleDefinitions({
+      retentionDays: 90,
+      taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
+      idPrefix: prefix,
+      learning: { every: '365 days', llmTaskQueue: h.cfg.LLM_TASK_QUEUE },
+    }).filter((d) => d.scheduleId === `${prefix}${LEARNING_SCHEDULE_ID}`);
+    const handle = await h.client.schedule.create(schedule!);
+    try {
+      await handle.trigger();
+      const lesson = await waitUntil('the procedure proposed', async () =>
+        (await listLessons(db(), { accountId: h.accountId, kind: 'procedure' }))[0], { timeoutMs: 30_000 });
+      expect(lesson).toMatchObject({ scope: 'sender', scopeRef: `gus@north-${tag}.example`, state: 'proposed', current: { text: 'Mention the invoice number.' } });
+      expect(lesson.current.evidence.map((e) => [e.source, e.kind])).toEqual([['rework', 'rework'], ['rework', 'rework']]);
+    } finally {
+      await handle.delete();
+    }
   });
 
   it('retention deletes the evidence after its bound; the lesson keeps its provenance', async () => {
