@@ -98,14 +98,19 @@ const evidenceOf = (r: Row): WritingEvidence => ({
   at: r.created_at,
 });
 
+const EVIDENCE_SELECT = `SELECT id, gmail_thread_id, source, sender, subject, draft, final, edited, diff, learned_at, created_at FROM writing_evidence`;
+
 /** The account's evidence, oldest first (all of it is within the bound: retention deletes the rest). */
 export async function loadEvidence(db: SqlExecutor, accountId: string): Promise<WritingEvidence[]> {
-  const rows = await db.query<Row>(
-    `SELECT id, gmail_thread_id, source, sender, subject, draft, final, edited, diff, learned_at, created_at
-     FROM writing_evidence WHERE account_id = $1 ORDER BY created_at, id`,
-    [accountId],
-  );
+  const rows = await db.query<Row>(`${EVIDENCE_SELECT} WHERE account_id = $1 ORDER BY created_at, id`, [accountId]);
   return rows.map(evidenceOf);
+}
+
+/** The evidence rows a lesson names that are still kept (the others were deleted after their days). */
+export async function evidenceByIds(db: SqlExecutor, ids: string[]): Promise<Map<string, WritingEvidence>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.query<Row>(`${EVIDENCE_SELECT} WHERE id = ANY($1::text[])`, [ids]);
+  return new Map(rows.map((r) => [r.id, evidenceOf(r)]));
 }
 
 /** Accounts with edits no derivation has read yet. */

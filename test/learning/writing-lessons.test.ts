@@ -190,6 +190,7 @@ describe('writing lessons from drafts the user edited and sent', () => {
     const shown = await cli(runMemoryCli, 'show', signOff);
     expect(shown.out).toContain('evidence   2 correction(s)');
     expect(shown.out).toContain('sent sent_edited:+1 -1 line(s)');
+    expect(shown.out).toContain(`      + ${SIGN_OFF}\n      - Best regards`); // the edit itself, while the evidence is kept
   });
 
   it('an accepted lesson reaches the next draft\'s prompt, and threads show lists it; a rejected one does not', async () => {
@@ -273,5 +274,8 @@ describe('writing lessons from drafts the user edited and sent', () => {
     const lesson = (await loadLesson(db(), signOff))!;
     expect(lesson.current.evidence.map((e) => e.threadId).sort()).toEqual([...threads].sort());
     expect(JSON.stringify(lesson.current.evidence)).not.toContain('Best regards');
+    const shown = await cli(runMemoryCli, 'show', signOff);
+    expect(shown.out).toContain('(its text is deleted: evidence is kept LEARNING_EVIDENCE_DAYS days');
+    expect(shown.out).not.toContain('- Best regards');
   });
 });
