@@ -278,4 +278,26 @@ describe('writing lessons from drafts the user edited and sent', () => {
     expect(shown.out).toContain('(its text is deleted: evidence is kept LEARNING_EVIDENCE_DAYS days');
     expect(shown.out).not.toContain('- Best regards');
   });
+
+  it('a spent daily budget skips the account for this tick; its evidence waits for the next', async () => {
+    const threadId = await drafted(`Hal <hal@south-${tag}.example>`, 'Q4 numbers');
+    await send(threadId, ownSignOff);
+    const day = new Date(new Date().toISOString().slice(0, 10));
+    const key = { accountId_day: { accountId: h.accountId, day } };
+    const budget = h.cfg.DAILY_TOKEN_BUDGET;
+    await h.prisma.tokenUsage.upsert({ where: key, create: { accountId: h.accountId, day, tokensIn: budget }, update: { tokensIn: { increment: budget } } });
+    try {
+      const { result } = await learn();
+      expect(result.skipped.find((x) => x.accountId === h.accountId)?.reason).toMatch(/LlmPaused.*budget/);
+      expect((await evidenceRows()).find((r) => r.gmailThreadId === threadId)?.learnedAt).toBeNull();
+    } finally {
+      await h.prisma.tokenUsage.update({ where: key, data: { tokensIn: { decrement: budget } } });
+      await h.prisma.llmBreaker.deleteMany({ where: { accountId: h.accountId } });
+    }
+    const next = (await learn()).result;
+    expect(next.skipped.filter((x) => x.accountId === h.accountId)).toEqual([]);
+    expect((await evidenceRows()).find((r) => r.gmailThreadId === threadId)?.learnedAt).not.toBeNull();
+    // The sign-off lesson exists (reverted): the same edits do not propose it again.
+    expect((await listLessons(db(), { accountId: h.accountId, kind: 'preference' })).length).toBe(2);
+  });
 });
