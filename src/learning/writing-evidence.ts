@@ -113,10 +113,11 @@ export async function evidenceByIds(db: SqlExecutor, ids: string[]): Promise<Map
   return new Map(rows.map((r) => [r.id, evidenceOf(r)]));
 }
 
-/** Accounts with edits no derivation has read yet. */
+/** Accounts (still there) with edits no derivation has read yet. */
 export async function accountsWithNewEvidence(db: SqlExecutor): Promise<string[]> {
   const rows = await db.query<{ account_id: string }>(
-    `SELECT DISTINCT account_id FROM writing_evidence WHERE learned_at IS NULL AND edited ORDER BY account_id`,
+    `SELECT DISTINCT e.account_id FROM writing_evidence e JOIN accounts a ON a.id = e.account_id
+     WHERE e.learned_at IS NULL AND e.edited ORDER BY e.account_id`,
     [],
   );
   return rows.map((r) => r.account_id);
