@@ -2,7 +2,7 @@
 // account with writing evidence no derivation has read, one LLM activity proposes the writing
 // lessons it teaches. A paused LLM or a spent budget skips the account this tick: its evidence stays
 // unread and the next tick tries again. Nothing takes hold here: proposals wait for the user.
-import { ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { LearningActivities } from './learning-activities.js';
 import type { LearningLlmActivities } from './learning-llm-activities.js';
 
@@ -36,6 +36,7 @@ export async function learningWorkflow(input: LearningWorkflowInput): Promise<Le
     try {
       result.proposed.push(...(await llm.proposeWritingLessons({ accountId })).changed);
     } catch (err) {
+      if (isCancellation(err)) throw err;
       const cause = err instanceof Error && err.cause instanceof ApplicationFailure ? err.cause : undefined;
       result.skipped.push({ accountId, reason: cause ? `${cause.type ?? 'error'}: ${cause.message}` : String(err) });
     }
