@@ -1,18 +1,30 @@
-// The learning's activities, for the workflows that will run it (a schedule, the thread's
-// corrections in part 2): each idempotent, so a retry proposes nothing twice.
+// The learning's activities on the main task queue: the triage derivation, the writing evidence the
+// thread workflow records (a local activity) and the accounts the learning Schedule looks at. Each
+// idempotent, so a retry proposes or records nothing twice.
 import type { LearningSettings } from '../config.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { deriveTriageLessons, type DerivedLessons } from './triage-lessons.js';
+import { accountsWithNewEvidence, recordEvidence, type EvidenceInput } from './writing-evidence.js';
 
 export interface LearningActivities {
   /** Proposes the triage lessons the account's recent corrections teach; returns the lessons proposed or grown. */
   deriveTriageLessons(input: { accountId: string }): Promise<DerivedLessons>;
+  /** Keeps our draft beside what the user sent, or the rework instructions they typed (by key: once). */
+  recordWritingEvidence(input: EvidenceInput): Promise<boolean>;
+  /** Accounts with edits no derivation of writing lessons has read yet (none while learning is off). */
+  accountsWithNewEvidence(input: Record<string, never>): Promise<string[]>;
 }
 
 export function createLearningActivities(deps: { db: SqlExecutor; settings: LearningSettings }): LearningActivities {
   return {
     async deriveTriageLessons({ accountId }) {
       return deriveTriageLessons(deps.db, { accountId, settings: deps.settings });
+    },
+    async recordWritingEvidence(input) {
+      return recordEvidence(deps.db, input);
+    },
+    async accountsWithNewEvidence() {
+      return deps.settings.enabled ? accountsWithNewEvidence(deps.db) : [];
     },
   };
 }

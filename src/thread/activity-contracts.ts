@@ -130,7 +130,8 @@ export interface LlmUsage {
 }
 
 export type LlmClassification = LlmUsage & { category: Category; confidence: number; reason: string };
-export type LlmDraft = LlmUsage & { body: string };
+/** `lessons`: the accepted writing lessons the prompt held, as id@version (docs/learning.md). */
+export type LlmDraft = LlmUsage & { body: string; lessons?: string[] };
 
 export interface LlmActivities {
   /** Whether the message the user sent expects an answer (the follow-up's question when no rule decides). */

@@ -288,6 +288,8 @@ export interface DecisionRecord {
   tokensIn?: number;
   tokensOut?: number;
   ruleId?: string;
+  /** The accepted writing lessons a draft was written with, as id@version. */
+  lessons?: string[];
 }
 
 export interface ThreadStatus {
