@@ -9,8 +9,8 @@ import { updateSafetySettings } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { InboxState, WakeAt } from '../../src/temporal/search-attributes.js';
 import type { TimerRequest, ThreadStatus } from '../../src/thread/contracts.js';
-import { requestTimer } from '../../src/thread/ingest.js';
 import { recordHistory } from '../helpers/histories.js';
+import { draftsOf as drafts, fyi, journalOf, labelsOf as labels, messagesOf as messages, question, setTimer, userSends as sendAsUser } from '../helpers/thread-timers.js';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
@@ -32,40 +32,12 @@ afterAll(async () => {
   await discord?.close();
 });
 
-async function labelsOf(threadId: string): Promise<string[]> {
-  const state = await h.gmail.control.getState(h.email);
-  const names = new Map(state.labels.map((l) => [l.id, l.name]));
-  const ids = new Set(state.messages.filter((m) => m.threadId === threadId).flatMap((m) => m.labelIds));
-  return [...ids].map((id) => names.get(id) ?? id);
-}
-
-async function messagesOf(threadId: string) {
-  return (await h.gmail.control.getState(h.email)).messages.filter((m) => m.threadId === threadId);
-}
-
-async function draftsOf(threadId: string) {
-  return (await h.gmail.control.getState(h.email)).drafts.filter((d) => d.threadId === threadId);
-}
-
-const timer = (threadId: string, request: TimerRequest, requestId = randomUUID()) =>
-  requestTimer(h.client, {
-    accountId: h.accountId,
-    threadId,
-    settings: h.settings,
-    event: { type: 'timer_request', requestId, request, by: 'user' },
-    taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
-  });
-
-const journal = (threadId: string, kind: string) =>
-  h.prisma.$queryRawUnsafe<{ id: string; state: string; note: string | null; result: { sentMessageId?: string } | null }[]>(
-    `SELECT id, state::text AS state, note, result FROM actions WHERE account_id = $1 AND gmail_thread_id = $2 AND kind = $3 ORDER BY created_at`,
-    h.accountId,
-    threadId,
-    kind,
-  );
-
-const fyi = (subject: string) => ({ from: 'Bob Example <bob@partner.example>', subject, text: 'Just so you know: the office is closed on Monday.' });
-const question = (subject: string) => ({ from: 'Alice Example <alice@partner.example>', subject, text: 'Could you send me the numbers by Friday?' });
+const labelsOf = (threadId: string) => labels(h, threadId);
+const messagesOf = (threadId: string) => messages(h, threadId);
+const draftsOf = (threadId: string) => drafts(h, threadId);
+const timer = (threadId: string, request: TimerRequest, requestId?: string) => setTimer(h, threadId, request, requestId);
+const journal = (threadId: string, kind: string) => journalOf(h, threadId, kind);
+const userSends = (threadId: string, draftId: string, draftMessageId: string, text: string) => sendAsUser(h, threadId, draftId, draftMessageId, text);
 
 const settled = (s: ThreadStatus) => s.pendingEvents === 0;
 
@@ -185,17 +157,6 @@ describe('send later', () => {
     expect((await messagesOf(threadId)).filter((m) => m.labelIds.includes('SENT'))).toHaveLength(0);
   });
 });
-
-/** The user answers the thread with a message of their own (our draft, edited, sent from Gmail). */
-async function userSends(threadId: string, draftId: string, draftMessageId: string, text: string) {
-  await h.gmail.control.editDraft(h.email, draftId, { text });
-  const state = await h.gmail.control.getState(h.email);
-  const current = state.drafts.find((d) => d.id === draftId)!;
-  const sent = await h.gmail.control.sendDraft(h.email, draftId);
-  await h.ingest(threadId, { type: 'draft_gone', messageId: current.messageId ?? draftMessageId });
-  await h.ingest(threadId, { type: 'message_added', messageId: sent.id, labelIds: sent.labelIds });
-  return sent;
-}
 
 describe('awaiting reply and the follow-up', () => {
   it('a sent message that expects an answer waits for it; the answer cancels the follow-up', async () => {
