@@ -4,8 +4,8 @@
 // runs. New workers take over and each timer fires exactly once: one sent message, the snoozed
 // thread back once, the follow-up labelled, told and nudged once. Real dev server, Postgres and the
 // Gmail, Anthropic and Discord emulators; durations injected (seconds).
-import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { updateSafetySettings } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
@@ -43,28 +43,28 @@ const fired = (s: ThreadStatus, what: string) => s.decisions.filter((d) => d.det
 
 it('fires each pending timer exactly once after the workers are SIGKILLed, one of them mid-send', async () => {
   workers = ALL.map((name) => spawnWorker(h, name));
+  const outgoing = await deliverAndIngest(h, question('Figures'));
+  await h.waitFor(outgoing.threadId, (s) => s.state === 'drafted' && settled(s), 90_000);
+  const snoozed = await deliverAndIngest(h, fyi('Canteen'));
+  await h.waitFor(snoozed.threadId, (s) => s.state === 'skipped' && settled(s), 30_000);
   // Awaiting reply: the user sent a question of their own; the follow-up is 12 s away.
   const waiting = await deliverAndIngest(h, question('Contract review'));
-  const drafted = await h.waitFor(waiting.threadId, (s) => s.state === 'drafted' && settled(s), 90_000);
+  const drafted = await h.waitFor(waiting.threadId, (s) => s.state === 'drafted' && settled(s), 30_000);
   await userSends(h, waiting.threadId, drafted.draftId!, '', 'Here it is. Could you confirm you received it?');
   const awaiting = await h.waitFor(waiting.threadId, (s) => s.state === 'awaiting_reply' && settled(s), 30_000);
   const followUpAt = awaiting.wakes!.find((w) => w.kind === 'follow_up')!.at;
 
-  const outgoing = await deliverAndIngest(h, question('Figures'));
-  await h.waitFor(outgoing.threadId, (s) => s.state === 'drafted' && settled(s), 30_000);
-  const snoozed = await deliverAndIngest(h, fyi('Canteen'));
-  await h.waitFor(snoozed.threadId, (s) => s.state === 'skipped' && settled(s), 30_000);
-
   // Gmail takes 10 s to answer a send: the workers die while the send later's send waits for its answer.
   await h.gmail.control.setFaults({ latency: [{ method: 'messages.send', distribution: { type: 'fixed', ms: 10_000 } }] });
-  const sendAt = Date.now() + 2_000;
-  const snoozeAt = sendAt + 4_000;
+  const sendAt = Date.now() + 3_000;
+  const snoozeAt = sendAt + 5_000;
   await setTimer(h, outgoing.threadId, { kind: 'send_later', at: sendAt });
   await setTimer(h, snoozed.threadId, { kind: 'snooze', at: snoozeAt });
   await h.waitFor(outgoing.threadId, (s) => (s.wakes ?? []).length === 1 && settled(s));
   await h.waitFor(snoozed.threadId, (s) => (s.wakes ?? []).length === 1 && settled(s));
   expect(Date.now()).toBeLessThan(sendAt);
   await new Promise((r) => setTimeout(r, sendAt + 3_000 - Date.now()));
+  expect(Date.now()).toBeLessThan(followUpAt);
   expect(await sentIn(h, outgoing.threadId)).toHaveLength(0);
   expect((await journalOf(h, outgoing.threadId, 'send_later')).map((a) => a.state)).toEqual(['scheduled']);
 

@@ -60,17 +60,17 @@ it('fires each timer once after the server restarts: those due during the outage
   const followUpAt = awaiting.wakes!.find((w) => w.kind === 'follow_up')!.at;
 
   const t0 = Date.now();
-  await setTimer(h, snoozed.threadId, { kind: 'snooze', at: t0 + 2_000 });
-  await setTimer(h, outgoing.threadId, { kind: 'send_later', at: t0 + 2_500 });
-  const remindAt = t0 + 20_000; // after the server is back
+  await setTimer(h, snoozed.threadId, { kind: 'snooze', at: t0 + 4_000 });
+  await setTimer(h, outgoing.threadId, { kind: 'send_later', at: t0 + 4_500 });
+  const remindAt = t0 + 22_000; // after the server is back
   await setTimer(h, snoozed.threadId, { kind: 'remind', at: remindAt, note: 'book the room' });
   await h.waitFor(snoozed.threadId, (s) => (s.wakes ?? []).length === 2 && settled(s));
   await h.waitFor(outgoing.threadId, (s) => (s.wakes ?? []).length === 1 && settled(s));
 
   // The server goes down before any of them is due, and comes back after the snooze, the send and the follow-up.
   await server.stop();
-  expect(Date.now()).toBeLessThan(Math.min(t0 + 2_000, followUpAt));
-  await new Promise((r) => setTimeout(r, Math.max(t0 + 2_500, followUpAt) + 2_000 - Date.now()));
+  expect(Date.now()).toBeLessThan(Math.min(t0 + 4_000, followUpAt));
+  await new Promise((r) => setTimeout(r, Math.max(t0 + 4_500, followUpAt) + 2_000 - Date.now()));
   expect(await sentIn(h, outgoing.threadId)).toHaveLength(0);
   expect((await journalOf(h, snoozed.threadId, 'snooze')).map((a) => a.state)).toEqual(['scheduled']);
   server = await startDevServer({ port, headless: true, dbFile: join(dir, 'temporal.db') });
