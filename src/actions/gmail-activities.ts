@@ -6,6 +6,7 @@ import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { canonicalAddress, parseAddressList } from '../gmail/addresses.js';
 import { GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
@@ -100,6 +101,12 @@ function outgoingMessage(action: JournaledAction, message: ThreadMessage, userEm
 function draftAsSent(action: JournaledAction, rawDraft: string, now: Date): string {
   const marked = withTopHeader(decodeBase64Url(rawDraft), ACTION_MARKER_HEADER, action.id);
   return encodeBase64Url(withTopHeader(marked, 'Date', formatRfc2822Date(now)));
+}
+
+/** Everyone a draft goes to when sent: To, Cc and the Bcc Gmail keeps on a draft (canonical, each once). */
+function draftRecipients(message: ThreadMessage): string[] {
+  const bcc = parseAddressList(message.headers['bcc']);
+  return [...new Set([...message.to, ...message.cc, ...bcc].map((a) => canonicalAddress(a.address)).filter((a) => a !== ''))];
 }
 
 /** Answers to "is the pause label set?", reused for a while: the kill switch acts within that long. */
@@ -214,12 +221,16 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
       }
       const draft = draftId ? await gmail.getDraft(draftId) : null;
       if (!draft) return { gone: 'the draft was deleted before the time' };
-      if (draft.message.to.length + draft.message.cc.length === 0) return { gone: 'the draft has no recipient' };
+      const recipients = draftRecipients(draft.message);
+      if (recipients.length === 0) return { gone: 'the draft has no recipient' };
+      // A send goes to exactly the addresses judged when it was scheduled, or not at all.
+      const unjudged = recipients.filter((r) => !action.recipients.includes(r));
+      if (unjudged.length > 0) return { gone: `the draft now also goes to ${unjudged.join(', ')}, who were not on it when the send was scheduled: schedule it again` };
       const whole = await gmail.getDraftRaw(draft.draftId);
       if (!whole) return { gone: 'the draft was deleted before the time' };
       const sent = await gmail.sendMessage(draftAsSent(action, whole.raw, new Date()), action.threadId);
       await gmail.deleteDraft(draft.draftId);
-      return { sentId: sent.id, recipients: [...draft.message.to, ...draft.message.cc].map((a) => a.address.toLowerCase()) };
+      return { sentId: sent.id };
     });
     if ('gone' in outcome) {
       const undone = await transitionAction(db, { id: action.id, from: ['scheduled'], to: 'undone', note: `not sent: ${outcome.gone}` });
@@ -275,7 +286,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
       });
       if (!found) return { action: null, why: 'the thread has no draft to send' };
       const { draft, pausedByLabel } = found;
-      const recipients = [...draft.message.to, ...draft.message.cc].map((a) => a.address.toLowerCase());
+      const recipients = draftRecipients(draft.message);
       const [journaled] = await proposeActions(db, {
         accountId,
         threadId,

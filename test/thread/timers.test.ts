@@ -193,6 +193,32 @@ describe('send later', () => {
     expect(await sentIn(h, threadId)).toHaveLength(1);
   });
 
+  it('a recipient added to the draft after it was scheduled (a Bcc) stops the send: it goes to the judged addresses or not at all', async () => {
+    const { threadId, messageId } = await deliverAndIngest(h, question('Contract copy'));
+    const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && settled(s));
+    await timer(threadId, { kind: 'send_later', at: Date.now() + 3000 });
+    await h.waitFor(threadId, (s) => (s.wakes ?? []).some((w) => w.kind === 'send_later') && settled(s));
+    const { gmail } = await h.accountGmail();
+    const parent = (await gmail.getMessage(messageId)).messageId;
+    const edited = [
+      `From: ${h.email}`,
+      'To: Alice Example <alice@partner.example>',
+      'Bcc: Mallory <mallory@elsewhere.example>',
+      'Subject: Re: Contract copy',
+      `In-Reply-To: ${parent}`,
+      'Content-Type: text/plain; charset=UTF-8',
+      '',
+      'Here is the contract.',
+    ].join('\r\n');
+    await gmail.updateDraft(drafted.draftId!, { threadId, raw: Buffer.from(edited, 'utf8').toString('base64url') });
+
+    await waitUntil('the send to be settled', async () => (await journal(threadId, 'send_later'))[0]?.state === 'undone', { timeoutMs: 20_000 });
+    const [action] = await journal(threadId, 'send_later');
+    expect(action!.note).toContain('mallory@elsewhere.example');
+    expect(await sentIn(h, threadId)).toHaveLength(0);
+    expect(await draftsOf(threadId)).toHaveLength(1); // the user's draft stays, to be scheduled again
+  });
+
   it('undo before the time cancels it: nothing is sent', async () => {
     const { threadId } = await deliverAndIngest(h, question('Budget'));
     await h.waitFor(threadId, (s) => s.state === 'drafted' && settled(s));
