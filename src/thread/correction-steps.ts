@@ -2,9 +2,11 @@
 // archived moved back to the inbox, a label we added removed, a label we did not add put on: each
 // is recorded as a correction (src/learning/corrections.ts, idempotent), and when one is new the
 // account's triage lessons are derived again at once, so a proposal waits for the user as soon as
-// the corrections repeat. Separate from the thread's steps: it changes nothing in the thread.
+// the corrections repeat, and the user is told on Discord. Separate from the thread's steps: it changes nothing in the thread.
 import { isCancellation, patched } from '@temporalio/workflow';
 import type { RecordedCorrection } from '../learning/corrections.js';
+import type { LessonNotifyActivities } from '../learning/notify-activities.js';
+import { proxyNotifyActivities } from './activity-proxies.js';
 import type { ThreadEvent } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';
 
@@ -26,7 +28,16 @@ export async function learnFromCorrections(run: ThreadRun, event: ThreadEvent): 
     if (recorded.length === 0) return;
     for (const c of recorded) run.logDecision({ kind: 'correction', source: 'user', detail: describeCorrection(c) });
     const derived = await run.store.deriveTriageLessons({ accountId: run.accountId });
-    if (derived.changed.length > 0) run.logDecision({ kind: 'correction', source: 'system', detail: `lesson(s) proposed: ${derived.changed.join(', ')}` });
+    if (derived.changed.length === 0) return;
+    run.logDecision({ kind: 'correction', source: 'system', detail: `lesson(s) proposed: ${derived.changed.join(', ')}` });
+    // Discord, a few attempts (proxyNotifyActivities): the proposal waits on the page and in the CLI all the same.
+    const notify = proxyNotifyActivities<LessonNotifyActivities>(run.settings);
+    for (const lessonId of derived.changed) {
+      await notify.notifyLessonProposed({ lessonId }).catch((err: unknown) => {
+        if (isCancellation(err)) throw err;
+        run.logDecision({ kind: 'correction', source: 'system', detail: `lesson ${lessonId} not announced on Discord: ${err instanceof Error ? err.message : String(err)}` });
+      });
+    }
   } catch (err) {
     if (isCancellation(err)) throw err;
     // Learning is never the thread's failure: the correction is seen again by `memory learn`.

@@ -12,6 +12,7 @@ import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { listLessons } from '../../src/learning/memory.js';
 import { widens } from '../../src/learning/contracts.js';
 import { createSyncActivities } from '../../src/sync/sync-activities.js';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
@@ -22,6 +23,8 @@ const movedBack = `news@${domain}`;
 const unlabelled = `deals@${domain}`;
 const filed = `receipts@${domain}`;
 let h: InboxHarness;
+let discord: RunningDiscordEmulator;
+let webhookId: string;
 let sync: ReturnType<typeof createSyncActivities>;
 let cursor: string;
 
@@ -51,7 +54,10 @@ async function newsletter(from: string, subject: string): Promise<string> {
 const userChanges = (threadId: string, change: { add?: string[]; remove?: string[] }) => h.gmail.control.modifyLabels(h.email, { threadId, ...change });
 
 beforeAll(async () => {
-  h = await startInboxHarness({ env: { TRIAGE_LESSON_AFTER: '2' } });
+  discord = await startDiscordEmulator();
+  const webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
+  webhookId = webhook.id;
+  h = await startInboxHarness({ env: { TRIAGE_LESSON_AFTER: '2', DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: 'http://127.0.0.1:3999' } });
   await h.startWorkers();
   await setCategoryActions(db(), h.accountId, 'newsletter', [{ kind: 'add_label', argument: 'Newsletters' }, { kind: 'archive' }]);
   await h.prisma.rule.create({ data: { scope: 'domain', scopeRef: domain, kind: 'deterministic', action: 'newsletter' } });
@@ -71,6 +77,7 @@ afterAll(async () => {
   await h?.prisma.lesson.deleteMany({ where: { accountId: h.accountId } });
   await h?.prisma.categoryActions.deleteMany({ where: { scopeRef: h.accountId } });
   await h?.close();
+  await discord?.close();
 });
 
 describe('corrections of triage seen in Gmail', () => {
@@ -98,6 +105,14 @@ describe('corrections of triage seen in Gmail', () => {
       'you moved it back to the inbox after we archived it',
       `lesson(s) proposed: ${lesson.id}`,
     ]);
+    // Discord is told once, with the lesson's text and a signed link to it on the approvals page.
+    const posted = await waitUntil('discord message', async () => {
+      const messages = (await discord.control.messages(webhookId)).filter((m) => m.message.content.includes(lesson.id));
+      return messages.length > 0 && messages;
+    }, { timeoutMs: 30_000 });
+    expect(posted).toHaveLength(1);
+    expect(posted[0]!.message.content).toContain(`do not archive (still newsletter; then: add\\_label:Newsletters)`);
+    expect(posted[0]!.message.content).toMatch(new RegExp(`<http://127\\.0\\.0\\.1:3999/approvals/l/${lesson.id}\\?exp=\\d+&sig=[\\w-]+>`));
     await recordHistory(h, threads[1]!, 'thread-correction-moved-back');
 
     // The same history read again (a redelivered page) records nothing twice.
@@ -115,6 +130,7 @@ describe('corrections of triage seen in Gmail', () => {
     await syncNow();
     await h.waitFor(third, (s) => s.pendingEvents === 0);
     expect(await corrections(third)).toEqual([]);
+    expect((await discord.control.messages(webhookId)).filter((m) => m.message.content.includes(lesson.id))).toHaveLength(1);
   });
 
   it('our label removed twice proposes "do not add_label"; a label the user files twice proposes adding it, never widening', async () => {
