@@ -17,8 +17,8 @@ export type LessonScope = 'global' | 'account' | 'domain' | 'sender';
 
 /** One correction a lesson was learned from, with where to see it. */
 export const evidenceSchema = z.object({
-  /** undone | rejected (an action), reclassified (a thread's category changed at the user's request), moved_back | label_removed | label_added (seen in the mailbox) */
-  source: z.enum(['undone', 'rejected', 'reclassified', 'moved_back', 'label_removed', 'label_added']),
+  /** undone | rejected (an action), reclassified (a thread's category changed at the user's request), moved_back | label_removed | label_added (seen in the mailbox), sent | rework (a draft's fate: writing lessons) */
+  source: z.enum(['undone', 'rejected', 'reclassified', 'moved_back', 'label_removed', 'label_added', 'sent', 'rework']),
   threadId: z.string(),
   actionId: z.string().optional(),
   kind: z.string(),
