@@ -7,6 +7,7 @@
 //   reject <lesson id> [--note N]                   never takes hold
 //   edit <lesson id> [--text T] [--category C] [--actions LIST]   a new version
 //   revert <lesson id> [--to N]                     stops taking hold (its rule removed); --to N: version N again, as a new version
+//   weekly --account A                              the "what I learned" report of the last seven days
 //   auto-accept --account A [--after N|off]         tone and sign-off lessons take hold alone after N confirmations (default off)
 import { parseArgs } from 'node:util';
 import { learningSettingsFromConfig, wholeDays, type Env, type LearningSettings } from '../config.js';
@@ -31,6 +32,7 @@ import {
 } from '../learning/memory.js';
 import { deriveTriageLessons } from '../learning/triage-lessons.js';
 import { autoAcceptAfter, setAutoAcceptAfter } from '../learning/auto-accept.js';
+import { weeklyReport } from '../learning/weekly-report.js';
 import { accountIdOf } from './account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
@@ -43,6 +45,7 @@ const USAGE = `usage: npm run cli -- memory list [--account A] [--state ${LESSON
        npm run cli -- memory edit <lesson id> [--text T] [--category C] [--actions LIST]
        npm run cli -- memory revert <lesson id> [--to VERSION]
        npm run cli -- memory auto-accept --account A [--after N|off]
+       npm run cli -- memory weekly --account A
 LIST: what a triage lesson's mail gets, e.g. add_label:Newsletters,mark_read, or none (docs/actions.md)`;
 
 const OPTIONS = {
@@ -204,7 +207,7 @@ async function autoAccept(ctx: MemoryCtx, values: Values): Promise<void> {
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runMemoryCli(cfg: Env, argv: string[], io: CliIo = { out: (l) => console.log(l) }): Promise<number> {
-  const command = { name: 'memory', usage: USAGE, subcommands: ['list', 'learn', 'show', 'accept', 'reject', 'edit', 'revert', 'auto-accept'], options: OPTIONS };
+  const command = { name: 'memory', usage: USAGE, subcommands: ['list', 'learn', 'show', 'accept', 'reject', 'edit', 'revert', 'auto-accept', 'weekly'], options: OPTIONS };
   const parsed = parseSubcommand(io, command, argv);
   if (typeof parsed === 'number') return parsed;
   return withDatabase(cfg, io, command, async (prisma) => {
@@ -222,6 +225,12 @@ export async function runMemoryCli(cfg: Env, argv: string[], io: CliIo = { out: 
           return await show(ctx, parsed.positionals[0]);
         case 'auto-accept':
           return await autoAccept(ctx, parsed.values);
+        case 'weekly': {
+          if (!parsed.values.account) throw new UsageError('weekly needs --account');
+          const report = await weeklyReport(ctx.db, { accountId: (await accountIdOf(prisma, parsed.values.account))! });
+          io.out(report.subject);
+          return io.out(`\n${report.body}`);
+        }
         default:
           return await change(ctx, parsed.sub, parsed.values, parsed.positionals[0]);
       }

@@ -83,4 +83,16 @@ describe('memory auto-accept', () => {
 
     expect((await memory('auto-accept', '--account', email, '--after', 'off')).out).toContain('is off');
   });
+
+  it('memory weekly: the proposals waiting, what was accepted and reverted this week, and the commands', async () => {
+    const [accepted] = await prisma.lesson.findMany({ where: { accountId, state: 'accepted' } });
+    expect((await memory('revert', accepted!.id)).code).toBe(0);
+    const weekly = await memory('weekly', '--account', email);
+    expect(weekly.code, weekly.out).toBe(0);
+    expect(weekly.out.split('\n')[0]).toBe('What I learned this week: 2 waiting, 1 accepted, 1 reverted');
+    expect(weekly.out).toContain('Waiting for you (2):\n- mail from news@shop.example: do not archive');
+    expect(weekly.out).toContain(`Accepted this week (1):\n- Sign off with "Best, Sam".  [by learning]\n  (${accepted!.id})`);
+    expect(weekly.out).toContain('Reverted this week (1):\n- Sign off with "Best, Sam".  [reverted by cli]');
+    expect(weekly.out).toContain('npm run cli -- memory accept <lesson id>');
+  });
 });
