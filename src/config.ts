@@ -296,6 +296,12 @@ export const envSchema = z.object({
   LEARNING_LOOKBACK: howLong().prefault('60 days'),
   /** The dry run tries a rule change on the stored threads of this long back. */
   DRY_RUN_WINDOW: howLong().prefault('30 days'),
+  /** Our draft and what the user sent (and rework instructions) are kept this long as evidence, then only lessons and their provenance. */
+  LEARNING_EVIDENCE_DAYS: z.coerce.number().int().min(1).default(14),
+  /** How often the learning Schedule proposes writing lessons from new evidence. */
+  LEARNING_EVERY: duration.default('1 hour'),
+  /** Accepted writing lessons in a drafting prompt are cut to this many tokens (most specific first). */
+  LESSON_PROMPT_TOKENS: z.coerce.number().int().min(0).default(300),
 
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),
   DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
@@ -474,6 +480,7 @@ export function llmSettingsFromConfig(cfg: Env): LlmSettings {
     model: cfg.ANTHROPIC_MODEL,
     dailyTokenBudget: cfg.DAILY_TOKEN_BUDGET,
     maxInputTokens: cfg.LLM_MAX_INPUT_TOKENS,
+    lessonPromptTokens: cfg.LESSON_PROMPT_TOKENS,
     breaker: {
       failuresToOpen: cfg.LLM_BREAKER_FAILURES,
       probeMinMs,

@@ -4,6 +4,8 @@
 // Prints each run's lateness (its start in Postgres against the Schedule's action time), runs per
 // minute, and the bytes a schedule costs in PostgreSQL and in the dev server's SQLite.
 //   --schedules S (1000)  --accounts A (200)  --due D (200)  --jitter SECONDS (0)  --llm-latency MS (300)
+//   --stack [N]   the Temporal server on PostgreSQL and N worker processes of each kind (default 2);
+//                 without it the dev server (SQLite in a file) and the workers in this process
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
-import { percentile } from '../bench-kit.js';
+import { percentile, startBenchTemporal } from '../bench-kit.js';
 import { cpuSnapshot, cpuSpent, cpuPerEmailLine } from '../proc-cpu.js';
 import { benchWorkerEnv, emulatedAccounts, startWorkersInProcess } from '../worker-env.js';
 import { loadConfig } from '../../src/config.js';
@@ -23,6 +25,7 @@ import { spawnAnthropicEmulator } from '../../emulators/anthropic/index.js';
 import { spawnGmailEmulator } from '../../emulators/gmail/index.js';
 import { addUserSchedule } from '../../src/schedules/user-schedules.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
+import { WorkerProcesses, workerTaskQueues } from '../../src/stack/worker-processes.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 
@@ -38,30 +41,46 @@ export async function run(args: string[]): Promise<void> {
   const llmLatency = wholeFlag(args, 'llm-latency', 300);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
+  const stackAt = args.indexOf('--stack');
+  const perRole = stackAt < 0 ? 0 : /^\d+$/.test(args[stackAt + 1] ?? '') ? Number(args[stackAt + 1]) : 2;
+  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_schedules';
   const dir = await mkdtemp(join(tmpdir(), 'bench-schedules-'));
   const dbFile = join(dir, 'temporal.db');
-  const temporal = await startDevServer({ port: 0, headless: true, dbFile });
+  const temporal = perRole
+    ? await startBenchTemporal(true, databaseUrl, { persistence: 20, visibility: 8 })
+    : { ...(await startDevServer({ port: 0, headless: true, dbFile })), databases: [], what: 'the Temporal dev server (SQLite in a file)' };
+  console.log(`schedules on ${temporal.what}, ${perRole ? `${perRole} worker processes of each kind` : 'the workers in this process'}`);
   const gmail = await spawnGmailEmulator(['--no-quota']);
   const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]);
-  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_schedules';
   await ensureDatabase(databaseUrl);
   await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
   const prisma = createPrismaClient(databaseUrl);
   await prisma.$executeRawUnsafe('TRUNCATE accounts CASCADE');
   const keys = fixedTestPayloadKeys();
-  const cfg = loadConfig({
+  const env = {
     ...benchWorkerEnv({ temporalAddress: temporal.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
     LOG_LEVEL: 'error',
-  });
+  };
+  const cfg = loadConfig(env);
   const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `sched-${randomUUID().slice(0, 6)}`, accountsCount);
   const client = new Client({ connection: await Connection.connect({ address: temporal.address }), dataConverter: createDataConverter(keys) });
-  const workers = await startWorkersInProcess(cfg, databaseUrl);
+  const processes = perRole ? new WorkerProcesses({ env, perRole, output: (name, line) => console.error(`[${name}] ${line}`) }) : undefined;
+  processes?.startAll();
+  await processes?.untilPolling(client, workerTaskQueues(cfg));
+  const workers = processes ? { stop: () => processes.stopAll() } : await startWorkersInProcess(cfg, databaseUrl);
   const db = prismaExecutor(prisma);
+  /** What the Temporal server keeps: the dev server's SQLite file, or the server's PostgreSQL databases. */
+  const temporalBytes = async () => {
+    if (temporal.databases.length === 0) return (await stat(dbFile)).size;
+    let bytes = 0;
+    for (const name of temporal.databases) bytes += Number((await db.query<{ n: string }>('SELECT pg_database_size($1)::text AS n', [name]))[0]!.n);
+    return bytes;
+  };
   const settings = { catchupWindowMs: 3600_000, jitterMs };
 
   // The schedules due later first; then, at the rate they were made, the due ones, for a minute far
   // enough ahead that all of them exist before it.
-  const sqliteBefore = (await stat(dbFile)).size;
+  const temporalBefore = await temporalBytes();
   const add = async (from: number, to: number, at: (i: number) => Date) => {
     let next = from;
     await Promise.all(Array.from({ length: 16 }, async () => {
@@ -106,7 +125,7 @@ export async function run(args: string[]): Promise<void> {
     [],
   );
   console.log(`PostgreSQL bytes per schedule: ${(Number(size!.schedules) / total).toFixed(0)} (agent_schedules with indexes); per run: ${(Number(size!.runs) / Math.max(1, rows.length)).toFixed(0)} (schedule_runs)`);
-  console.log(`Temporal dev server (SQLite) bytes per schedule: ${(((await stat(dbFile)).size - sqliteBefore) / total).toFixed(0)} (its file after creating them and running ${rows.length})`);
+  console.log(`Temporal server bytes per schedule: ${(((await temporalBytes()) - temporalBefore) / total).toFixed(0)} (${temporal.databases.length ? temporal.databases.join(' + ') : 'its SQLite file'} after creating them and running ${rows.length})`);
 
   await workers.stop();
   await client.connection.close();

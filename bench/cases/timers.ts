@@ -56,7 +56,8 @@ export async function run(args: string[]): Promise<void> {
   installSdkLogging('error', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
 
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_timers';
-  const server = await startBenchTemporal(stackAt >= 0, databaseUrl, { persistence: 20, visibility: 8 });
+  // PostgreSQL here has 100 connections shared with other work: this case keeps its share small.
+  const server = await startBenchTemporal(stackAt >= 0, databaseUrl, { persistence: 8, visibility: 4 });
   console.log(
     `timers: ${total} threads over ${accountsCount} accounts (${followUps} awaiting a reply, ${total - followUps} snoozed, ${due} of those due at one instant); ` +
       `${server.what}, ${perRole} worker process(es) of each kind; load average ${load()}`,
@@ -71,6 +72,7 @@ export async function run(args: string[]): Promise<void> {
   const env: Record<string, string> = {
     ...benchWorkerEnv({ temporalAddress: server.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
     LOG_LEVEL: 'error',
+    DATABASE_POOL_SIZE: '4',
   };
   const cfg = loadConfig(env);
   const settings = threadSettingsFromConfig(cfg);

@@ -32,6 +32,8 @@ export interface AnthropicEmulator {
   metrics(): EmulatorMetrics;
   /** The last valid /v1/messages body received and its counted input tokens. */
   lastRequest(): CapturedRequest | null;
+  /** The last 200 valid /v1/messages bodies, oldest first (reset() empties it). */
+  recentRequests(): CapturedRequest[];
   config(): EmulatorConfig;
   /** Changes switches at run time; throws on an invalid value. */
   configure(patch: EmulatorConfigPatch): EmulatorConfig;
@@ -57,6 +59,7 @@ export async function startAnthropicEmulator(opts: AnthropicEmulatorOptions = {}
     close: () => server.close(),
     metrics: () => server.metrics(),
     lastRequest: () => server.metrics().lastRequest,
+    recentRequests: () => server.recentRequests(),
     config: () => server.getConfig(),
     configure: (p) => server.configure(p),
     reset: () => server.reset(),

@@ -2,6 +2,7 @@
 // assert outcomes. It reads the prompt conventions of src/llm/prompts.ts: the newest email is
 // the last <email> or <message> block ("Header: value" lines, a blank line, the body); a rework comes as
 // <rework_instructions>, the signature as <signature>. Any other prompt is read as one email body.
+import { lessonsInPrompt } from './learning.js';
 import type { JsonSchema, ToolDefinition } from './validation.js';
 
 export interface EmailView {
@@ -169,8 +170,10 @@ export function draft(promptText: string, email: EmailView): string {
         : 'Thanks for letting me know.'),
   ];
   if (rework.length > 0) lines.push('', ...rework.map((instruction) => `Revised as asked: ${instruction}`));
-  lines.push('', block(promptText, 'signature') ?? 'Best regards');
-  return lines.join('\n');
+  // Accepted writing lessons in the prompt take hold (learning.ts): the sign-off, the lines left out.
+  const lessons = lessonsInPrompt(promptText);
+  lines.push('', lessons.closeWith ?? block(promptText, 'signature') ?? 'Best regards');
+  return lines.filter((line) => !lessons.leaveOut.includes(line)).join('\n');
 }
 
 /**

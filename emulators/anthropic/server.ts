@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { defaultToolInput, hasToolResults, isToolConversation, readLikeTool, scriptConflict, turnOf, unusedDraftTool } from './agent.js';
 import { draw, makeId } from './random.js';
 import { scheduledReport } from './scheduled.js';
+import { writingLessons } from './learning.js';
 import { classify, draft, expectsReply, invalidDecision, newestEmail, toolInput, type EmailView } from './responder.js';
 import { ScriptBook, scriptNameIn, type ScriptStatus, type ScriptToolCall } from './script.js';
 import {
@@ -118,6 +119,9 @@ function emailOf(request: MessagesRequest): EmailView {
 }
 
 /** Everything the model reads: the system prompt and every message, as one text. */
+/** How many valid requests recentRequests() keeps. */
+const RECENT_REQUESTS = 200;
+
 function promptTextOf(request: MessagesRequest): string {
   return [systemText(request), ...request.messages.map((m) => contentText(m.content))].filter(Boolean).join('\n');
 }
@@ -146,6 +150,7 @@ export class AnthropicEmulatorServer {
   private readonly unknownToolUseIds = new Set<string>();
   /** Numbers the valid /v1/messages calls: the key of their seeded draws and ids. */
   private requestCounter = 0;
+  private recent: CapturedRequest[] = [];
   /** Numbers every response, for request-id headers. */
   private responseCounter = 0;
   private readonly server: Server;
@@ -196,6 +201,11 @@ export class AnthropicEmulatorServer {
     return structuredClone(this.metricsState);
   }
 
+  /** The last RECENT_REQUESTS valid /v1/messages bodies, oldest first (what tests inspect prompts in). */
+  recentRequests(): CapturedRequest[] {
+    return structuredClone(this.recent);
+  }
+
   /**
    * Zeroes the metrics, the marker counters, the scripts' fault counters and the request numbering; the
    * configuration and the registered scripts stay.
@@ -206,6 +216,7 @@ export class AnthropicEmulatorServer {
     this.faults.reset();
     this.scriptBook.resetCounters();
     this.requestCounter = 0;
+    this.recent = [];
   }
 
   /** Registers (or replaces) a script; returns the marker to put in the system prompt. Throws if invalid. */
@@ -336,6 +347,7 @@ export class AnthropicEmulatorServer {
     const promptText = promptTextOf(request);
     const inputTokens = inputTokensOf(request, promptText);
     this.metricsState.lastRequest = { body: request, inputTokens, receivedAt: new Date().toISOString() };
+    this.recent = [...this.recent, this.metricsState.lastRequest].slice(-RECENT_REQUESTS);
 
     const latency = this.config.latencyMs + Math.floor(draw(seed, 'jitter', n) * this.config.latencyJitterMs);
     if (latency > 0) {
@@ -429,7 +441,9 @@ export class AnthropicEmulatorServer {
         ? invalidDecision()
         : forcedTool.name === 'record_expects_reply'
           ? expectsReply(email)
-          : toolInput(forcedTool, classify(promptText, email));
+          : forcedTool.name === 'propose_writing_lessons'
+            ? writingLessons(promptText)
+            : toolInput(forcedTool, classify(promptText, email));
       return {
         content: [{ type: 'tool_use', id: makeId('toolu', seed, n), name: forcedTool.name, input }],
         outputText: JSON.stringify(input),

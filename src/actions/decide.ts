@@ -2,10 +2,12 @@
 // Discord's link): approve and reject go to the thread workflow that waits for them, as a signal;
 // undo of a scheduled send too (its workflow holds the timer); undo of a done action runs the undo
 // workflow. Each reports what became of the action, read back from the journal.
+import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { actionDecisionSignal } from '../thread/signals.js';
-import { threadWorkflowId } from '../thread/contracts.js';
+import { threadWorkflowId, type ThreadSettings } from '../thread/contracts.js';
+import { requestTimer } from '../thread/ingest.js';
 import { reversalOf, type ActionDecisionEvent, type ActionState, type JournaledAction } from './contracts.js';
 import { listActions, loadAction, type ActionFilter } from './journal.js';
 import { undoActionWorkflow, undoWorkflowId } from './undo-workflow.js';
@@ -87,6 +89,30 @@ export async function undoSince(deps: DecideDeps, filter: Pick<ActionFilter, 'ac
     outcomes.push(await decideAction(deps, action.id, 'undo', by));
   }
   return outcomes;
+}
+
+/**
+ * Cancels a follow-up that is still waiting (the approvals page's list): the thread's cancelTimer
+ * signal, as `threads cancel --timer follow_up` sends it, then the journal read back.
+ */
+export async function cancelFollowUp(
+  deps: DecideDeps & { threadSettings: ThreadSettings },
+  actionId: string,
+  waitMs = 20_000,
+): Promise<DecisionOutcome> {
+  const action = await loadAction(deps.db, actionId);
+  if (!action || action.kind !== 'follow_up') return { ok: false, message: `no follow-up ${actionId}`, action };
+  if (action.state !== 'scheduled') return { ok: false, message: `cannot cancel ${describe(action)}: it is ${action.state}`, action };
+  await requestTimer(deps.client, {
+    accountId: action.accountId,
+    threadId: action.threadId,
+    settings: deps.threadSettings,
+    event: { type: 'timer_request', requestId: randomUUID(), request: { kind: 'cancel', timer: 'follow_up' }, by: 'user' },
+    taskQueue: deps.taskQueue,
+  });
+  const settled = await untilSettled(deps.db, actionId, ['undone', 'done'], waitMs);
+  if (!settled) return { ok: false, message: `asked the thread to cancel ${describe(action)}; it has not acted on it yet`, action };
+  return { ok: settled.state === 'undone', message: `${describe(settled)}: ${settled.state}${settled.note ? ` (${settled.note})` : ''}`, action: settled };
 }
 
 export function describe(action: Pick<JournaledAction, 'id' | 'kind' | 'argument' | 'threadId'>): string {

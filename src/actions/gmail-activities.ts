@@ -10,7 +10,8 @@ import { GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import { isGmailSystemLabel } from '../gmail/system-labels.js';
-import { buildPlainTextMessage, buildReply, replyRecipients, toRaw } from '../gmail/mime.js';
+import { buildPlainTextMessage, buildReply, formatRfc2822Date, replyRecipients, toRaw, withTopHeader } from '../gmail/mime.js';
+import { decodeBase64Url, encodeBase64Url } from '../gmail/mime-encoding.js';
 import type { ThreadMessage } from '../gmail/types.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ActionGmailActivities } from './activity-contracts.js';
@@ -92,22 +93,13 @@ function outgoingMessage(action: JournaledAction, message: ThreadMessage, userEm
 }
 
 /**
- * A send later: the thread's draft as it is now (its text, recipients and subject: the user may have
- * edited it since the send was scheduled), with the action's marker so a lost attempt is found.
+ * A send later: the thread's draft as it is now, whole (its text, HTML, attachments, recipients and
+ * subject: the user may have edited it since the send was scheduled), dated now (as Gmail dates a
+ * sent draft), with the action's marker so a lost attempt is found.
  */
-function draftAsSent(action: JournaledAction, draft: ThreadMessage, body: string, userEmail: string): string {
-  return toRaw(
-    buildPlainTextMessage({
-      from: { address: userEmail },
-      to: draft.to,
-      cc: draft.cc,
-      subject: draft.subject,
-      body,
-      inReplyTo: draft.inReplyTo || undefined,
-      references: draft.references,
-      extraHeaders: { [ACTION_MARKER_HEADER]: action.id },
-    }),
-  );
+function draftAsSent(action: JournaledAction, rawDraft: string, now: Date): string {
+  const marked = withTopHeader(decodeBase64Url(rawDraft), ACTION_MARKER_HEADER, action.id);
+  return encodeBase64Url(withTopHeader(marked, 'Date', formatRfc2822Date(now)));
 }
 
 /** Answers to "is the pause label set?", reused for a while: the kill switch acts within that long. */
@@ -210,7 +202,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
    */
   async function sendDraftNow(action: JournaledAction): Promise<{ sent: boolean; state: JournaledAction['state']; sentMessageId?: string }> {
     const draftId = action.result?.draftId;
-    const outcome = await withGmail(action.accountId, async (gmail, userEmail) => {
+    const outcome = await withGmail(action.accountId, async (gmail) => {
       const thread = await gmail.getThread(action.threadId).catch((err: unknown) => {
         if (err instanceof GmailNotFoundError) return null;
         throw err;
@@ -223,7 +215,9 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
       const draft = draftId ? await gmail.getDraft(draftId) : null;
       if (!draft) return { gone: 'the draft was deleted before the time' };
       if (draft.message.to.length + draft.message.cc.length === 0) return { gone: 'the draft has no recipient' };
-      const sent = await gmail.sendMessage(draftAsSent(action, draft.message, draft.body, userEmail), action.threadId);
+      const whole = await gmail.getDraftRaw(draft.draftId);
+      if (!whole) return { gone: 'the draft was deleted before the time' };
+      const sent = await gmail.sendMessage(draftAsSent(action, whole.raw, new Date()), action.threadId);
       await gmail.deleteDraft(draft.draftId);
       return { sentId: sent.id, recipients: [...draft.message.to, ...draft.message.cc].map((a) => a.address.toLowerCase()) };
     });

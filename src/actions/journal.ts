@@ -4,6 +4,7 @@
 // Every write is keyed (the action's idempotency key, or its id and the states it may leave), so a
 // retried activity or a second click changes nothing twice.
 import { uuid7 } from '../db/uuid7.js';
+import { parseAddressList } from '../gmail/addresses.js';
 import { CATEGORIES, type Category } from '../mail/types.js';
 import { actionTransitions } from '../metrics/metrics.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
@@ -236,8 +237,7 @@ export async function proposeActions(db: SqlExecutor, input: ProposeActionsInput
     );
     if (inserted.length > 0) actionTransitions.inc({ kind: action.kind, state });
   }
-  const rows = await db.query<ActionRow>(`SELECT ${COLUMNS} FROM actions WHERE key = ANY($1::text[])`, [keys]);
-  const byKey = new Map(rows.map((r) => [r.key, actionOf(r)]));
+  const byKey = await loadActionsByKey(db, keys);
   return keys.map((k) => byKey.get(k)!);
 }
 
@@ -325,6 +325,12 @@ export async function recordLifecycleActions(
 
 // ---- reading it -------------------------------------------------------------------------------
 
+/** The journal rows with these idempotency keys (actionKey), by key; a key not journaled is absent. */
+export async function loadActionsByKey(db: SqlExecutor, keys: string[]): Promise<Map<string, JournaledAction>> {
+  const rows = await db.query<ActionRow>(`SELECT ${COLUMNS} FROM actions WHERE key = ANY($1::text[])`, [keys]);
+  return new Map(rows.map((r) => [r.key, actionOf(r)]));
+}
+
 export async function loadAction(db: SqlExecutor, id: string): Promise<JournaledAction | null> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
   const [row] = await db.query<ActionRow>(`SELECT ${COLUMNS} FROM actions WHERE id = $1`, [id]);
@@ -366,6 +372,8 @@ export interface TimerJournalInput {
   atMs: number;
   reason: ActionReason;
   note?: string;
+  /** The message a follow-up waits on an answer to: its subject and To header, for the approvals page's list. */
+  about?: { subject: string; to: string };
 }
 
 /**
@@ -376,8 +384,8 @@ export async function journalTimer(db: SqlExecutor, input: TimerJournalInput): P
   const key = actionKey({ accountId: input.accountId, threadId: input.threadId, messageId: input.requestId }, { kind: input.kind });
   const inserted = await db.query(
     `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, reason, verdict, because,
-       state, sender, workflow_id, scheduled_for, note, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, 'run', $8::text[], 'scheduled', '', $9, $10, $11, clock_timestamp())
+       state, sender, workflow_id, scheduled_for, note, subject, recipients, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, 'run', $8::text[], 'scheduled', '', $9, $10, $11, $12, $13::text[], clock_timestamp())
      ON CONFLICT (key) DO NOTHING
      RETURNING id`,
     [
@@ -392,9 +400,32 @@ export async function journalTimer(db: SqlExecutor, input: TimerJournalInput): P
       input.workflowId,
       new Date(input.atMs),
       input.note ?? null,
+      input.about?.subject ?? '',
+      parseAddressList(input.about?.to).map((a) => a.address),
     ],
   );
   if (inserted.length > 0) actionTransitions.inc({ kind: input.kind, state: 'scheduled' });
   const [row] = await db.query<ActionRow>(`SELECT ${COLUMNS} FROM actions WHERE key = $1`, [key]);
   return actionOf(row!);
+}
+
+/**
+ * The follow-ups of threads still awaiting an answer (the approvals page's list): each thread's
+ * newest, waiting (scheduled) or fallen due (done: the thread has the Follow Up label), soonest first.
+ * A cancelled one (undone), or a thread the answer reached, is not listed.
+ */
+export async function listFollowUps(db: SqlExecutor, limit = 200): Promise<JournaledAction[]> {
+  const rows = await db.query<ActionRow>(
+    `SELECT ${COLUMNS} FROM (
+       SELECT DISTINCT ON (a.account_id, a.gmail_thread_id) a.* FROM actions a
+       JOIN threads t ON t.account_id = a.account_id AND t.gmail_thread_id = a.gmail_thread_id
+       WHERE a.kind = 'follow_up' AND t.state = 'awaiting_reply'
+       ORDER BY a.account_id, a.gmail_thread_id, a.created_at DESC, a.id DESC
+     ) latest
+     WHERE state IN ('scheduled', 'done')
+     ORDER BY scheduled_for, id
+     LIMIT $1`,
+    [limit],
+  );
+  return rows.map(actionOf);
 }

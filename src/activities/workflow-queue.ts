@@ -10,6 +10,7 @@ import { createBackfillStoreActivities } from '../backfill/store-activities.js';
 import { backfillAlertSettingsFromConfig, learningSettingsFromConfig, threadSettingsFromConfig, timerLabelPrefixesFromConfig } from '../config.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { createReminderStoreActivities } from '../reminders/store-activities.js';
+import { createScheduleHandoffActivities } from '../schedules/handoff-activities.js';
 import { createScheduleStoreActivities } from '../schedules/store-activities.js';
 import { createLearningActivities } from '../learning/learning-activities.js';
 import { createRetentionActivities } from '../retention/retention-activities.js';
@@ -36,6 +37,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
     createBackfillStoreActivities({ db, alerts: backfillAlertSettingsFromConfig(ctx.cfg) }),
     createReminderStoreActivities({ db, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
     createBackfillHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
+    createScheduleHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
     syncActivitiesOnFirstUse(ctx, taskQueue),
   );
 }

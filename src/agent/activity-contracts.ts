@@ -6,7 +6,13 @@ export interface AgentLlmActivities {
    * One model turn (Messages API with the profile's tools) within the daily token budget; each
    * tool call comes back checked: not allowed by the profile, or input that fails its schema.
    */
-  agentTurn(input: { accountId: string; profile: AgentProfile; messages: AgentMessage[] }): Promise<AgentTurn>;
+  agentTurn(input: {
+    accountId: string;
+    profile: AgentProfile;
+    messages: AgentMessage[];
+    /** `mailbox`: a scheduled run's turn (tools that name their thread; see tools.ts). Default `thread`. */
+    scope?: 'thread' | 'mailbox';
+  }): Promise<AgentTurn>;
 }
 
 export interface MailboxHit {

@@ -8,7 +8,7 @@ import type { SqlExecutor } from '../db/sql-executor.js';
 import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
 import type { AgentLlmActivities } from './activity-contracts.js';
 import { AGENT_TOOLS, type AgentBlock, type AgentToolCall, type AgentToolName } from './contracts.js';
-import { checkToolInput, toolDefinitions } from './tools.js';
+import { checkToolInput, toolDefinitions, toolsIn, type ToolScope } from './tools.js';
 
 const MAX_OUTPUT_TOKENS = 1024;
 
@@ -19,27 +19,28 @@ const GROUND_RULES = [
   'Every change you make is checked by a safety policy and may wait for the user. When in doubt, escalate.',
 ].join('\n');
 
-function toolCallOf(block: { id: string; name: string; input: unknown }, allowed: readonly AgentToolName[]): AgentToolCall {
+function toolCallOf(block: { id: string; name: string; input: unknown }, allowed: readonly AgentToolName[], scope: ToolScope): AgentToolCall {
   const call = { id: block.id, name: block.name, input: block.input };
   if (!(AGENT_TOOLS as readonly string[]).includes(block.name) || !allowed.includes(block.name as AgentToolName)) {
     return { ...call, problem: { kind: 'not_allowed', message: `the tool ${block.name} is not allowed for this agent; use only: ${allowed.join(', ')}` } };
   }
-  const checked = checkToolInput(block.name as AgentToolName, block.input);
+  const checked = checkToolInput(block.name as AgentToolName, block.input, scope);
   return checked.ok ? { ...call, input: checked.input } : { ...call, problem: { kind: 'invalid_input', message: checked.message } };
 }
 
 export function createAgentLlmActivities(deps: { prisma: PrismaClient; sql: SqlExecutor; anthropic: Anthropic; settings: LlmSettings }): AgentLlmActivities {
   const guarded = createLlmGuard(deps, deps.settings);
   return {
-    async agentTurn({ accountId, profile, messages }) {
+    async agentTurn({ accountId, profile, messages, scope = 'thread' }) {
       const model = profile.model ?? deps.settings.model;
+      const allowed = toolsIn(profile.tools, scope);
       return guarded(accountId, 1, async () => {
         const response = await deps.anthropic.messages.create(
           {
             model,
             max_tokens: MAX_OUTPUT_TOKENS,
             system: `${GROUND_RULES}\n\n<user_instructions>\n${profile.instructions}\n</user_instructions>`,
-            tools: toolDefinitions(profile.tools) as Anthropic.Tool[],
+            tools: toolDefinitions(allowed, scope) as Anthropic.Tool[],
             messages: messages as Anthropic.MessageParam[],
           },
           { signal: cancellationSignal() },
@@ -49,7 +50,7 @@ export function createAgentLlmActivities(deps: { prisma: PrismaClient; sql: SqlE
           if (block.type === 'text') content.push({ type: 'text', text: block.text });
           if (block.type === 'tool_use') content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
         }
-        const toolCalls = content.flatMap((b) => (b.type === 'tool_use' ? [toolCallOf(b, profile.tools)] : []));
+        const toolCalls = content.flatMap((b) => (b.type === 'tool_use' ? [toolCallOf(b, allowed, scope)] : []));
         return {
           content,
           stopReason: response.stop_reason ?? 'end_turn',

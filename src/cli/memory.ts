@@ -33,6 +33,8 @@ import {
 import { deriveTriageLessons } from '../learning/triage-lessons.js';
 import { autoAcceptAfter, setAutoAcceptAfter } from '../learning/auto-accept.js';
 import { weeklyReport } from '../learning/weekly-report.js';
+import { evidenceByIds, type WritingEvidence } from '../learning/writing-evidence.js';
+import { displaySafe } from '../shared/display-text.js';
 import { accountIdOf } from './account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
@@ -123,8 +125,10 @@ async function show(ctx: MemoryCtx, id: string | undefined): Promise<void> {
   out(`says       ${lesson.current.text}`);
   if (lesson.kind === 'triage') out(`rule       ${ruleText(lesson.current.rule)}`);
   out(`evidence   ${lesson.current.evidence.length} correction(s)`);
+  const kept = await evidenceByIds(ctx.db, lesson.current.evidence.flatMap((e) => e.evidenceId ?? []));
   for (const e of lesson.current.evidence) {
     out(`  ${e.at}  ${e.source} ${e.kind}${e.argument ? `:${e.argument}` : ''}  ${e.sender}  ${JSON.stringify(e.subject ?? '')}  ${e.link}${e.actionId ? `  (actions show ${e.actionId})` : ''}`);
+    if (e.evidenceId) for (const line of editLines(kept.get(e.evidenceId))) out(`      ${line}`);
   }
   await printDryRun(ctx, lesson);
   out('versions');
@@ -135,6 +139,13 @@ async function show(ctx: MemoryCtx, id: string | undefined): Promise<void> {
   for (const e of await lessonEvents(ctx.db, lesson.id)) {
     out(`  ${e.at}  ${e.event}  ${e.fromState ?? '-'} -> ${e.toState}  v${e.version}  by ${e.decidedBy}${e.note ? `  ${e.note}` : ''}`);
   }
+}
+
+/** A writing lesson's edit while its evidence is kept: the lines added (+) and removed (-), or the rework's instructions. */
+function editLines(e: WritingEvidence | undefined): string[] {
+  if (!e) return ['(its text is deleted: evidence is kept LEARNING_EVIDENCE_DAYS days; the thread is linked above)'];
+  if (e.source === 'rework') return e.final.split('\n').map((l) => `instructions: ${displaySafe(l)}`);
+  return [...e.diff.added.map((l) => `+ ${displaySafe(l)}`), ...e.diff.removed.map((l) => `- ${displaySafe(l)}`)];
 }
 
 function editOf(lesson: Lesson, values: Values): { text?: string; rule?: TriageRule } {

@@ -2,14 +2,17 @@
 // rules stored in Postgres (docs/rules.md).
 //   list   [--account A]                          user rules (for A: the ones that apply to it) and built-ins
 //   add    --scope global|account|domain|sender [--ref REF]
-//          (--category C [--actions LIST] [--route AGENT] | --instruction TEXT)
+//          (--category C [--actions LIST] [--route AGENT] | --instruction TEXT | --expects-reply yes|no [--follow-up-days N])
 //          [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]
 //          [--dry-run --account A]   nothing added: what the rule would have changed on A's mail of the last 30 days
 //   enable|disable|remove <rule id>
 //   test   [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
 //          which rule would decide such an email, and the instructions its prompt would carry
 //   test   --account A --since 30d: the rules in force over A's stored threads of that long back
-// REF: the account (id or email) for account rules, a domain for domain rules, an address for sender rules.
+//   test   [--account A] --sent --to ADDRESSES [--subject S] [--body B]
+//          whether a message you send would expect an answer by the follow-up rules (else the LLM judges)
+// REF: the account (id or email) for account rules, a domain for domain rules, an address for sender rules
+// (for an --expects-reply rule: of the sent message's recipients).
 // P: a case-insensitive substring, or a regular expression between slashes (/^re:/).
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -18,8 +21,8 @@ import { prismaExecutor } from '../db/sql-executor.js';
 import { describeOutcome, dryRunRuleChange, replayRules } from '../learning/dry-run.js';
 import { dryRunLines } from '../learning/describe.js';
 import type { PrismaClient } from '../db/client.js';
-import { ruleFromRow } from '../rules/rule-rows.js';
-import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule } from '../rules/rules.js';
+import { ruleAction, ruleFromRow } from '../rules/rule-rows.js';
+import { applicableInstructions, BUILTIN_RULES, evaluateFollowUpRules, evaluateRules, InvalidRuleError, MAX_FOLLOW_UP_DAYS, validateRule, type Rule } from '../rules/rules.js';
 import { CATEGORIES } from '../mail/types.js';
 import { canonicalAddress, senderAddress } from '../gmail/addresses.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
@@ -31,15 +34,19 @@ import { printTable } from './table.js';
 export type RulesCliIo = CliIo;
 
 const USAGE = `usage: npm run cli -- rules list [--account A]
-       npm run cli -- rules add --scope global|account|domain|sender [--ref REF] (--category C [--actions LIST] [--route AGENT] | --instruction TEXT)
+       npm run cli -- rules add --scope global|account|domain|sender [--ref REF]
+                                (--category C [--actions LIST] [--route AGENT] | --instruction TEXT | --expects-reply yes|no [--follow-up-days N])
                                 [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]
                                 [--dry-run --account A]
        npm run cli -- rules enable|disable|remove <rule id>
        npm run cli -- rules test [--account A] --from ADDRESS [--to ADDRESS] [--subject S] [--body B] [--header NAME=VALUE]...
        npm run cli -- rules test --account A --since <N>d|h|m
+       npm run cli -- rules test [--account A] --sent --to ADDRESSES [--subject S] [--body B]
 categories: ${CATEGORIES.join(', ')}
 LIST: what to do with the thread instead of the category's actions, e.g. archive,add_label:Receipts (docs/actions.md)
-AGENT: an agent profile (npm run cli -- agents list) the thread is handed to instead (docs/agent.md)`;
+AGENT: an agent profile (npm run cli -- agents list) the thread is handed to instead (docs/agent.md)
+--expects-reply: for mail you send matching the rule (domain/sender scope: its recipients), whether it expects an answer,
+  decided without the LLM; N: business days before the follow-up (docs/time.md)`;
 
 
 const OPTIONS = {
@@ -56,8 +63,11 @@ const OPTIONS = {
   priority: { type: 'string' },
   actions: { type: 'string' },
   route: { type: 'string' },
+  'expects-reply': { type: 'string' },
+  'follow-up-days': { type: 'string' },
   since: { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
+  sent: { type: 'boolean', default: false },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -68,6 +78,13 @@ const addArgs = z
     ref: z.string().trim().min(1).optional(),
     category: z.enum(CATEGORIES, { error: `expected one of ${CATEGORIES.join(', ')}` }).optional(),
     instruction: z.string().trim().min(1, 'expected the instruction text').optional(),
+    'expects-reply': z.enum(['yes', 'no'], { error: 'expected yes or no' }).optional(),
+    'follow-up-days': z
+      .string()
+      .regex(/^\d+$/, 'expected a whole number of business days')
+      .transform(Number)
+      .refine((n) => n >= 1 && n <= MAX_FOLLOW_UP_DAYS, `expected 1 to ${MAX_FOLLOW_UP_DAYS}`)
+      .optional(),
     from: z.string().min(1).optional(),
     to: z.string().min(1).optional(),
     subject: z.string().min(1).optional(),
@@ -79,9 +96,13 @@ const addArgs = z
       .transform(Number)
       .optional(),
   })
-  .refine((a) => (a.category === undefined) !== (a.instruction === undefined), {
-    message: 'give exactly one of --category (the rule decides) and --instruction (the rule guides the LLM)',
+  .refine((a) => [a.category, a.instruction, a['expects-reply']].filter((v) => v !== undefined).length === 1, {
+    message: 'give exactly one of --category (the rule decides), --instruction (the rule guides the LLM) and --expects-reply (for mail you send)',
     path: ['category'],
+  })
+  .refine((a) => a['follow-up-days'] === undefined || a['expects-reply'] === 'yes', {
+    message: 'goes with --expects-reply yes (the wait for the answer)',
+    path: ['follow-up-days'],
   })
   .refine((a) => (a.scope === 'global') === (a.ref === undefined), {
     message: 'global rules take no --ref; account, domain and sender rules need one',
@@ -109,6 +130,16 @@ function splitHeader(spec: string): { name: string; value?: string } {
 }
 
 
+/** What a rule does, in one line. */
+function describeDoes(r: Rule): string {
+  if (r.kind === 'follow_up') {
+    if (!r.expectsReply) return 'sent mail expects no reply';
+    return `sent mail expects a reply${r.followUpDays ? `, follow up after ${r.followUpDays} business day(s)` : ''}`;
+  }
+  if (r.kind === 'instruction') return `instruction: ${JSON.stringify(r.instruction ?? '')}`;
+  return `category ${r.category ?? '?'}${r.route ? `, agent ${r.route}` : ''}${r.actions ? `, then ${formatActionList(r.actions)}` : ''}`;
+}
+
 function describeConditions(rule: Rule): string {
   const c = rule.conditions ?? {};
   const parts = (['from', 'to', 'subject', 'body'] as const).flatMap((f) => (c[f] ? [`${f}~${c[f]}`] : []));
@@ -135,9 +166,7 @@ async function listRules(prisma: PrismaClient, io: RulesCliIo, account?: string)
       r.id,
       r.scope,
       (r.scope === 'account' && r.scopeRef ? emails.get(r.scopeRef) : undefined) ?? r.scopeRef ?? '-',
-      r.kind === 'deterministic'
-        ? `category ${r.category ?? '?'}${r.route ? `, agent ${r.route}` : ''}${r.actions ? `, then ${formatActionList(r.actions)}` : ''}`
-        : `instruction: ${JSON.stringify(r.instruction ?? '')}`,
+      describeDoes(r),
       describeConditions(r),
       String(r.priority),
       r.id.startsWith('builtin:') ? 'built-in' : r.enabled ? 'yes' : 'no',
@@ -172,7 +201,7 @@ export async function ruleFromArgs(prisma: PrismaClient, values: Values): Promis
     id: 'new',
     scope: args.scope,
     scopeRef,
-    kind: args.category ? 'deterministic' : 'instruction',
+    kind: args.category ? 'deterministic' : args['expects-reply'] ? 'follow_up' : 'instruction',
     conditions: {
       ...(args.from ? { from: args.from } : {}),
       ...(args.to ? { to: args.to } : {}),
@@ -182,6 +211,8 @@ export async function ruleFromArgs(prisma: PrismaClient, values: Values): Promis
     },
     category: args.category,
     instruction: args.instruction,
+    ...(args['expects-reply'] ? { expectsReply: args['expects-reply'] === 'yes' } : {}),
+    ...(args['follow-up-days'] ? { followUpDays: args['follow-up-days'] } : {}),
     priority: args.priority ?? 0,
     enabled: true,
     ...(values.actions !== undefined ? { actions: actionsArgument(values.actions, args.category) } : {}),
@@ -204,12 +235,13 @@ export async function addRule(prisma: PrismaClient, values: Values): Promise<Rul
       scopeRef: rule.scopeRef ?? null,
       kind: rule.kind,
       conditions: rule.conditions as object,
-      // Instruction rules assign no category; the column names what the rule does.
-      action: rule.category ?? 'instruction',
+      // Instruction and follow-up rules assign no category; the column names what the rule does.
+      action: ruleAction(rule),
       instruction: rule.instruction ?? null,
       priority: rule.priority,
       ...(rule.actions ? { actions: rule.actions as object[] } : {}),
       ...(rule.route ? { route: rule.route } : {}),
+      ...(rule.followUpDays ? { followUpDays: rule.followUpDays } : {}),
     },
   });
   return ruleFromRow(row);
@@ -237,6 +269,7 @@ async function pastMailAccount(prisma: PrismaClient, values: Values, what: strin
 
 async function dryRunAdd(prisma: PrismaClient, io: RulesCliIo, cfg: Env, values: Values): Promise<void> {
   const rule = { ...(await ruleFromArgs(prisma, values)), id: 'dry-run' };
+  if (rule.kind === 'follow_up') throw new UsageError('--dry-run replays classification; an --expects-reply rule decides nothing there');
   const owner = await pastMailAccount(prisma, values, '--dry-run');
   const windowMs = learningSettingsFromConfig(cfg).dryRunWindowMs;
   const result = await dryRunRuleChange(prismaExecutor(prisma), { accountId: owner.id, change: { add: rule }, since: new Date(Date.now() - windowMs) });
@@ -259,8 +292,22 @@ async function replaySince(prisma: PrismaClient, io: RulesCliIo, values: Values)
   }
 }
 
+/** The follow-up rules' word on a message the user would send (`test --sent`). */
+async function testSent(prisma: PrismaClient, io: RulesCliIo, values: Values): Promise<void> {
+  if (!values.to) throw new UsageError('test --sent needs --to (the recipients of the message you would send)');
+  const owner = values.account ? await requireAccount(prisma, values.account) : undefined;
+  const me = owner?.email ?? '';
+  const sent = { from: me, sender: me, headers: { from: me }, to: values.to, subject: values.subject ?? '', body: values.body ?? '', date: new Date().toUTCString() };
+  const rows = await prisma.rule.findMany({ where: { enabled: true, kind: 'follow_up', ...(owner ? {} : { scope: { not: 'account' } }) } });
+  const verdict = evaluateFollowUpRules(rows.map(ruleFromRow), sent, owner?.id ?? '');
+  if (!verdict.decided) return io.out('no follow-up rule decides: the LLM judges whether it expects an answer');
+  const days = verdict.businessDays ? `, follow up after ${verdict.businessDays} business day(s)` : '';
+  io.out(`decided by rule ${verdict.ruleId}: ${verdict.expectsReply ? `expects an answer${days}` : 'expects no answer: no follow-up'} (${verdict.reason}); no LLM call`);
+}
+
 async function testRules(prisma: PrismaClient, io: RulesCliIo, values: Values): Promise<void> {
   if (values.since !== undefined) return replaySince(prisma, io, values);
+  if (values.sent) return testSent(prisma, io, values);
   if (!values.from) throw new UsageError('test needs --from (the sender of the email to try)');
   const owner = values.account ? await requireAccount(prisma, values.account) : undefined;
   const accountId = owner?.id ?? '';
@@ -304,7 +351,7 @@ export async function runRulesCli(cfg: Env, argv: string[], io: RulesCliIo = { o
       case 'add': {
         if (parsed.values['dry-run']) return dryRunAdd(prisma, io, cfg, parsed.values);
         const rule = await addRule(prisma, parsed.values);
-        io.out(`Added rule ${rule.id}: ${rule.scope}${rule.scopeRef ? ` ${rule.scopeRef}` : ''}, ${rule.category ? `category ${rule.category}` : 'instruction'} when ${describeConditions(rule)}`);
+        io.out(`Added rule ${rule.id}: ${rule.scope}${rule.scopeRef ? ` ${rule.scopeRef}` : ''}, ${describeDoes(rule)} when ${describeConditions(rule)}`);
         return;
       }
       case 'test':

@@ -141,7 +141,25 @@ async function show(cfg: Env, prisma: PrismaClient, io: ThreadsCliIo, threadId: 
       d.tokensIn === null ? '-' : `${d.tokensIn}/${d.tokensOut ?? 0}`,
     ]),
   );
+  await printLessonsUsed(prisma, io, t.decisions);
   await printAgentSteps(prisma, io, t.accountId, t.gmailThreadId);
+}
+
+/** Which accepted lessons each draft was written with (id@version), and what that version said: why it wrote this. */
+async function printLessonsUsed(prisma: PrismaClient, io: ThreadsCliIo, decisions: { kind: string; createdAt: Date; detail: unknown }[]): Promise<void> {
+  const drafts = decisions.flatMap((d) => {
+    const lessons = z.object({ lessons: z.array(z.string()) }).safeParse(d.detail);
+    return lessons.success ? [{ d, refs: lessons.data.lessons }] : [];
+  });
+  if (drafts.length === 0) return;
+  const refs = [...new Set(drafts.flatMap((x) => x.refs))].map((ref) => ref.split('@') as [string, string]);
+  const versions = await prisma.lessonVersion.findMany({ where: { OR: refs.map(([lessonId, v]) => ({ lessonId, version: Number(v) })) } });
+  const textOf = new Map(versions.map((v) => [`${v.lessonId}@${v.version}`, v.text]));
+  io.out('');
+  io.out('lessons used (npm run cli -- memory show <lesson id>)');
+  for (const { d, refs: used } of drafts) {
+    for (const ref of used) io.out(`  ${d.createdAt.toISOString().slice(0, 19).replace('T', ' ')}  ${d.kind}  ${ref}  ${textOf.get(ref) ?? '(lesson gone)'}`);
+  }
 }
 
 const brief = (value: unknown, max = 80) => {

@@ -60,6 +60,8 @@ export async function ensureAppSchedules(client: Client, cfg: Env, log: Logger):
     client,
     {
       retentionDays: wholeDays(cfg.RETENTION),
+      evidenceDays: cfg.LEARNING_EVIDENCE_DAYS,
+      learning: { every: cfg.LEARNING_EVERY, llmTaskQueue: cfg.LLM_TASK_QUEUE },
       taskQueue: cfg.TEMPORAL_TASK_QUEUE,
       sync: syncScheduleSettingsFromConfig(cfg),
       archiver: archiverScheduleSettingsFromConfig(cfg),

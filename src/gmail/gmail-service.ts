@@ -264,6 +264,17 @@ export class GmailService {
     }
   }
 
+  /** The draft's message as Gmail holds it (raw RFC 2822, base64url): every part and attachment; null when it is gone. */
+  async getDraftRaw(draftId: string): Promise<{ draftId: string; messageId: string; raw: string } | null> {
+    try {
+      const data = await this.call('drafts.get', 'draft', () => this.gmail.users.drafts.get({ userId: this.userId, id: draftId, format: 'raw' }));
+      return { draftId: data.id ?? draftId, messageId: data.message?.id ?? '', raw: data.message?.raw ?? '' };
+    } catch (err) {
+      if (err instanceof GmailNotFoundError) return null;
+      throw err;
+    }
+  }
+
   /** Replaces the draft's message: same draft id, new message id. */
   async updateDraft(draftId: string, content: DraftContent): Promise<DraftRef> {
     const data = await this.call('drafts.update', 'draft', () =>

@@ -95,6 +95,34 @@ export function toRaw(rfc2822: string): string {
   return encodeBase64Url(rfc2822);
 }
 
+/**
+ * The message (raw RFC 2822 bytes) with one top-level header set to `value`, any earlier occurrence
+ * of it (folded lines included) taken out; everything else byte for byte as it was: the other
+ * headers, every part, attachment and encoding.
+ */
+export function withTopHeader(raw: Uint8Array, name: string, value: string): Uint8Array {
+  const text = Buffer.from(raw).toString('latin1'); // one char per byte: 8-bit content survives
+  const end = text.search(/\r?\n\r?\n/);
+  const head = end === -1 ? text : text.slice(0, end);
+  const firstBreak = text.indexOf('\n');
+  const eol = firstBreak > 0 && text[firstBreak - 1] !== '\r' ? '\n' : '\r\n'; // the message's own line end
+  const wanted = name.toLowerCase();
+  const kept: string[] = [];
+  let dropping = false;
+  for (const line of head.split(/\r?\n/)) {
+    if (line === '') continue;
+    if (line.startsWith(' ') || line.startsWith('\t')) {
+      if (!dropping) kept.push(line); // a folded continuation of the header above
+      continue;
+    }
+    const colon = line.indexOf(':');
+    dropping = colon > 0 && line.slice(0, colon).trim().toLowerCase() === wanted;
+    if (!dropping) kept.push(line);
+  }
+  const header = foldHeader(name, stripHeaderBreaks(value));
+  return Buffer.from([header, ...kept].join(eol) + (end === -1 ? eol : text.slice(end)), 'latin1');
+}
+
 /** `Re: ` prefixed exactly once; existing `Re:`/`RE:`/`re :` prefixes are kept as they are. */
 export function replySubject(subject: string): string {
   const trimmed = subject.trim();

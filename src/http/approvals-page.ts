@@ -158,13 +158,14 @@ ${cards.map(row).join('\n')}
 </table></div>`;
 }
 
-/** `lessons`: the lessons section's HTML (src/http/lessons-page.ts), escaped there. */
-export function renderListPage(lists: { pending: ActionCard[]; recent: ActionCard[]; lessons?: string }): string {
+/** `followUps`, `lessons`: those sections' HTML (src/http/follow-ups-page.ts, lessons-page.ts), escaped there. */
+export function renderListPage(lists: { pending: ActionCard[]; recent: ActionCard[]; followUps?: string; lessons?: string }): string {
   return layout(
     'Approvals',
     `<h1>Approvals</h1>
 <h2>Waiting for you (${lists.pending.length})</h2>
 ${table(lists.pending, 'Nothing waits for approval.')}
+${lists.followUps ?? ''}
 ${lists.lessons ?? ''}
 <h2>Recent actions</h2>
 ${table(lists.recent, 'No actions yet.')}`,

@@ -1,7 +1,7 @@
 // The approvals page (docs/actions.md):
-//   GET  /approvals?token=<operator token>        pending approvals and the last 50 actions
+//   GET  /approvals?token=<operator token>        pending approvals, follow-ups, the last 50 actions
 //   GET  /approvals/a/<id>?exp=…&sig=…             one action, from a signed link (Discord's)
-//   POST /approvals/a/<id>                         approve / reject / undo it
+//   POST /approvals/a/<id>                         approve / reject / undo it; cancel a waiting follow-up
 //   GET|POST /approvals/l/<id>                     one lesson the assistant learned, accept / reject it (lesson-routes.ts)
 // A POST needs the link's fields, a CSRF token bound to the link and the browser's session cookie,
 // and an Origin (when sent) that is ours; anything less is a 403 that changes nothing.
@@ -18,7 +18,11 @@ import {
 import { accountEmail, openDecisions } from '../actions/approval-request.js';
 import type { JournaledAction } from '../actions/contracts.js';
 import type { Decision, DecisionOutcome } from '../actions/decide.js';
-import { listActions, loadAction } from '../actions/journal.js';
+import { listActions, listFollowUps, loadAction } from '../actions/journal.js';
+import { gmailThreadLink } from '../learning/contracts.js';
+import { accountTimeZone } from '../schedules/account-zone.js';
+import { describeLocal } from '../time/index.js';
+import { CANCEL_FOLLOW_UP, followUpsSection, type FollowUpCard } from './follow-ups-page.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { createLogger } from '../shared/log.js';
 import { csrfToken, csrfTokenValid, newSession, originAllowed, sessionCookie, sessionOf } from './approvals-csrf.js';
@@ -42,6 +46,15 @@ export interface ApprovalsRouteDeps {
   /** The link and CSRF keys (resolved on first use: dev mode reads them from .data/). */
   keys(): Promise<ApprovalKeys>;
   settings: Pick<ApprovalsSettings, 'operatorToken' | 'linkTtlMs' | 'publicBaseUrl'>;
+  /** The follow-ups' part of the page (threads awaiting a reply); without it the page shows none. */
+  followUps?: {
+    /** Cancels a waiting follow-up through its thread (cancelFollowUp). */
+    cancel(actionId: string): Promise<DecisionOutcome>;
+    /** The zone of an account without one (DEFAULT_TIME_ZONE). */
+    defaultZone: string;
+    /** The Follow Up label's name. */
+    label: string;
+  };
   /** The lessons' part of the page; without it the page shows actions only. */
   learning?: { dryRunWindowMs: number; enabled: boolean; propose(): Promise<void> };
   now?: () => number;
@@ -119,6 +132,20 @@ export function approvalsRoutes(deps: ApprovalsRouteDeps): Routes {
     };
   }
 
+  /** The threads awaiting a reply, each with its due time in its account's zone and, while waiting, a Cancel form. */
+  async function followUpCards(defaultZone: string, keys: ApprovalKeys, sessionId: string): Promise<FollowUpCard[]> {
+    const actions = await listFollowUps(deps.db);
+    const accounts = [...new Set(actions.map((a) => a.accountId))];
+    const zones = new Map(await Promise.all(accounts.map(async (id) => [id, await accountTimeZone(deps.db, id, defaultZone)] as const)));
+    return Promise.all(
+      actions.map(async (action) => {
+        const c = await card(action, keys, sessionId);
+        const due = action.scheduledFor ? describeLocal(new Date(action.scheduledFor), zones.get(action.accountId)!) : '–';
+        return { action, accountEmail: c.accountEmail, due, gmailHref: gmailThreadLink(c.accountEmail ?? '', action.threadId), form: c.form };
+      }),
+    );
+  }
+
   const list = async (req: IncomingMessage, res: ServerResponse) => {
     const token = new URL(req.url ?? '/', 'http://x').searchParams.get('token');
     if (!deps.settings.operatorToken) {
@@ -136,13 +163,15 @@ export function approvalsRoutes(deps: ApprovalsRouteDeps): Routes {
       listActions(deps.db, { limit: RECENT_ACTIONS }),
     ]);
     const cards = (actions: JournaledAction[]) => Promise.all(actions.map((a) => card(a, keys, s.id)));
+    const followUps = deps.followUps ? followUpsSection(await followUpCards(deps.followUps.defaultZone, keys, s.id), deps.followUps.label) : undefined;
     let lessons: string | undefined;
     if (deps.learning) {
       // The page is where lessons are reviewed: what the latest corrections teach is proposed first (idempotent).
       if (deps.learning.enabled) await deps.learning.propose();
       lessons = lessonsSection(await lessonCards(lessonDeps, keys, s.id));
     }
-    sendHtml(res, 200, renderListPage({ pending: await cards(pending), recent: await cards(recent), ...(lessons !== undefined ? { lessons } : {}) }), s.headers);
+    const sections = { ...(lessons !== undefined ? { lessons } : {}), ...(followUps !== undefined ? { followUps } : {}) };
+    sendHtml(res, 200, renderListPage({ pending: await cards(pending), recent: await cards(recent), ...sections }), s.headers);
   };
 
   /** The action a link names, or the refusal already sent. */
@@ -199,12 +228,13 @@ export function approvalsRoutes(deps: ApprovalsRouteDeps): Routes {
       refuse(res, 403, 'Not allowed', 'The form has expired or did not come from this page: reload the page and try again.');
       return;
     }
-    const decision = form.get('decision') as Decision | null;
-    if (!decision || !DECISIONS.includes(decision)) {
+    const decision = form.get('decision');
+    const cancelling = decision === CANCEL_FOLLOW_UP && deps.followUps !== undefined;
+    if (!cancelling && !DECISIONS.includes(decision as Decision)) {
       refuse(res, 400, 'Bad request', 'Unknown decision.');
       return;
     }
-    const outcome = await deps.decide(ok.link.actionId, decision, 'page');
+    const outcome = cancelling ? await deps.followUps!.cancel(ok.link.actionId) : await deps.decide(ok.link.actionId, decision as Decision, 'page');
     log.info(`${decision} ${ok.link.actionId} from the page: ${outcome.ok ? 'done' : 'not done'}`);
     const action = outcome.action ?? (await loadAction(deps.db, ok.link.actionId));
     if (!action) {

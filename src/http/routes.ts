@@ -2,10 +2,10 @@
 // push when PUSH_AUDIENCE and PUSH_SERVICE_ACCOUNT_EMAIL are set. `npm run dev` and
 // `npm run start:http` serve the same routes.
 import type { Client } from '@temporalio/client';
-import { approvalsSettingsFromConfig, healthSettingsFromConfig, learningSettingsFromConfig, type Env } from '../config.js';
+import { approvalsSettingsFromConfig, healthSettingsFromConfig, learningSettingsFromConfig, threadSettingsFromConfig, type Env } from '../config.js';
 import { deriveTriageLessons } from '../learning/triage-lessons.js';
 import { approvalKeysOnce } from '../actions/approval-links.js';
-import { decideAction } from '../actions/decide.js';
+import { cancelFollowUp, decideAction } from '../actions/decide.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { createLogger } from '../shared/log.js';
@@ -39,6 +39,11 @@ function approvalRoutes(cfg: Env, deps: { prisma: PrismaClient; client: Client }
   return approvalsRoutes({
     db,
     decide: (actionId, decision, by) => decideAction(decideDeps, actionId, decision, by),
+    followUps: {
+      cancel: (actionId) => cancelFollowUp({ ...decideDeps, threadSettings: threadSettingsFromConfig(cfg) }, actionId),
+      defaultZone: cfg.DEFAULT_TIME_ZONE,
+      label: cfg.LABEL_FOLLOW_UP,
+    },
     keys: approvalKeysOnce(cfg),
     settings: approvalsSettingsFromConfig(cfg),
     learning: {

@@ -17,10 +17,16 @@ export type LessonScope = 'global' | 'account' | 'domain' | 'sender';
 
 /** One correction a lesson was learned from, with where to see it. */
 export const evidenceSchema = z.object({
-  /** undone | rejected (an action), reclassified (a thread's category changed at the user's request), moved_back | label_removed | label_added (seen in the mailbox), sent | rework (a draft's fate: writing lessons) */
+  /**
+   * undone | rejected (an action), reclassified (a thread's category changed at the user's request),
+   * moved_back | label_removed | label_added (seen in the mailbox: corrections.ts),
+   * sent (our draft as the user sent it), rework (instructions the user typed into our draft)
+   */
   source: z.enum(['undone', 'rejected', 'reclassified', 'moved_back', 'label_removed', 'label_added', 'sent', 'rework']),
   threadId: z.string(),
   actionId: z.string().optional(),
+  /** A writing lesson's evidence row (writing_evidence.id): its text is deleted after LEARNING_EVIDENCE_DAYS, this id stays. */
+  evidenceId: z.string().optional(),
   kind: z.string(),
   argument: z.string().optional(),
   sender: z.string(),

@@ -17,6 +17,8 @@ export interface DraftReplyInput {
   /** What the user typed into the draft (extractReworkInstructions); with previousDraft, a rework. */
   reworkInstructions?: string;
   previousDraft?: string;
+  /** Accepted writing lessons, already bounded in tokens. */
+  lessons?: string[];
   maxInputTokens: number;
   maxOutputTokens?: number;
   signal?: AbortSignal;

@@ -3,9 +3,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import type { EmailForPrompt } from '../mail/types.js';
-import { LlmOutputInvalidError, type OutputIssue } from './errors.js';
 import { estimateTokens, formatEmail, truncateToTokens } from './prompts.js';
-import { toInputSchema } from './schemas.js';
+import { parseToolCall, toInputSchema } from './schemas.js';
 import { tokensOf } from './usage.js';
 
 export const ExpectsReplySchema = z.object({
@@ -53,12 +52,6 @@ export async function judgeExpectsReply(
     },
     { signal: input.signal },
   );
-  const call = response.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use' && b.name === EXPECTS_REPLY_TOOL_NAME);
-  if (!call) throw new LlmOutputInvalidError([{ path: 'tool_use', message: `no ${EXPECTS_REPLY_TOOL_NAME} call in the response (stop_reason ${response.stop_reason})` }]);
-  const parsed = ExpectsReplySchema.safeParse(call.input);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i): OutputIssue => ({ path: i.path.join('.') || '(input)', message: i.message }));
-    throw new LlmOutputInvalidError(issues as [OutputIssue, ...OutputIssue[]]);
-  }
-  return { result: parsed.data, model: response.model, ...tokensOf(response.usage) };
+  const result = parseToolCall(response, EXPECTS_REPLY_TOOL_NAME, ExpectsReplySchema);
+  return { result, model: response.model, ...tokensOf(response.usage) };
 }

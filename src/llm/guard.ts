@@ -31,6 +31,8 @@ export interface LlmSettings {
   breaker: BreakerSettings;
   /** Long threads are cut to this many prompt tokens. */
   maxInputTokens: number;
+  /** Accepted writing lessons in a drafting prompt are cut to this many tokens (0 or absent: none). */
+  lessonPromptTokens?: number;
 }
 
 export class TokenBudgetExceededError extends Error {
@@ -90,7 +92,7 @@ export type LlmGuard = <T extends { tokensIn: number; tokensOut: number }>(
 ) => Promise<T>;
 
 /** What a model call is for (a label of the LLM metrics). */
-export type LlmPurpose = 'classify' | 'draft' | 'agent_turn' | 'expects_reply';
+export type LlmPurpose = 'classify' | 'draft' | 'agent_turn' | 'expects_reply' | 'learn';
 
 /** The metrics' name for what went wrong in a model call. */
 export function llmErrorKind(err: unknown): string {

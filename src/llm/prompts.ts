@@ -31,6 +31,7 @@ const SHARE_OF_CAP = {
   draftInstructions: 0.15,
   previousDraft: 0.2,
   reworkInstructions: 0.1,
+  lessons: 0.1,
 } as const;
 
 const share = (cap: number, part: keyof typeof SHARE_OF_CAP) => Math.floor(cap * SHARE_OF_CAP[part]);
@@ -87,14 +88,15 @@ function fitEmail(email: EmailForPrompt, tag: string, attributes: string, maxTok
   return formatEmail({ ...email, body: truncateToTokens(email.body.trim(), bodyTokens) }, tag, attributes);
 }
 
-function instructionsBlock(instructions: readonly string[], maxTokens: number): string {
-  const lines = instructions.map((text) => text.trim()).filter(Boolean);
+/** An introduced list, one item a line, cut to `maxTokens`; '' when there is nothing to list. */
+function listBlock(intro: string, items: readonly string[], maxTokens: number): string {
+  const lines = items.map((text) => text.trim()).filter(Boolean);
   if (lines.length === 0) return '';
-  const block =
-    "\n\nThe user's own instructions, general ones first; a later, more specific one overrides an earlier one:\n" +
-    lines.map((line) => `- ${line}`).join('\n');
-  return truncateToTokens(block, maxTokens);
+  return truncateToTokens(`\n\n${intro}\n` + lines.map((line) => `- ${line}`).join('\n'), maxTokens);
 }
+
+const instructionsBlock = (instructions: readonly string[], maxTokens: number) =>
+  listBlock("The user's own instructions, general ones first; a later, more specific one overrides an earlier one:", instructions, maxTokens);
 
 function tooSmall(maxInputTokens: number): RangeError {
   return new RangeError(`maxInputTokens ${maxInputTokens} is too small to hold the prompt and one email`);
@@ -133,8 +135,13 @@ export interface DraftPromptInput {
   instructions?: readonly string[];
   reworkInstructions?: string;
   previousDraft?: string;
+  /** Accepted writing lessons (src/learning/lessons-for-draft.ts), most specific first, already bounded. */
+  lessons?: readonly string[];
   maxInputTokens: number;
 }
+
+const lessonsBlock = (lessons: readonly string[], maxTokens: number) =>
+  listBlock('What the user taught you about their writing (lessons they accepted), the most specific first:', lessons, maxTokens);
 
 /** As many examples as fit, in the given order, each whole or cut to what is left. */
 function toneBlock(examples: readonly string[], maxTokens: number): string {
@@ -184,7 +191,8 @@ export function buildDraftPrompt(input: DraftPromptInput): Prompt {
     'commitments; where the reply needs something only the user knows, say so briefly in the reply.' +
     signature +
     toneBlock(input.toneExamples, share(cap, 'toneExamples')) +
-    instructionsBlock(input.instructions ?? [], share(cap, 'draftInstructions'));
+    instructionsBlock(input.instructions ?? [], share(cap, 'draftInstructions')) +
+    lessonsBlock(input.lessons ?? [], share(cap, 'lessons'));
 
   const rework = input.reworkInstructions?.trim();
   const task = rework

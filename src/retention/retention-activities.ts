@@ -13,6 +13,12 @@ export function createRetentionActivities({ prisma }: { prisma: PrismaClient }) 
       const { count } = await prisma.thread.deleteMany({ where: { closedAt: { lt: new Date(closedBefore) } } });
       return count;
     },
+
+    /** Deletes writing evidence (docs/learning.md) recorded before the cutoff; lessons keep its id as provenance. Idempotent. */
+    async purgeWritingEvidence({ before }: { before: string }): Promise<number> {
+      const { count } = await prisma.writingEvidence.deleteMany({ where: { createdAt: { lt: new Date(before) } } });
+      return count;
+    },
   };
 }
 

@@ -3,7 +3,7 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { RetentionActivities } from './retention-activities.js';
 
-const { pruneClosedThreads, pruneDecisionLog } = proxyActivities<RetentionActivities>({
+const { pruneClosedThreads, pruneDecisionLog, purgeWritingEvidence } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '5 seconds', maximumAttempts: 10 },
 });
@@ -11,18 +11,25 @@ const { pruneClosedThreads, pruneDecisionLog } = proxyActivities<RetentionActivi
 export interface RetentionInput {
   /** Closed threads and decision-log entries older than this are deleted. */
   retentionDays: number;
+  /** Writing evidence (our drafts beside what was sent) older than this is deleted; lessons keep their provenance. */
+  evidenceDays?: number;
 }
 
 export interface RetentionResult {
   cutoff: string;
   threadsDeleted: number;
   decisionsDeleted: number;
+  evidenceDeleted?: number;
 }
 
-export async function retentionWorkflow({ retentionDays }: RetentionInput): Promise<RetentionResult> {
+export async function retentionWorkflow({ retentionDays, evidenceDays }: RetentionInput): Promise<RetentionResult> {
   // Workflow time is deterministic: the cutoff is fixed at the moment the run started.
-  const cutoff = new Date(workflowInfo().runStartTime.getTime() - retentionDays * 24 * 3600 * 1000).toISOString();
+  const before = (days: number) => new Date(workflowInfo().runStartTime.getTime() - days * 24 * 3600 * 1000).toISOString();
+  const cutoff = before(retentionDays);
   const decisionsDeleted = await pruneDecisionLog({ before: cutoff });
   const threadsDeleted = await pruneClosedThreads({ closedBefore: cutoff });
-  return { cutoff, threadsDeleted, decisionsDeleted };
+  // Runs started before this input existed never pass it: their histories replay unchanged.
+  if (evidenceDays === undefined) return { cutoff, threadsDeleted, decisionsDeleted };
+  const evidenceDeleted = await purgeWritingEvidence({ before: before(evidenceDays) });
+  return { cutoff, threadsDeleted, decisionsDeleted, evidenceDeleted };
 }

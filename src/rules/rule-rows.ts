@@ -21,7 +21,7 @@ export interface RuleRow {
   scopeRef: string | null;
   kind: Rule['kind'];
   conditions: unknown;
-  /** The category a deterministic rule assigns; `instruction` for instruction rules. */
+  /** The category a deterministic rule assigns; `instruction` for instruction rules; `expects_reply` or `no_reply` for follow-up rules. */
   action: string;
   instruction: string | null;
   priority: number;
@@ -30,6 +30,17 @@ export interface RuleRow {
   actions?: unknown;
   /** An agent profile's name, or null. */
   route?: string | null;
+  /** A follow-up rule's own wait in business days, or null. */
+  followUpDays?: number | null;
+}
+
+/** What the `action` column holds for a follow-up rule. */
+export const FOLLOW_UP_ACTIONS = { yes: 'expects_reply', no: 'no_reply' } as const;
+
+/** The `action` column of a rule: its category, `instruction`, or a follow-up rule's answer. */
+export function ruleAction(rule: Rule): string {
+  if (rule.kind === 'follow_up') return rule.expectsReply ? FOLLOW_UP_ACTIONS.yes : FOLLOW_UP_ACTIONS.no;
+  return rule.category ?? 'instruction';
 }
 
 export function ruleFromRow(row: RuleRow): Rule {
@@ -43,6 +54,11 @@ export function ruleFromRow(row: RuleRow): Rule {
     instruction: row.instruction ?? undefined,
     ...(row.actions !== null && row.actions !== undefined ? { actions: ruleActions(row.actions) } : {}),
     ...(row.route ? { route: row.route } : {}),
+    // Anything else in a follow-up rule's action leaves expectsReply unset: the rule is then skipped as invalid.
+    ...(row.kind === 'follow_up' && (row.action === FOLLOW_UP_ACTIONS.yes || row.action === FOLLOW_UP_ACTIONS.no)
+      ? { expectsReply: row.action === FOLLOW_UP_ACTIONS.yes }
+      : {}),
+    ...(row.followUpDays !== null && row.followUpDays !== undefined ? { followUpDays: row.followUpDays } : {}),
     priority: row.priority,
     enabled: row.enabled,
   };

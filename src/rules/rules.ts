@@ -1,9 +1,10 @@
 // Tier one of classification: rules the user (or we) wrote down. A matching deterministic rule decides
 // the category with confidence 1 and no LLM call; instruction rules only add natural-language guidance to
-// the LLM prompt of tier two. Pure functions, no I/O: rules are loaded elsewhere and passed in.
+// the LLM prompt of tier two. Follow-up rules decide, for a message the user sent, whether it expects an
+// answer (before the LLM is asked). Pure functions, no I/O: rules are loaded elsewhere and passed in.
 import type { ActionSpec } from '../actions/contracts.js';
 import { domainToASCII } from 'node:url';
-import { canonicalAddress, domainOf } from '../gmail/addresses.js';
+import { canonicalAddress, domainOf, parseAddressList } from '../gmail/addresses.js';
 import { headerValue } from '../mail/headers.js';
 import { isCategory, type Category, type EmailForPrompt } from '../mail/types.js';
 import { regexLiteral, unsafePatternReason, type PatternInput } from './pattern-safety.js';
@@ -46,8 +47,11 @@ export interface Rule {
   scope: RuleScope;
   /** Account id, sender domain (`example.com`, subdomains included) or sender address; unused for global. */
   scopeRef?: string;
-  /** deterministic: decides `category`. instruction: adds `instruction` to the LLM prompt. */
-  kind: 'deterministic' | 'instruction';
+  /**
+   * deterministic: decides `category`. instruction: adds `instruction` to the LLM prompt. follow_up:
+   * decides `expectsReply` for a message the user sent (its scope is the recipients).
+   */
+  kind: 'deterministic' | 'instruction' | 'follow_up';
   conditions?: RuleConditions;
   category?: Category;
   instruction?: string;
@@ -55,6 +59,10 @@ export interface Rule {
   actions?: ActionSpec[];
   /** An agent profile's name: the thread goes to that agent instead of classify → draft. */
   route?: string;
+  /** A follow-up rule's answer: whether matching sent mail expects an answer. */
+  expectsReply?: boolean;
+  /** A follow-up rule's own wait, in business days (else the account's setting). */
+  followUpDays?: number;
   /** Within one scope, a higher priority is tried first. User rules default to 0; built-ins are negative. */
   priority: number;
   enabled: boolean;
@@ -62,6 +70,12 @@ export interface Rule {
 
 export type RuleDecision =
   { decided: true; category: Category; confidence: 1; ruleId: string; reason: string } | { decided: false };
+
+export type FollowUpRuleDecision =
+  { decided: true; expectsReply: boolean; businessDays?: number; ruleId: string; reason: string } | { decided: false };
+
+/** A follow-up rule's wait is at most this many business days (FOLLOW_UP_BUSINESS_DAYS' own bound). */
+export const MAX_FOLLOW_UP_DAYS = 60;
 
 /**
  * A rule that cannot be evaluated (bad regex, missing category or scope reference). It is a configuration
@@ -270,6 +284,13 @@ function compileRule(rule: Rule): CompiledRule {
   if (rule.kind === 'instruction' && !rule.instruction?.trim()) {
     throw new InvalidRuleError(rule.id, 'instruction', 'expected the instruction text');
   }
+  if (rule.kind === 'follow_up' && typeof rule.expectsReply !== 'boolean') {
+    throw new InvalidRuleError(rule.id, 'expectsReply', 'expected yes or no');
+  }
+  const days = rule.followUpDays;
+  if (days !== undefined && (rule.kind !== 'follow_up' || !rule.expectsReply || !Number.isInteger(days) || days < 1 || days > MAX_FOLLOW_UP_DAYS)) {
+    throw new InvalidRuleError(rule.id, 'followUpDays', `expected 1 to ${MAX_FOLLOW_UP_DAYS} business days on a rule whose sent mail expects an answer`);
+  }
   const c = rule.conditions ?? {};
   const checks: CompiledRule['checks'] = [];
   for (const field of ['from', 'to', 'subject', 'body'] as const) {
@@ -313,14 +334,14 @@ function audienceOf(email: RuleEmail, accountId?: string): Audience {
   return { sender, domain: domainOf(sender), accountId };
 }
 
-/** Enabled rules of one kind that apply to this email's sender, compiled, each id once (first wins). */
-function rulesInScope(rules: readonly Rule[], kind: Rule['kind'], who: Audience): CompiledRule[] {
+/** Enabled rules of one kind that apply to any of these audiences, compiled, each id once (first wins). */
+function rulesInScope(rules: readonly Rule[], kind: Rule['kind'], ...who: Audience[]): CompiledRule[] {
   const seen = new Set<string>();
   const out: CompiledRule[] = [];
   for (const rule of rules) {
     if (!rule.enabled || rule.kind !== kind || seen.has(rule.id)) continue;
     seen.add(rule.id);
-    if (inScope(rule, who)) out.push(compileRule(rule));
+    if (who.some((w) => inScope(rule, w))) out.push(compileRule(rule));
   }
   return out;
 }
@@ -353,22 +374,36 @@ const generalFirst = (a: CompiledRule, b: CompiledRule) =>
  * Throws InvalidRuleError for an applicable rule that cannot be evaluated.
  */
 export function evaluateRules(rules: readonly Rule[], email: RuleEmail, accountId?: string): RuleDecision {
-  const candidates = rulesInScope(rules, 'deterministic', audienceOf(email, accountId)).sort(specificFirst);
-  for (const compiled of candidates) {
+  const hit = firstMatch(rulesInScope(rules, 'deterministic', audienceOf(email, accountId)), email);
+  return hit ? { decided: true, category: hit.rule.category!, confidence: 1, ruleId: hit.rule.id, reason: hit.reason } : { decided: false };
+}
+
+/** The first candidate that matches, by scope then priority then id, with why it matched. */
+function firstMatch(candidates: CompiledRule[], email: RuleEmail): { rule: Rule; reason: string } | null {
+  for (const compiled of candidates.sort(specificFirst)) {
     const matched = matchRule(compiled, email);
     if (matched === null) continue;
     const { rule } = compiled;
     const scope = rule.scopeRef ? `${rule.scope} ${rule.scopeRef}` : rule.scope;
     const why = matched.length > 0 ? matched.join(', ') : 'every message in scope';
-    return {
-      decided: true,
-      category: rule.category!,
-      confidence: 1,
-      ruleId: rule.id,
-      reason: `rule ${rule.id} (${scope}): ${why}`,
-    };
+    return { rule, reason: `rule ${rule.id} (${scope}): ${why}` };
   }
-  return { decided: false };
+  return null;
+}
+
+/**
+ * Whether a message the user sent expects an answer, as the follow-up rules say: the first matching
+ * one by scope (sender > domain > account > global), priority, id, as for classification. A sender or
+ * domain rule is in scope when any recipient (To) is that address or at that domain; `from`
+ * matches the user's own address. Throws InvalidRuleError for an applicable rule that cannot be evaluated.
+ */
+export function evaluateFollowUpRules(rules: readonly Rule[], sent: RuleEmail, accountId?: string): FollowUpRuleDecision {
+  const recipients = parseAddressList(sent.to).map((a) => canonicalAddress(a.address));
+  const audiences = [...new Set(recipients)].map((address) => ({ sender: address, domain: domainOf(address), accountId }));
+  const hit = firstMatch(rulesInScope(rules, 'follow_up', ...(audiences.length ? audiences : [{ sender: '', domain: '', accountId }])), sent);
+  if (!hit) return { decided: false };
+  const { rule, reason } = hit;
+  return { decided: true, expectsReply: rule.expectsReply!, ...(rule.followUpDays ? { businessDays: rule.followUpDays } : {}), ruleId: rule.id, reason };
 }
 
 /**

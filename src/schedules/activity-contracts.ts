@@ -1,5 +1,7 @@
 // The scheduled run's activities as types: the workflow imports only these.
+import type { ActionKind, ActionState } from '../actions/contracts.js';
 import type { AgentStepRecord } from '../agent/contracts.js';
+import type { AgentProposalEvent } from '../thread/contracts.js';
 import type { RunClaim, ScheduleFacts, ScheduledRunStatus } from './contracts.js';
 
 export interface ScheduleStoreActivities {
@@ -20,9 +22,13 @@ export interface ScheduleStoreActivities {
     tokensOut: number;
     note?: string;
   }): Promise<void>;
+  /** The actions a run proposed, as the journal has them now (for its report). */
+  readProposedActions(input: { proposed: ProposedThreadAction[] }): Promise<ProposedThreadAction[]>;
 }
 
 export interface ScheduleGmailActivities {
+  /** The thread a tool names, when the account has it: the message its actions are about. Null: no such thread. */
+  threadToAct(input: { accountId: string; threadId: string }): Promise<ThreadToAct | null>;
   /** What a brief or a digest is written from: Postgres' records and the threads' subjects from Gmail. */
   gatherScheduleFacts(input: { accountId: string; profile: string; since: string; now: string }): Promise<ScheduleFacts>;
   /**
@@ -30,4 +36,35 @@ export interface ScheduleGmailActivities {
    * the Discord webhook when configured. Each channel at most once per run (journaled on the run's row).
    */
   deliverScheduledReport(input: { workflowId: string; scheduleId: string; subject: string; body: string }): Promise<{ gmailMessageId: string | null; discordMessageId: string | null; notes: string[] }>;
+}
+
+/** A thread a scheduled run's tool acts on: the message its actions are about (the newest from the other side). */
+export interface ThreadToAct {
+  messageId: string;
+  sender: string;
+  subject: string;
+}
+
+/** What became of an action a scheduled run proposed to a thread, as the journal has it. */
+export interface ProposedThreadAction {
+  threadId: string;
+  subject: string;
+  kind: ActionKind;
+  argument?: string;
+  /** Its journal key (actionKey): how the run finds the row the thread writes. */
+  key: string;
+  /** The journal row; absent while the thread has not taken the proposal up yet. */
+  actionId?: string;
+  state: ActionState | 'handed_over';
+  because: string[];
+  note?: string;
+}
+
+export interface ScheduleHandoffActivities {
+  /**
+   * Hands the proposal to the thread's workflow (signal, or a new run) and waits, up to `waitMs`, for
+   * the thread to journal each action past queued: done, awaiting approval, scheduled, refused. A
+   * retry signals again (taken once by its request id) and reads the same journal rows.
+   */
+  proposeToThread(input: { accountId: string; threadId: string; event: AgentProposalEvent; waitMs?: number }): Promise<ProposedThreadAction[]>;
 }

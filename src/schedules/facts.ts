@@ -2,13 +2,11 @@
 // action journal), with each thread's subject and sender read from Gmail, and how the facts are put
 // before the model (as data) and under its report (the links, whatever the model wrote).
 import type { SqlExecutor } from '../db/sql-executor.js';
+import { describeLocal, inZone } from '../time/index.js';
 
 /** Items per section at most: a brief is read in a minute. */
 export const SECTION_LIMIT = 20;
 
-export function gmailThreadLink(email: string, threadId: string): string {
-  return `https://mail.google.com/mail/?authuser=${encodeURIComponent(email)}#all/${encodeURIComponent(threadId)}`;
-}
 
 /** A thread to list: its id and why; subject and sender come from Gmail or the journal. */
 export interface FactRef {
@@ -24,20 +22,6 @@ export interface FactSection {
   note?: string;
 }
 
-/**
- * Where threads awaiting a reply past their date and snoozed threads coming back come from, once the
- * per-thread timers record them (issue #25). Until then each section says it is not tracked.
- */
-export interface TimerFacts {
-  awaitingReplyPastDate(db: SqlExecutor, accountId: string, now: Date): Promise<FactRef[] | null>;
-  snoozedBackToday(db: SqlExecutor, accountId: string, now: Date): Promise<FactRef[] | null>;
-}
-
-export const NO_TIMER_FACTS: TimerFacts = {
-  awaitingReplyPastDate: async () => null,
-  snoozedBackToday: async () => null,
-};
-
 const day = (d: Date) => d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 
 async function threadsIn(db: SqlExecutor, accountId: string, state: string): Promise<FactRef[]> {
@@ -49,16 +33,45 @@ async function threadsIn(db: SqlExecutor, accountId: string, state: string): Pro
   return rows.map((r) => ({ threadId: r.gmail_thread_id, detail: `since ${day(r.updated_at)}` }));
 }
 
-/** The brief's sections: what needs the user today. */
-export async function briefSections(db: SqlExecutor, accountId: string, now: Date, timers: TimerFacts): Promise<FactSection[]> {
+/**
+ * Threads awaiting the other side's answer whose follow-up has fired (labelled Follow Up): still
+ * `awaiting_reply` with no follow-up pending after `now`. The date is the fired follow-up's.
+ */
+async function awaitingReplyPastDate(db: SqlExecutor, accountId: string, now: Date, zone: string): Promise<FactRef[]> {
+  const rows = await db.query<{ gmail_thread_id: string; due: Date | null }>(
+    `SELECT t.gmail_thread_id,
+       (SELECT max(coalesce(a.scheduled_for, a.done_at)) FROM actions a
+        WHERE a.account_id = t.account_id AND a.gmail_thread_id = t.gmail_thread_id AND a.kind = 'follow_up' AND a.state = 'done') AS due
+     FROM threads t
+     WHERE t.account_id = $1 AND t.state = 'awaiting_reply' AND t.closed_at IS NULL
+       AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(coalesce(t.wakes, '[]'::jsonb)) w
+                       WHERE w->>'kind' = 'follow_up' AND (w->>'at')::bigint > $2)
+     ORDER BY due NULLS LAST LIMIT ${SECTION_LIMIT}`,
+    [accountId, now.getTime()],
+  );
+  return rows.map((r) => ({ threadId: r.gmail_thread_id, detail: r.due ? `no answer, follow-up was due ${describeLocal(r.due, zone)}` : 'no answer, follow-up due' }));
+}
+
+/** Snoozed threads whose snooze ends between now and the end of today in the account's zone. */
+async function snoozedBackToday(db: SqlExecutor, accountId: string, now: Date, zone: string): Promise<FactRef[]> {
+  const endOfDay = inZone(now, zone).endOf('day').toMillis();
+  const rows = await db.query<{ gmail_thread_id: string; at: string }>(
+    `SELECT t.gmail_thread_id, w->>'at' AS at
+     FROM threads t, jsonb_array_elements(coalesce(t.wakes, '[]'::jsonb)) w
+     WHERE t.account_id = $1 AND t.closed_at IS NULL AND w->>'kind' = 'snooze' AND (w->>'at')::bigint BETWEEN $2 AND $3
+     ORDER BY (w->>'at')::bigint LIMIT ${SECTION_LIMIT}`,
+    [accountId, now.getTime(), endOfDay],
+  );
+  return rows.map((r) => ({ threadId: r.gmail_thread_id, detail: `back at ${describeLocal(new Date(Number(r.at)), zone)}` }));
+}
+
+/** The brief's sections: what needs the user today ("today" in the account's zone). */
+export async function briefSections(db: SqlExecutor, accountId: string, now: Date, zone: string): Promise<FactSection[]> {
   const approvals = await db.query<{ gmail_thread_id: string; kind: string; subject: string; sender: string; expires_at: Date | null }>(
     `SELECT gmail_thread_id, kind, subject, sender, expires_at FROM actions
      WHERE account_id = $1 AND state = 'awaiting_approval' ORDER BY expires_at NULLS LAST, created_at LIMIT ${SECTION_LIMIT}`,
     [accountId],
   );
-  const untracked = 'not tracked yet (per-thread timers)';
-  const awaiting = await timers.awaitingReplyPastDate(db, accountId, now);
-  const snoozed = await timers.snoozedBackToday(db, accountId, now);
   return [
     { title: 'Action Required', refs: await threadsIn(db, accountId, 'action_required') },
     {
@@ -71,8 +84,8 @@ export async function briefSections(db: SqlExecutor, accountId: string, now: Dat
       })),
     },
     { title: 'Drafts waiting in Outbox', refs: await threadsIn(db, accountId, 'drafted') },
-    { title: 'Awaiting a reply past their date', refs: awaiting ?? [], ...(awaiting ? {} : { note: untracked }) },
-    { title: 'Snoozed, coming back today', refs: snoozed ?? [], ...(snoozed ? {} : { note: untracked }) },
+    { title: 'Awaiting a reply past their date', refs: await awaitingReplyPastDate(db, accountId, now, zone) },
+    { title: 'Snoozed, coming back today', refs: await snoozedBackToday(db, accountId, now, zone) },
   ];
 }
 

@@ -7,14 +7,18 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { GmailAuthError } from '../gmail/errors.js';
+import { canonicalAddress } from '../gmail/addresses.js';
+import { GmailAuthError, GmailBadRequestError, GmailNotFoundError } from '../gmail/errors.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
+import { latestInboundMessage } from '../gmail/thread-queries.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
 import type { ScheduleGmailActivities } from './activity-contracts.js';
 import type { FactItem, ScheduleFacts } from './contracts.js';
-import { briefSections, digestSections, doneSince, gmailThreadLink, NO_TIMER_FACTS, type FactSection, type TimerFacts } from './facts.js';
+import { accountTimeZone } from './account-zone.js';
+import { briefSections, digestSections, doneSince, type FactSection } from './facts.js';
+import { gmailThreadLink } from './report.js';
 import { loadAgentSchedule } from './schedule-store.js';
 
 /** Marks our reports: the rules leave them in the inbox as mail to read (builtin:scheduled-report). */
@@ -24,7 +28,8 @@ export interface ScheduleGmailDeps {
   db: SqlExecutor;
   accounts: GmailAccounts;
   discordWebhookUrl?: string;
-  timers?: TimerFacts;
+  /** The zone of an account without one (DEFAULT_TIME_ZONE): a brief's "today" is the account's. */
+  defaultZone?: string;
 }
 
 const reportMessageId = (workflowId: string) => `<run-${workflowId.replace(/[^A-Za-z0-9._-]/g, '_')}@durable-inbox.local>`;
@@ -32,13 +37,28 @@ const threadRootId = (scheduleId: string) => `<schedule-${scheduleId}@durable-in
 
 export function createScheduleGmailActivities(deps: ScheduleGmailDeps): ScheduleGmailActivities {
   const labels = new LabelDirectory();
-  const timers = deps.timers ?? NO_TIMER_FACTS;
   return {
+    async threadToAct({ accountId, threadId }) {
+      try {
+        return await deps.accounts.call(accountId, async (gmail, userEmail) => {
+          const snapshot = await gmail.getThread(threadId);
+          // What the thread's own actions are about (readThread's latestInbound), else its newest message.
+          const about = latestInboundMessage(snapshot, userEmail) ?? snapshot.messages.filter((m) => !m.isDraft).at(-1);
+          if (!about) return null;
+          return { messageId: about.id, sender: about.from ? canonicalAddress(about.from.address) : '', subject: about.subject };
+        });
+      } catch (err) {
+        // Gmail answers an id that is not one of its thread ids with 400 "Invalid id value".
+        if (err instanceof GmailNotFoundError || err instanceof GmailBadRequestError) return null;
+        throw toActivityFailure(err);
+      }
+    },
+
     async gatherScheduleFacts({ accountId, profile, since, now }) {
       const kind = profile === 'brief' || profile === 'digest' ? profile : 'other';
       const sinceAt = new Date(since);
       const sections: FactSection[] =
-        kind === 'brief' ? await briefSections(deps.db, accountId, new Date(now), timers) : kind === 'digest' ? await digestSections(deps.db, accountId, sinceAt) : [];
+        kind === 'brief' ? await briefSections(deps.db, accountId, new Date(now), await accountTimeZone(deps.db, accountId, deps.defaultZone)) : kind === 'digest' ? await digestSections(deps.db, accountId, sinceAt) : [];
       const done = await doneSince(deps.db, accountId, sinceAt);
       const [account] = await deps.db.query<{ email: string }>(`SELECT email FROM accounts WHERE id = $1`, [accountId]);
       const email = account?.email ?? '';

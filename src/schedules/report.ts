@@ -1,6 +1,11 @@
 // Workflow code: how a run's facts are put before the model (as data) and what goes under its
 // report (every listed thread with its link, whatever the model wrote).
+import type { ProposedThreadAction } from './activity-contracts.js';
 import type { ScheduleFacts } from './contracts.js';
+
+export function gmailThreadLink(email: string, threadId: string): string {
+  return `https://mail.google.com/mail/?authuser=${encodeURIComponent(email)}#all/${encodeURIComponent(threadId)}`;
+}
 
 /** The facts as the model's first message shows them: data inside <facts>, never instructions. */
 export function factsText(facts: ScheduleFacts): string {
@@ -23,6 +28,14 @@ export function linksAppendix(facts: ScheduleFacts): string {
     lines.push(`${s.title}:`);
     for (const i of s.items) lines.push(`  - ${oneLine(i.subject) || '(no subject)'} (${oneLine(i.from)}; ${i.detail})\n    ${i.link}`);
   }
+  return lines.join('\n');
+}
+
+/** Under the report: each action the run proposed, what became of it, and its thread's link. */
+export function proposedAppendix(proposed: ProposedThreadAction[], email: string, describe: (p: ProposedThreadAction) => string): string {
+  if (proposed.length === 0) return '';
+  const lines = ['Actions proposed:'];
+  for (const p of proposed) lines.push(`  - ${describe(p)}: "${oneLine(p.subject) || '(no subject)'}"\n    ${gmailThreadLink(email, p.threadId)}`);
   return lines.join('\n');
 }
 

@@ -7,8 +7,8 @@
 import { agentLoop } from '../agent/agent-loop.js';
 import type { AgentOutcome, AgentProfile } from '../agent/contracts.js';
 import type { ClaimedRun, ScheduleFacts, ScheduledRunInput, ScheduledRunResult } from './contracts.js';
-import { factsText, linksAppendix } from './report.js';
-import { failureText, ScheduleHands, ScheduledRun } from './scheduled-run.js';
+import { factsText, linksAppendix, proposedAppendix } from './report.js';
+import { describeProposed, failureText, ScheduleHands, ScheduledRun } from './scheduled-run.js';
 
 export async function scheduledAgentWorkflow(input: ScheduledRunInput): Promise<ScheduledRunResult> {
   const run = new ScheduledRun(input);
@@ -59,7 +59,10 @@ function firstMessage(run: ScheduledRun, claim: ClaimedRun, facts: ScheduleFacts
 async function finish(run: ScheduledRun, claim: ClaimedRun, facts: ScheduleFacts | undefined, report: Report, hands?: ScheduleHands): Promise<ScheduledRunResult> {
   const text = 'text' in report ? report.text : `The assistant could not write this ${claim.schedule.name}: ${report.failed}`;
   const appendix = facts ? linksAppendix(facts) : '';
-  const body = [text, appendix && `\n---\n${appendix}`, `\n(${claim.schedule.name}, ${claim.localSlot} ${claim.zone}; npm run cli -- schedules show ${claim.schedule.id})`].filter(Boolean).join('\n');
+  // What the run proposed, as the journal has it now (an approval may have come meanwhile).
+  const proposed = hands && hands.proposed.length > 0 ? await run.store.readProposedActions({ proposed: hands.proposed }) : [];
+  const actions = proposedAppendix(proposed, claim.email, describeProposed);
+  const body = [text, actions && `\n---\n${actions}`, appendix && `\n---\n${appendix}`, `\n(${claim.schedule.name}, ${claim.localSlot} ${claim.zone}; npm run cli -- schedules show ${claim.schedule.id})`].filter(Boolean).join('\n');
   const usage = { steps: hands?.steps ?? 0, tokensIn: hands?.tokensIn ?? 0, tokensOut: hands?.tokensOut ?? 0 };
   let delivered: Awaited<ReturnType<typeof run.gmail.deliverScheduledReport>> | undefined;
   let deliveryFailure: string | undefined;

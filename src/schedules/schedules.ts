@@ -5,6 +5,7 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type Schedu
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { untilServerReady, type NotReadyRetry } from '../temporal/not-ready-retry.js';
 import { archiverSchedule, type ArchiverScheduleSettings } from '../backfill/archiver-schedule.js';
+import type { learningWorkflow } from '../learning/learning-workflow.js';
 import type { retentionWorkflow } from '../retention/retention-workflow.js';
 import type { syncAllAccountsWorkflow, watchRenewalWorkflow } from '../sync/scheduled-workflows.js';
 
@@ -19,6 +20,10 @@ export interface ScheduleSettings {
   archiver?: ArchiverScheduleSettings;
   /** Gmail sync schedules (fallback poll, full inbox scan, watch renewal); none without it. */
   sync?: SyncScheduleSettings;
+  /** Writing evidence (docs/learning.md) is deleted after this many days by the retention run. */
+  evidenceDays?: number;
+  /** The learning schedule (writing lessons from new evidence); none without it. */
+  learning?: { every: string; llmTaskQueue: string };
 }
 
 export interface SyncScheduleSettings {
@@ -65,6 +70,23 @@ function syncSchedules(s: SyncScheduleSettings): ScheduleOptions[] {
 }
 
 export const RETENTION_SCHEDULE_ID = 'retention';
+export const LEARNING_SCHEDULE_ID = 'learning';
+
+function learningSchedule(settings: ScheduleSettings & { learning: { every: string; llmTaskQueue: string } }): ScheduleOptions {
+  const id = (settings.idPrefix ?? '') + LEARNING_SCHEDULE_ID;
+  return {
+    scheduleId: id,
+    spec: { intervals: [{ every: settings.learning.every }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'learningWorkflow' satisfies (typeof learningWorkflow)['name'],
+      workflowId: id,
+      taskQueue: settings.taskQueue ?? WORKFLOW_TASK_QUEUE,
+      args: [{ llmTaskQueue: settings.learning.llmTaskQueue }],
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
+  };
+}
 
 export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions[] {
   const retention: ScheduleOptions = {
@@ -75,7 +97,7 @@ export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions
       workflowType: 'retentionWorkflow' satisfies (typeof retentionWorkflow)['name'],
       workflowId: (settings.idPrefix ?? '') + RETENTION_SCHEDULE_ID,
       taskQueue: settings.taskQueue ?? WORKFLOW_TASK_QUEUE,
-      args: [{ retentionDays: settings.retentionDays }],
+      args: [{ retentionDays: settings.retentionDays, ...(settings.evidenceDays ? { evidenceDays: settings.evidenceDays } : {}) }],
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
   };
@@ -85,7 +107,8 @@ export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions
     idPrefix: settings.sync.idPrefix ?? settings.idPrefix,
   };
   const base = sync ? [retention, ...syncSchedules(sync)] : [retention];
-  return settings.archiver ? [...base, archiverSchedule(settings.archiver)] : base;
+  const learning = settings.learning ? [learningSchedule({ ...settings, learning: settings.learning })] : [];
+  return settings.archiver ? [...base, ...learning, archiverSchedule(settings.archiver)] : [...base, ...learning];
 }
 
 /**

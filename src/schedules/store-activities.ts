@@ -1,15 +1,27 @@
 // Postgres activities of a scheduled run (task queue durable-inbox, local activities): claiming the
 // run, its steps, its end. Each is idempotent: a retried claim finds its own row.
+import { loadActionsByKey } from '../actions/journal.js';
 import { loadAgentProfile } from '../agent/profiles.js';
 import { insertAgentSteps } from '../agent/store-activities.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { accountTimeZone } from './account-zone.js';
-import type { ScheduleStoreActivities } from './activity-contracts.js';
+import type { ProposedThreadAction, ScheduleStoreActivities } from './activity-contracts.js';
 import { localSlotOf } from './calendar-spec.js';
 import { loadAgentSchedule } from './schedule-store.js';
 
+/** Each proposed action as the journal has it now (a row not written yet stays handed over). */
+export async function proposedAsJournaled(db: SqlExecutor, proposed: ProposedThreadAction[]): Promise<ProposedThreadAction[]> {
+  const byKey = await loadActionsByKey(db, proposed.map((p) => p.key));
+  return proposed.map((p) => {
+    const row = byKey.get(p.key);
+    if (!row) return p;
+    return { ...p, actionId: row.id, state: row.state, because: row.because, ...(row.note ? { note: row.note } : {}) };
+  });
+}
+
 export function createScheduleStoreActivities({ db, defaultZone }: { db: SqlExecutor; defaultZone?: string }): ScheduleStoreActivities {
   return {
+    readProposedActions: ({ proposed }) => proposedAsJournaled(db, proposed),
     async claimScheduledRun({ scheduleId, workflowId, scheduledAt, manual }) {
       const schedule = await loadAgentSchedule(db, scheduleId);
       if (!schedule) return { kind: 'gone' };

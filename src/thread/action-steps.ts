@@ -6,7 +6,7 @@ import { SENDING_KINDS, type JournaledAction, type ProposedAction } from '../act
 import type { PromptMessage, ThreadContent } from './activity-contracts.js';
 import { activityErrorText, failureType } from '../temporal/workflow-failures.js';
 import { needsTheUser, writeReplyText, type Verdict } from './common-steps.js';
-import type { ActionDecisionEvent, ActionDueEvent, OpenAction } from './contracts.js';
+import type { ActionDecisionEvent, ActionDueEvent, AgentProposalEvent, OpenAction } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';
 import { cancelWake } from './timer-steps.js';
 
@@ -38,7 +38,7 @@ export async function carryOutActions(run: ThreadRun, thread: ThreadContent, ema
  */
 export async function proposeAndStart(
   run: ThreadRun,
-  email: PromptMessage,
+  email: Pick<PromptMessage, 'messageId' | 'sender' | 'subject' | 'replyHeaders'>,
   proposals: (ProposedAction & { result?: { body: string; mailboxRead?: string[] } })[],
   sendsNeedApproval?: string,
 ): Promise<JournaledAction[]> {
@@ -57,6 +57,17 @@ export async function proposeAndStart(
   });
   for (const action of journaled) await startAction(run, action);
   return journaled;
+}
+
+/**
+ * What a scheduled run's agent proposed for this thread (src/schedules): judged, journaled and
+ * carried out, opened for approval or refused like the thread's own actions, so approve, reject,
+ * undo and the send's delay are this thread's.
+ */
+export async function carryOutProposal(run: ThreadRun, event: AgentProposalEvent): Promise<void> {
+  run.logDecision({ kind: 'agent', source: 'llm', detail: `${event.by} proposes ${event.actions.map(labelOf).join(', ')}` });
+  const { messageId, sender, subject } = event;
+  await proposeAndStart(run, { messageId, sender, subject }, event.actions, event.sendsNeedApproval);
 }
 
 async function startAction(run: ThreadRun, action: JournaledAction): Promise<void> {

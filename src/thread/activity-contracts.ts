@@ -4,6 +4,7 @@ import type { EmailForPrompt } from '../mail/types.js';
 import type { ActionSpec } from '../actions/contracts.js';
 import type { LifecycleAction } from '../actions/journal.js';
 import type { AgentProfile } from '../agent/contracts.js';
+import type { FollowUpRuleDecision } from '../rules/rules.js';
 import type {
   Category,
   DecisionRecord,
@@ -129,7 +130,8 @@ export interface LlmUsage {
 }
 
 export type LlmClassification = LlmUsage & { category: Category; confidence: number; reason: string };
-export type LlmDraft = LlmUsage & { body: string };
+/** `lessons`: the accepted writing lessons the prompt held, as id@version (docs/learning.md). */
+export type LlmDraft = LlmUsage & { body: string; lessons?: string[] };
 
 export interface LlmActivities {
   /** Whether the message the user sent expects an answer (the follow-up's question when no rule decides). */
@@ -180,6 +182,12 @@ export type RulesVerdict = (
   /** What each category's mail gets for this account (category_actions). */
   categoryActions: Record<Category, ActionSpec[]>;
   /** Rules that could not be evaluated (bad pattern, missing category...), left out with the reason. */
+  skipped?: string[];
+};
+
+/** What the follow-up rules say about a message the user sent; undecided: the LLM is asked. */
+export type FollowUpRulesVerdict = FollowUpRuleDecision & {
+  /** Rules that could not be evaluated, left out with the reason. */
   skipped?: string[];
 };
 

@@ -1,7 +1,7 @@
 // The thread workflow's boundary: its input, the events the sync worker signals, and what
 // its query returns. Shared by the workflow, the ingest function and the activities.
 import type { Category } from '../mail/types.js';
-import type { ActionDecisionEvent, ActionKind, ActionSettings } from '../actions/contracts.js';
+import type { ActionDecisionEvent, ActionKind, ActionSettings, ProposedAction } from '../actions/contracts.js';
 
 export type { Category };
 
@@ -240,12 +240,32 @@ export interface TimerRequestEvent {
   label?: string;
 }
 
+/**
+ * Actions a scheduled run's agent proposes for this thread (archive, labels, a reply): the thread
+ * judges and journals them under the policy and carries them out, waits for approval or refuses
+ * them, as its own. About `messageId` (the thread's newest message when proposed), so each action's
+ * journal key is known to the run that proposed it.
+ */
+export interface AgentProposalEvent {
+  type: 'agent_proposal';
+  /** Unique per tool call, so a repeated signal is taken once. */
+  requestId: string;
+  messageId: string;
+  sender: string;
+  subject: string;
+  actions: (ProposedAction & { result?: { body: string; mailboxRead?: string[] } })[];
+  /** The profile's sends wait for approval whatever the policy allows, for this reason. */
+  sendsNeedApproval?: string;
+  /** Who proposed them, for the decision log: `schedule Morning brief`. */
+  by: string;
+}
+
 export type { ActionDecisionEvent };
 
 /** What the sync sees change in the mailbox (ingest.ts delivers these). */
 export type MailboxEvent = MessageAddedEvent | LabelsChangedEvent | DraftGoneEvent | SentSeenEvent;
 
-export type ThreadEvent = MailboxEvent | ActionDecisionEvent | ActionDueEvent | ReclassifyEvent | WakeEvent | TimerRequestEvent;
+export type ThreadEvent = MailboxEvent | ActionDecisionEvent | ActionDueEvent | ReclassifyEvent | WakeEvent | TimerRequestEvent | AgentProposalEvent;
 
 // ---- query ---------------------------------------------------------------------------------
 
@@ -275,6 +295,8 @@ export interface DecisionRecord {
   tokensIn?: number;
   tokensOut?: number;
   ruleId?: string;
+  /** The accepted writing lessons a draft was written with, as id@version. */
+  lessons?: string[];
 }
 
 export interface ThreadStatus {
@@ -308,7 +330,7 @@ export function threadWorkflowId(accountId: string, threadId: string): string {
 export function opensThread(event: ThreadEvent): boolean {
   if (event.type === 'message_added') return !event.labelIds.includes('DRAFT') && !event.labelIds.includes('SENT');
   if (event.type === 'labels_changed') return event.added.includes('needsResponse') || event.added.includes('done');
-  return event.type === 'reclassify' || event.type === 'timer_request';
+  return event.type === 'reclassify' || event.type === 'timer_request' || event.type === 'agent_proposal';
 }
 
 export function eventKey(event: ThreadEvent): string {
@@ -316,7 +338,7 @@ export function eventKey(event: ThreadEvent): string {
   if (event.type === 'draft_gone' && event.changeId) return `${event.type}:${event.messageId}:${event.changeId}`;
   if (event.type === 'action_decision') return `${event.type}:${event.actionId}:${event.decision}`;
   if (event.type === 'action_due') return `${event.type}:${event.actionId}`;
-  if (event.type === 'reclassify' || event.type === 'timer_request') return `${event.type}:${event.requestId}`;
+  if (event.type === 'reclassify' || event.type === 'timer_request' || event.type === 'agent_proposal') return `${event.type}:${event.requestId}`;
   if (event.type === 'wake') return `${event.type}:${event.actionId}`;
   return `${event.type}:${event.messageId}`;
 }

@@ -1,5 +1,5 @@
-// Awaiting reply and the follow-up: when the user sends a message that expects an answer, the
-// thread waits for it N business days (a durable timer, journaled); the answer cancels the wait;
+// Awaiting reply and the follow-up: when the user sends a message that expects an answer (the
+// follow-up rules say so, else the LLM), the thread waits for it N business days (a durable timer, journaled); the answer cancels the wait;
 // otherwise the thread gets the Follow Up label, the user is told and, when the account allows it,
 // a nudge is drafted (a draft only). An answer that comes while the nudge is written wins: the
 // nudge is deleted. Workflow code.
@@ -16,6 +16,8 @@ import { notifyTimer, settleWake } from './timer-steps.js';
 
 /** Runs started before the follow-up closed the thread as sent when the user sent; they still do. */
 export const FOLLOW_UP_PATCH = 'follow-up-awaits-reply';
+/** Runs started before the follow-up rules asked the LLM straight away; they still do. */
+export const FOLLOW_UP_RULES_PATCH = 'follow-up-rules-first';
 
 const NUDGE_INSTRUCTION =
   'Write a short, friendly follow-up to the last message in the thread, which the user sent and nobody has answered yet: ' +
@@ -29,12 +31,31 @@ export async function afterUserSent(run: ThreadRun, sentMessageId: string): Prom
   const sent = mine.find((m) => m.messageId === sentMessageId) ?? mine.at(-1);
   if (!sent) return run.transition('sent');
   const expects = await expectsReply(run, sent);
-  if (!expects) return run.transition('sent');
-  await awaitReply(run, sent.messageId);
+  if (!expects.yes) return run.transition('sent');
+  await awaitReply(run, sent, expects.businessDays);
 }
 
-/** The LLM's judgement (when no rule decides); one that cannot be had closes the thread as sent. */
-async function expectsReply(run: ThreadRun, sent: PromptMessage): Promise<boolean> {
+/** The rules' word on it, else the LLM's; a judgement that cannot be had closes the thread as sent. */
+async function expectsReply(run: ThreadRun, sent: PromptMessage): Promise<{ yes: boolean; businessDays?: number }> {
+  if (patched(FOLLOW_UP_RULES_PATCH)) {
+    const rules = await run.store.followUpRules({ accountId: run.accountId, sent });
+    for (const reason of rules.skipped ?? []) run.logDecision({ kind: 'rule_skipped', source: 'system', detail: reason });
+    if (rules.decided) {
+      const days = rules.businessDays ? `, follow up after ${rules.businessDays} business day(s)` : '';
+      run.logDecision({
+        kind: 'timer',
+        source: 'rules',
+        ruleId: rules.ruleId,
+        detail: `${sent.messageId} ${rules.expectsReply ? 'expects an answer' : 'expects no answer'}${days}: ${rules.reason}`,
+      });
+      return { yes: rules.expectsReply, ...(rules.businessDays ? { businessDays: rules.businessDays } : {}) };
+    }
+  }
+  return { yes: await llmExpectsReply(run, sent) };
+}
+
+/** The LLM's judgement (when no rule decides); one that cannot be had is a no. */
+async function llmExpectsReply(run: ThreadRun, sent: PromptMessage): Promise<boolean> {
   try {
     const judged = await run.llm.expectsReply({ accountId: run.accountId, sent, outputAttempts: run.settings.llmAttempts });
     run.logDecision({
@@ -54,14 +75,18 @@ async function expectsReply(run: ThreadRun, sent: PromptMessage): Promise<boolea
   }
 }
 
-/** The thread waits for the answer: a follow-up timer N business days away, in the account's zone. */
-async function awaitReply(run: ThreadRun, sentMessageId: string): Promise<void> {
+/**
+ * The thread waits for the answer: a follow-up timer N business days away, in the account's zone.
+ * A rule's own `businessDays` wins over the setting and over FOLLOW_UP_AFTER.
+ */
+async function awaitReply(run: ThreadRun, sent: PromptMessage, ruleDays?: number): Promise<void> {
+  const sentMessageId = sent.messageId;
   const settings = run.settings.followUp ?? DEFAULT_FOLLOW_UP_SETTINGS;
   const now = Date.now();
   const at =
-    settings.afterMs !== undefined
+    settings.afterMs !== undefined && ruleDays === undefined
       ? now + settings.afterMs
-      : await run.store.followUpDueAt({ accountId: run.accountId, fromMs: now, businessDays: settings.businessDays });
+      : await run.store.followUpDueAt({ accountId: run.accountId, fromMs: now, businessDays: ruleDays ?? settings.businessDays });
   const journaled = await run.store.journalTimer({
     ...run.ids,
     workflowId: run.workflowId,
@@ -69,6 +94,7 @@ async function awaitReply(run: ThreadRun, sentMessageId: string): Promise<void> 
     kind: 'follow_up',
     atMs: at,
     reason: { source: 'system', why: `waiting for an answer to ${sentMessageId}` },
+    about: { subject: sent.subject, to: sent.to },
   });
   // One wait at a time: the newest message the user sent is the one waiting for its answer.
   for (const earlier of run.record.wakes.filter((w) => w.kind === 'follow_up' && w.actionId !== journaled.id)) {

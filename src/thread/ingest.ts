@@ -5,10 +5,11 @@ import type { SignalDefinition } from '@temporalio/common';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { priorityFor, type WorkKind } from '../temporal/priority.js';
 import { InboxAccountId, InboxState } from '../temporal/search-attributes.js';
-import { draftGoneSignal, labelsChangedSignal, newMessageSignal, reclassifySignal, sentSeenSignal, TIMER_SIGNALS } from './signals.js';
+import { agentProposalEventSchema } from './agent-proposals.js';
+import { agentProposalSignal, draftGoneSignal, labelsChangedSignal, newMessageSignal, reclassifySignal, sentSeenSignal, TIMER_SIGNALS } from './signals.js';
 import { timerRequestEventSchema } from './timer-requests.js';
 import { threadWorkflow } from './thread-workflow.js';
-import { opensThread, threadWorkflowId, type MailboxEvent, type ThreadSettings, type TimerRequestEvent } from './contracts.js';
+import { opensThread, threadWorkflowId, type AgentProposalEvent, type MailboxEvent, type ThreadSettings, type TimerRequestEvent } from './contracts.js';
 
 export type IngestOutcome = 'started_or_signalled' | 'signalled' | 'ignored_closed';
 
@@ -64,6 +65,25 @@ export async function ingestThreadEvent(
   }
 }
 
+/** Signals the thread's running workflow, or starts a run (from what earlier runs left) with the signal. */
+async function signalOrStartThread<E>(
+  client: Client,
+  params: { accountId: string; threadId: string; settings: ThreadSettings; taskQueue?: string },
+  signal: SignalDefinition<[E]>,
+  event: E,
+): Promise<void> {
+  const { accountId, threadId, settings, taskQueue = WORKFLOW_TASK_QUEUE } = params;
+  await client.workflow.signalWithStart(threadWorkflow, {
+    workflowId: threadWorkflowId(accountId, threadId),
+    taskQueue,
+    args: [{ accountId, threadId, settings }],
+    signal,
+    signalArgs: [event],
+    typedSearchAttributes: [{ key: InboxAccountId, value: accountId }],
+    priority: priorityFor('live', accountId),
+  });
+}
+
 /**
  * Asks the thread to classify its latest message again (`threads reclassify`): the running workflow
  * is signalled, or a new run starts from what earlier runs left (a skipped thread's run ends after
@@ -73,16 +93,7 @@ export async function requestReclassify(
   client: Client,
   params: { accountId: string; threadId: string; settings: ThreadSettings; requestId: string; taskQueue?: string },
 ): Promise<void> {
-  const { accountId, threadId, settings, requestId, taskQueue = WORKFLOW_TASK_QUEUE } = params;
-  await client.workflow.signalWithStart(threadWorkflow, {
-    workflowId: threadWorkflowId(accountId, threadId),
-    taskQueue,
-    args: [{ accountId, threadId, settings }],
-    signal: reclassifySignal,
-    signalArgs: [{ type: 'reclassify', requestId }],
-    typedSearchAttributes: [{ key: InboxAccountId, value: accountId }],
-    priority: priorityFor('live', accountId),
-  });
+  await signalOrStartThread(client, params, reclassifySignal, { type: 'reclassify', requestId: params.requestId });
 }
 
 /**
@@ -94,15 +105,19 @@ export async function requestTimer(
   client: Client,
   params: { accountId: string; threadId: string; settings: ThreadSettings; event: TimerRequestEvent; taskQueue?: string },
 ): Promise<void> {
-  const { accountId, threadId, settings, taskQueue = WORKFLOW_TASK_QUEUE } = params;
   const event = timerRequestEventSchema.parse(params.event) as TimerRequestEvent;
-  await client.workflow.signalWithStart(threadWorkflow, {
-    workflowId: threadWorkflowId(accountId, threadId),
-    taskQueue,
-    args: [{ accountId, threadId, settings }],
-    signal: TIMER_SIGNALS[event.request.kind] as SignalDefinition<[TimerRequestEvent]>,
-    signalArgs: [event],
-    typedSearchAttributes: [{ key: InboxAccountId, value: accountId }],
-    priority: priorityFor('live', accountId),
-  });
+  await signalOrStartThread(client, params, TIMER_SIGNALS[event.request.kind] as SignalDefinition<[TimerRequestEvent]>, event);
+}
+
+/**
+ * Hands a scheduled run's proposed actions to the thread (src/schedules): checked here and again by
+ * the workflow; the running workflow is signalled, or a new run starts from what earlier runs left.
+ * A repeated request id is taken once, and each action's journal key makes it happen once.
+ */
+export async function requestAgentProposal(
+  client: Client,
+  params: { accountId: string; threadId: string; settings: ThreadSettings; event: AgentProposalEvent; taskQueue?: string },
+): Promise<void> {
+  const event = agentProposalEventSchema.parse(params.event) as AgentProposalEvent;
+  await signalOrStartThread(client, params, agentProposalSignal, event);
 }

@@ -6,6 +6,7 @@ import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { classifyEmail, draftReply, judgeExpectsReply } from '../llm/index.js';
 import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
+import { lessonRef, lessonsForDraft } from '../learning/lessons-for-draft.js';
 import type { LlmActivities, LlmClassification, LlmDraft, PromptMessage, ReplyContext } from './activity-contracts.js';
 
 export function createLlmActivities(deps: {
@@ -43,6 +44,9 @@ export function createLlmActivities(deps: {
       previousDraft?: string;
     },
   ): Promise<LlmDraft> {
+    // The reply answers the newest message not from the user: its sender's lessons apply.
+    const sender = [...input.thread].reverse().find((m) => !m.fromUser)?.sender ?? '';
+    const lessons = await lessonsForDraft(deps.sql, { accountId, sender, maxTokens: settings.lessonPromptTokens ?? 0 });
     const out = await guarded(accountId, outputAttempts, () =>
       draftReply(anthropic, {
         model: settings.model,
@@ -52,12 +56,13 @@ export function createLlmActivities(deps: {
         instructions: input.instructions,
         reworkInstructions: input.reworkInstructions,
         previousDraft: input.previousDraft,
+        lessons: lessons.map((l) => l.text),
         maxInputTokens: settings.maxInputTokens,
         signal: cancellationSignal(),
       }),
       'draft',
     );
-    return { body: out.body, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };
+    return { body: out.body, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut, ...(lessons.length > 0 ? { lessons: lessons.map(lessonRef) } : {}) };
   }
 
   return {

@@ -112,9 +112,11 @@ export function extractReworkInstructions(draftBody: string, previousGeneratedBo
  * message in the thread does not overwrite it.
  */
 export function draftEditedByUser(draftBody: string, generatedBody: string): boolean {
-  const text = (body: string) =>
-    toLines(toPlainText(body))
-      .filter((line) => line !== '' && !isQuotation(line))
-      .join(' ');
+  const text = (body: string) => replyLines(body).join(' ');
   return text(draftBody) !== text(generatedBody);
+}
+
+/** A reply's own lines as the user reads them: plain text, whitespace collapsed, no blank or quoted lines. */
+export function replyLines(body: string): string[] {
+  return toLines(toPlainText(body)).filter((line) => line !== '' && !isQuotation(line));
 }

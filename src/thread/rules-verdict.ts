@@ -1,28 +1,33 @@
 // Tier one of classification: what the user's rules (Postgres: global, account, domain and sender
 // scopes, after the built-in header rules) say about one email, with the category's actions and a
 // routing rule's agent profile. Read with the thread (readThread), so it costs no step of its own.
+// And the follow-up rules' word on a message the user sent (followUpRulesVerdict).
 import { loadCategoryActions } from '../actions/journal.js';
 import { loadAgentProfile } from '../agent/profiles.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { precheckRules } from '../rules/pattern-safety.js';
 import { ruleFromRow, type RuleRow } from '../rules/rule-rows.js';
-import { applicableInstructions, BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule, type RuleEmail } from '../rules/rules.js';
-import type { RulesVerdict } from './activity-contracts.js';
+import { applicableInstructions, BUILTIN_RULES, evaluateFollowUpRules, evaluateRules, InvalidRuleError, validateRule, type Rule, type RuleEmail } from '../rules/rules.js';
+import type { FollowUpRulesVerdict, RulesVerdict } from './activity-contracts.js';
 
 const ENABLED_RULES_SQL = `
-SELECT id, scope::text AS scope, scope_ref AS "scopeRef", kind::text AS kind, conditions, action, instruction, priority, enabled, actions, route
+SELECT id, scope::text AS scope, scope_ref AS "scopeRef", kind::text AS kind, conditions, action, instruction, priority, enabled, actions, route,
+       follow_up_days AS "followUpDays"
 FROM rules
 WHERE enabled AND (scope <> 'account' OR scope_ref = $1)`;
 
-export async function rulesVerdict(db: SqlExecutor, accountId: string, email: RuleEmail): Promise<RulesVerdict> {
+/** The built-ins and the account's enabled rules, their regexes' backtracking checked (off the event loop, once per pattern). */
+async function loadRules(db: SqlExecutor, accountId: string): Promise<Rule[]> {
   // Which domain and sender rules apply is decided by the domain module (subdomains, `@domain`,
   // case); here only other accounts' rules are left out.
-  const [rows, categoryActions] = await Promise.all([
-    db.query<RuleRow & Record<string, unknown>>(ENABLED_RULES_SQL, [accountId]),
-    loadCategoryActions(db, accountId),
-  ]);
+  const rows = await db.query<RuleRow & Record<string, unknown>>(ENABLED_RULES_SQL, [accountId]);
   const rules = [...BUILTIN_RULES, ...rows.map(ruleFromRow)];
-  await precheckRules(rules); // the regexes' backtracking checked off the event loop, once per pattern
+  await precheckRules(rules);
+  return rules;
+}
+
+export async function rulesVerdict(db: SqlExecutor, accountId: string, email: RuleEmail): Promise<RulesVerdict> {
+  const [rules, categoryActions] = await Promise.all([loadRules(db, accountId), loadCategoryActions(db, accountId)]);
   try {
     return await withRoute(db, verdictOf(rules, email, accountId, categoryActions));
   } catch (err) {
@@ -31,6 +36,21 @@ export async function rulesVerdict(db: SqlExecutor, accountId: string, email: Ru
     // the workflow records why in the thread's decision log.
     const { usable, skipped } = partitionValid(rules);
     return { ...(await withRoute(db, verdictOf(usable, email, accountId, categoryActions))), skipped };
+  }
+}
+
+/**
+ * Whether a message the user sent expects an answer, as the follow-up rules say (undecided: the LLM
+ * is asked). A broken rule is left out, with the reason, as for classification.
+ */
+export async function followUpRulesVerdict(db: SqlExecutor, accountId: string, sent: RuleEmail): Promise<FollowUpRulesVerdict> {
+  const rules = await loadRules(db, accountId);
+  try {
+    return evaluateFollowUpRules(rules, sent, accountId);
+  } catch (err) {
+    if (!(err instanceof InvalidRuleError)) throw err;
+    const { usable, skipped } = partitionValid(rules);
+    return { ...evaluateFollowUpRules(usable, sent, accountId), skipped };
   }
 }
 

@@ -2,7 +2,7 @@
 // is the account's (src/accounts/account-access.ts).
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ActionDecisionEvent } from '../actions/contracts.js';
-import type { DraftGoneEvent, LabelsChangedEvent, MessageAddedEvent, ReclassifyEvent, SentSeenEvent, ThreadStatus, TimerRequestEvent } from './contracts.js';
+import type { AgentProposalEvent, DraftGoneEvent, LabelsChangedEvent, MessageAddedEvent, ReclassifyEvent, SentSeenEvent, ThreadStatus, TimerRequestEvent } from './contracts.js';
 
 export const newMessageSignal = defineSignal<[MessageAddedEvent]>('newMessage');
 export const labelsChangedSignal = defineSignal<[LabelsChangedEvent]>('labelsChanged');
@@ -12,6 +12,8 @@ export const sentSeenSignal = defineSignal<[SentSeenEvent]>('sentSeen');
 export const actionDecisionSignal = defineSignal<[ActionDecisionEvent]>('actionDecision');
 /** Classify the thread again, after a rule changed (`threads reclassify`). */
 export const reclassifySignal = defineSignal<[ReclassifyEvent]>('reclassify');
+/** Actions a scheduled run's agent proposes for the thread (src/schedules): judged and carried out here. */
+export const agentProposalSignal = defineSignal<[AgentProposalEvent]>('agentProposal');
 export const threadStatusQuery = defineQuery<ThreadStatus>('status');
 /** The thread's timers (`threads snooze|unsnooze|remind|send-later`, Gmail labels): each carries a TimerRequestEvent, zod-checked on arrival (timer-requests.ts). */
 export const snoozeSignal = defineSignal<[TimerRequestEvent]>('snooze');

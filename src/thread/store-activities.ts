@@ -101,7 +101,7 @@ export function createStoreActivities({ prisma }: { prisma: PrismaClient }): Sto
             model: decision.model ?? null,
             tokens_in: decision.tokensIn ?? null,
             tokens_out: decision.tokensOut ?? null,
-            detail: { text: decision.detail, ...(decision.ruleId ? { ruleId: decision.ruleId } : {}), at: decision.at },
+            detail: { text: decision.detail, ...(decision.ruleId ? { ruleId: decision.ruleId } : {}), ...(decision.lessons ? { lessons: decision.lessons } : {}), at: decision.at },
           })),
         ),
         memory.wakes && memory.wakes.length > 0 && !closed ? JSON.stringify(memory.wakes) : null,

@@ -36,8 +36,10 @@ import {
   type Wake,
 } from './contracts.js';
 import { parseTimerRequest, type TimerSignalName } from './timer-requests.js';
+import { parseAgentProposal } from './agent-proposals.js';
 import {
   actionDecisionSignal,
+  agentProposalSignal,
   draftGoneSignal,
   labelsChangedSignal,
   newMessageSignal,
@@ -129,6 +131,11 @@ export class ThreadRun {
         else this.logDecision({ kind: 'timer', source: 'user', detail: `${signal.name} refused: ${parsed.error}` });
       });
     }
+    setHandler(agentProposalSignal, (raw: unknown) => {
+      const parsed = parseAgentProposal(raw);
+      if ('event' in parsed) this.enqueue(parsed.event);
+      else this.logDecision({ kind: 'agent', source: 'system', detail: `agentProposal refused: ${parsed.error}` });
+    });
     setHandler(threadStatusQuery, () => this.status());
   }
 

@@ -4,10 +4,10 @@
 // below, its steps in process order after it; which event leads to which step in which state is
 // transitions.ts; the record and its views are thread-record.ts; the Temporal plumbing of a run
 // (signals, query, search attributes, Postgres writes) is thread-run.ts.
-import { isCancellation } from '@temporalio/workflow';
+import { isCancellation, patched } from '@temporalio/workflow';
 import { actionKey, type ActionReason } from '../actions/contracts.js';
 import { describeFailure } from '../temporal/workflow-failures.js';
-import { actionDue, carryOutActions, checkApprovalDraft, carryOutDecision } from './action-steps.js';
+import { actionDue, carryOutActions, carryOutProposal, checkApprovalDraft, carryOutDecision } from './action-steps.js';
 import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contracts.js';
 import { handToAgent } from './agent-steps.js';
 import { journalLabel, llmStep, needsTheUser, placeDraftInThread, writeReplyText, type Verdict } from './common-steps.js';
@@ -71,6 +71,7 @@ const STEPS: { [S in Step]: (run: ThreadRun, next: StepInput[S]) => Promise<void
   return_from_snooze: (run, { event }) => returnFromSnooze(run, event),
   remind: (run, { event }) => remind(run, event),
   send_later: (run, { event }) => sendLater(run, event),
+  propose_actions: (run, { event }) => carryOutProposal(run, event),
   ignore: () => undefined,
 };
 
@@ -234,6 +235,7 @@ async function draftReply(
     model: draft.model,
     tokensIn: draft.tokensIn,
     tokensOut: draft.tokensOut,
+    ...(draft.lessons ? { lessons: draft.lessons } : {}),
   });
 }
 
@@ -250,6 +252,7 @@ async function rework(run: ThreadRun): Promise<void> {
   const thread = await run.gmail.readThread(run.ids);
   if (!thread) return threadGone(run);
   record.reworkCount += 1;
+  if (instructions) await keepWritingEvidence(run, 'rework', `rework:${record.reworkCount}`, record.lastDraftBody ?? current.body, instructions);
   await draftReply(run, thread, [], {
     instructions: instructions ?? 'Improve the draft.',
     previousDraft: record.lastDraftBody ?? current.body,
@@ -313,6 +316,7 @@ async function draftDisappeared(run: ThreadRun): Promise<void> {
       // What earned autonomy counts: our drafts to this sender that went out as we wrote them.
       run.journalLifecycle({ key: run.record.draftKey, kind: 'draft', messageId, sender: '', reason: { source: 'user' }, result: { sentUnedited: unedited } });
     }
+    if (run.record.lastDraftBody !== undefined) await keepWritingEvidence(run, 'sent', `sent:${sent.messageId}`, run.record.lastDraftBody, sent.body);
     run.logDecision({ kind: 'sent', source: 'user', detail: `sent as ${sent.messageId}${unedited ? ' (unedited)' : ''}` });
     await afterUserSent(run, sent.messageId);
   } else {
@@ -320,6 +324,18 @@ async function draftDisappeared(run: ThreadRun): Promise<void> {
     run.transition('discarded');
   }
 }
+
+/**
+ * What writing lessons learn from (docs/learning.md): our draft beside what the user sent, or the
+ * rework instructions they typed. Runs before this change never recorded it (the patch).
+ */
+async function keepWritingEvidence(run: ThreadRun, source: 'sent' | 'rework', what: string, draft: string, final: string): Promise<void> {
+  const draftKey = run.record.draftKey;
+  if (!draftKey || !patched(WRITING_EVIDENCE_PATCH)) return;
+  await run.store.recordWritingEvidence({ ...run.ids, source, draftKey, key: `${draftKey}:${what}`, draft, final });
+}
+
+const WRITING_EVIDENCE_PATCH = 'writing-evidence';
 
 /**
  * A step failed for good: an error no retry fixes (from Gmail, the LLM, parsing or our own code),

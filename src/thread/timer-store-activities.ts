@@ -1,13 +1,18 @@
-// Postgres activities of the thread's timers (local activities): when a follow-up falls due, in
-// the account's time zone, and whether the account lets a follow-up draft a nudge.
+// Postgres activities of the thread's timers (local activities): whether the rules say a sent message
+// expects an answer, when a follow-up falls due, in the account's time zone, and whether the account
+// lets a follow-up draft a nudge.
 import { ApplicationFailure } from '@temporalio/activity';
 import { loadSafetyPolicy } from '../actions/journal.js';
 import { accountTimeSettings } from '../accounts/time-settings.js';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { addBusinessDays, type TimeDefaults } from '../time/index.js';
+import type { FollowUpRulesVerdict, PromptMessage } from './activity-contracts.js';
+import { followUpRulesVerdict } from './rules-verdict.js';
 
 export interface TimerStoreActivities {
+  /** The follow-up rules' word on a message the user sent (its recipients, subject, body); undecided: ask the LLM. */
+  followUpRules(input: { accountId: string; sent: PromptMessage }): Promise<FollowUpRulesVerdict>;
   /** `businessDays` business days after `fromMs`, in the account's zone (its weekend skipped), at the same local time. */
   followUpDueAt(input: { accountId: string; fromMs: number; businessDays: number }): Promise<number>;
   /** Whether a follow-up that falls due drafts a nudge (the account's policy, else the global one; off by default). */
@@ -16,6 +21,9 @@ export interface TimerStoreActivities {
 
 export function createTimerStoreActivities({ db, prisma, time }: { db: SqlExecutor; prisma: PrismaClient; time: TimeDefaults }): TimerStoreActivities {
   return {
+    async followUpRules({ accountId, sent }) {
+      return followUpRulesVerdict(db, accountId, sent);
+    },
     async followUpDueAt({ accountId, fromMs, businessDays }) {
       const settings = await accountTimeSettings(prisma, accountId, time);
       if (!settings) throw ApplicationFailure.nonRetryable(`no account ${accountId}`, 'AccountNotFound');

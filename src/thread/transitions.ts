@@ -5,6 +5,7 @@ import {
   CLOSED_STATES,
   type ActionDecisionEvent,
   type ActionDueEvent,
+  type AgentProposalEvent,
   type DraftGoneEvent,
   type LabelsChangedEvent,
   type MessageAddedEvent,
@@ -66,7 +67,9 @@ export type EventKind =
   | 'remind_due'
   | 'send_later_due'
   /** A wake the run no longer holds (cancelled meanwhile). */
-  | 'stale_wake';
+  | 'stale_wake'
+  /** A scheduled run's agent proposes actions for the thread. */
+  | 'agent_proposal';
 
 export type Step =
   /** Read the thread, classify it (rules, then the LLM), draft when it needs a reply. */
@@ -111,6 +114,8 @@ export type Step =
   | 'remind'
   /** Send the thread's draft as it is now, through the journaled send path. */
   | 'send_later'
+  /** Judge, journal and carry out (or open for approval) what a scheduled run's agent proposes. */
+  | 'propose_actions'
   | 'ignore';
 
 /** What the rules need to know of the thread besides its state. */
@@ -168,6 +173,7 @@ export const TRANSITIONS: Record<EventKind, Row> = {
   remind_due: inEveryOpenState('remind'),
   send_later_due: inEveryOpenState('send_later'),
   stale_wake: {},
+  agent_proposal: inEveryOpenState('propose_actions'),
 };
 
 export function stepFor(state: ThreadState, kind: EventKind): Step {
@@ -202,6 +208,8 @@ export function kindOf(event: ThreadEvent, facts: ThreadFacts): EventKind {
       return 'action_due';
     case 'reclassify':
       return 'reclassify_request';
+    case 'agent_proposal':
+      return 'agent_proposal';
     case 'timer_request':
       return event.request.kind === 'unsnooze' || event.request.kind === 'cancel' ? 'timer_cancel' : 'timer_request';
     case 'wake': {
@@ -230,6 +238,7 @@ interface StepEvents {
   return_from_snooze: WakeEvent;
   remind: WakeEvent;
   send_later: WakeEvent;
+  propose_actions: AgentProposalEvent;
 }
 
 /** Each step as it is taken: with its event, narrowed, when it reads one. */
@@ -256,6 +265,8 @@ export function nextStep(facts: ThreadFacts, event: ThreadEvent): NextStep {
     case 'remind':
     case 'send_later':
       return event.type === 'wake' ? { step, event } : { step: 'ignore' };
+    case 'propose_actions':
+      return event.type === 'agent_proposal' ? { step, event } : { step: 'ignore' };
     case 'check_draft':
     case 'mark_replied':
       return event.type === 'message_added' || event.type === 'sent_seen' || event.type === 'draft_gone' ? { step, event } : { step: 'ignore' };

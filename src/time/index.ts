@@ -5,6 +5,7 @@ export {
   isValidZone,
   canonicalZone,
   describeLocal,
+  inZone,
   momentAt,
   momentsAt,
   type LocalDateTime,

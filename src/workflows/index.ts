@@ -10,6 +10,7 @@ export { threadWorkflow } from '../thread/thread-workflow.js';
 export { undoActionWorkflow } from '../actions/undo-workflow.js';
 export { reminderWorkflow, reminderChangedSignal } from '../reminders/reminder-workflow.js';
 export { scheduledAgentWorkflow } from '../schedules/scheduled-agent-workflow.js';
+export { learningWorkflow } from '../learning/learning-workflow.js';
 export {
   newMessageSignal,
   labelsChangedSignal,

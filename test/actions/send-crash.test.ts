@@ -2,12 +2,12 @@
 // killed with SIGKILL after Gmail accepted the send and before the journal recorded it. The retry,
 // on a new worker, finds the message by its marker and journals it instead of sending again.
 // Real dev server, Postgres and emulators.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { killWorker, spawnWorker } from '../helpers/worker-process.js';
 
 let h: InboxHarness;
 
@@ -26,9 +26,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-function spawnGmailWorker(): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/workers/gmail-worker.ts'], { env: { ...process.env, ...h.env }, stdio: ['ignore', 'ignore', 'inherit'] });
-}
 
 it('leaves exactly one sent message when the worker dies between the send and the journal write', async () => {
   await h.prisma.rule.create({
@@ -37,7 +34,7 @@ it('leaves exactly one sent message when the worker dies between the send and th
   await updateSafetySettings(prismaExecutor(h.prisma), h.accountId, { forwardTo: ['assistant@me.example'], allowances: [{ kind: 'forward', scope: 'global' }] });
   const sent = async (threadId: string) => (await h.gmail.control.getState(h.email)).messages.filter((m) => m.threadId === threadId && m.labelIds.includes('SENT'));
 
-  let worker = spawnGmailWorker();
+  let worker = spawnWorker(h, 'gmail-worker');
   // Gmail takes 10 s to answer a send: the worker dies while waiting for the answer, after Gmail
   // took the message and before anything was journaled.
   await h.gmail.control.setFaults({ latency: [{ method: 'messages.send', distribution: { type: 'fixed', ms: 10_000 } }] });
@@ -48,19 +45,18 @@ it('leaves exactly one sent message when the worker dies between the send and th
     // The send starts when the delay is over (plus a few reads); three seconds later it is in flight.
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(scheduled.scheduledFor!) - Date.now()) + 3000));
     expect(await sent(threadId)).toHaveLength(0);
-    worker.kill('SIGKILL');
-    await new Promise((r) => worker.once('exit', r));
+    await killWorker(worker);
     await waitUntil('Gmail to have taken the message', async () => (await sent(threadId)).length === 1, { timeoutMs: 20_000, everyMs: 100 });
     expect((await listActions(prismaExecutor(h.prisma), { accountId: h.accountId, threadId }))[0]!.state).toBe('scheduled');
     await h.gmail.control.setFaults({ latency: [] });
 
-    worker = spawnGmailWorker();
+    worker = spawnWorker(h, 'gmail-worker');
     const done = await waitUntil('the retry to journal the send', async () =>
       (await listActions(prismaExecutor(h.prisma), { accountId: h.accountId, threadId })).find((a) => a.state === 'done'), { timeoutMs: 60_000 });
     const messages = await sent(threadId);
     expect(messages).toHaveLength(1);
     expect(done.result?.sentMessageId).toBe(messages[0]!.id);
   } finally {
-    worker.kill('SIGKILL');
+    await killWorker(worker);
   }
 }, 150_000);

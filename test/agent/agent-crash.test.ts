@@ -2,13 +2,13 @@
 // while a model turn is in flight; a new worker takes the turn over and the loop goes on from the
 // step it was in, without repeating the draft it had already written. Real dev server, Postgres,
 // Gmail and Anthropic emulators.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { saveAgentProfile } from '../../src/agent/profiles.js';
 import { listActions } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { killWorker, spawnWorker } from '../helpers/worker-process.js';
 
 let h: InboxHarness;
 
@@ -23,9 +23,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-function spawnLlmWorker(): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/workers/llm-worker.ts'], { env: { ...process.env, ...h.env }, stdio: ['ignore', 'ignore', 'inherit'] });
-}
 
 it('resumes at the step it was in after a SIGKILL mid-loop, without repeating a side effect', async () => {
   const marker = h.anthropic.script('crash-agent', [
@@ -43,17 +40,16 @@ it('resumes at the step it was in after a SIGKILL mid-loop, without repeating a 
   });
   await h.prisma.rule.create({ data: { scope: 'domain', scopeRef: 'agent-crash.example', kind: 'deterministic', action: 'needs_response', route: 'crash-agent' } });
 
-  let worker = spawnLlmWorker();
+  let worker = spawnWorker(h, 'llm-worker');
   try {
     const { threadId } = await deliverAndIngest(h, { from: 'Jay <jay@agent-crash.example>', subject: 'Wednesday?', text: 'Wednesday morning?' });
     const steps = () => h.prisma.agentStep.findMany({ where: { accountId: h.accountId, gmailThreadId: threadId }, orderBy: { seq: 'asc' } });
     // The draft is written; the second model turn (1.5 s) is in flight: kill the worker there.
     await waitUntil('the draft step', async () => (await steps()).some((s) => s.name === 'write_draft'), { timeoutMs: 60_000, everyMs: 50 });
-    worker.kill('SIGKILL');
-    await new Promise((r) => worker.once('exit', r));
+    await killWorker(worker);
     expect((await steps()).map((s) => s.name)).toEqual(['model', 'write_draft']);
 
-    worker = spawnLlmWorker();
+    worker = spawnWorker(h, 'llm-worker');
     await waitUntil('the run to finish', async () => (await steps()).filter((s) => s.name === 'model').length === 3, { timeoutMs: 60_000 });
     expect((await steps()).map((s) => [s.name, s.status])).toEqual([
       ['model', 'ok'],
@@ -71,6 +67,6 @@ it('resumes at the step it was in after a SIGKILL mid-loop, without repeating a 
     }, { timeoutMs: 30_000 });
     expect(journal.map((a) => `${a.kind} ${a.state}`).sort()).toEqual(['add_label done', 'draft done']);
   } finally {
-    worker.kill('SIGKILL');
+    await killWorker(worker);
   }
 }, 150_000);

@@ -28,6 +28,20 @@ describe('agent tools', () => {
   });
 });
 
+describe("a scheduled run's tools (mailbox scope)", () => {
+  it('name the thread they act on, and leave out the tools that only make sense inside a thread', () => {
+    const defs = toolDefinitions(['read_thread', 'sender_history', 'write_draft', 'search_mailbox', 'archive', 'add_label', 'send_reply'], 'mailbox');
+    expect(defs.map((d) => d.name)).toEqual(['search_mailbox', 'archive', 'add_label', 'send_reply']);
+    expect(defs.find((d) => d.name === 'archive')!.input_schema).toMatchObject({ required: ['thread_id'], additionalProperties: false });
+    expect(checkToolInput('archive', { thread_id: '1a2b3c' }, 'mailbox')).toEqual({ ok: true, input: { thread_id: '1a2b3c' } });
+    expect(checkToolInput('archive', {}, 'mailbox').ok).toBe(false);
+    const odd = checkToolInput('send_reply', { thread_id: '../other-account', body: 'hi' }, 'mailbox');
+    expect(odd.ok).toBe(false);
+    // In a thread the same tools take no thread: they act on the one the mail started.
+    expect(checkToolInput('archive', { thread_id: '1a2b3c' }).ok).toBe(false);
+  });
+});
+
 describe('profiles that read the mailbox and send', () => {
   it('are the ones with send_reply and search_mailbox or sender_history', () => {
     expect(readsMailboxAndSends({ tools: ['read_thread', 'search_mailbox', 'send_reply'] })).toBe(true);

@@ -73,6 +73,29 @@ describe('rules cli', () => {
     expect(listed.out).toMatch(new RegExp(`account\\s+${account.email}\\s+instruction: "Sign as Sam\\."`));
   });
 
+  it('adds follow-up rules (sent mail expects a reply: yes with its own wait, or no) and lists them', async () => {
+    const yes = await cli('add', '--scope', 'domain', '--ref', domain, '--expects-reply', 'yes', '--follow-up-days', '5', '--subject', 'contract');
+    expect(yes.code, yes.out).toBe(0);
+    expect(yes.out).toContain('sent mail expects a reply, follow up after 5 business day(s) when subject~contract');
+    const no = await cli('add', '--scope', 'sender', '--ref', sender, '--expects-reply', 'no');
+    expect(no.code, no.out).toBe(0);
+    const rows = await ruleRows();
+    expect(rows.find((r) => r.kind === 'follow_up' && r.scopeRef === domain)).toMatchObject({ kind: 'follow_up', action: 'expects_reply', followUpDays: 5 });
+    expect(rows.find((r) => r.kind === 'follow_up' && r.scopeRef === sender)).toMatchObject({ kind: 'follow_up', action: 'no_reply', followUpDays: null });
+    const listed = await cli('list');
+    expect(listed.out).toMatch(new RegExp(`${domain}\\s+sent mail expects a reply, follow up after 5 business day\\(s\\)\\s+subject~contract`));
+    expect(listed.out).toMatch(new RegExp(`${sender}\\s+sent mail expects no reply\\s+\\(all mail in scope\\)`));
+    // They decide nothing about classification; `test --sent` tries them.
+    expect((await cli('test', '--from', sender, '--subject', 'contract')).out).toContain('no rule decides: the LLM classifies it');
+    const yesId = rows.find((r) => r.kind === 'follow_up' && r.scopeRef === domain)!.id;
+    expect((await cli('test', '--sent', '--to', `Bo <bo@${domain}>`, '--subject', 'The contract')).out).toContain(
+      `decided by rule ${yesId}: expects an answer, follow up after 5 business day(s)`,
+    );
+    expect((await cli('test', '--sent', '--to', `x@elsewhere.example, ${sender}`)).out).toMatch(/decided by rule .*: expects no answer: no follow-up/);
+    expect((await cli('test', '--sent', '--to', `bo@${domain}`, '--subject', 'Lunch')).out).toContain('no follow-up rule decides: the LLM judges');
+    await prisma.rule.deleteMany({ where: { kind: 'follow_up', scopeRef: { in: [domain, sender] } } });
+  });
+
   it('refuses bad arguments with a clear reason and exit 2, storing nothing', async () => {
     const before = await ruleRows();
     const cases: Array<[string[], RegExp]> = [
@@ -80,7 +103,7 @@ describe('rules cli', () => {
       [['add', '--scope', 'sender', '--category', 'fyi'], /--ref: global rules take no --ref; account, domain and sender rules need one/],
       [['add', '--scope', 'sender', '--ref', 'not-an-address', '--category', 'fyi'], /--ref: a sender rule needs an address/],
       [['add', '--scope', 'sender', '--ref', sender, '--category', 'spam'], /--category: expected one of needs_response, fyi/],
-      [['add', '--scope', 'sender', '--ref', sender], /give exactly one of --category .* and --instruction/],
+      [['add', '--scope', 'sender', '--ref', sender], /give exactly one of --category .*, --instruction .* and --expects-reply/],
       [['add', '--scope', 'sender', '--ref', sender, '--category', 'fyi', '--instruction', 'x'], /give exactly one of --category/],
       [['add', '--scope', 'sender', '--ref', sender, '--category', 'fyi', '--subject', '/(unclosed/'], /conditions\.subject: invalid regular expression/],
       [['add', '--scope', 'sender', '--ref', sender, '--category', 'automated', '--actions', 'add_label:TRASH'], /--actions: action 1: add_label: TRASH is a Gmail system label/],
@@ -95,6 +118,12 @@ describe('rules cli', () => {
       [['remove', 'builtin:list-unsubscribe'], /is built in: override it with a rule of your own/],
       [['remove', randomUUID()], /no rule .* \(see npm run cli -- rules list\)/],
       [['test', '--subject', 'x'], /test needs --from/],
+      [['test', '--sent', '--subject', 'x'], /test --sent needs --to/],
+      [['add', '--scope', 'sender', '--ref', sender, '--expects-reply', 'maybe'], /--expects-reply: expected yes or no/],
+      [['add', '--scope', 'sender', '--ref', sender, '--expects-reply', 'no', '--category', 'fyi'], /give exactly one of --category/],
+      [['add', '--scope', 'sender', '--ref', sender, '--expects-reply', 'no', '--follow-up-days', '3'], /--follow-up-days: goes with --expects-reply yes/],
+      [['add', '--scope', 'sender', '--ref', sender, '--expects-reply', 'yes', '--follow-up-days', '0'], /--follow-up-days: expected 1 to 60/],
+      [['add', '--scope', 'sender', '--ref', sender, '--expects-reply', 'yes', '--dry-run', '--account', account.email], /--dry-run replays classification/],
     ];
     for (const [argv, message] of cases) {
       const { code, out } = await cli(...argv);

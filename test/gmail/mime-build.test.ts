@@ -11,6 +11,7 @@ import {
   type ReplyParent,
 } from '../../src/gmail/index.js';
 import { decodeBase64Url, decodeHeaderText, decodeQuotedPrintable } from '../../src/gmail/mime-encoding.js';
+import { withTopHeader } from '../../src/gmail/mime.js';
 
 /** Splits RFC 2822 text into unfolded headers and the body, the way a receiving MTA would. */
 function splitMessage(rfc2822: string): { headers: Array<[string, string]>; body: string } {
@@ -207,5 +208,30 @@ describe('replyRecipients', () => {
     expect(replyRecipients({ from: { address: 'ME@example.com' }, to: [{ address: 'bob@example.com' }], replyTo: [] }, 'me@example.com')).toEqual([
       { address: 'bob@example.com' },
     ]);
+  });
+});
+
+describe('withTopHeader', () => {
+  const bytes = (text: string) => Buffer.from(text, 'utf8');
+  const text = (raw: Uint8Array) => Buffer.from(raw).toString('utf8');
+
+  it('sets the header and leaves every other byte as it was (8-bit text, parts)', () => {
+    const body = '--b\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nGrüße\r\n--b--\r\n';
+    const raw = `From: me@example.com\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n${body}`;
+    expect(text(withTopHeader(bytes(raw), 'X-Mark', 'a1'))).toBe(`X-Mark: a1\r\n${raw}`);
+  });
+
+  it('replaces an earlier occurrence, folded lines and any case included, and not a header that merely starts alike', () => {
+    const raw = 'x-mark: old\r\n  folded rest\r\nX-Marker: keep\r\nSubject: Hi\r\n\r\nX-Mark: in the body stays';
+    expect(text(withTopHeader(bytes(raw), 'X-Mark', 'new'))).toBe('X-Mark: new\r\nX-Marker: keep\r\nSubject: Hi\r\n\r\nX-Mark: in the body stays');
+  });
+
+  it('keeps bare LF line ends, and copes with a message of headers only', () => {
+    expect(text(withTopHeader(bytes('Subject: Hi\n\nbody\n'), 'Date', 'Thu, 26 Nov 2026 14:00:00 +0000'))).toBe('Date: Thu, 26 Nov 2026 14:00:00 +0000\nSubject: Hi\n\nbody\n');
+    expect(text(withTopHeader(bytes('Subject: Hi'), 'X-Mark', 'a1'))).toBe('X-Mark: a1\r\nSubject: Hi\r\n');
+  });
+
+  it('cannot be made to write a second header by the value', () => {
+    expect(text(withTopHeader(bytes('Subject: Hi\r\n\r\n'), 'X-Mark', 'a1\r\nBcc: evil@example.com'))).not.toContain('\r\nBcc:');
   });
 });

@@ -199,3 +199,13 @@ export async function deliverAndIngest(
   await h.ingest(ids.threadId, { type: 'message_added', messageId: ids.messageId, labelIds: ['INBOX'] });
   return ids;
 }
+
+/** The user answers the thread with a message of their own (our draft, edited, sent from Gmail), as the sync would hand it over. */
+export async function userSends(h: InboxHarness, threadId: string, draftId: string, text: string) {
+  await h.gmail.control.editDraft(h.email, draftId, { text });
+  const current = (await h.gmail.control.getState(h.email)).drafts.find((d) => d.id === draftId)!;
+  const sent = await h.gmail.control.sendDraft(h.email, draftId);
+  await h.ingest(threadId, { type: 'draft_gone', messageId: current.messageId ?? '' });
+  await h.ingest(threadId, { type: 'message_added', messageId: sent.id, labelIds: sent.labelIds });
+  return sent;
+}

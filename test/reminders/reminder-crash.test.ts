@@ -3,7 +3,6 @@
 // was journaled or the occurrence marked sent. The retry, on a new worker, finds the e-mail by its
 // Message-ID (the occurrence's idempotency key) instead of inserting it again, posts to Discord
 // once, and the occurrence is marked sent. Real dev server, Postgres and emulators.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
@@ -13,6 +12,7 @@ import { listOccurrences } from '../../src/reminders/reminder-store.js';
 import { addReminder } from '../../src/reminders/reminders.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { killWorker, spawnWorker } from '../helpers/worker-process.js';
 
 let h: InboxHarness;
 let discord: RunningDiscordEmulator;
@@ -30,14 +30,11 @@ afterAll(async () => {
   await discord?.close();
 });
 
-function spawnGmailWorker(): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/workers/gmail-worker.ts'], { env: { ...process.env, ...h.env }, stdio: ['ignore', 'ignore', 'inherit'] });
-}
 
 it('delivers once when the Gmail worker dies between Gmail taking the e-mail and the occurrence being marked sent', async () => {
   const title = 'Renew the passport';
   const inbox = async () => (await h.gmail.control.getState(h.email)).messages.filter((m) => m.subject === `Reminder: ${title}`);
-  let worker = spawnGmailWorker();
+  let worker = spawnWorker(h, 'gmail-worker');
   // Gmail takes 10 s to answer the insert: the worker dies waiting; Gmail stores the message all the same.
   await h.gmail.control.setFaults({ latency: [{ method: 'messages.insert', distribution: { type: 'fixed', ms: 10_000 } }] });
   try {
@@ -48,14 +45,13 @@ it('delivers once when the Gmail worker dies between Gmail taking the e-mail and
     // The insert is in flight once the label exists (it is made just before); the worker dies then.
     await waitUntil('the insert to be in flight', async () => (await h.gmail.control.getState(h.email)).labels.some((l) => l.name === 'Reminders'), { timeoutMs: 60_000, everyMs: 50 });
     await new Promise((r) => setTimeout(r, 2000));
-    worker.kill('SIGKILL');
-    await new Promise((r) => worker.once('exit', r));
+    await killWorker(worker);
     await waitUntil('Gmail to have taken the e-mail', async () => (await inbox()).length === 1, { timeoutMs: 20_000, everyMs: 100 });
     const [cut] = await listOccurrences(prismaExecutor(h.prisma), reminder.id);
     expect(cut).toMatchObject({ state: 'due', emailMessageId: null, discordMessageId: null });
     await h.gmail.control.setFaults({ latency: [] });
 
-    worker = spawnGmailWorker();
+    worker = spawnWorker(h, 'gmail-worker');
     expect(await h.client.workflow.getHandle(reminderWorkflowId(reminder.id)).result()).toEqual({ ended: 'finished' });
     const mail = await inbox();
     expect(mail).toHaveLength(1);
@@ -63,6 +59,6 @@ it('delivers once when the Gmail worker dies between Gmail taking the e-mail and
     expect(done).toMatchObject({ state: 'sent', emailMessageId: mail[0]!.id });
     expect((await discord.control.messages(webhook.id)).filter((m) => m.message.content.includes(title))).toHaveLength(1);
   } finally {
-    worker.kill('SIGKILL');
+    await killWorker(worker);
   }
 }, 120_000);

@@ -3,6 +3,7 @@ import {
   BUILTIN_RULES,
   InvalidRuleError,
   applicableInstructions,
+  evaluateFollowUpRules,
   evaluateRules,
   validateRule,
   type Rule,
@@ -343,5 +344,50 @@ describe('applicableInstructions', () => {
       'Be strict about newsletters.',
       'Other account.',
     ]);
+  });
+});
+
+describe('evaluateFollowUpRules: whether a message the user sent expects an answer', () => {
+  /** A message the user sent: the sender is the user, the scope is its recipients. */
+  const sent = (overrides: Partial<RuleEmail> = {}) =>
+    email({ from: 'Me <me@mydomain.test>', to: 'Ann <ann@vendor.example>', subject: 'Re: Invoice 7', body: 'Thanks, paid.', ...overrides });
+  const yes = (overrides: Partial<Rule> & Pick<Rule, 'id'>) => rule({ kind: 'follow_up', expectsReply: true, ...overrides });
+  const no = (overrides: Partial<Rule> & Pick<Rule, 'id'>) => rule({ kind: 'follow_up', expectsReply: false, ...overrides });
+
+  it('a domain or sender rule is in scope through any recipient (To), subdomains included', () => {
+    const rules = [no({ id: 'vendor', scope: 'domain', scopeRef: 'vendor.example' })];
+    expect(evaluateFollowUpRules(rules, sent())).toMatchObject({ decided: true, expectsReply: false, ruleId: 'vendor' });
+    expect(evaluateFollowUpRules(rules, sent({ to: 'bob@other.example, x@billing.vendor.example' }))).toMatchObject({ decided: true, ruleId: 'vendor' });
+    expect(evaluateFollowUpRules(rules, sent({ to: 'bob@other.example' }))).toEqual({ decided: false });
+    // The user's own address is the sender, not a recipient: a rule for it does not apply.
+    expect(evaluateFollowUpRules([no({ id: 'me', scope: 'sender', scopeRef: 'me@mydomain.test' })], sent())).toEqual({ decided: false });
+  });
+
+  it('scope, then priority, as for classification; conditions on subject and body; its own wait', () => {
+    const rules = [
+      yes({ id: 'all-questions', scope: 'global', conditions: { body: '?' }, followUpDays: 5 }),
+      no({ id: 'ann-thanks', scope: 'sender', scopeRef: 'ann@vendor.example', conditions: { body: '/^thanks/' } }),
+      yes({ id: 'vendor-invoices', scope: 'domain', scopeRef: 'vendor.example', conditions: { subject: 'invoice' }, followUpDays: 2 }),
+    ];
+    expect(evaluateFollowUpRules(rules, sent())).toMatchObject({ decided: true, expectsReply: false, ruleId: 'ann-thanks' });
+    expect(evaluateFollowUpRules(rules, sent({ body: 'Could you send the PO?' }))).toMatchObject({ decided: true, expectsReply: true, businessDays: 2, ruleId: 'vendor-invoices' });
+    expect(evaluateFollowUpRules(rules, sent({ to: 'x@elsewhere.example', body: 'Free on Friday?' }))).toMatchObject({ ruleId: 'all-questions', businessDays: 5 });
+    expect(evaluateFollowUpRules(rules, sent({ to: 'x@elsewhere.example', body: 'Noted.' }))).toEqual({ decided: false });
+  });
+
+  it('classification and follow-up rules never decide for each other', () => {
+    const rules = [no({ id: 'fu', scope: 'global' }), rule({ id: 'cat', category: 'fyi' })];
+    expect(evaluateRules(rules, email())).toMatchObject({ ruleId: 'cat' });
+    expect(evaluateFollowUpRules(rules, sent())).toMatchObject({ ruleId: 'fu' });
+    expect(applicableInstructions(rules, email(), 'acc')).toEqual([]);
+  });
+
+  it('a follow-up rule needs its answer; a wait only with yes, 1 to 60 business days', () => {
+    expect(() => validateRule(rule({ id: 'x', kind: 'follow_up' }))).toThrow(/expectsReply: expected yes or no/);
+    expect(() => validateRule(no({ id: 'x', followUpDays: 3 }))).toThrow(/followUpDays/);
+    expect(() => validateRule(yes({ id: 'x', followUpDays: 0 }))).toThrow(/followUpDays/);
+    expect(() => validateRule(yes({ id: 'x', followUpDays: 61 }))).toThrow(/followUpDays/);
+    expect(() => validateRule(rule({ id: 'x', category: 'fyi', followUpDays: 3 }))).toThrow(/followUpDays/);
+    expect(() => validateRule(yes({ id: 'x', followUpDays: 60 }))).not.toThrow();
   });
 });

@@ -3,36 +3,27 @@
 // back, the one still within its catch-up window runs, once; the one past its window does not run
 // at all, and its Schedule counts it as missed (what `schedules show` prints). The Schedules fire at
 // a second of our choosing, so the test waits seconds, not a day.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { scheduleIdOf, type AgentScheduleRow } from '../../src/schedules/contracts.js';
 import { listScheduleRuns } from '../../src/schedules/schedule-store.js';
 import { addUserSchedule, userScheduleState, type UserScheduleSettings } from '../../src/schedules/user-schedules.js';
-import { freePort } from '../../src/shared/free-port.js';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { startOwnDevServer, type OwnDevServer } from '../helpers/own-dev-server.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
 let h: InboxHarness;
-let server: DevServer;
-let dir: string;
-let port: number;
+let server: OwnDevServer;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'catch-up-'));
-  port = await freePort();
-  server = await startDevServer({ port, headless: true, dbFile: join(dir, 'temporal.db') });
+  server = await startOwnDevServer();
   h = await startInboxHarness({ env: { TEMPORAL_ADDRESS: server.address } });
   await h.startWorkers();
 }, 90_000);
 
 afterAll(async () => {
   await h?.close();
-  await server?.stop();
-  await rm(dir, { recursive: true, force: true });
+  await server?.close();
 });
 
 const MONTHS = ['JANUARY', 'FEBRUARY', 'MARCH', 'APRIL', 'MAY', 'JUNE', 'JULY', 'AUGUST', 'SEPTEMBER', 'OCTOBER', 'NOVEMBER', 'DECEMBER'] as const;
@@ -64,7 +55,7 @@ it('runs a missed brief once within its catch-up window, and not at all past it'
   await server.stop();
   expect(Date.now()).toBeLessThan(t0 + 5_000);
   await new Promise((r) => setTimeout(r, t0 + 21_000 - Date.now()));
-  server = await startDevServer({ port, headless: true, dbFile: join(dir, 'temporal.db') });
+  await server.start();
   await h.startWorkers();
 
   const [run] = await waitUntil('the missed brief within its window to run', async () => {

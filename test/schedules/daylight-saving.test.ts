@@ -98,9 +98,16 @@ describe("what a daylight-saving day's firings do", () => {
       accountId: h.accountId, name: 'berlin 02:30', profile: 'brief', prompt: 'Brief me.', timing: daily('02:30'), timeZone: 'Europe/Berlin', label: 'Brief', discord: false,
     }, settings);
     created.push(scheduleIdOf(ny.id), scheduleIdOf(berlin.id));
-    // The Schedule starts what it would have started on those days (ALLOW_ALL: both firings start).
-    await h.client.schedule.getHandle(scheduleIdOf(ny.id)).backfill({ start: new Date('2027-11-07T04:00:00Z'), end: new Date('2027-11-07T08:00:00Z'), overlap: ScheduleOverlapPolicy.ALLOW_ALL });
+    // The Schedule starts what it would have started on those days. New York's two firings come an
+    // hour apart in life: the first is backfilled and finished before the second, as it would be.
+    const nyHandle = h.client.schedule.getHandle(scheduleIdOf(ny.id));
+    await nyHandle.backfill({ start: new Date('2027-11-07T04:00:00Z'), end: new Date('2027-11-07T06:00:00Z'), overlap: ScheduleOverlapPolicy.ALLOW_ALL });
     await h.client.schedule.getHandle(scheduleIdOf(berlin.id)).backfill({ start: new Date('2027-03-27T23:00:00Z'), end: new Date('2027-03-28T04:00:00Z'), overlap: ScheduleOverlapPolicy.ALLOW_ALL });
+    await waitUntil('the first New York firing to finish', async () => {
+      const runs = await listScheduleRuns(db, ny.id);
+      return runs.length === 1 && runs[0]!.finishedAt !== null;
+    }, { timeoutMs: 60_000 });
+    await nyHandle.backfill({ start: new Date('2027-11-07T06:00:00Z'), end: new Date('2027-11-07T08:00:00Z'), overlap: ScheduleOverlapPolicy.ALLOW_ALL });
 
     const nyRuns = await waitUntil('both New York firings to finish', async () => {
       const runs = await listScheduleRuns(db, ny.id);

@@ -2,7 +2,6 @@
 // while the run's second model turn is in flight; a new worker takes the turn over and the run goes
 // on from the step it was in: the search it made is not repeated and one report is delivered.
 // Real dev server, Postgres, Gmail and Anthropic emulators.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { saveAgentProfile } from '../../src/agent/profiles.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
@@ -11,6 +10,7 @@ import { listScheduleRuns } from '../../src/schedules/schedule-store.js';
 import { addUserSchedule } from '../../src/schedules/user-schedules.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { killWorker, spawnWorker } from '../helpers/worker-process.js';
 
 let h: InboxHarness;
 let scheduleId: string | undefined;
@@ -27,9 +27,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-function spawnLlmWorker(): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/workers/llm-worker.ts'], { env: { ...process.env, ...h.env }, stdio: ['ignore', 'ignore', 'inherit'] });
-}
 
 it('resumes at the step it was in after a SIGKILL mid-run, and delivers one report', async () => {
   const marker = h.anthropic.script('crash-brief', [
@@ -44,17 +41,16 @@ it('resumes at the step it was in after a SIGKILL mid-run, and delivers one repo
   }, { catchupWindowMs: 3600_000, jitterMs: 0, taskQueues: { workflow: h.cfg.TEMPORAL_TASK_QUEUE, gmail: h.cfg.GMAIL_TASK_QUEUE, llm: h.cfg.LLM_TASK_QUEUE }, activityTimeouts: { llmMs: 5_000 } });
   scheduleId = row.id;
 
-  let worker = spawnLlmWorker();
+  let worker = spawnWorker(h, 'llm-worker');
   try {
     await h.client.schedule.getHandle(scheduleIdOf(row.id)).trigger();
     const steps = () => h.prisma.agentStep.findMany({ where: { scheduleId: row.id }, orderBy: { seq: 'asc' } });
     // The search is done; the second model turn (1.5 s) is in flight: kill the worker there.
     await waitUntil('the search step', async () => (await steps()).some((s) => s.name === 'search_mailbox'), { timeoutMs: 60_000, everyMs: 50 });
-    worker.kill('SIGKILL');
-    await new Promise((r) => worker.once('exit', r));
+    await killWorker(worker);
     expect((await steps()).map((s) => s.name)).toEqual(['model', 'search_mailbox']);
 
-    worker = spawnLlmWorker();
+    worker = spawnWorker(h, 'llm-worker');
     const [run] = await waitUntil('the run to finish', async () => {
       const runs = await listScheduleRuns(prismaExecutor(h.prisma), row.id);
       return runs[0]?.finishedAt ? runs : undefined;
@@ -65,6 +61,6 @@ it('resumes at the step it was in after a SIGKILL mid-run, and delivers one repo
     expect(state.messages.filter((m) => m.subject === '[durable-inbox] crash brief')).toHaveLength(1);
     expect(run!.output).toContain('Nothing needs you today.');
   } finally {
-    worker.kill('SIGKILL');
+    await killWorker(worker);
   }
 }, 150_000);

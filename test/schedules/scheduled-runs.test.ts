@@ -13,6 +13,7 @@ import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { scheduleIdOf, type AgentScheduleRow } from '../../src/schedules/contracts.js';
 import { listScheduleRuns } from '../../src/schedules/schedule-store.js';
 import { addUserSchedule, type UserScheduleSettings } from '../../src/schedules/user-schedules.js';
+import { describeLocal } from '../../src/time/index.js';
 import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordWorkflowHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
@@ -99,7 +100,7 @@ describe('a scheduled brief', () => {
     expect(body).toContain(`expires ${expires.toISOString().replace('T', ' ').slice(0, 16)} UTC`);
     // Every listed thread has its Gmail link, whatever the model wrote.
     for (const t of [stuck, drafted, approval]) expect(body).toContain(`#all/${t.threadId}`);
-    expect(body).toContain('Awaiting a reply past their date: not tracked yet (per-thread timers).');
+    expect(body).not.toContain('not tracked');
 
     const state = await h.gmail.control.getState(h.email, { headers: ['X-Durable-Inbox-Schedule'] });
     const report = state.messages.find((m) => m.id === run!.gmailMessageId)!;
@@ -124,6 +125,57 @@ describe('a scheduled brief', () => {
     expect((await h.prisma.agentSchedule.findUniqueOrThrow({ where: { id: row.id } })).deliveryThreadId).toBe(report.threadId);
     await recordWorkflowHistory(h.client.workflow.getHandle(runs[0]!.workflowId), 'scheduled-agent-brief');
   }, 120_000);
+});
+
+describe("a brief's timers", () => {
+  it('lists the threads awaiting a reply past their date and the snoozed threads coming back today, in the account\'s zone', async () => {
+    // A zone where it is around midday now, so "later today" and "tomorrow" are hours away whenever this runs.
+    const offset = 12 - new Date().getUTCHours();
+    const zone = offset === 0 ? 'Etc/GMT' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
+    await h.prisma.account.update({ where: { id: h.accountId }, data: { timeZone: zone } });
+    try {
+      const now = Date.now();
+      const overdue = await deliver(h, { from: 'Fay <fay@timers.example>', subject: 'Quote for the roof', text: 'I will get back to you.' });
+      const waiting = await deliver(h, { from: 'Gus <gus@timers.example>', subject: 'Not due yet', text: 'Soon.' });
+      const today = await deliver(h, { from: 'Hal <hal@timers.example>', subject: 'Back this afternoon', text: 'Later.' });
+      const tomorrow = await deliver(h, { from: 'Ida <ida@timers.example>', subject: 'Back tomorrow', text: 'Tomorrow.' });
+      const wake = (kind: string, at: number) => [{ actionId: randomUUID(), kind, at, by: 'user' }];
+      const dueAt = new Date(now - 3600_000);
+      await h.prisma.thread.createMany({
+        data: [
+          // The follow-up fired an hour ago (journaled done): the thread still waits for the answer.
+          { accountId: h.accountId, gmailThreadId: overdue.threadId, state: 'awaiting_reply' },
+          // Its follow-up is still ahead: not past its date.
+          { accountId: h.accountId, gmailThreadId: waiting.threadId, state: 'awaiting_reply', wakes: wake('follow_up', now + 86_400_000), wakeAt: new Date(now + 86_400_000) },
+          { accountId: h.accountId, gmailThreadId: today.threadId, state: 'skipped', wakes: wake('snooze', now + 3600_000), wakeAt: new Date(now + 3600_000) },
+          { accountId: h.accountId, gmailThreadId: tomorrow.threadId, state: 'skipped', wakes: wake('snooze', now + 24 * 3600_000), wakeAt: new Date(now + 24 * 3600_000) },
+        ],
+      });
+      await h.prisma.action.create({
+        data: {
+          key: `test-${randomUUID()}`, accountId: h.accountId, gmailThreadId: overdue.threadId, messageId: overdue.messageId, kind: 'follow_up',
+          reason: { source: 'system', why: 'awaiting reply' }, verdict: 'allowed', state: 'done', sender: 'fay@timers.example',
+          subject: 'Quote for the roof', workflowId: 'test', scheduledFor: dueAt, doneAt: dueAt,
+        },
+      });
+      const row = await addUserSchedule(h.client, db(), {
+        accountId: h.accountId, name: 'Timers brief', profile: 'brief', prompt: 'What needs me today?',
+        timing: { at: '07:30', days: ['mon'] }, timeZone: null, label: 'Brief', discord: false,
+      }, settings);
+      await h.client.schedule.getHandle(scheduleIdOf(row.id)).trigger();
+      const [run] = await runsDone(row, 1);
+      const body = await bodyOf(run!.gmailMessageId!);
+      expect(body).toContain('Awaiting a reply past their date (1):');
+      expect(body).toContain(`- Quote for the roof — Fay ‹fay@timers.example› (no answer, follow-up was due ${describeLocal(dueAt, zone)})`);
+      expect(body).toContain('Snoozed, coming back today (1):');
+      expect(body).toContain(`- Back this afternoon — Hal ‹hal@timers.example› (back at ${describeLocal(new Date(now + 3600_000), zone)})`);
+      expect(body).not.toContain('Not due yet');
+      expect(body).not.toContain('Back tomorrow');
+      for (const t of [overdue, today]) expect(body).toContain(`#all/${t.threadId}`);
+    } finally {
+      await h.prisma.account.update({ where: { id: h.accountId }, data: { timeZone: null } });
+    }
+  }, 90_000);
 });
 
 describe('a scheduled digest', () => {

@@ -4,7 +4,8 @@
 // sync worker + the push endpoint of this file.
 import { randomUUID } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { createSyncActivities } from '../../src/sync/sync-activities.js';
@@ -32,12 +33,15 @@ import { syncStatusQuery, syncWorkflow } from '../../src/sync/sync-workflow.js';
 import { HISTORY_ID_BACKWARDS_MARGIN, syncWorkflowId, type SyncStatus } from '../../src/sync/contracts.js';
 import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory, recordWorkflowHistory } from '../helpers/histories.js';
+import { journalOf, labelsOf, sentIn } from '../helpers/thread-timers.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
 const TOPIC = 'projects/durable-inbox-test/topics/gmail';
 const PUSH_EMAIL = 'gmail-push@durable-inbox-emulator.iam.gserviceaccount.com';
 
 let h: InboxHarness;
+let discord: RunningDiscordEmulator;
+let webhookId: string;
 let http: HttpServer;
 let syncWorker: Worker;
 let syncRunning: Promise<void>;
@@ -100,7 +104,10 @@ function post(body: string, token?: string): Promise<Response> {
 }
 
 beforeAll(async () => {
-  h = await startInboxHarness();
+  discord = await startDiscordEmulator();
+  const webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
+  webhookId = webhook.id;
+  h = await startInboxHarness({ env: { DISCORD_WEBHOOK_URL: webhook.url } });
   await h.startWorkers();
   sync = { client: h.client, taskQueue: syncQueue };
   const vault = new TokenVault(Buffer.from(h.cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
@@ -157,6 +164,7 @@ afterAll(async () => {
   await syncRunning;
   await nativeConnection?.close();
   await h?.close();
+  await discord?.close();
 });
 
 describe('push → sync → thread workflow', () => {
@@ -254,6 +262,72 @@ describe('push → sync → thread workflow', () => {
     expect(onThread.has('Snooze/Next week')).toBe(false);
     expect(onThread.has('INBOX')).toBe(false);
     expect(snoozed.wakes![0]!.by).toBe('label');
+  });
+
+  it('takes Remind/5 seconds: the thread stays where it is, and at the time the user is told on Discord', async () => {
+    const { threadId } = await deliver(h, question('Room booking'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0, 45_000);
+    const before = await labelsOf(h, threadId);
+    await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Remind/5 seconds'] });
+    const waiting = await h.waitFor(threadId, (s) => (s.wakes ?? []).some((w) => w.kind === 'remind') && s.pendingEvents === 0, 45_000);
+    const { at, by } = waiting.wakes![0]!;
+    expect(by).toBe('label');
+    expect(await labelsOf(h, threadId)).toEqual(before); // the label is off; nothing else changed
+    const told = async () => (await discord.control.messages(webhookId)).filter((m) => m.message.content.includes(threadId));
+    expect(await told()).toHaveLength(0);
+    const [message] = await waitUntil('the reminder on Discord', async () => {
+      const found = await told();
+      return found.length > 0 && found;
+    }, { timeoutMs: 45_000 });
+    expect(Date.now()).toBeGreaterThanOrEqual(at);
+    expect(message!.message.content).toContain('Reminder');
+    const after = await h.waitFor(threadId, (s) => !s.wakes && s.pendingEvents === 0);
+    expect(after.state).toBe('drafted');
+    expect(await labelsOf(h, threadId)).toEqual(before);
+    expect((await journalOf(h, threadId, 'remind')).map((a) => a.state)).toEqual(['done']);
+    expect(await told()).toHaveLength(1);
+  });
+
+  it('takes Send/5 seconds: the draft goes out at the time through the journaled send, once', async () => {
+    const { threadId } = await deliver(h, question('Venue deposit'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0, 45_000);
+    await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Send/5 seconds'] });
+    const waiting = await h.waitFor(threadId, (s) => (s.wakes ?? []).some((w) => w.kind === 'send_later') && s.pendingEvents === 0, 45_000);
+    const { at, actionId } = waiting.wakes![0]!;
+    expect(await labelsOf(h, threadId)).not.toContain('Send/5 seconds');
+    expect(await sentIn(h, threadId)).toHaveLength(0);
+    const [action] = await waitUntil('the send', async () => {
+      const rows = await journalOf(h, threadId, 'send_later');
+      return rows[0]?.state === 'done' && rows;
+    }, { timeoutMs: 45_000 });
+    expect(Date.now()).toBeGreaterThanOrEqual(at);
+    expect(action!.id).toBe(actionId);
+    const sent = await sentIn(h, threadId);
+    expect(sent.map((m) => m.id)).toEqual([action!.result!.sentMessageId]);
+    // The sync sees the sent message and the draft gone; the thread closes as sent (an event left
+    // when it closed is dropped) or waits for the answer.
+    const closed = await h.waitFor(threadId, (s) => s.state === 'sent' || (s.state === 'awaiting_reply' && s.pendingEvents === 0), 45_000);
+    expect(closed.decisions.filter((d) => d.detail.startsWith('send later fired'))).toHaveLength(1);
+    expect(await sentIn(h, threadId)).toHaveLength(1);
+  });
+
+  it('leaves a timer label whose time cannot be read on the thread, and logs why', async () => {
+    const { threadId } = await deliver(h, question('Parking permits'));
+    await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0, 45_000);
+    const warnings = vi.spyOn(console, 'error');
+    try {
+      await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Remind/whenever suits'] });
+      const line = await waitUntil('the warning', async () =>
+        warnings.mock.calls.map((c) => String(c[0])).find((l) => l.includes('Remind/whenever suits')), { timeoutMs: 45_000 });
+      expect(line).toContain('[sync]');
+      expect(line).toContain('cannot read');
+    } finally {
+      warnings.mockRestore();
+    }
+    expect(await labelsOf(h, threadId)).toContain('Remind/whenever suits');
+    const status = await h.waitFor(threadId, (s) => s.pendingEvents === 0);
+    expect(status.wakes).toBeUndefined();
+    expect(await journalOf(h, threadId, 'remind')).toHaveLength(0);
   });
 });
 

@@ -9,9 +9,9 @@ import { updateSafetySettings } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { InboxState, WakeAt } from '../../src/temporal/search-attributes.js';
 import type { TimerRequest, ThreadStatus } from '../../src/thread/contracts.js';
-import { requestTimer } from '../../src/thread/ingest.js';
 import { recordHistory } from '../helpers/histories.js';
-import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { draftsOf as drafts, fyi, journalOf, labelsOf as labels, messagesOf as messages, question, sentIn, setTimer } from '../helpers/thread-timers.js';
+import { deliver, deliverAndIngest, startInboxHarness, userSends, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
 let h: InboxHarness;
@@ -32,40 +32,11 @@ afterAll(async () => {
   await discord?.close();
 });
 
-async function labelsOf(threadId: string): Promise<string[]> {
-  const state = await h.gmail.control.getState(h.email);
-  const names = new Map(state.labels.map((l) => [l.id, l.name]));
-  const ids = new Set(state.messages.filter((m) => m.threadId === threadId).flatMap((m) => m.labelIds));
-  return [...ids].map((id) => names.get(id) ?? id);
-}
-
-async function messagesOf(threadId: string) {
-  return (await h.gmail.control.getState(h.email)).messages.filter((m) => m.threadId === threadId);
-}
-
-async function draftsOf(threadId: string) {
-  return (await h.gmail.control.getState(h.email)).drafts.filter((d) => d.threadId === threadId);
-}
-
-const timer = (threadId: string, request: TimerRequest, requestId = randomUUID()) =>
-  requestTimer(h.client, {
-    accountId: h.accountId,
-    threadId,
-    settings: h.settings,
-    event: { type: 'timer_request', requestId, request, by: 'user' },
-    taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
-  });
-
-const journal = (threadId: string, kind: string) =>
-  h.prisma.$queryRawUnsafe<{ id: string; state: string; note: string | null; result: { sentMessageId?: string } | null }[]>(
-    `SELECT id, state::text AS state, note, result FROM actions WHERE account_id = $1 AND gmail_thread_id = $2 AND kind = $3 ORDER BY created_at`,
-    h.accountId,
-    threadId,
-    kind,
-  );
-
-const fyi = (subject: string) => ({ from: 'Bob Example <bob@partner.example>', subject, text: 'Just so you know: the office is closed on Monday.' });
-const question = (subject: string) => ({ from: 'Alice Example <alice@partner.example>', subject, text: 'Could you send me the numbers by Friday?' });
+const labelsOf = (threadId: string) => labels(h, threadId);
+const messagesOf = (threadId: string) => messages(h, threadId);
+const draftsOf = (threadId: string) => drafts(h, threadId);
+const timer = (threadId: string, request: TimerRequest, requestId?: string) => setTimer(h, threadId, request, requestId);
+const journal = (threadId: string, kind: string) => journalOf(h, threadId, kind);
 
 const settled = (s: ThreadStatus) => s.pendingEvents === 0;
 
@@ -162,6 +133,66 @@ describe('send later', () => {
     await recordHistory(h, threadId, 'thread-send-later');
   });
 
+  it('sends the draft whole: its HTML alternative and its attachment go out as the draft holds them, with the marker', async () => {
+    const { threadId, messageId } = await deliverAndIngest(h, question('Floor plan'));
+    const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && settled(s));
+    const at = Date.now() + 3000;
+    await timer(threadId, { kind: 'send_later', at });
+    await h.waitFor(threadId, (s) => (s.wakes ?? []).some((w) => w.kind === 'send_later') && settled(s));
+    // The user's mail client rewrites the draft: text and HTML, and a PDF attached.
+    const pdf = Buffer.from('%PDF-1.4\n% the floor plan\n'.repeat(40));
+    const body = [
+      '--mixed-1',
+      'Content-Type: multipart/alternative; boundary="alt-1"',
+      '',
+      '--alt-1',
+      'Content-Type: text/plain; charset=UTF-8',
+      'Content-Transfer-Encoding: 8bit',
+      '',
+      'The floor plan is attached. Grüße',
+      '--alt-1',
+      'Content-Type: text/html; charset=UTF-8',
+      'Content-Transfer-Encoding: 8bit',
+      '',
+      '<p>The floor plan is <b>attached</b>. Grüße</p>',
+      '--alt-1--',
+      '--mixed-1',
+      'Content-Type: application/pdf; name="plan.pdf"',
+      'Content-Disposition: attachment; filename="plan.pdf"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      ...pdf.toString('base64').match(/.{1,76}/g)!,
+      '--mixed-1--',
+      '',
+    ].join('\r\n');
+    const { gmail } = await h.accountGmail();
+    const parent = (await gmail.getMessage(messageId)).messageId;
+    const head = [
+      `From: ${h.email}`,
+      'To: Alice Example <alice@partner.example>',
+      'Subject: Re: Floor plan',
+      `In-Reply-To: ${parent}`,
+      `References: ${parent}`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="mixed-1"',
+    ].join('\r\n');
+    await gmail.updateDraft(drafted.draftId!, { threadId, raw: Buffer.from(`${head}\r\n\r\n${body}`, 'utf8').toString('base64url') });
+
+    await waitUntil('the send', async () => (await journal(threadId, 'send_later'))[0]?.state === 'done', { timeoutMs: 20_000 });
+    const [action] = await journal(threadId, 'send_later');
+    const sent = await gmail.getMessage(action!.result!.sentMessageId!);
+    expect(sent.labelIds).toContain('SENT');
+    expect(sent.headers['x-durable-inbox-action']).toBe(action!.id);
+    expect(sent.to.map((a) => a.address)).toEqual(['alice@partner.example']);
+    expect(sent.body).toContain('The floor plan is attached. Grüße');
+    expect(sent.attachments).toEqual([expect.objectContaining({ filename: 'plan.pdf', mimeType: 'application/pdf', size: pdf.length })]);
+    // Byte for byte: what went out after its headers is the draft's body, both alternatives and the attachment.
+    const raw = h.gmail.world.getAccount(h.email).mailbox.getMessage(sent.id).raw.toString('latin1');
+    expect(raw.slice(raw.indexOf('\r\n\r\n') + 4)).toBe(Buffer.from(body, 'utf8').toString('latin1'));
+    expect(await draftsOf(threadId)).toHaveLength(0);
+    expect(await sentIn(h, threadId)).toHaveLength(1);
+  });
+
   it('undo before the time cancels it: nothing is sent', async () => {
     const { threadId } = await deliverAndIngest(h, question('Budget'));
     await h.waitFor(threadId, (s) => s.state === 'drafted' && settled(s));
@@ -186,22 +217,11 @@ describe('send later', () => {
   });
 });
 
-/** The user answers the thread with a message of their own (our draft, edited, sent from Gmail). */
-async function userSends(threadId: string, draftId: string, draftMessageId: string, text: string) {
-  await h.gmail.control.editDraft(h.email, draftId, { text });
-  const state = await h.gmail.control.getState(h.email);
-  const current = state.drafts.find((d) => d.id === draftId)!;
-  const sent = await h.gmail.control.sendDraft(h.email, draftId);
-  await h.ingest(threadId, { type: 'draft_gone', messageId: current.messageId ?? draftMessageId });
-  await h.ingest(threadId, { type: 'message_added', messageId: sent.id, labelIds: sent.labelIds });
-  return sent;
-}
-
 describe('awaiting reply and the follow-up', () => {
   it('a sent message that expects an answer waits for it; the answer cancels the follow-up', async () => {
     const { threadId } = await deliverAndIngest(h, question('Contract'));
     const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && settled(s));
-    await userSends(threadId, drafted.draftId!, '', 'Thanks. Could you sign and return it by Friday?');
+    await userSends(h, threadId, drafted.draftId!, 'Thanks. Could you sign and return it by Friday?');
     const waiting = await h.waitFor(threadId, (s) => s.state === 'awaiting_reply' && settled(s));
     expect(waiting.wakes?.map((w) => w.kind)).toEqual(['follow_up']);
     expect((await h.handle(threadId).describe()).typedSearchAttributes.get(InboxState)).toBe('awaiting_reply');
@@ -217,7 +237,7 @@ describe('awaiting reply and the follow-up', () => {
   it('a sent message that expects no answer closes the thread as sent', async () => {
     const { threadId } = await deliverAndIngest(h, question('Holiday dates'));
     const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && settled(s));
-    await userSends(threadId, drafted.draftId!, '', 'Noted, thanks.');
+    await userSends(h, threadId, drafted.draftId!, 'Noted, thanks.');
     const done = await h.waitFor(threadId, (s) => s.state === 'sent');
     expect(done.decisions.some((d) => d.detail.includes('expects no answer'))).toBe(true);
     expect(await journal(threadId, 'follow_up')).toHaveLength(0);
@@ -228,7 +248,7 @@ describe('awaiting reply and the follow-up', () => {
     try {
       const { threadId } = await deliverAndIngest(h, question('Quote'));
       const drafted = await h.waitFor(threadId, (s) => s.state === 'drafted' && settled(s));
-      await userSends(threadId, drafted.draftId!, '', 'Here is the quote. Can you confirm the order?');
+      await userSends(h, threadId, drafted.draftId!, 'Here is the quote. Can you confirm the order?');
       await h.waitFor(threadId, (s) => s.state === 'awaiting_reply' && settled(s));
       const due = await h.waitFor(threadId, (s) => s.decisions.some((d) => d.detail.startsWith('nudge ')) && settled(s), 20_000);
       expect(due.state).toBe('awaiting_reply');

@@ -25,6 +25,7 @@ const us = 'unsnooze_and_classify';
 const rs = 'return_from_snooze';
 const rm = 'remind';
 const sl = 'send_later';
+const pa = 'propose_actions';
 
 // columns:                   pending     skipped     needs_resp. drafted     rework_req. action_req. awaiting_reply sent archived discarded
 const EXPECTED: Record<EventKind, Step[]> = {
@@ -55,6 +56,7 @@ const EXPECTED: Record<EventKind, Step[]> = {
   remind_due:              [rm,         rm,         rm,         rm,         rm,         rm,         rm, x, x, x],
   send_later_due:          [sl,         sl,         sl,         sl,         sl,         sl,         sl, x, x, x],
   stale_wake:              [x,          x,          x,          x,          x,          x,          x, x, x, x],
+  agent_proposal:          [pa,         pa,         pa,         pa,         pa,         pa,         pa, x, x, x],
 };
 
 const pairs = (Object.keys(EXPECTED) as EventKind[]).flatMap((kind) =>
@@ -126,6 +128,7 @@ describe('what an event means for the thread', () => {
     ['the snooze coming due', { type: 'wake', actionId: 'w1' }, { wakes: [snooze] }, 'snooze_due'],
     ['the follow-up coming due', { type: 'wake', actionId: 'w2' }, { wakes: [{ ...snooze, actionId: 'w2', kind: 'follow_up' }] }, 'follow_up_due'],
     ['a wake cancelled meanwhile', { type: 'wake', actionId: 'w1' }, {}, 'stale_wake'],
+    ['a scheduled run proposes an archive', { type: 'agent_proposal', requestId: 'r1', messageId: 'm1', sender: 'a@b.example', subject: 's', actions: [{ kind: 'archive', reason: { source: 'agent', profile: 'brief', step: 1 } }], by: 'schedule s' }, {}, 'agent_proposal'],
   ])('%s', (_what, event, more, kind) => {
     expect(kindOf(event, facts(more))).toBe(kind);
   });

@@ -1,0 +1,94 @@
+// Stand-in for a model proposing writing lessons (the `propose_writing_lessons` tool, src/learning/
+// writing-lessons.ts; docs/anthropic-emulator.md). It reads the prompt's <evidence> blocks and
+// proposes, deterministically, only what repeats in at least two of them: a last line the user
+// always added (a sign-off), a greeting word the user always opened with, a line the user always
+// removed, an instruction typed into two reworks. Scoped to the sender or domain when every item
+// is from it, else to the account; a lesson listed in <existing_lessons> is not proposed again.
+// A real model finds subtler lessons; this shows the plumbing in tests and the demo.
+
+interface Item {
+  id: string;
+  source: 'sent' | 'rework';
+  sender: string;
+  added: { text: string; position?: 'first' | 'last' }[];
+  removed: string[];
+  instructions: string[];
+}
+
+interface Lesson {
+  kind: 'fact' | 'preference' | 'procedure';
+  scope: 'account' | 'domain' | 'sender';
+  scopeRef?: string;
+  text: string;
+  evidence: string[];
+}
+
+const EVIDENCE = /<evidence id="([^"]+)" source="(sent|rework)" sender="([^"]*)">\n([\s\S]*?)\n<\/evidence>/g;
+const normalise = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+
+function itemsOf(promptText: string): Item[] {
+  return [...promptText.matchAll(EVIDENCE)].map(([, id, source, sender, body]) => ({
+    id: id!,
+    source: source as Item['source'],
+    sender: sender!,
+    added: [...body!.matchAll(/<added(?: position="(first|last)")?>(.*)<\/added>/g)].map((m) => ({ text: m[2]!, ...(m[1] ? { position: m[1] as 'first' | 'last' } : {}) })),
+    removed: [...body!.matchAll(/<removed>(.*)<\/removed>/g)].map((m) => m[1]!),
+    instructions: /<instructions>\n([\s\S]*?)\n<\/instructions>/.exec(body!)?.[1]?.split('\n').map((l) => l.trim()).filter(Boolean) ?? [],
+  }));
+}
+
+/** The narrowest scope every supporting item shares. */
+function scopeOf(items: Item[]): Pick<Lesson, 'scope' | 'scopeRef'> {
+  const senders = new Set(items.map((i) => i.sender.toLowerCase()));
+  if (senders.size === 1 && [...senders][0]) return { scope: 'sender', scopeRef: [...senders][0]! };
+  const domains = new Set([...senders].map((s) => s.split('@')[1] ?? ''));
+  if (domains.size === 1 && [...domains][0]) return { scope: 'domain', scopeRef: [...domains][0]! };
+  return { scope: 'account' };
+}
+
+/** Groups items by what `keyOf` finds in each (several keys per item allowed); keeps groups of two or more. */
+function repeated(items: Item[], keyOf: (i: Item) => string[]): [string, Item[]][] {
+  const groups = new Map<string, Item[]>();
+  for (const item of items) for (const key of new Set(keyOf(item))) groups.set(key, [...(groups.get(key) ?? []), item]);
+  return [...groups].filter(([key, group]) => key !== '' && group.length >= 2).sort(([a], [b]) => a.localeCompare(b));
+}
+
+export function writingLessons(promptText: string): { lessons: Lesson[] } {
+  const items = itemsOf(promptText);
+  const existing = new Set(
+    (/<existing_lessons>\n([\s\S]*?)\n<\/existing_lessons>/.exec(promptText)?.[1] ?? '')
+      .split('\n')
+      .map((l) => normalise(l.replace(/^- \[[^\]]*\] /, ''))),
+  );
+  const sent = items.filter((i) => i.source === 'sent');
+  const lessons: Lesson[] = [];
+  const add = (kind: Lesson['kind'], text: string, group: Item[]) => {
+    if (existing.has(normalise(text)) || lessons.some((l) => normalise(l.text) === normalise(text))) return;
+    lessons.push({ kind, ...scopeOf(group), text, evidence: group.map((i) => i.id) });
+  };
+  for (const [line, group] of repeated(sent, (i) => i.added.filter((a) => a.position === 'last').map((a) => a.text))) {
+    add('preference', `End every reply with "${line}".`, group);
+  }
+  for (const [word, group] of repeated(sent, (i) => i.added.filter((a) => a.position === 'first').map((a) => a.text.split(/[\s,]/)[0] ?? ''))) {
+    add('preference', `Open every reply with "${word}" and the first name.`, group);
+  }
+  for (const [line, group] of repeated(sent, (i) => i.removed)) add('preference', `Leave out "${line}".`, group);
+  const reworks = items.filter((i) => i.source === 'rework');
+  for (const [key, group] of repeated(reworks, (i) => i.instructions.map(normalise))) {
+    const said = group[0]!.instructions.find((l) => normalise(l) === key)!;
+    add('procedure', /[.!?]$/.test(said) ? said : `${said}.`, group);
+  }
+  return { lessons };
+}
+
+/**
+ * What the drafting stand-in does with the lessons in a prompt (the block buildDraftPrompt writes):
+ * the sign-off to end with and the lines to leave out, so a demo shows a lesson taking hold.
+ */
+export function lessonsInPrompt(promptText: string): { closeWith?: string; leaveOut: string[] } {
+  const block = /What the user taught you about their writing[^\n]*\n((?:- .*(?:\n|$))+)/.exec(promptText)?.[1] ?? '';
+  const lines = block.split('\n').map((l) => l.replace(/^- /, '').trim());
+  const closeWith = lines.map((l) => /^End every reply with "(.*)"\.$/.exec(l)?.[1]).find(Boolean);
+  const leaveOut = lines.flatMap((l) => /^Leave out "(.*)"\.$/.exec(l)?.[1] ?? []);
+  return { ...(closeWith ? { closeWith } : {}), leaveOut };
+}
