@@ -91,6 +91,12 @@ export function signLessonLink(keys: ApprovalKeys, lessonId: string, expiresAtMs
   return { actionId: lessonId, exp, sig: lessonSignature(keys, lessonId, exp).toString('base64url') };
 }
 
+/** A fresh link to one lesson on the approvals page, valid for `ttlMs` (Discord, the weekly mail). */
+export function lessonLink(keys: ApprovalKeys, publicBaseUrl: string, lessonId: string, ttlMs: number, now = Date.now()): string {
+  const link = signLessonLink(keys, lessonId, now + ttlMs);
+  return `${publicBaseUrl.replace(/\/+$/, '')}/approvals/l/${lessonId}?exp=${link.exp}&sig=${link.sig}`;
+}
+
 function lessonSignature(keys: ApprovalKeys, lessonId: string, exp: number): Buffer {
   return createHmac('sha256', keys.link).update(`lesson-link\n${lessonId}\n${exp}`).digest();
 }

@@ -31,11 +31,12 @@ function clip(text: string, max = MAX_FIELD): string {
 }
 
 /** A value as Discord markdown shows it literally (mentions are off through allowed_mentions). */
-function plain(text: string): string {
+export function plain(text: string): string {
   return clip(text).replace(/[\\`*_~|>#[\]]/g, (c) => `\\${c}`);
 }
 
-function code(text: string): string {
+/** A value as inline code, clipped and display-safe. */
+export function code(text: string): string {
   return `\`${clip(text).replace(/`/g, "'")}\``;
 }
 

@@ -62,6 +62,7 @@ function syncActivitiesOnFirstUse(ctx: WorkerContext, taskQueue: string): AllSyn
         limiter: ctx.quota,
         threadSettings: threadSettingsFromConfig(ctx.cfg),
         timerLabels: { prefixes: timerLabelPrefixesFromConfig(ctx.cfg), time: ctx.cfg },
+        learnFromLabels: ctx.cfg.LEARNING,
         syncTaskQueue: taskQueue,
         threadTaskQueue: taskQueue,
         ...(ctx.cfg.GMAIL_PUSH_TOPIC ? { pushTopic: ctx.cfg.GMAIL_PUSH_TOPIC } : {}),

@@ -7,6 +7,8 @@
 //   reject <lesson id> [--note N]                   never takes hold
 //   edit <lesson id> [--text T] [--category C] [--actions LIST]   a new version
 //   revert <lesson id> [--to N]                     stops taking hold (its rule removed); --to N: version N again, as a new version
+//   weekly --account A                              the "what I learned" report of the last seven days
+//   auto-accept --account A [--after N|off]         tone and sign-off lessons take hold alone after N confirmations (default off)
 import { parseArgs } from 'node:util';
 import { learningSettingsFromConfig, wholeDays, type Env, type LearningSettings } from '../config.js';
 import type { PrismaClient } from '../db/client.js';
@@ -29,6 +31,8 @@ import {
   revertLesson,
 } from '../learning/memory.js';
 import { deriveTriageLessons } from '../learning/triage-lessons.js';
+import { autoAcceptAfter, setAutoAcceptAfter } from '../learning/auto-accept.js';
+import { weeklyReport } from '../learning/weekly-report.js';
 import { evidenceByIds, type WritingEvidence } from '../learning/writing-evidence.js';
 import { displaySafe } from '../shared/display-text.js';
 import { accountIdOf } from './account-ref.js';
@@ -42,6 +46,8 @@ const USAGE = `usage: npm run cli -- memory list [--account A] [--state ${LESSON
        npm run cli -- memory reject <lesson id> [--note N]
        npm run cli -- memory edit <lesson id> [--text T] [--category C] [--actions LIST]
        npm run cli -- memory revert <lesson id> [--to VERSION]
+       npm run cli -- memory auto-accept --account A [--after N|off]
+       npm run cli -- memory weekly --account A
 LIST: what a triage lesson's mail gets, e.g. add_label:Newsletters,mark_read, or none (docs/actions.md)`;
 
 const OPTIONS = {
@@ -53,6 +59,7 @@ const OPTIONS = {
   category: { type: 'string' },
   actions: { type: 'string' },
   to: { type: 'string' },
+  after: { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
 } as const;
 
@@ -193,9 +200,25 @@ async function change(ctx: MemoryCtx, sub: string, values: Values, id: string | 
   }
 }
 
+/** Shows or sets the account's auto-accept setting (auto-accept.ts). */
+async function autoAccept(ctx: MemoryCtx, values: Values): Promise<void> {
+  if (!values.account) throw new UsageError('auto-accept needs --account');
+  const accountId = (await accountIdOf(ctx.prisma, values.account))!;
+  if (values.after !== undefined) {
+    if (values.after !== 'off' && !/^[1-9]\d{0,2}$/.test(values.after)) throw new UsageError('--after: expected a number of confirmations (1-999) or off');
+    await setAutoAcceptAfter(ctx.db, accountId, values.after === 'off' ? null : Number(values.after));
+  }
+  const after = await autoAcceptAfter(ctx.db, accountId);
+  ctx.io.out(
+    after === null
+      ? `Auto-accept is off for ${values.account}: every lesson waits for you.`
+      : `Tone and sign-off lessons of ${values.account} take hold without review after ${after} confirmation(s); every other lesson, and every triage lesson, waits for you.`,
+  );
+}
+
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runMemoryCli(cfg: Env, argv: string[], io: CliIo = { out: (l) => console.log(l) }): Promise<number> {
-  const command = { name: 'memory', usage: USAGE, subcommands: ['list', 'learn', 'show', 'accept', 'reject', 'edit', 'revert'], options: OPTIONS };
+  const command = { name: 'memory', usage: USAGE, subcommands: ['list', 'learn', 'show', 'accept', 'reject', 'edit', 'revert', 'auto-accept', 'weekly'], options: OPTIONS };
   const parsed = parseSubcommand(io, command, argv);
   if (typeof parsed === 'number') return parsed;
   return withDatabase(cfg, io, command, async (prisma) => {
@@ -211,6 +234,14 @@ export async function runMemoryCli(cfg: Env, argv: string[], io: CliIo = { out: 
         }
         case 'show':
           return await show(ctx, parsed.positionals[0]);
+        case 'auto-accept':
+          return await autoAccept(ctx, parsed.values);
+        case 'weekly': {
+          if (!parsed.values.account) throw new UsageError('weekly needs --account');
+          const report = await weeklyReport(ctx.db, { accountId: (await accountIdOf(prisma, parsed.values.account))! });
+          io.out(report.subject);
+          return io.out(`\n${report.body}`);
+        }
         default:
           return await change(ctx, parsed.sub, parsed.values, parsed.positionals[0]);
       }

@@ -12,6 +12,7 @@ import {
   threadSettingsFromConfig,
   userScheduleSettingsFromConfig,
   wholeDays,
+  learningSettingsFromConfig,
   type Env,
 } from '../config.js';
 import { TokenVault } from '../accounts/token-vault.js';
@@ -25,6 +26,7 @@ import { resolveTokenKey } from '../temporal/encryption-keys.js';
 import { untilServerReady } from '../temporal/not-ready-retry.js';
 import { METRICS_PATH } from '../metrics/endpoint.js';
 import { connectDemoAccount, DEMO_EMAIL, ensureDemoBrief, ensureDemoRules, type DemoWorld } from './demo.js';
+import { ensureDemoTriageLesson } from './demo-lessons.js';
 import type { Logger } from '../shared/log.js';
 
 /** Without APPROVALS_OPERATOR_TOKEN, a fresh one for this run (the list page needs one; the banner prints it). */
@@ -87,6 +89,8 @@ export async function connectDemo(demo: DemoWorld, cfg: Env, deps: { prisma: Pri
     { messages: cfg.DEMO_MAILBOX_MESSAGES, fullScanDays: wholeDays(cfg.SYNC_FULL_SCAN_BACK) },
   );
   log.info(`demo account ${DEMO_EMAIL} connected (${account.accountId}, ${account.how}); its inbox is being processed`);
+  const proposed = await ensureDemoTriageLesson(demo.gmail, deps.prisma, account.accountId, DEMO_EMAIL, learningSettingsFromConfig(cfg));
+  if (proposed.length > 0) log.info(`demo lesson waiting for you (from two newsletters moved back to the inbox): npm run cli -- memory show ${proposed[0]}`);
   const brief = await ensureDemoBrief(deps.client, deps.prisma, account.accountId, userScheduleSettingsFromConfig(cfg));
   log.info(`demo morning brief scheduled at 07:30 (schedule-${brief}); see one now: npm run cli -- schedules trigger ${brief}`);
 }

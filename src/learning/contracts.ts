@@ -19,9 +19,10 @@ export type LessonScope = 'global' | 'account' | 'domain' | 'sender';
 export const evidenceSchema = z.object({
   /**
    * undone | rejected (an action), reclassified (a thread's category changed at the user's request),
+   * moved_back | label_removed | label_added (seen in the mailbox: corrections.ts),
    * sent (our draft as the user sent it), rework (instructions the user typed into our draft)
    */
-  source: z.enum(['undone', 'rejected', 'reclassified', 'sent', 'rework']),
+  source: z.enum(['undone', 'rejected', 'reclassified', 'moved_back', 'label_removed', 'label_added', 'sent', 'rework']),
   threadId: z.string(),
   actionId: z.string().optional(),
   /** A writing lesson's evidence row (writing_evidence.id): its text is deleted after LEARNING_EVIDENCE_DAYS, this id stays. */

@@ -7,6 +7,7 @@
 import { uuid7 } from '../db/uuid7.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { InvalidRuleError, validateRule } from '../rules/rules.js';
+import { autoAcceptAfter, confirmations, mayTakeHoldAlone } from './auto-accept.js';
 import {
   evidenceListSchema,
   triageRuleSchema,
@@ -218,7 +219,24 @@ const RULE_FROM_VERSION = `
  * now (a sender rule the workflow's rules step reads with the next mail).
  */
 export async function acceptLesson(db: SqlExecutor, id: string, decidedBy: UserChannel, note?: string): Promise<{ lesson: Lesson; moved: boolean }> {
+  return accept(db, await requireLesson(db, id), decidedBy, note);
+}
+
+/**
+ * A proposed tone or sign-off lesson takes hold without review when the account's setting allows it
+ * (auto-accept.ts: on, enough confirmations); journaled like an accept, by `learning`. Otherwise
+ * nothing changes and the answer says why.
+ */
+export async function autoAcceptLesson(db: SqlExecutor, id: string): Promise<{ lesson: Lesson; moved: boolean; why?: string }> {
   const lesson = await requireLesson(db, id);
+  if (lesson.state !== 'proposed') return { lesson, moved: false, why: `it is ${lesson.state}` };
+  const allowed = mayTakeHoldAlone(lesson, lesson.accountId ? await autoAcceptAfter(db, lesson.accountId) : null);
+  if (!allowed.ok) return { lesson, moved: false, why: allowed.why };
+  return accept(db, lesson, 'learning', `taken without review after ${confirmations(lesson)} confirmations (memory auto-accept)`);
+}
+
+async function accept(db: SqlExecutor, lesson: Lesson, decidedBy: UserChannel | 'learning', note?: string): Promise<{ lesson: Lesson; moved: boolean }> {
+  const id = lesson.id;
   if (lesson.kind === 'triage' && lesson.current.rule) checkRule(lesson, lesson.current.rule);
   // One triage lesson in force per account and sender: an older accepted one is superseded (reverted, its rule removed).
   const [moved] = await db.query<{ id: string }>(

@@ -12,13 +12,16 @@ import { isCategory, type Category } from '../mail/types.js';
 import type { LearningSettings } from '../config.js';
 import { gmailThreadLink, widens, type Evidence, type TriageRule } from './contracts.js';
 import { outcomeOf, rulesInForce, storedThreads } from './dry-run.js';
+import type { CorrectionSource } from './corrections.js';
 import { proposeLesson, type LessonProposal } from './memory.js';
 
 /** One correction as the journal holds it. */
 export interface Correction {
-  actionId: string;
+  /** The journal row taken back; absent for a label the user added. */
+  actionId?: string;
   threadId: string;
-  source: 'undone' | 'rejected';
+  /** undone, rejected: the actions journal; the rest: what the thread saw in the mailbox (corrections.ts). */
+  source: 'undone' | 'rejected' | CorrectionSource;
   kind: string;
   argument?: string;
   sender: string;
@@ -28,35 +31,41 @@ export interface Correction {
 }
 
 const CORRECTIONS_SQL = `
-SELECT a.id, a.gmail_thread_id, a.kind, a.argument, a.state::text AS state, a.sender, a.subject, a.updated_at, t.category
+SELECT a.id, a.gmail_thread_id, a.kind, a.argument, a.state::text AS source, a.sender, a.subject, a.updated_at AS at, t.category
 FROM actions a LEFT JOIN threads t ON t.account_id = a.account_id AND t.gmail_thread_id = a.gmail_thread_id
 WHERE a.account_id = $1 AND a.state IN ('undone', 'rejected') AND a.updated_at >= $2
   AND a.kind <> 'draft' AND a.sender <> '' AND a.reason->>'source' IN ('rule', 'llm', 'agent')
-ORDER BY a.updated_at, a.id`;
+UNION ALL
+SELECT c.action_id, c.gmail_thread_id, c.kind, c.argument, c.source, c.sender, c.subject, c.created_at, c.category
+FROM learning_corrections c WHERE c.account_id = $1 AND c.created_at >= $2
+ORDER BY at, id`;
 
-/** The account's corrections of triage since `since`, oldest first: actions it proposed or did that the user undid or rejected. */
+/**
+ * The account's corrections of triage since `since`, oldest first: actions it proposed or did that
+ * the user undid or rejected, and the corrections the threads saw in the mailbox.
+ */
 export async function loadCorrections(db: SqlExecutor, accountId: string, since: Date): Promise<Correction[]> {
   const rows = await db.query<{
-    id: string;
+    id: string | null;
     gmail_thread_id: string;
     kind: string;
     argument: string | null;
-    state: 'undone' | 'rejected';
+    source: Correction['source'];
     sender: string;
     subject: string;
-    updated_at: Date;
+    at: Date;
     category: string | null;
   }>(CORRECTIONS_SQL, [accountId, since]);
   return rows.map((r) => ({
-    actionId: r.id,
+    ...(r.id !== null ? { actionId: r.id } : {}),
     threadId: r.gmail_thread_id,
-    source: r.state,
+    source: r.source,
     kind: r.kind,
     ...(r.argument !== null ? { argument: r.argument } : {}),
     sender: r.sender,
     subject: r.subject,
     category: isCategory(r.category) ? r.category : null,
-    at: r.updated_at,
+    at: r.at,
   }));
 }
 
@@ -68,32 +77,51 @@ export interface SenderNow {
   actions: ActionSpec[];
 }
 
+/** Spec keys corrected on at least `threshold` distinct threads. */
+function repeatedSpecs(corrections: readonly Correction[], threshold: number): Set<string> {
+  const threadsBySpec = new Map<string, Set<string>>();
+  for (const c of corrections) {
+    const key = specKey(c);
+    threadsBySpec.set(key, (threadsBySpec.get(key) ?? new Set()).add(c.threadId));
+  }
+  return new Set([...threadsBySpec].filter(([, threads]) => threads.size >= threshold).map(([key]) => key));
+}
+
 /**
  * The lessons one sender's corrections teach, as pure data: the actions taken back on at least
- * `threshold` distinct threads that the sender's mail still gets. Null when there is nothing to learn
- * (too few corrections, no category to keep, or the actions are gone already).
+ * `threshold` distinct threads that the sender's mail still gets are dropped; a label the user put
+ * on at least `threshold` of its threads, which its mail does not get, is added. Null when there is
+ * nothing to learn (too few corrections, no category to keep, nothing left to change), and when the
+ * change would let the assistant do more on its own (`widens`: never from these corrections).
  */
 export function triageLessonFor(
   input: { accountId: string; accountEmail: string; sender: string; corrections: Correction[]; now: SenderNow; threshold: number },
 ): LessonProposal | null {
-  const threadsBySpec = new Map<string, Set<string>>();
-  for (const c of input.corrections) {
-    const key = specKey(c);
-    threadsBySpec.set(key, (threadsBySpec.get(key) ?? new Set()).add(c.threadId));
-  }
-  const repeated = new Set([...threadsBySpec].filter(([, threads]) => threads.size >= input.threshold).map(([key]) => key));
   const category = input.now.category;
   if (!category) return null;
-  const dropped = input.now.actions.filter((a) => repeated.has(specKey(a)));
-  if (dropped.length === 0) return null;
-  const rule: TriageRule = { category, actions: input.now.actions.filter((a) => !repeated.has(specKey(a))) };
-  const droppedText = formatActionList(dropped);
+  const takenBack = repeatedSpecs(input.corrections.filter((c) => c.source !== 'label_added'), input.threshold);
+  const askedFor = repeatedSpecs(input.corrections.filter((c) => c.source === 'label_added'), input.threshold);
+  const dropped = input.now.actions.filter((a) => takenBack.has(specKey(a)));
+  const has = new Set(input.now.actions.map(specKey));
+  const added: ActionSpec[] = [];
+  for (const c of input.corrections) {
+    const key = specKey(c);
+    if (c.source === 'label_added' && askedFor.has(key) && !has.has(key) && !takenBack.has(key) && c.argument) {
+      has.add(key);
+      added.push({ kind: 'add_label', argument: c.argument });
+    }
+  }
+  if (dropped.length === 0 && added.length === 0) return null;
+  const rule: TriageRule = { category, actions: [...input.now.actions.filter((a) => !takenBack.has(specKey(a))), ...added] };
+  if (widens(input.now.actions, rule.actions)) return null;
+  const droppedKeys = new Set(dropped.map(specKey));
+  const addedKeys = new Set(added.map(specKey));
   const evidence: Evidence[] = input.corrections
-    .filter((c) => repeated.has(specKey(c)) && dropped.some((d) => specKey(d) === specKey(c)))
+    .filter((c) => (c.source === 'label_added' ? addedKeys : droppedKeys).has(specKey(c)))
     .map((c) => ({
       source: c.source,
       threadId: c.threadId,
-      actionId: c.actionId,
+      ...(c.actionId ? { actionId: c.actionId } : {}),
       kind: c.kind,
       ...(c.argument ? { argument: c.argument } : {}),
       sender: c.sender,
@@ -102,13 +130,21 @@ export function triageLessonFor(
       at: c.at.toISOString(),
       link: gmailThreadLink(input.accountEmail, c.threadId),
     }));
+  const what = [
+    ...(dropped.length > 0 ? [`do not ${formatActionList(dropped)}`] : []),
+    ...(added.length > 0 ? [`also ${formatActionList(added)}, as you filed it`] : []),
+  ].join('; ');
+  const keyParts = [
+    ...(dropped.length > 0 ? [`drop:${dropped.map(specKey).sort().join(',')}`] : []),
+    ...(added.length > 0 ? [`add:${added.map(specKey).sort().join(',')}`] : []),
+  ];
   return {
     accountId: input.accountId,
     kind: 'triage',
     scope: 'sender',
     scopeRef: input.sender,
-    key: `triage:${input.accountId}:sender:${input.sender}:drop:${dropped.map(specKey).sort().join(',')}`,
-    text: `mail from ${input.sender}: do not ${droppedText} (still ${category}; then: ${formatActionList(rule.actions)})`,
+    key: `triage:${input.accountId}:sender:${input.sender}:${keyParts.join(':')}`,
+    text: `mail from ${input.sender}: ${what} (still ${category}; then: ${formatActionList(rule.actions)})`,
     rule,
     evidence,
     createdBy: 'learning',

@@ -4,6 +4,8 @@
 //   - a message added with SENT                     → sent_seen (signals a running thread only)
 //   - a message deleted                             → draft_gone (the thread checks it was its draft)
 //   - one of our labels added/removed on a message  → labels_changed (keyed by history id)
+//   - given the user's own labels: INBOX added, or one of theirs added/removed → labels_changed
+//     too, carrying them (what the thread learns from: src/thread/correction-steps.ts)
 // Drafts being created or updated (ours, mostly) produce nothing.
 import type { HistoryRecord } from '../gmail/types.js';
 import type { LabelRole, MailboxEvent } from '../thread/contracts.js';
@@ -16,7 +18,10 @@ export interface ThreadEvents {
 /** Gmail label id → our role, for the account's labels. */
 export type LabelRoles = ReadonlyMap<string, LabelRole>;
 
-export function historyToThreadEvents(records: readonly HistoryRecord[], roles: LabelRoles): ThreadEvents[] {
+/** Gmail label id → name, for the user's own labels (neither ours nor Gmail's system labels). */
+export type UserLabels = ReadonlyMap<string, string>;
+
+export function historyToThreadEvents(records: readonly HistoryRecord[], roles: LabelRoles, userLabels?: UserLabels): ThreadEvents[] {
   const byThread = new Map<string, MailboxEvent[]>();
   const push = (threadId: string, event: MailboxEvent) => {
     let list = byThread.get(threadId);
@@ -42,22 +47,43 @@ export function historyToThreadEvents(records: readonly HistoryRecord[], roles: 
       push(m.threadId, { type: 'draft_gone', messageId: m.id });
     }
     // Added and removed labels of one message in one record form one change.
-    const changes = new Map<string, { threadId: string; added: LabelRole[]; removed: LabelRole[] }>();
+    type Change = { threadId: string; added: LabelRole[]; removed: LabelRole[]; inboxAdded: boolean; userAdded: string[]; userRemoved: string[] };
+    const changes = new Map<string, Change>();
     const change = (messageId: string, threadId: string) => {
       let c = changes.get(messageId);
-      if (!c) changes.set(messageId, (c = { threadId, added: [], removed: [] }));
+      if (!c) changes.set(messageId, (c = { threadId, added: [], removed: [], inboxAdded: false, userAdded: [], userRemoved: [] }));
       return c;
     };
+    const namesOf = (labelIds: readonly string[]) => (userLabels ? labelIds.flatMap((id) => userLabels.get(id) ?? []) : []);
     for (const l of record.labelsAdded) {
       const added = rolesOf(l.labelIds);
-      if (added.length > 0) change(l.message.id, l.message.threadId).added.push(...added);
+      const inbox = userLabels !== undefined && l.labelIds.includes('INBOX');
+      const names = namesOf(l.labelIds);
+      if (added.length === 0 && !inbox && names.length === 0) continue;
+      const c = change(l.message.id, l.message.threadId);
+      c.added.push(...added);
+      c.inboxAdded ||= inbox;
+      c.userAdded.push(...names);
     }
     for (const l of record.labelsRemoved) {
       const removed = rolesOf(l.labelIds);
-      if (removed.length > 0) change(l.message.id, l.message.threadId).removed.push(...removed);
+      const names = namesOf(l.labelIds);
+      if (removed.length === 0 && names.length === 0) continue;
+      const c = change(l.message.id, l.message.threadId);
+      c.removed.push(...removed);
+      c.userRemoved.push(...names);
     }
     for (const [messageId, c] of changes) {
-      push(c.threadId, { type: 'labels_changed', messageId, changeId: `h${record.id}:${messageId}`, added: c.added, removed: c.removed });
+      push(c.threadId, {
+        type: 'labels_changed',
+        messageId,
+        changeId: `h${record.id}:${messageId}`,
+        added: c.added,
+        removed: c.removed,
+        ...(c.inboxAdded ? { inboxAdded: true } : {}),
+        ...(c.userAdded.length > 0 ? { userLabelsAdded: c.userAdded } : {}),
+        ...(c.userRemoved.length > 0 ? { userLabelsRemoved: c.userRemoved } : {}),
+      });
     }
   }
   return [...byThread].map(([threadId, events]) => ({ threadId, events }));

@@ -11,10 +11,10 @@ import { readTimerLabel, resolveWhen, TimeSpecError, type TimeDefaults, type Tim
 import type { TimerRequest } from '../thread/contracts.js';
 import { GmailAuthError, GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService, ListMessagesOptions } from '../gmail/gmail-service.js';
-import type { MessageRef } from '../gmail/types.js';
+import type { HistoryRecord, MessageRef } from '../gmail/types.js';
 import type { QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
-import { forEachLimited, historyToThreadEvents, timerLabelsAdded, type LabelRoles, type ThreadEvents } from './history-events.js';
+import { forEachLimited, historyToThreadEvents, timerLabelsAdded, type LabelRoles, type ThreadEvents, type UserLabels } from './history-events.js';
 import { notifySync, requestFullScan, type SyncTarget } from './notify.js';
 import type { LabelRole, MailboxEvent, ThreadSettings } from '../thread/contracts.js';
 import { historyIdGreater, historyIdWentBackwards, type SyncActivities, type SyncFanoutActivities } from './contracts.js';
@@ -41,6 +41,11 @@ export interface SyncActivityDeps {
   accountIds?: readonly string[];
   /** Timer labels a user sets in Gmail (`Snooze/Tomorrow`): their prefixes, and the time settings their times are read in. */
   timerLabels?: { prefixes: TimerLabelPrefixes; time: TimeDefaults };
+  /**
+   * Hand the threads the user's own label changes and moves back to the inbox, which they learn from
+   * (LEARNING; src/thread/correction-steps.ts). Off: only our labels' changes reach them.
+   */
+  learnFromLabels?: boolean;
 }
 
 const HISTORY_TYPES = ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'] as const;
@@ -67,7 +72,10 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
   const concurrency = deps.deliverConcurrency ?? 32;
   const target: SyncTarget = { client, ...(deps.syncTaskQueue ? { taskQueue: deps.syncTaskQueue } : {}) };
   const scoped = () => (deps.accountIds ? { id: { in: [...deps.accountIds] } } : {});
-  const labelCache = new Map<string, { at: number; roles: LabelRoles; timerLabels: Map<string, string>; known: Set<string> }>();
+  type AccountLabels = { at: number; roles: LabelRoles; timerLabels: Map<string, string>; userLabels: UserLabels; known: Set<string> };
+  const labelCache = new Map<string, AccountLabels>();
+  // Labels of ours that are not roles: the kill switch and the approval draft's, never a correction.
+  const actionLabels = new Set([threadSettings.actions?.pauseLabel, threadSettings.actions?.awaitingApprovalLabel].flatMap((n) => (n ? [n.toLowerCase()] : [])));
 
   /** One Gmail call of the account, through the shared quota budget; errors as they come. */
   function rawGmail<T>(accountId: string, method: string, fn: (g: GmailService) => Promise<T>): Promise<T> {
@@ -83,7 +91,7 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     }
   }
 
-  async function accountLabels(accountId: string): Promise<{ roles: LabelRoles; timerLabels: Map<string, string>; known: Set<string> }> {
+  async function accountLabels(accountId: string): Promise<AccountLabels> {
     const cached = labelCache.get(accountId);
     if (cached && Date.now() - cached.at < LABEL_CACHE_MS) return cached;
     const labels = await gmail(accountId, 'labels.list', (g) => g.listLabels());
@@ -94,7 +102,10 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     }
     const prefixes = deps.timerLabels?.prefixes;
     const timerLabels = new Map(prefixes ? labels.filter((l) => readTimerLabel(l.name, prefixes)).map((l) => [l.id, l.name] as const) : []);
-    const entry = { at: Date.now(), roles, timerLabels, known: new Set(labels.map((l) => l.id)) };
+    const userLabels = new Map(
+      labels.filter((l) => l.type === 'user' && !roles.has(l.id) && !timerLabels.has(l.id) && !actionLabels.has(l.name.toLowerCase())).map((l) => [l.id, l.name] as const),
+    );
+    const entry = { at: Date.now(), roles, timerLabels, userLabels, known: new Set(labels.map((l) => l.id)) };
     labelCache.set(accountId, entry);
     return entry;
   }
@@ -103,21 +114,23 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     return (await accountLabels(accountId)).roles;
   }
 
+  /** The account's labels, read again when the records name one made a moment ago (`Snooze/Friday` on a phone). */
+  async function labelsFor(accountId: string, records: readonly HistoryRecord[]): Promise<AccountLabels> {
+    const labels = await accountLabels(accountId);
+    if (!records.some((r) => r.labelsAdded.some((l) => l.labelIds.some((id) => !labels.known.has(id))))) return labels;
+    labelCache.delete(accountId);
+    return accountLabels(accountId);
+  }
+
   /**
    * Timer labels the user set (`Snooze/Tomorrow`, `Remind/3 days`, `Send/Tomorrow 8:00`): each is a
    * timer request to its thread, its time read in the account's zone now; the thread takes the label
    * off once the timer is set. A label whose time cannot be read stays on, with a warning.
    */
-  async function deliverTimerLabels(accountId: string, records: Parameters<typeof timerLabelsAdded>[0]): Promise<number> {
+  async function deliverTimerLabels(accountId: string, records: readonly HistoryRecord[]): Promise<number> {
     const timers = deps.timerLabels;
     if (!timers) return 0;
-    let labels = await accountLabels(accountId);
-    // A label made a moment ago on a phone (`Snooze/Friday`) is not in the cached list yet: read it again.
-    if (records.some((r) => r.labelsAdded.some((l) => l.labelIds.some((id) => !labels.known.has(id))))) {
-      labelCache.delete(accountId);
-      labels = await accountLabels(accountId);
-    }
-    const { timerLabels } = labels;
+    const { timerLabels } = await labelsFor(accountId, records);
     const added = timerLabelsAdded(records, new Set(timerLabels.keys()));
     if (added.length === 0) return 0;
     const settings = await accountTimeSettings(prisma, accountId, timers.time);
@@ -267,7 +280,11 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
         log.warn(`account ${accountId}: the mailbox's history id ${page.historyId} is behind our cursor ${startHistoryId} (restored or replaced mailbox): full inbox scan`);
         return { kind: 'behind', mailboxHistoryId: page.historyId };
       }
-      const threads = page.records.length > 0 ? historyToThreadEvents(page.records, await labelRoles(accountId)) : [];
+      let threads: ThreadEvents[] = [];
+      if (page.records.length > 0) {
+        const labels = await labelsFor(accountId, page.records);
+        threads = historyToThreadEvents(page.records, labels.roles, deps.learnFromLabels ? labels.userLabels : undefined);
+      }
       const events = (await deliver(accountId, threads)) + (page.records.length > 0 ? await deliverTimerLabels(accountId, page.records) : 0);
       const more = page.nextPageToken !== undefined && page.records.length > 0;
       // Within a listing the next page starts after the last record we delivered; after the last

@@ -177,6 +177,11 @@ export interface LabelsChangedEvent {
    * labels still there when it gets to the event (one it already handled is gone by then).
    */
   reconcile?: boolean;
+  /** INBOX was added (the thread moved back to the inbox): a correction when we had archived it. */
+  inboxAdded?: boolean;
+  /** The user's own labels (names; not ours, not Gmail's) added and removed: corrections of our labelling (src/learning/corrections.ts). */
+  userLabelsAdded?: string[];
+  userLabelsRemoved?: string[];
 }
 
 /** A draft message of the thread was deleted (the user sent it, or discarded it). */
@@ -281,7 +286,9 @@ export interface DecisionRecord {
     | 'action'
     | 'agent'
     | 'reclassify'
-    | 'timer';
+    | 'timer'
+    /** A correction of our triage the user made in Gmail, recorded for learning. */
+    | 'correction';
   source: 'rules' | 'llm' | 'user' | 'system';
   detail: string;
   model?: string;

@@ -12,6 +12,7 @@ import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contract
 import { handToAgent } from './agent-steps.js';
 import { journalLabel, llmStep, needsTheUser, placeDraftInThread, writeReplyText, type Verdict } from './common-steps.js';
 import type { LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
+import { learnFromCorrections } from './correction-steps.js';
 import { draftEditedByUser, extractReworkInstructions } from './rework.js';
 import { afterUserSent, endWait, followUp } from './follow-up-steps.js';
 import { ThreadRun } from './thread-run.js';
@@ -27,6 +28,7 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     if (event === 'continue') return run.continueAsNew(); // history is long: carry on in a fresh run
     await run.busyWith(async () => {
       await takeStep(run, event).catch((err: unknown) => stepFailed(run, event, err));
+      await learnFromCorrections(run, event); // the user's label changes as corrections (correction-steps.ts)
       await run.save();
     });
   }

@@ -13,6 +13,7 @@ import { freePort } from '../../src/shared/free-port.js';
 import { unusedDatabaseUrl } from '../helpers/scratch-database.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { DEMO_AUTO_REPLY_SENDER, DEMO_EMAIL } from '../../src/dev/demo.js';
+import { DEMO_NEWS_SENDER } from '../../src/dev/demo-lessons.js';
 import { EmulatorControlClient } from '../../emulators/gmail/index.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
@@ -188,6 +189,9 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
           },
           { timeoutMs: 60_000, everyMs: 500 },
         );
+        // The demo's triage lesson waits for the user (src/dev/demo-lessons.ts).
+        const lesson = await prisma.lesson.findFirst({ where: { scopeRef: DEMO_NEWS_SENDER, state: 'proposed', kind: 'triage' } });
+        expect(lesson).not.toBeNull();
         // The demo's agent: the scheduling profile read the thread and drafted the reply.
         const agentSteps = await waitUntil(
           'the demo agent run',

@@ -16,6 +16,31 @@ function record(id: string, patch: Partial<HistoryRecord>): HistoryRecord {
 }
 
 describe('historyToThreadEvents', () => {
+  it("given the user's labels, also hands over a move back to the inbox and their own labels added or removed", () => {
+    const user = new Map([['Label_9', 'Receipts'], ['Label_8', 'Newsletters']]);
+    const records = [
+      record('20', {
+        labelsAdded: [
+          { message: { id: 'm1', threadId: 't1', labelIds: ['INBOX'] }, labelIds: ['INBOX', 'UNREAD'] },
+          { message: { id: 'm2', threadId: 't2', labelIds: ['Label_9'] }, labelIds: ['Label_9', 'STARRED'] },
+          { message: { id: 'm3', threadId: 't3', labelIds: ['STARRED'] }, labelIds: ['STARRED'] },
+        ],
+        labelsRemoved: [{ message: { id: 'm2', threadId: 't2', labelIds: [] }, labelIds: ['Label_8', 'Label_1'] }],
+      }),
+    ];
+    expect(historyToThreadEvents(records, roles, user)).toEqual([
+      { threadId: 't1', events: [{ type: 'labels_changed', messageId: 'm1', changeId: 'h20:m1', added: [], removed: [], inboxAdded: true }] },
+      {
+        threadId: 't2',
+        events: [{ type: 'labels_changed', messageId: 'm2', changeId: 'h20:m2', added: [], removed: ['outbox'], userLabelsAdded: ['Receipts'], userLabelsRemoved: ['Newsletters'] }],
+      },
+    ]);
+    // Without them (LEARNING off), only our labels' changes.
+    expect(historyToThreadEvents(records, roles)).toEqual([
+      { threadId: 't2', events: [{ type: 'labels_changed', messageId: 'm2', changeId: 'h20:m2', added: [], removed: ['outbox'] }] },
+    ]);
+  });
+
   it('maps inbox mail, sent mail, deletions and our label changes; skips drafts and foreign labels', () => {
     const out = historyToThreadEvents(
       [

@@ -1,0 +1,43 @@
+// The account setting that lets a writing lesson take hold without review (docs/learning.md): only a
+// lesson about tone or sign-off, only after N confirmations (distinct threads in its evidence), only
+// when the user turned it on (`memory auto-accept --account A --after N`; default off). A triage
+// lesson never takes hold alone: one that widens what the assistant does (`widens`) always needs the
+// user, and the setting does not cover the ones that narrow it either.
+import type { SqlExecutor } from '../db/sql-executor.js';
+import { WRITING_KINDS, type Lesson } from './contracts.js';
+
+/** What a writing lesson may be about and still take hold alone. */
+export const AUTO_ACCEPT_ASPECTS = ['tone', 'sign_off'] as const;
+
+/**
+ * The aspect of writing a lesson is about, as its key names it (`…:aspect:<aspect>[:…]`): the
+ * writing derivation puts it there; a lesson without one is never taken alone.
+ */
+export function lessonAspect(lesson: Pick<Lesson, 'key'>): string | undefined {
+  return /(?:^|:)aspect:([a-z_]+)(?::|$)/.exec(lesson.key ?? '')?.[1];
+}
+
+/** Distinct threads the lesson's version in force was confirmed on. */
+export const confirmations = (lesson: Pick<Lesson, 'current'>) => new Set(lesson.current.evidence.map((e) => e.threadId)).size;
+
+/** Whether the lesson may take hold without review under the account's setting; else why not. */
+export function mayTakeHoldAlone(lesson: Lesson, after: number | null): { ok: true } | { ok: false; why: string } {
+  if (lesson.kind === 'triage') return { ok: false, why: 'a triage lesson always waits for you' };
+  if (!WRITING_KINDS.includes(lesson.kind)) return { ok: false, why: `a ${lesson.kind} lesson waits for you` };
+  if (after === null) return { ok: false, why: 'auto-accept is off for the account' };
+  const aspect = lessonAspect(lesson);
+  if (!aspect || !(AUTO_ACCEPT_ASPECTS as readonly string[]).includes(aspect)) return { ok: false, why: 'only tone and sign-off lessons take hold alone' };
+  const seen = confirmations(lesson);
+  if (seen < after) return { ok: false, why: `${seen} of ${after} confirmations` };
+  return { ok: true };
+}
+
+/** The account's setting: confirmations before a tone or sign-off lesson takes hold alone; null: off. */
+export async function autoAcceptAfter(db: SqlExecutor, accountId: string): Promise<number | null> {
+  const [row] = await db.query<{ after: number | null }>(`SELECT lesson_auto_accept_after AS after FROM accounts WHERE id = $1`, [accountId]);
+  return row?.after ?? null;
+}
+
+export async function setAutoAcceptAfter(db: SqlExecutor, accountId: string, after: number | null): Promise<void> {
+  await db.query(`UPDATE accounts SET lesson_auto_accept_after = $2, updated_at = clock_timestamp() WHERE id = $1`, [accountId, after]);
+}
