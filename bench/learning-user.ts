@@ -2,13 +2,14 @@
 // applied through the real path. Each question thread gets our draft (a thread workflow, the
 // Anthropic emulator's drafting stand-in); the user edits it in the Gmail emulator per their habits
 // and sends it, and the thread workflow records the evidence. Newsletters get archived by the
-// category's actions; the user takes the archive back for one sender (`actions undo`). After each
+// category's actions; the user takes the archive back for one sender (`actions undo`) and rejects
+// it for a protected sender, whose archive waits for approval (`actions reject`). After each
 // block the learning workflow proposes writing lessons, the triage derivation proposes rule changes,
 // and the user accepts every proposal (acceptLesson, as `memory accept` does).
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { AccountGmail } from '../src/accounts/gmail-accounts.js';
-import { listActions, setCategoryActions } from '../src/actions/journal.js';
+import { listActions, setCategoryActions, updateSafetySettings } from '../src/actions/journal.js';
 import { runActionsCli } from '../src/cli/actions.js';
 import { learningSettingsFromConfig, type Env } from '../src/config.js';
 import type { PrismaClient } from '../src/db/client.js';
@@ -43,6 +44,8 @@ export const HABITS = {
   link: { domain: 'studio.example', line: 'Our rates and calendar: https://sam.example/studio' },
   /** This sender's newsletters: the user takes the archive back. */
   keepSender: 'letters@news.example',
+  /** A protected sender (its archives wait for approval) whose newsletters the user keeps: rejects the archive. */
+  protectedSender: 'board@vip.example',
 } as const;
 
 /** The reply the user wants, given our draft and whom it answers: applies each habit once. */
@@ -76,7 +79,7 @@ export interface BlockFigures {
   /** Share of drafts sent as written. */
   unedited: number;
   newsletters: number;
-  /** Triage corrections the user made (archives undone). */
+  /** Triage corrections the user made (archives undone or rejected). */
   corrections: number;
   /** Lessons proposed after the block and accepted. */
   accepted: string[];
@@ -89,6 +92,7 @@ const NAMES = ['Ann', 'Bo', 'Cy', 'Di', 'Eli', 'Fay', 'Gus', 'Hal', 'Ivy', 'Jo',
 function threadKind(i: number, tag: string): { kind: 'question' | 'newsletter'; from: string; address: string; subject: string } {
   const name = NAMES[i % NAMES.length]!;
   if (i % 20 === 4) return { kind: 'newsletter', from: `News <${HABITS.keepSender}>`, address: HABITS.keepSender, subject: `This week ${i} ${tag}` };
+  if (i % 20 === 17) return { kind: 'newsletter', from: `Board <${HABITS.protectedSender}>`, address: HABITS.protectedSender, subject: `Board letter ${i} ${tag}` };
   if (i % 20 === 14) return { kind: 'newsletter', from: `Deals <deals@shop.example>`, address: 'deals@shop.example', subject: `Deals ${i} ${tag}` };
   const domain = i % 20 === 7 ? HABITS.link.domain : `partner${i % 5}.example`;
   const address = `${name.toLowerCase()}.${i}@${domain}`;
@@ -113,6 +117,7 @@ export async function simulateUser(
   const db = prismaExecutor(w.prisma);
   const tag = randomUUID().slice(0, 6);
   await setCategoryActions(db, w.accountId, 'newsletter', [{ kind: 'add_label', argument: 'Newsletters' }, { kind: 'archive' }]);
+  await updateSafetySettings(db, w.accountId, { protectedSenders: [HABITS.protectedSender] });
   const gmail = await w.accountGmail();
   const status = (threadId: string) => w.client.workflow.getHandle(threadWorkflowId(w.accountId, threadId)).query(threadStatusQuery);
   const until = (threadId: string, what: string, done: (s: ThreadStatus) => boolean) =>
@@ -128,16 +133,18 @@ export async function simulateUser(
     const m = await w.gmail.control.deliver(w.email, { from: t.from, to: [w.email], subject: t.subject, text, ...(headers ? { headers } : {}) });
     await ingest(m.threadId, { type: 'message_added', messageId: m.id, labelIds: m.labelIds });
     if (t.kind === 'newsletter') {
-      // The thread's actions are journaled together; the user looks once they are all done.
-      const actions = await waitFor(`${m.threadId} actions done`, async () => {
+      // The thread's actions are journaled together; the user looks once none is left to run.
+      const actions = await waitFor(`${m.threadId} actions settled`, async () => {
         const rows = await journal(m.threadId);
-        return rows.length > 0 && rows.every((a) => a.state === 'done') && rows;
+        return rows.length > 0 && rows.every((a) => a.state === 'done' || a.state === 'awaiting_approval') && rows;
       });
       const archive = actions.find((a) => a.kind === 'archive');
-      if (t.address !== HABITS.keepSender || !archive) return {};
-      const code = await runActionsCli(w.cfg, ['undo', archive.id], { out: () => undefined });
-      if (code !== 0) throw new Error(`learning: actions undo ${archive.id} exited ${code}`);
-      await waitFor(`${m.threadId} archive undone`, async () => (await journal(m.threadId)).find((a) => a.id === archive.id)?.state === 'undone');
+      const decision = t.address === HABITS.keepSender ? 'undo' : t.address === HABITS.protectedSender ? 'reject' : undefined;
+      if (!decision || !archive) return {};
+      const code = await runActionsCli(w.cfg, [decision, archive.id], { out: () => undefined });
+      if (code !== 0) throw new Error(`learning: actions ${decision} ${archive.id} exited ${code}`);
+      const settled = decision === 'undo' ? 'undone' : 'rejected';
+      await waitFor(`${m.threadId} archive ${settled}`, async () => (await journal(m.threadId)).find((a) => a.id === archive.id)?.state === settled);
       return { correction: true };
     }
     await until(m.threadId, 'drafted', (s) => s.state === 'drafted' && s.pendingEvents === 0);
