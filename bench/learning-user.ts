@@ -119,9 +119,25 @@ export async function simulateUser(
   await setCategoryActions(db, w.accountId, 'newsletter', [{ kind: 'add_label', argument: 'Newsletters' }, { kind: 'archive' }]);
   await updateSafetySettings(db, w.accountId, { protectedSenders: [HABITS.protectedSender] });
   const gmail = await w.accountGmail();
-  const status = (threadId: string) => w.client.workflow.getHandle(threadWorkflowId(w.accountId, threadId)).query(threadStatusQuery);
+  const last = new Map<string, ThreadStatus>();
+  const status = async (threadId: string): Promise<ThreadStatus> => {
+    const handle = w.client.workflow.getHandle(threadWorkflowId(w.accountId, threadId));
+    try {
+      return await handle.query(threadStatusQuery);
+    } catch (err) {
+      // A thread whose work is over (sent, nothing to wait for) has closed: its result is its status.
+      if ((await handle.describe()).status.name !== 'COMPLETED') throw err;
+      return (await handle.result()) as ThreadStatus;
+    }
+  };
   const until = (threadId: string, what: string, done: (s: ThreadStatus) => boolean) =>
-    waitFor(`${threadId} ${what}`, async () => done(await status(threadId)));
+    waitFor(`${threadId} ${what}`, async () => {
+      const s = await status(threadId);
+      last.set(threadId, s);
+      return done(s);
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}; last status ${JSON.stringify(last.get(threadId))}`, { cause: err });
+    });
   const ingest = (threadId: string, event: MailboxEvent) =>
     ingestThreadEvent(w.client, { accountId: w.accountId, threadId, event, settings: w.settings, taskQueue: w.cfg.TEMPORAL_TASK_QUEUE });
   const journal = (threadId: string) => listActions(db, { accountId: w.accountId, threadId, ascending: true });

@@ -40,8 +40,8 @@ export async function run(args: string[]): Promise<void> {
   await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
   const prisma = createPrismaClient(databaseUrl, { poolSize: 4 });
   // A fresh start: lessons of an earlier run and the rules they wrote would answer before the user teaches.
+  await prisma.rule.deleteMany({ where: { scope: 'sender', scopeRef: { in: [HABITS.keepSender, HABITS.protectedSender] } } });
   await prisma.$executeRawUnsafe('TRUNCATE accounts, lessons, writing_evidence CASCADE');
-  await prisma.rule.deleteMany({ where: { scope: 'sender', scopeRef: HABITS.keepSender } });
   const keys = fixedTestPayloadKeys();
   const env: Record<string, string> = {
     ...benchWorkerEnv({ temporalAddress: server.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),

@@ -47,7 +47,7 @@ describe('the learning bench on a tiny run', () => {
     await h.startWorkers();
   });
   afterAll(async () => {
-    await h?.prisma.rule.deleteMany({ where: { scope: 'sender', scopeRef: HABITS.keepSender } });
+    await h?.prisma.rule.deleteMany({ where: { scope: 'sender', scopeRef: { in: [HABITS.keepSender, HABITS.protectedSender] } } });
     await h?.prisma.lesson.deleteMany({ where: { accountId: h.accountId } });
     await h?.prisma.writingEvidence.deleteMany({ where: { accountId: h.accountId } });
     await h?.prisma.categoryActions.deleteMany({ where: { scopeRef: h.accountId } });
