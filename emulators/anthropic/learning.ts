@@ -1,8 +1,9 @@
 // Stand-in for a model proposing writing lessons (the `propose_writing_lessons` tool, src/learning/
 // writing-lessons.ts; docs/anthropic-emulator.md). It reads the prompt's <evidence> blocks and
 // proposes, deterministically, only what repeats in at least two of them: a last line the user
-// always added (a sign-off), a greeting word the user always opened with, a line the user always
-// removed, an instruction typed into two reworks. Scoped to the sender or domain when every item
+// always added (a sign-off), a greeting word the user always opened with, a line or a sentence the
+// user always removed, a line the user always added in the middle (a link), an instruction typed
+// into two reworks. Scoped to the sender or domain when every item
 // is from it, else to the account; a lesson listed in <existing_lessons> is not proposed again.
 // A real model finds subtler lessons; this shows the plumbing in tests and the demo.
 
@@ -53,6 +54,16 @@ function repeated(items: Item[], keyOf: (i: Item) => string[]): [string, Item[]]
   return [...groups].filter(([key, group]) => key !== '' && group.length >= 2).sort(([a], [b]) => a.localeCompare(b));
 }
 
+const sentencesOf = (line: string) => line.split(/(?<=[.!?])\s+/).filter(Boolean);
+
+/** The sentences of removed lines that none of the added lines keeps (a sentence cut out of a line). */
+function removedSentences(item: Item): string[] {
+  return item.removed.flatMap((line) => {
+    const sentences = sentencesOf(line);
+    return sentences.length > 1 ? sentences.filter((s) => !item.added.some((a) => a.text.includes(s))) : [];
+  });
+}
+
 export function writingLessons(promptText: string): { lessons: Lesson[] } {
   const items = itemsOf(promptText);
   const existing = new Set(
@@ -72,7 +83,10 @@ export function writingLessons(promptText: string): { lessons: Lesson[] } {
   for (const [word, group] of repeated(sent, (i) => i.added.filter((a) => a.position === 'first').map((a) => a.text.split(/[\s,]/)[0] ?? ''))) {
     add('preference', `Open every reply with "${word}" and the first name.`, group);
   }
-  for (const [line, group] of repeated(sent, (i) => i.removed)) add('preference', `Leave out "${line}".`, group);
+  for (const [line, group] of repeated(sent, (i) => [...i.removed, ...removedSentences(i)])) add('preference', `Leave out "${line}".`, group);
+  for (const [line, group] of repeated(sent, (i) => i.added.filter((a) => !a.position && !i.removed.some((r) => r.includes(a.text))).map((a) => a.text))) {
+    add('preference', `Add the line "${line}" before the sign-off.`, group);
+  }
   const reworks = items.filter((i) => i.source === 'rework');
   for (const [key, group] of repeated(reworks, (i) => i.instructions.map(normalise))) {
     const said = group[0]!.instructions.find((l) => normalise(l) === key)!;
@@ -81,14 +95,37 @@ export function writingLessons(promptText: string): { lessons: Lesson[] } {
   return { lessons };
 }
 
+export interface LessonsInPrompt {
+  closeWith?: string;
+  /** The greeting word to open with (before the first name). */
+  openWith?: string;
+  /** Lines, or sentences within a line, to leave out. */
+  leaveOut: string[];
+  /** Lines to add before the sign-off. */
+  addLines: string[];
+}
+
 /**
  * What the drafting stand-in does with the lessons in a prompt (the block buildDraftPrompt writes):
- * the sign-off to end with and the lines to leave out, so a demo shows a lesson taking hold.
+ * the greeting to open with, the sign-off to end with, the lines or sentences to leave out and the
+ * lines to add before the sign-off, so a demo or the learning bench shows a lesson taking hold.
  */
-export function lessonsInPrompt(promptText: string): { closeWith?: string; leaveOut: string[] } {
+export function lessonsInPrompt(promptText: string): LessonsInPrompt {
   const block = /What the user taught you about their writing[^\n]*\n((?:- .*(?:\n|$))+)/.exec(promptText)?.[1] ?? '';
   const lines = block.split('\n').map((l) => l.replace(/^- /, '').trim());
-  const closeWith = lines.map((l) => /^End every reply with "(.*)"\.$/.exec(l)?.[1]).find(Boolean);
+  const first = (re: RegExp) => lines.map((l) => re.exec(l)?.[1]).find(Boolean);
+  const closeWith = first(/^End every reply with "(.*)"\.$/);
+  const openWith = first(/^Open every reply with "(.*)" and the first name\.$/);
   const leaveOut = lines.flatMap((l) => /^Leave out "(.*)"\.$/.exec(l)?.[1] ?? []);
-  return { ...(closeWith ? { closeWith } : {}), leaveOut };
+  const addLines = lines.flatMap((l) => /^Add the line "(.*)" before the sign-off\.$/.exec(l)?.[1] ?? []);
+  return { ...(closeWith ? { closeWith } : {}), ...(openWith ? { openWith } : {}), leaveOut, addLines };
+}
+
+/** `line` without the lines or sentences to leave out (undefined: the whole line goes). */
+export function leftOut(line: string, leaveOut: readonly string[]): string | undefined {
+  if (leaveOut.includes(line)) return undefined;
+  const sentences = sentencesOf(line);
+  if (sentences.length < 2) return line;
+  const kept = sentences.filter((s) => !leaveOut.includes(s));
+  return kept.length > 0 ? kept.join(' ') : undefined;
 }

@@ -2,7 +2,7 @@
 // assert outcomes. It reads the prompt conventions of src/llm/prompts.ts: the newest email is
 // the last <email> or <message> block ("Header: value" lines, a blank line, the body); a rework comes as
 // <rework_instructions>, the signature as <signature>. Any other prompt is read as one email body.
-import { lessonsInPrompt } from './learning.js';
+import { leftOut, lessonsInPrompt } from './learning.js';
 import type { JsonSchema, ToolDefinition } from './validation.js';
 
 export interface EmailView {
@@ -161,8 +161,11 @@ export function draft(promptText: string, email: EmailView): string {
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean);
+  // Accepted writing lessons in the prompt take hold (learning.ts): the greeting, the sign-off, the
+  // lines or sentences left out, the lines added before the sign-off.
+  const lessons = lessonsInPrompt(promptText);
   const lines = [
-    `Hi ${firstName(email.from)},`,
+    `${lessons.openWith ?? 'Hi'} ${firstName(email.from)},`,
     '',
     `Thank you for your email about "${subject}". ` +
       (asks
@@ -170,10 +173,9 @@ export function draft(promptText: string, email: EmailView): string {
         : 'Thanks for letting me know.'),
   ];
   if (rework.length > 0) lines.push('', ...rework.map((instruction) => `Revised as asked: ${instruction}`));
-  // Accepted writing lessons in the prompt take hold (learning.ts): the sign-off, the lines left out.
-  const lessons = lessonsInPrompt(promptText);
+  for (const line of lessons.addLines) lines.push('', line);
   lines.push('', lessons.closeWith ?? block(promptText, 'signature') ?? 'Best regards');
-  return lines.filter((line) => !lessons.leaveOut.includes(line)).join('\n');
+  return lines.flatMap((line) => (line === '' ? [line] : (leftOut(line, lessons.leaveOut) ?? []))).join('\n');
 }
 
 /**
