@@ -129,8 +129,8 @@ export async function run(args: string[]): Promise<void> {
       });
       await ingest(account, m.threadId, { type: 'message_added', messageId: m.id, labelIds: m.labelIds });
     });
-    await until(`${followUps} drafts`, async () => (await inState('drafted')) >= followUps, 60);
-    await inParallel(0, accounts.length, 16, async (a) => {
+    // The user sends each draft as it appears (a visibility count can run ahead of the drafts).
+    const sendDrafts = () => inParallel(0, accounts.length, 16, async (a) => {
       const account = accounts[a]!;
       for (const draft of (await gmail.control.getState(account.email, { messageLimit: 0 })).drafts) {
         await gmail.control.editDraft(account.email, draft.id, { text: 'Here it is. Could you confirm you received it?' });
@@ -139,7 +139,10 @@ export async function run(args: string[]): Promise<void> {
         await ingest(account, draft.threadId, { type: 'message_added', messageId: sent.id, labelIds: sent.labelIds });
       }
     });
-    await until(`${followUps} threads awaiting a reply`, async () => (await inState('awaiting_reply')) >= followUps, 60);
+    await until(`${followUps} threads awaiting a reply`, async () => {
+      await sendDrafts();
+      return (await inState('awaiting_reply')) >= followUps;
+    }, 60);
 
     // Snoozes: the ones due tomorrow first; then, at the rate they were made, the due ones, for an
     // instant far enough ahead that all of them wait before it.
