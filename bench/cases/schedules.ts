@@ -47,7 +47,7 @@ export async function run(args: string[]): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-schedules-'));
   const dbFile = join(dir, 'temporal.db');
   const temporal = perRole
-    ? await startBenchTemporal(true, databaseUrl, { persistence: 20, visibility: 8 })
+    ? await startBenchTemporal(true, databaseUrl, { persistence: 8, visibility: 4 })
     : { ...(await startDevServer({ port: 0, headless: true, dbFile })), databases: [], what: 'the Temporal dev server (SQLite in a file)' };
   console.log(`schedules on ${temporal.what}, ${perRole ? `${perRole} worker processes of each kind` : 'the workers in this process'}`);
   const gmail = await spawnGmailEmulator(['--no-quota']);
@@ -60,6 +60,8 @@ export async function run(args: string[]): Promise<void> {
   const env = {
     ...benchWorkerEnv({ temporalAddress: temporal.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
     LOG_LEVEL: 'error',
+    // PostgreSQL here has 100 connections shared with other work: the worker processes keep few.
+    ...(perRole ? { DATABASE_POOL_SIZE: '4' } : {}),
   };
   const cfg = loadConfig(env);
   const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `sched-${randomUUID().slice(0, 6)}`, accountsCount);
