@@ -16,8 +16,6 @@ export interface LearningActivities {
   recordWritingEvidence(input: EvidenceInput): Promise<boolean>;
   /** Accounts with edits no derivation of writing lessons has read yet (none while learning is off). */
   accountsWithNewEvidence(input: Record<string, never>): Promise<string[]>;
-  /** Active accounts with lessons of their own: the ones the weekly e-mail may have something for (none while learning is off). */
-  accountsWithLessons(input: Record<string, never>): Promise<string[]>;
 }
 
 export function createLearningActivities(deps: { db: SqlExecutor; settings: LearningSettings }): LearningActivities {
@@ -34,14 +32,6 @@ export function createLearningActivities(deps: { db: SqlExecutor; settings: Lear
     },
     async accountsWithNewEvidence() {
       return deps.settings.enabled ? accountsWithNewEvidence(deps.db) : [];
-    },
-    async accountsWithLessons() {
-      if (!deps.settings.enabled) return [];
-      const rows = await deps.db.query<{ id: string }>(
-        `SELECT a.id FROM accounts a WHERE a.status = 'active' AND EXISTS (SELECT 1 FROM lessons l WHERE l.account_id = a.id) ORDER BY a.id`,
-        [],
-      );
-      return rows.map((r) => r.id);
     },
   };
 }
