@@ -192,7 +192,7 @@ export async function simulateUser(
     await w.client.workflow.execute(learningWorkflow, {
       taskQueue: w.cfg.TEMPORAL_TASK_QUEUE,
       workflowId: `learning-bench-${tag}-${block}`,
-      args: [{ llmTaskQueue: w.cfg.LLM_TASK_QUEUE }],
+      args: [{ llmTaskQueue: w.cfg.LLM_TASK_QUEUE, accountIds: [w.accountId] }],
     });
     await deriveTriageLessons(db, { accountId: w.accountId, settings: learningSettingsFromConfig(w.cfg) });
     const accepted: string[] = [];

@@ -273,6 +273,8 @@ export const envSchema = z.object({
 
   /** Reminders (docs/time.md): the label on their e-mails; an occurrence later than the window (cluster down) is skipped, not delivered. */
   LABEL_REMINDERS: z.string().min(1).default('Reminders'),
+  /** The label on the weekly "what I learned" e-mail (docs/learning.md). */
+  LABEL_LESSONS: z.string().min(1).default('Lessons'),
   REMINDER_CATCH_UP_WINDOW: howLong().prefault('6 hours'),
 
   /** Time (docs/time.md): the zone of an account that has none of its own, the hours "tomorrow" and "this evening" mean, the weekend business days skip. */

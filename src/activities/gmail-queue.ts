@@ -1,10 +1,11 @@
 // The Gmail task queue's activities (GMAIL_TASK_QUEUE, src/workers/gmail-worker.ts): every Gmail side
 // effect, the thread's, the actions', the agent's and the backfill's, and the notifications (the
-// other outside calls: approval requests, lesson proposals, backfill alerts, reminders). Workflow code imports the type only.
+// other outside calls: approval requests, lesson proposals and the weekly lessons e-mail, backfill alerts, reminders). Workflow code imports the type only.
 import { approvalKeysOnce } from '../actions/approval-links.js';
 import { createActionGmailActivities } from '../actions/gmail-activities.js';
 import { createApprovalNotifyActivities } from '../actions/notify-activities.js';
 import { createLessonNotifyActivities } from '../learning/notify-activities.js';
+import { createWeeklyEmailActivities } from '../learning/weekly-email-activities.js';
 import { createAgentGmailActivities } from '../agent/gmail-activities.js';
 import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
 import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
@@ -33,6 +34,7 @@ export async function createGmailQueueActivities(ctx: WorkerContext) {
     createApprovalNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),
     createLessonNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),
     createReminderDeliveryActivities({ db: ctx.sql, accounts: metered, ...reminderSettingsFromConfig(ctx.cfg) }),
+    createWeeklyEmailActivities({ db: ctx.sql, accounts: metered, label: ctx.cfg.LABEL_LESSONS, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
   );
 }
 

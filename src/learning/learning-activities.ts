@@ -15,7 +15,14 @@ export interface LearningActivities {
   /** Keeps our draft beside what the user sent, or the rework instructions they typed (by key: once). */
   recordWritingEvidence(input: EvidenceInput): Promise<boolean>;
   /** Accounts with edits no derivation of writing lessons has read yet (none while learning is off). */
-  accountsWithNewEvidence(input: Record<string, never>): Promise<string[]>;
+  accountsWithNewEvidence(input: AccountFilter): Promise<string[]>;
+  /** Active accounts with lessons of their own: the ones the weekly e-mail may have something for (none while learning is off). */
+  accountsWithLessons(input: AccountFilter): Promise<string[]>;
+}
+
+/** Which accounts a learning run looks at: all of them, or only `accountIds` (`memory learn`, tests). */
+export interface AccountFilter {
+  accountIds?: string[];
 }
 
 export function createLearningActivities(deps: { db: SqlExecutor; settings: LearningSettings }): LearningActivities {
@@ -30,8 +37,18 @@ export function createLearningActivities(deps: { db: SqlExecutor; settings: Lear
     async recordWritingEvidence(input) {
       return recordEvidence(deps.db, input);
     },
-    async accountsWithNewEvidence() {
-      return deps.settings.enabled ? accountsWithNewEvidence(deps.db) : [];
+    async accountsWithNewEvidence({ accountIds }) {
+      return deps.settings.enabled ? accountsWithNewEvidence(deps.db, accountIds) : [];
+    },
+    async accountsWithLessons({ accountIds }) {
+      if (!deps.settings.enabled) return [];
+      const rows = await deps.db.query<{ id: string }>(
+        `SELECT a.id FROM accounts a
+          WHERE a.status = 'active' AND ($1::text[] IS NULL OR a.id = ANY($1::text[]))
+            AND EXISTS (SELECT 1 FROM lessons l WHERE l.account_id = a.id) ORDER BY a.id`,
+        [accountIds ?? null],
+      );
+      return rows.map((r) => r.id);
     },
   };
 }

@@ -1,14 +1,21 @@
 // The learning Schedule's workflow (LEARNING_EVERY, default hourly; docs/learning.md): for each
 // account with writing evidence no derivation has read, one LLM activity proposes the writing
 // lessons it teaches. A paused LLM or a spent budget skips the account this tick: its evidence stays
-// unread and the next tick tries again. Nothing takes hold here: proposals wait for the user.
-import { ApplicationFailure, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+// unread and the next tick tries again. Nothing takes hold here: proposals wait for the user. Then
+// (behind the `weekly-email` patch) each account with lessons gets the week's "what I learned"
+// e-mail, which the Gmail activity inserts once per ISO week however many ticks ask.
+import { ApplicationFailure, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { LearningActivities } from './learning-activities.js';
 import type { LearningLlmActivities } from './learning-llm-activities.js';
+import type { WeeklyEmailActivities, WeeklyEmailResult } from './weekly-email-activities.js';
 
 export interface LearningWorkflowInput {
   /** The LLM task queue (LLM_TASK_QUEUE). */
   llmTaskQueue: string;
+  /** The Gmail task queue (GMAIL_TASK_QUEUE): without it, no weekly e-mail. */
+  gmailTaskQueue?: string;
+  /** Only these accounts (`memory learn`, tests); absent: every account (the Schedule). */
+  accountIds?: string[];
 }
 
 export interface LearningWorkflowResult {
@@ -16,6 +23,13 @@ export interface LearningWorkflowResult {
   proposed: string[];
   /** Accounts skipped this tick, with why (LLM paused, budget spent, output that never fit). */
   skipped: { accountId: string; reason: string }[];
+  /** The weekly e-mail of each account with lessons (found or inserted). */
+  weekly?: WeeklyEmailResult[];
+}
+
+function failureReason(err: unknown): string {
+  const cause = err instanceof Error && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+  return cause ? `${cause.type ?? 'error'}: ${cause.message}` : String(err);
 }
 
 export async function learningWorkflow(input: LearningWorkflowInput): Promise<LearningWorkflowResult> {
@@ -30,15 +44,31 @@ export async function learningWorkflow(input: LearningWorkflowInput): Promise<Le
     heartbeatTimeout: '30 seconds',
     retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
   });
-  const accounts = await store.accountsWithNewEvidence({});
+  const only = input.accountIds ? { accountIds: input.accountIds } : {};
+  const accounts = await store.accountsWithNewEvidence(only);
   const result: LearningWorkflowResult = { accounts: accounts.length, proposed: [], skipped: [] };
   for (const accountId of accounts) {
     try {
       result.proposed.push(...(await llm.proposeWritingLessons({ accountId })).changed);
     } catch (err) {
       if (isCancellation(err)) throw err;
-      const cause = err instanceof Error && err.cause instanceof ApplicationFailure ? err.cause : undefined;
-      result.skipped.push({ accountId, reason: cause ? `${cause.type ?? 'error'}: ${cause.message}` : String(err) });
+      result.skipped.push({ accountId, reason: failureReason(err) });
+    }
+  }
+  if (input.gmailTaskQueue && patched('weekly-email')) {
+    const gmail = proxyActivities<WeeklyEmailActivities>({
+      taskQueue: input.gmailTaskQueue,
+      startToCloseTimeout: '1 minute',
+      retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
+    });
+    result.weekly = [];
+    for (const accountId of await store.accountsWithLessons(only)) {
+      try {
+        result.weekly.push(await gmail.deliverWeeklyReport({ accountId }));
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        result.skipped.push({ accountId, reason: `weekly e-mail: ${failureReason(err)}` });
+      }
     }
   }
   return result;

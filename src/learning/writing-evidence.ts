@@ -114,11 +114,11 @@ export async function evidenceByIds(db: SqlExecutor, ids: string[]): Promise<Map
 }
 
 /** Accounts (still there) with edits no derivation has read yet. */
-export async function accountsWithNewEvidence(db: SqlExecutor): Promise<string[]> {
+export async function accountsWithNewEvidence(db: SqlExecutor, only?: string[]): Promise<string[]> {
   const rows = await db.query<{ account_id: string }>(
     `SELECT DISTINCT e.account_id FROM writing_evidence e JOIN accounts a ON a.id = e.account_id
-     WHERE e.learned_at IS NULL AND e.edited ORDER BY e.account_id`,
-    [],
+     WHERE e.learned_at IS NULL AND e.edited AND ($1::text[] IS NULL OR e.account_id = ANY($1::text[])) ORDER BY e.account_id`,
+    [only ?? null],
   );
   return rows.map((r) => r.account_id);
 }

@@ -12,6 +12,7 @@ import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { GmailAuthError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
+import { insertOnce } from '../gmail/insert-once.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
 import { displaySafe } from '../shared/display-text.js';
@@ -67,25 +68,25 @@ export function createReminderDeliveryActivities(deps: ReminderDeliveryDeps): Re
   async function deliverEmail(reminder: ReminderRow, ref: OccurrenceRef, dueAt: Date): Promise<string> {
     const messageId = reminderMessageId(reminder.id, dueAt);
     return deps.accounts.call(reminder.accountId, async (gmail, email) => {
-      // The search takes the id without its angle brackets.
-      const already = await gmail.listMessages({ q: `rfc822msgid:${messageId.slice(1, -1)}`, includeSpamTrash: true, maxResults: 1 });
-      if (already.messages[0]) return already.messages[0].id;
-      const labelIds = await reminderLabelIds(gmail, deps.label);
-      const rfc2822 = buildPlainTextMessage({
-        from: { name: 'durable-inbox reminders', address: email },
-        to: [{ address: email }],
-        subject: `Reminder: ${reminder.title}`,
-        body: reminderText(reminder, ref.localTime),
-        date: new Date(),
-        messageId,
-        // One thread per reminder: Gmail threads by threadId and the references to the same root.
-        inReplyTo: threadRootId(reminder.id),
-        references: [threadRootId(reminder.id)],
-        extraHeaders: { 'Auto-Submitted': 'auto-generated', [REMINDER_MARKER_HEADER]: reminder.id },
+      const delivered = await insertOnce(gmail, messageId, async () => {
+        const labelIds = await reminderLabelIds(gmail, deps.label);
+        const rfc2822 = buildPlainTextMessage({
+          from: { name: 'durable-inbox reminders', address: email },
+          to: [{ address: email }],
+          subject: `Reminder: ${reminder.title}`,
+          body: reminderText(reminder, ref.localTime),
+          date: new Date(),
+          messageId,
+          // One thread per reminder: Gmail threads by threadId and the references to the same root.
+          inReplyTo: threadRootId(reminder.id),
+          references: [threadRootId(reminder.id)],
+          extraHeaders: { 'Auto-Submitted': 'auto-generated', [REMINDER_MARKER_HEADER]: reminder.id },
+        });
+        const inserted = await gmail.insertMessage(toRaw(rfc2822), labelIds, reminder.gmailThreadId ?? undefined);
+        if (!reminder.gmailThreadId && inserted.threadId) await setReminderThread(db, reminder.id, inserted.threadId);
+        return inserted;
       });
-      const inserted = await gmail.insertMessage(toRaw(rfc2822), labelIds, reminder.gmailThreadId ?? undefined);
-      if (!reminder.gmailThreadId && inserted.threadId) await setReminderThread(db, reminder.id, inserted.threadId);
-      return inserted.id;
+      return delivered.id;
     });
   }
 

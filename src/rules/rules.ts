@@ -126,6 +126,16 @@ export const BUILTIN_RULES: readonly Rule[] = [
     enabled: true,
   },
   {
+    // Our weekly "what I learned" e-mail (src/learning/weekly-email-activities.ts): mail to read, left unread.
+    id: 'builtin:own-lessons',
+    scope: 'global',
+    kind: 'deterministic',
+    conditions: { header: [{ name: 'X-Durable-Inbox-Lessons' }] },
+    category: 'fyi',
+    priority: -5,
+    enabled: true,
+  },
+  {
     // RFC 3834: any value but "no" marks mail sent by a program (auto-generated, auto-replied, ...).
     id: 'builtin:auto-submitted',
     scope: 'global',

@@ -9,6 +9,7 @@ import { toActivityFailure } from '../accounts/gmail-failures.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { canonicalAddress } from '../gmail/addresses.js';
 import { GmailAuthError, GmailBadRequestError, GmailNotFoundError } from '../gmail/errors.js';
+import { insertOnce } from '../gmail/insert-once.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import { latestInboundMessage } from '../gmail/thread-queries.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
@@ -105,23 +106,23 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
         try {
           const messageId = reportMessageId(workflowId);
           const inserted = await heartbeatWhile(() => deps.accounts.call(schedule.accountId, async (gmail) => {
-            const earlier = await gmail.listMessages({ q: `rfc822msgid:${messageId}`, maxResults: 1 });
-            if (earlier.messages[0]) return { id: earlier.messages[0].id, threadId: earlier.messages[0].threadId };
-            const rfc2822 = buildPlainTextMessage({
-              from: { name: 'durable-inbox', address: email },
-              to: [{ address: email }],
-              // One subject per schedule: Gmail threads the reports by it (and by References).
-              subject: `[durable-inbox] ${subject}`,
-              body,
-              date: new Date(),
-              messageId,
-              references: [threadRootId(scheduleId)],
-              inReplyTo: threadRootId(scheduleId),
-              extraHeaders: { [SCHEDULE_REPORT_HEADER]: scheduleId },
+            return insertOnce(gmail, messageId, () => {
+              const rfc2822 = buildPlainTextMessage({
+                from: { name: 'durable-inbox', address: email },
+                to: [{ address: email }],
+                // One subject per schedule: Gmail threads the reports by it (and by References).
+                subject: `[durable-inbox] ${subject}`,
+                body,
+                date: new Date(),
+                messageId,
+                references: [threadRootId(scheduleId)],
+                inReplyTo: threadRootId(scheduleId),
+                extraHeaders: { [SCHEDULE_REPORT_HEADER]: scheduleId },
+              });
+              return labels.withIds(schedule.accountId, gmail, [schedule.label], (ids) =>
+                gmail.insertMessage(toRaw(rfc2822), ['INBOX', 'UNREAD', ids.get(schedule.label)!], schedule.deliveryThreadId ?? undefined),
+              );
             });
-            return labels.withIds(schedule.accountId, gmail, [schedule.label], (ids) =>
-              gmail.insertMessage(toRaw(rfc2822), ['INBOX', 'UNREAD', ids.get(schedule.label)!], schedule.deliveryThreadId ?? undefined),
-            );
           }));
           await deps.db.query(`UPDATE schedule_runs SET gmail_message_id = $2 WHERE workflow_id = $1`, [workflowId, inserted.id]);
           if (!schedule.deliveryThreadId) {

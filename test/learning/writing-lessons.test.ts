@@ -68,7 +68,8 @@ async function learn() {
   const handle = await h.client.workflow.start(learningWorkflow, {
     taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
     workflowId: `learning-${tag}-${randomUUID().slice(0, 8)}`,
-    args: [{ llmTaskQueue: h.cfg.LLM_TASK_QUEUE }],
+    // Only this file's account: the shared test database holds other files' accounts too.
+    args: [{ llmTaskQueue: h.cfg.LLM_TASK_QUEUE, accountIds: [h.accountId] }],
   });
   return { handle, result: await handle.result() };
 }

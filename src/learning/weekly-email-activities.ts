@@ -1,0 +1,68 @@
+// The weekly "what I learned" e-mail (Gmail worker): `weeklyReport` put into the account's own inbox,
+// unread and labelled (LABEL_LESSONS), once per account per ISO week in the account's zone. The
+// Message-ID is made of the account and the week, and insertOnce looks for it before inserting, so
+// the hourly learning run (and any retry) finds the week's e-mail and never puts a second one there.
+import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
+import { toActivityFailure } from '../accounts/gmail-failures.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
+import { GmailAuthError } from '../gmail/errors.js';
+import { insertOnce } from '../gmail/insert-once.js';
+import { LabelDirectory } from '../gmail/label-directory.js';
+import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
+import { accountTimeZone } from '../schedules/account-zone.js';
+import { isoWeekOf } from '../time/index.js';
+import { weeklyReport } from './weekly-report.js';
+
+/** Marks our weekly lessons e-mail (the built-in rule builtin:own-lessons files it as fyi). */
+export const LESSONS_REPORT_HEADER = 'X-Durable-Inbox-Lessons';
+
+export const weeklyReportMessageId = (accountId: string, week: string) => `<lessons.${accountId}.${week}@durable-inbox.local>`;
+
+export interface WeeklyEmailResult {
+  accountId: string;
+  /** The ISO week in the account's zone, e.g. 2026-W48. */
+  week: string;
+  /** Gmail's id of the week's e-mail; null when there was nothing to report or the account could not take it. */
+  gmailMessageId: string | null;
+  /** Whether this call inserted it (false: found from an earlier run, or not sent). */
+  inserted: boolean;
+  note?: string;
+}
+
+export interface WeeklyEmailActivities {
+  deliverWeeklyReport(input: { accountId: string }): Promise<WeeklyEmailResult>;
+}
+
+export function createWeeklyEmailActivities(deps: { db: SqlExecutor; accounts: GmailAccounts; label: string; defaultZone?: string }): WeeklyEmailActivities {
+  const labels = new LabelDirectory();
+  return {
+    async deliverWeeklyReport({ accountId }) {
+      const now = new Date();
+      const week = isoWeekOf(now, await accountTimeZone(deps.db, accountId, deps.defaultZone));
+      const report = await weeklyReport(deps.db, { accountId, now });
+      // An empty report is not worth an e-mail (nor a Gmail call): a later run of the week may send one.
+      if (report.waiting + report.accepted + report.reverted === 0) return { accountId, week, gmailMessageId: null, inserted: false, note: 'nothing to report' };
+      const messageId = weeklyReportMessageId(accountId, week);
+      try {
+        const done = await deps.accounts.call(accountId, (gmail, email) =>
+          insertOnce(gmail, messageId, () => {
+            const rfc2822 = buildPlainTextMessage({
+              from: { name: 'durable-inbox', address: email },
+              to: [{ address: email }],
+              subject: `[durable-inbox] ${report.subject}`,
+              body: report.body,
+              date: now,
+              messageId,
+              extraHeaders: { 'Auto-Submitted': 'auto-generated', [LESSONS_REPORT_HEADER]: week },
+            });
+            return labels.withIds(accountId, gmail, [deps.label], (ids) => gmail.insertMessage(toRaw(rfc2822), ['INBOX', 'UNREAD', ids.get(deps.label)!]));
+          }),
+        );
+        return { accountId, week, gmailMessageId: done.id, inserted: done.inserted };
+      } catch (err) {
+        if (err instanceof AccountNotConnectedError || (err instanceof GmailAuthError && !err.retryable)) return { accountId, week, gmailMessageId: null, inserted: false, note: `email: ${err.message}` };
+        throw toActivityFailure(err);
+      }
+    },
+  };
+}
