@@ -92,8 +92,9 @@ export async function undoSince(deps: DecideDeps, filter: Pick<ActionFilter, 'ac
 }
 
 /**
- * Cancels a follow-up that is still waiting (the approvals page's list): the thread's cancelTimer
- * signal, as `threads cancel --timer follow_up` sends it, then the journal read back.
+ * Cancels a follow-up (the approvals page's list): the thread's cancelTimer signal, as `threads
+ * cancel --timer follow_up` sends it, then the journal read back. One still waiting is undone; one
+ * that fell due has nothing left to undo, and the thread stops waiting for the answer (closed as sent).
  */
 export async function cancelFollowUp(
   deps: DecideDeps & { threadSettings: ThreadSettings },
@@ -102,7 +103,7 @@ export async function cancelFollowUp(
 ): Promise<DecisionOutcome> {
   const action = await loadAction(deps.db, actionId);
   if (!action || action.kind !== 'follow_up') return { ok: false, message: `no follow-up ${actionId}`, action };
-  if (action.state !== 'scheduled') return { ok: false, message: `cannot cancel ${describe(action)}: it is ${action.state}`, action };
+  if (action.state !== 'scheduled' && action.state !== 'done') return { ok: false, message: `cannot cancel ${describe(action)}: it is ${action.state}`, action };
   await requestTimer(deps.client, {
     accountId: action.accountId,
     threadId: action.threadId,
@@ -110,6 +111,12 @@ export async function cancelFollowUp(
     event: { type: 'timer_request', requestId: randomUUID(), request: { kind: 'cancel', timer: 'follow_up' }, by: 'user' },
     taskQueue: deps.taskQueue,
   });
+  if (action.state === 'done') {
+    const stopped = await untilNotAwaiting(deps.db, action, waitMs);
+    return stopped
+      ? { ok: true, message: `no longer waiting for an answer on thread ${action.threadId}`, action }
+      : { ok: false, message: `asked the thread to stop waiting for an answer; it has not acted on it yet`, action };
+  }
   const settled = await untilSettled(deps.db, actionId, ['undone', 'done'], waitMs);
   if (!settled) return { ok: false, message: `asked the thread to cancel ${describe(action)}; it has not acted on it yet`, action };
   return { ok: settled.state === 'undone', message: `${describe(settled)}: ${settled.state}${settled.note ? ` (${settled.note})` : ''}`, action: settled };
@@ -125,6 +132,17 @@ async function untilSettled(db: SqlExecutor, actionId: string, states: ActionSta
     const action = await loadAction(db, actionId);
     if (action && states.includes(action.state)) return action;
     if (Date.now() >= deadline) return null;
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+/** Whether the thread left `awaiting_reply` within `waitMs`. */
+async function untilNotAwaiting(db: SqlExecutor, action: Pick<JournaledAction, 'accountId' | 'threadId'>, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const [row] = await db.query<{ state: string }>(`SELECT state FROM threads WHERE account_id = $1 AND gmail_thread_id = $2`, [action.accountId, action.threadId]);
+    if (row && row.state !== 'awaiting_reply') return true;
+    if (Date.now() >= deadline) return false;
     await new Promise((r) => setTimeout(r, 150));
   }
 }

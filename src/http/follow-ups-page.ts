@@ -1,7 +1,7 @@
 // The approvals page's follow-ups (docs/time.md): threads waiting for an answer to what the user sent,
 // with when the follow-up falls due in the account's local time, and those past it (labelled Follow
-// Up). A waiting one has a Cancel button: the same signed form as an action's. Server-rendered, no
-// script; every value goes through escapeHtml.
+// Up). A waiting one has a Cancel button, one past due a Stop waiting button (the thread closes as
+// sent): the same signed form as an action's. Server-rendered, no script; every value goes through escapeHtml.
 import type { JournaledAction } from '../actions/contracts.js';
 import { recipientsText } from '../actions/approval-request.js';
 import { decisionForm, escapeHtml, type DecisionForm } from './approvals-page.js';
@@ -16,7 +16,7 @@ export interface FollowUpCard {
   due: string;
   /** The thread in Gmail. */
   gmailHref: string;
-  /** Where the Cancel form posts (the action's own signed path); absent once it fell due. */
+  /** Where the Cancel (Stop waiting) form posts: the action's own signed path. */
   form?: DecisionForm;
 }
 
@@ -24,7 +24,7 @@ function row(card: FollowUpCard, followUpLabel: string): string {
   const a = card.action;
   const fellDue = a.state === 'done';
   const status = fellDue ? `<strong>${escapeHtml(followUpLabel)}</strong> since ${escapeHtml(card.due)}` : `waiting until ${escapeHtml(card.due)}`;
-  const cancel = !fellDue && card.form ? decisionForm(card.form, [{ value: CANCEL_FOLLOW_UP, label: 'Cancel follow-up' }]) : '';
+  const cancel = card.form ? decisionForm(card.form, [{ value: CANCEL_FOLLOW_UP, label: fellDue ? 'Stop waiting' : 'Cancel follow-up' }]) : '';
   return (
     `<tr data-follow-up-thread="${escapeHtml(a.threadId)}" data-state="${fellDue ? 'due' : 'waiting'}">` +
     `<td class="due">${status}</td>` +

@@ -1,11 +1,14 @@
 // The timer steps of the thread workflow: snooze, remind, send later and the follow-up, each a
 // durable timer of the run (its wakes, thread-record.ts) and a row of the action journal
 // (scheduled while it waits, done when it fired, undone when cancelled). Workflow code.
-import { isCancellation } from '@temporalio/workflow';
+import { isCancellation, patched } from '@temporalio/workflow';
 import type { ActionReason } from '../actions/contracts.js';
 import { activityErrorText } from '../temporal/workflow-failures.js';
 import type { TimerRequestEvent, Wake, WakeEvent } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';
+
+/** Runs started before a cancelled follow-up ended the wait kept the thread awaiting an answer; they still do. */
+export const FOLLOW_UP_CANCEL_PATCH = 'follow-up-cancel-ends-wait';
 
 const nameOf = (kind: Wake['kind']) => kind.replace('_', ' ');
 const when = (at: number) => new Date(at).toISOString();
@@ -66,11 +69,26 @@ async function cancelTimers(run: ThreadRun, event: TimerRequestEvent): Promise<v
   const { request } = event;
   const kind = request.kind === 'unsnooze' ? 'snooze' : request.kind === 'cancel' ? request.timer : undefined;
   const which = run.record.wakes.filter((w) => kind === undefined || w.kind === kind);
-  if (which.length === 0) {
+  // Cancelling the follow-up (pending, or fallen due) is the user saying they no longer wait for an answer.
+  const endsWait = request.kind === 'cancel' && (kind === undefined || kind === 'follow_up') && run.record.state === 'awaiting_reply' && patched(FOLLOW_UP_CANCEL_PATCH);
+  if (which.length === 0 && !endsWait) {
     run.logDecision({ kind: 'timer', source: 'user', detail: `nothing to ${request.kind === 'unsnooze' ? 'unsnooze' : 'cancel'}` });
     return;
   }
+  const fellDue = !which.some((w) => w.kind === 'follow_up');
   for (const wake of which) await cancelWake(run, wake.actionId, event.by);
+  if (endsWait) await stopWaiting(run, event.by, fellDue);
+}
+
+/**
+ * The user no longer waits for an answer: the thread closes as sent, as if the message expected
+ * none. A follow-up that fell due leaves its Follow Up label, which goes; a nudge draft is the user's to keep.
+ */
+async function stopWaiting(run: ThreadRun, by: string, fellDue: boolean): Promise<void> {
+  if (fellDue) await run.gmail.changeLabels({ ...run.ids, labels: run.settings.labels, add: [], remove: ['followUp'] });
+  delete run.record.nudgeDraftId;
+  run.logDecision({ kind: 'timer', source: 'user', detail: `no longer awaiting an answer (${by}): closed as sent` });
+  run.transition('sent');
 }
 
 /** Cancels one timer (a cancel, an unsnooze, `actions undo`): a snooze's thread comes back at once. */

@@ -15,6 +15,8 @@ import { freePort } from '../../src/shared/free-port.js';
 import type { ThreadStatus } from '../../src/thread/contracts.js';
 import { describeLocal } from '../../src/time/index.js';
 import { launchChromium } from '../helpers/browser.js';
+import { recordHistory } from '../helpers/histories.js';
+import { labelsOf } from '../helpers/thread-timers.js';
 import { deliverAndIngest, startInboxHarness, userSends, type InboxHarness } from '../helpers/inbox-harness.js';
 
 const OPERATOR_TOKEN = 'operator-token-for-the-follow-ups-page';
@@ -61,6 +63,7 @@ async function userAsks(domain: string, subject: string, until: (s: ThreadStatus
   return { threadId, status: await h.waitFor(threadId, (s) => until(s) && settled(s), 30_000) };
 }
 
+const threadLabels = (threadId: string) => labelsOf(h, threadId);
 const followUps = (threadId: string) => listActions(prismaExecutor(h.prisma), { accountId: h.accountId, threadId }).then((all) => all.filter((a) => a.kind === 'follow_up'));
 
 async function listPage(): Promise<Page> {
@@ -70,7 +73,7 @@ async function listPage(): Promise<Page> {
 }
 
 describe('the approvals page lists follow-ups', () => {
-  it('shows a waiting one with its due time in the account\'s zone and one past due as Follow Up; Cancel ends the waiting one through its thread', async () => {
+  it('shows a waiting one with its due time in the account\'s zone and one past due as Follow Up; Cancel ends the waiting one, Stop waiting the one past due, through their threads', async () => {
     await h.prisma.rule.create({ data: { scope: 'domain', scopeRef: waitsDomain, kind: 'follow_up', action: 'expects_reply', followUpDays: 2, priority: 0 } });
     const waiting = await userAsks(waitsDomain, 'Numbers', (s) => s.state === 'awaiting_reply' && (s.wakes ?? []).length === 1);
     const due = await userAsks(dueDomain, 'Totals', (s) => s.decisions.some((d) => d.detail.startsWith('follow up fired')));
@@ -90,7 +93,7 @@ describe('the approvals page lists follow-ups', () => {
 
     expect(await dueRow.getAttribute('data-state')).toBe('due');
     expect(await dueRow.locator('td.due').textContent()).toMatch(/^Follow Up since .*Europe\/Berlin/);
-    expect(await dueRow.getByRole('button').count()).toBe(0); // fallen due: nothing left to cancel
+    expect(await dueRow.getByRole('button').textContent()).toBe('Stop waiting'); // fallen due: no timer left, the wait is
     // The section fits a 1300 px window as the rest of the list does: the page never scrolls sideways.
     await page.setViewportSize({ width: 1300, height: 900 });
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1300);
@@ -105,9 +108,26 @@ describe('the approvals page lists follow-ups', () => {
     const after = await h.waitFor(waiting.threadId, (s) => !s.wakes && settled(s));
     expect(after.decisions.some((d) => d.detail.startsWith('follow up cancelled'))).toBe(true);
 
+    // A cancelled follow-up is the user no longer waiting: the thread closes as sent.
+    expect(after.state).toBe('sent');
+
     const again = await listPage();
     expect(await again.locator(`tr[data-follow-up-thread="${waiting.threadId}"]`).count()).toBe(0);
-    expect(await again.locator(`tr[data-follow-up-thread="${due.threadId}"]`).count()).toBe(1);
+    const dueAgain = again.locator(`tr[data-follow-up-thread="${due.threadId}"]`);
+    expect(await dueAgain.count()).toBe(1);
+    expect(await threadLabels(due.threadId)).toContain('Follow Up');
+    const [stopped] = await Promise.all([
+      again.waitForResponse((r) => r.request().method() === 'POST'),
+      dueAgain.getByRole('button', { name: 'Stop waiting' }).click(),
+    ]);
+    expect(stopped.status(), await stopped.text()).toBe(200);
+    expect(await again.locator('#outcome').textContent()).toBe(`no longer waiting for an answer on thread ${due.threadId}`);
+    const closed = await h.waitFor(due.threadId, (s) => s.state === 'sent' && settled(s));
+    expect(closed.decisions.some((d) => d.detail === 'no longer awaiting an answer (user): closed as sent')).toBe(true);
+    expect(await threadLabels(due.threadId)).not.toContain('Follow Up');
+    expect((await followUps(due.threadId)).map((a) => a.state)).toEqual(['done']);
+    expect(await (await listPage()).locator(`tr[data-follow-up-thread="${due.threadId}"]`).count()).toBe(0);
+    await recordHistory(h, due.threadId, 'thread-follow-up-stop-waiting');
   });
 
   it('refuses a cancel without the session\'s CSRF token: the follow-up keeps waiting', async () => {
