@@ -8,37 +8,32 @@ import { launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
-import { appRoutes } from '../../src/http/routes.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
-import { freePort } from '../../src/shared/free-port.js';
-import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { startAppServer, type AppServer } from '../helpers/app-server.js';
+import { deliverAndIngest, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
 let h: InboxHarness;
 let discord: RunningDiscordEmulator;
 let webhook: { id: string; url: string };
-let http: HttpServer;
+let app: AppServer;
 let browser: Browser;
 
 beforeAll(async () => {
   discord = await startDiscordEmulator();
   webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
-  const port = await freePort();
-  h = await startInboxHarness({
-    env: { DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, HTTP_PORT: String(port) },
+  app = await startAppServer({
+    env: { DISCORD_WEBHOOK_URL: webhook.url },
     settings: { actions: { sendDelayMs: 1000, approvalExpiryMs: 600_000, pauseLabel: 'Assistant Paused', awaitingApprovalLabel: 'Awaiting Approval' } },
   });
-  await h.startWorkers();
-  http = await startHttpServer({ host: '127.0.0.1', port, routes: appRoutes(h.cfg, { prisma: h.prisma, client: h.client }) });
+  h = app.h;
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await http?.close();
   await h?.prisma.rule.deleteMany({ where: { scopeRef: { in: ['page-fwd.example', 'page-news.example'] } } });
-  await h?.close();
+  await app?.close();
   await discord?.close();
 });
 

@@ -12,11 +12,9 @@ import { decideAction, type DecideDeps } from '../../src/actions/decide.js';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { escapeHtml } from '../../src/http/approvals-page.js';
-import { appRoutes } from '../../src/http/routes.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
-import { freePort } from '../../src/shared/free-port.js';
-import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { startAppServer, type AppServer } from '../helpers/app-server.js';
+import { deliverAndIngest, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
 const ALICE = 'alice.martin@example.com';
@@ -27,8 +25,7 @@ const b64Word = (text: string) => `=?UTF-8?B?${Buffer.from(text).toString('base6
 let h: InboxHarness;
 let discord: RunningDiscordEmulator;
 let webhook: { id: string; url: string };
-let http: HttpServer;
-let baseUrl: string;
+let app: AppServer;
 let deps: DecideDeps;
 let aliceRule: string;
 const db = () => prismaExecutor(h.prisma);
@@ -36,17 +33,18 @@ const db = () => prismaExecutor(h.prisma);
 beforeAll(async () => {
   discord = await startDiscordEmulator();
   webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}`;
-  h = await startInboxHarness({
-    env: { DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: baseUrl, HTTP_PORT: String(port), APPROVALS_OPERATOR_TOKEN: OPERATOR_TOKEN },
-    settings: { actions: { sendDelayMs: 500, approvalExpiryMs: 600_000, pauseLabel: 'Assistant Paused', awaitingApprovalLabel: 'Awaiting Approval' } },
-  });
-  // alice and mallory have mailboxes in the emulator: a send reaches them as a delivered copy.
-  await h.gmail.control.createAccount({ email: ALICE });
-  await h.gmail.control.createAccount({ email: MALLORY });
-  await h.startWorkers();
-  http = await startHttpServer({ host: '127.0.0.1', port, routes: appRoutes(h.cfg, { prisma: h.prisma, client: h.client }) });
+  app = await startAppServer(
+    {
+      env: { DISCORD_WEBHOOK_URL: webhook.url, APPROVALS_OPERATOR_TOKEN: OPERATOR_TOKEN },
+      settings: { actions: { sendDelayMs: 500, approvalExpiryMs: 600_000, pauseLabel: 'Assistant Paused', awaitingApprovalLabel: 'Awaiting Approval' } },
+    },
+    async (h) => {
+      // alice and mallory have mailboxes in the emulator: a send reaches them as a delivered copy.
+      await h.gmail.control.createAccount({ email: ALICE });
+      await h.gmail.control.createAccount({ email: MALLORY });
+    },
+  );
+  h = app.h;
   deps = { client: h.client, db: db(), taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE };
 
   // The demo's rule: alice's mail is answered by an auto-reply, allowed for her and earned (no drafts needed).
@@ -61,8 +59,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.prisma.rule.deleteMany({ where: { scopeRef: { in: [ALICE, 'evil.example'] } } });
-  await http?.close();
-  await h?.close();
+  await app?.close();
   await discord?.close();
 });
 
@@ -102,7 +99,7 @@ async function receivedBy(email: string, subject: string): Promise<number> {
 
 /** The operator's approvals list (HTML), as the operator's browser gets it. */
 async function operatorList(): Promise<string> {
-  const res = await fetch(`${baseUrl}/approvals?token=${OPERATOR_TOKEN}`);
+  const res = await fetch(`${app.http.url}/approvals?token=${OPERATOR_TOKEN}`);
   expect(res.status).toBe(200);
   return res.text();
 }

@@ -8,16 +8,14 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listActions } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
-import { appRoutes } from '../../src/http/routes.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
 import { gmailThreadLink } from '../../src/learning/contracts.js';
-import { freePort } from '../../src/shared/free-port.js';
 import type { ThreadStatus } from '../../src/thread/contracts.js';
 import { describeLocal } from '../../src/time/index.js';
 import { launchChromium } from '../helpers/browser.js';
 import { recordHistory } from '../helpers/histories.js';
 import { labelsOf } from '../helpers/thread-timers.js';
-import { deliverAndIngest, startInboxHarness, userSends, type InboxHarness } from '../helpers/inbox-harness.js';
+import { startAppServer, type AppServer } from '../helpers/app-server.js';
+import { deliverAndIngest, userSends, type InboxHarness } from '../helpers/inbox-harness.js';
 
 const OPERATOR_TOKEN = 'operator-token-for-the-follow-ups-page';
 const ZONE = 'Europe/Berlin';
@@ -26,31 +24,28 @@ const waitsDomain = `page-waits-${tag}.example`;
 const dueDomain = `page-due-${tag}.example`;
 
 let h: InboxHarness;
-let http: HttpServer;
+let app: AppServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  const port = await freePort();
-  h = await startInboxHarness({
-    env: {
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      HTTP_PORT: String(port),
-      APPROVALS_SECRET: 'follow-ups-page-secret-of-at-least-32-characters',
-      APPROVALS_OPERATOR_TOKEN: OPERATOR_TOKEN,
-      FOLLOW_UP_AFTER: '2s',
+  app = await startAppServer(
+    {
+      env: {
+        APPROVALS_SECRET: 'follow-ups-page-secret-of-at-least-32-characters',
+        APPROVALS_OPERATOR_TOKEN: OPERATOR_TOKEN,
+        FOLLOW_UP_AFTER: '2s',
+      },
     },
-  });
-  await h.prisma.account.update({ where: { id: h.accountId }, data: { timeZone: ZONE } });
-  await h.startWorkers();
-  http = await startHttpServer({ host: '127.0.0.1', port, routes: appRoutes(h.cfg, { prisma: h.prisma, client: h.client }) });
+    (h) => h.prisma.account.update({ where: { id: h.accountId }, data: { timeZone: ZONE } }).then(() => {}),
+  );
+  h = app.h;
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await http?.close();
   await h?.prisma.rule.deleteMany({ where: { scopeRef: waitsDomain } });
-  await h?.close();
+  await app?.close();
 });
 
 const settled = (s: ThreadStatus) => s.pendingEvents === 0;
@@ -68,7 +63,7 @@ const followUps = (threadId: string) => listActions(prismaExecutor(h.prisma), { 
 
 async function listPage(): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
-  expect((await page.goto(`${http.url}/approvals?token=${OPERATOR_TOKEN}`))?.status()).toBe(200);
+  expect((await page.goto(`${app.http.url}/approvals?token=${OPERATOR_TOKEN}`))?.status()).toBe(200);
   return page;
 }
 
@@ -138,7 +133,7 @@ describe('the approvals page lists follow-ups', () => {
     const field = (name: string) => form.locator(`input[name=${name}]`).getAttribute('value');
     const body = new URLSearchParams({ exp: (await field('exp'))!, sig: (await field('sig'))!, csrf: (await field('csrf'))!, decision: 'cancel_follow_up' });
     // The form's fields without the browser's session cookie.
-    const refused = await fetch(`${http.url}${action}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const refused = await fetch(`${app.http.url}${action}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
     expect(refused.status).toBe(403);
     expect((await followUps(threadId)).map((a) => a.state)).toEqual(['scheduled']);
   });
