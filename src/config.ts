@@ -10,6 +10,7 @@ import type { QuotaLimiterOptions } from './quota/limiter.js';
 import type { SyncScheduleSettings } from './schedules/schedules.js';
 import type { ThreadSettings } from './thread/contracts.js';
 import { canonicalZone } from './time/local-time.js';
+import { parseWeeklyTime } from './time/iso-week.js';
 import type { TimerLabelPrefixes } from './time/labels.js';
 import type { UserScheduleSettings } from './schedules/user-schedules.js';
 import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from './shared/task-queues.js';
@@ -302,6 +303,17 @@ export const envSchema = z.object({
   LEARNING_EVIDENCE_DAYS: z.coerce.number().int().min(1).default(14),
   /** How often the learning Schedule proposes writing lessons from new evidence. */
   LEARNING_EVERY: duration.default('1 hour'),
+  /**
+   * The weekly "what I learned" e-mail: from this weekday and time of each ISO week, in the account's
+   * zone (the first learning tick after it sends it), or "off".
+   */
+  LEARNING_WEEKLY_EMAIL: z
+    .string()
+    .transform((v, ctx) => {
+      if (v.trim().toLowerCase() === 'off') return null;
+      return parseWeeklyTime(v) ?? (ctx.addIssue({ code: 'custom', message: 'expected a weekday and a time such as "mon 08:00", or "off"' }), z.NEVER);
+    })
+    .prefault('mon 08:00'),
   /** Accepted writing lessons in a drafting prompt are cut to this many tokens (most specific first). */
   LESSON_PROMPT_TOKENS: z.coerce.number().int().min(0).default(300),
 

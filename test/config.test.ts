@@ -42,6 +42,8 @@ describe('loadConfig', () => {
     ['MORNING_HOUR', '24', /^MORNING_HOUR: /],
     ['WEEKEND_DAYS', 'sat,sun', /^WEEKEND_DAYS: expected ISO weekday numbers/],
     ['WEEKEND_DAYS', '1,2,3,4,5,6,7', /^WEEKEND_DAYS: .*not all seven/],
+    ['LEARNING_WEEKLY_EMAIL', 'monday', /^LEARNING_WEEKLY_EMAIL: expected a weekday and a time such as "mon 08:00", or "off"/],
+    ['LEARNING_WEEKLY_EMAIL', 'fri 25:00', /^LEARNING_WEEKLY_EMAIL: expected a weekday and a time/],
   ])('names %s and what it expects when its value is wrong', (name, value, pattern) => {
     let error: unknown;
     try {
@@ -61,6 +63,12 @@ describe('loadConfig', () => {
     const set = loadConfig({ DEFAULT_TIME_ZONE: 'america/new_york', MORNING_HOUR: '9', EVENING_HOUR: '19', WEEKEND_DAYS: '5,6' });
     expect(timeSettingsOf({ timeZone: null }, set)).toEqual({ zone: 'America/New_York', morningHour: 9, eveningHour: 19, weekend: [5, 6] });
     expect(loadConfig({ WEEKEND_DAYS: 'none' }).WEEKEND_DAYS).toEqual([]);
+  });
+
+  it('sends the weekly lessons e-mail from Monday 08:00 by default; a weekday and time, or off', () => {
+    expect(loadConfig({}).LEARNING_WEEKLY_EMAIL).toEqual({ weekday: 1, hour: 8, minute: 0 });
+    expect(loadConfig({ LEARNING_WEEKLY_EMAIL: 'Friday 17:30' }).LEARNING_WEEKLY_EMAIL).toEqual({ weekday: 5, hour: 17, minute: 30 });
+    expect(loadConfig({ LEARNING_WEEKLY_EMAIL: 'OFF' }).LEARNING_WEEKLY_EMAIL).toBeNull();
   });
 
   it('gives the quota limiter and the archiver their settings from the same parse', () => {

@@ -34,7 +34,7 @@ export async function createGmailQueueActivities(ctx: WorkerContext) {
     createApprovalNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),
     createLessonNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),
     createReminderDeliveryActivities({ db: ctx.sql, accounts: metered, ...reminderSettingsFromConfig(ctx.cfg) }),
-    createWeeklyEmailActivities({ db: ctx.sql, accounts: metered, label: ctx.cfg.LABEL_LESSONS, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
+    createWeeklyEmailActivities({ db: ctx.sql, accounts: metered, label: ctx.cfg.LABEL_LESSONS, sendFrom: ctx.cfg.LEARNING_WEEKLY_EMAIL, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
   );
 }
 

@@ -10,7 +10,7 @@ import { insertOnce } from '../gmail/insert-once.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
 import { accountTimeZone } from '../schedules/account-zone.js';
-import { isoWeekOf } from '../time/index.js';
+import { describeLocal, isoWeekOf, weeklyTimeIn, type WeeklyTime } from '../time/index.js';
 import { weeklyReport } from './weekly-report.js';
 
 /** Marks our weekly lessons e-mail (the built-in rule builtin:own-lessons files it as fyi). */
@@ -33,12 +33,24 @@ export interface WeeklyEmailActivities {
   deliverWeeklyReport(input: { accountId: string }): Promise<WeeklyEmailResult>;
 }
 
-export function createWeeklyEmailActivities(deps: { db: SqlExecutor; accounts: GmailAccounts; label: string; defaultZone?: string }): WeeklyEmailActivities {
+export function createWeeklyEmailActivities(deps: {
+  db: SqlExecutor;
+  accounts: GmailAccounts;
+  label: string;
+  /** From when in each week it goes out, in the account's zone (LEARNING_WEEKLY_EMAIL); null: never. */
+  sendFrom: WeeklyTime | null;
+  defaultZone?: string;
+  now?: () => Date;
+}): WeeklyEmailActivities {
   const labels = new LabelDirectory();
   return {
     async deliverWeeklyReport({ accountId }) {
-      const now = new Date();
-      const week = isoWeekOf(now, await accountTimeZone(deps.db, accountId, deps.defaultZone));
+      const now = deps.now?.() ?? new Date();
+      const zone = await accountTimeZone(deps.db, accountId, deps.defaultZone);
+      const week = isoWeekOf(now, zone);
+      if (!deps.sendFrom) return { accountId, week, gmailMessageId: null, inserted: false, note: 'the weekly e-mail is off (LEARNING_WEEKLY_EMAIL)' };
+      const from = weeklyTimeIn(now, zone, deps.sendFrom);
+      if (now < from) return { accountId, week, gmailMessageId: null, inserted: false, note: `not yet: it goes out from ${describeLocal(from, zone)}` };
       const report = await weeklyReport(deps.db, { accountId, now });
       // An empty report is not worth an e-mail (nor a Gmail call): a later run of the week may send one.
       if (report.waiting + report.accepted + report.reverted === 0) return { accountId, week, gmailMessageId: null, inserted: false, note: 'nothing to report' };

@@ -17,7 +17,7 @@ export {
   type TimeSettings,
   type TimeDefaults,
 } from './settings.js';
-export { isoWeekOf } from './iso-week.js';
+export { isoWeekOf, parseWeeklyTime, weeklyTimeIn, type WeeklyTime } from './iso-week.js';
 export { addBusinessDays, isWeekend, MAX_BUSINESS_DAYS } from './business-days.js';
 export { parseWhen, resolveWhen, MAX_AHEAD_DAYS, type WhenSpec } from './when.js';
 export { MAX_WHEN_TEXT } from './phrases.js';

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { learningWorkflow } from '../../src/learning/learning-workflow.js';
 import { proposeLesson } from '../../src/learning/memory.js';
-import { LESSONS_REPORT_HEADER, weeklyReportMessageId } from '../../src/learning/weekly-email-activities.js';
+import { createWeeklyEmailActivities, LESSONS_REPORT_HEADER, weeklyReportMessageId } from '../../src/learning/weekly-email-activities.js';
 import { BUILTIN_RULES, evaluateRules } from '../../src/rules/rules.js';
 import { LEARNING_SCHEDULE_ID, scheduleDefinitions } from '../../src/schedules/schedules.js';
-import { isoWeekOf } from '../../src/time/index.js';
+import { isoWeekOf, parseWeeklyTime, type WeeklyTime } from '../../src/time/index.js';
 import { recordWorkflowHistory } from '../helpers/histories.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 
@@ -32,10 +32,13 @@ async function learn() {
   return { handle, result: await handle.result() };
 }
 
+/** Every message in the mailbox: the gate's calls must not add one. */
+const mailsNow = async () => (await h.gmail.control.getState(h.email)).messages.length;
 const lessonsMail = async () => (await h.gmail.control.getState(h.email)).messages.filter((m) => m.subject.startsWith('[durable-inbox] What I learned this week'));
 
 beforeAll(async () => {
-  h = await startInboxHarness();
+  // From the start of each week, so the e-mail is due whenever this runs (the gate has its own test below).
+  h = await startInboxHarness({ env: { LEARNING_WEEKLY_EMAIL: 'mon 00:00' } });
   await h.startWorkers();
 });
 
@@ -86,5 +89,23 @@ describe('the weekly "what I learned" e-mail', () => {
     // The rules file it as mail to read: fyi, no action, left unread in the inbox.
     const decision = evaluateRules(BUILTIN_RULES, { from: h.email, to: h.email, subject: mails[0]!.subject, date: '', body: message.body, headers: message.headers, sender: h.email });
     expect(decision).toMatchObject({ decided: true, category: 'fyi', ruleId: 'builtin:own-lessons' });
+  });
+
+  it('waits for its weekday and time in the account\'s zone, and never goes out when off', async () => {
+    await h.prisma.account.update({ where: { id: h.accountId }, data: { timeZone: 'Europe/Berlin' } });
+    try {
+      const activity = (sendFrom: WeeklyTime | null, now: string) =>
+        createWeeklyEmailActivities({ db: prismaExecutor(h.prisma), accounts: h.gmailAccounts(), label: 'Lessons', sendFrom, now: () => new Date(now) });
+      const before = await mailsNow();
+      // Monday 30 November 2026, 06:30 UTC is 07:30 in Berlin: half an hour before Monday 08:00 there.
+      const early = await activity(parseWeeklyTime('mon 08:00'), '2026-11-30T06:30:00Z').deliverWeeklyReport({ accountId: h.accountId });
+      expect(early).toEqual({ accountId: h.accountId, week: '2026-W49', gmailMessageId: null, inserted: false, note: 'not yet: it goes out from Mon 30 Nov 2026 08:00 Europe/Berlin (07:00 UTC)' });
+      const off = await activity(null, '2026-11-30T09:00:00Z').deliverWeeklyReport({ accountId: h.accountId });
+      expect(off.note).toBe('the weekly e-mail is off (LEARNING_WEEKLY_EMAIL)');
+      expect(off.gmailMessageId).toBeNull();
+      expect(await mailsNow()).toBe(before);
+    } finally {
+      await h.prisma.account.update({ where: { id: h.accountId }, data: { timeZone: null } });
+    }
   });
 });
