@@ -4,24 +4,13 @@
 // `scheduling` profile (the thread workflow's agent route). Prints runs and routed threads per
 // minute, and steps, tokens and CPU ms per run.
 //   --accounts A (50)  --routed R (2)  --llm-latency MS (300, the emulator's default in npm run dev)
-import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
+import { startBenchWorld } from '../bench-world.js';
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
-import { benchWorkerEnv, emulatedAccounts, startWorkersInProcess } from '../worker-env.js';
-import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
-import { createPrismaClient } from '../../src/db/client.js';
-import { ensureDatabase } from '../../src/db/ensure-database.js';
-import { applyMigrations } from '../../src/db/migrate.js';
-import { prismaExecutor } from '../../src/db/sql-executor.js';
-import { spawnAnthropicEmulator } from '../../emulators/anthropic/index.js';
-import { spawnGmailEmulator } from '../../emulators/gmail/index.js';
+import { threadSettingsFromConfig } from '../../src/config.js';
 import { scheduleIdOf } from '../../src/schedules/contracts.js';
 import { addUserSchedule } from '../../src/schedules/user-schedules.js';
-import { createDataConverter } from '../../src/temporal/data-converter.js';
-import { startDevServer } from '../../src/temporal/dev-server.js';
-import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
 
 const per = (n: number, of: number) => (n / Math.max(1, of)).toFixed(1);
@@ -32,24 +21,9 @@ export async function run(args: string[]): Promise<void> {
   const llmLatency = wholeFlag(args, 'llm-latency', 300);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
-  const temporal = await startDevServer({ port: 0, headless: true });
-  const gmail = await spawnGmailEmulator(['--no-quota']);
-  const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]);
-  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_agent';
-  await ensureDatabase(databaseUrl);
-  await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
-  const prisma = createPrismaClient(databaseUrl);
-  await prisma.$executeRawUnsafe('TRUNCATE accounts CASCADE');
+  const world = await startBenchWorld({ name: 'agent', accounts: accountsCount, llmLatencyMs: llmLatency });
+  const { gmail, prisma, cfg, accounts, client, db } = world;
   await prisma.rule.deleteMany({ where: { scopeRef: 'routed.example' } });
-  const keys = fixedTestPayloadKeys();
-  const cfg = loadConfig({
-    ...benchWorkerEnv({ temporalAddress: temporal.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
-    LOG_LEVEL: 'error',
-  });
-  const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `agent-${randomUUID().slice(0, 6)}`, accountsCount);
-  const client = new Client({ connection: await Connection.connect({ address: temporal.address }), dataConverter: createDataConverter(keys) });
-  const workers = await startWorkersInProcess(cfg, databaseUrl);
-  const db = prismaExecutor(prisma);
 
   // (1) Brief runs: one schedule per account, all triggered at once.
   const schedules = [];
@@ -105,10 +79,5 @@ export async function run(args: string[]): Promise<void> {
   console.log(cpuPerEmailLine('routed thread', spent, settled).replace('CPU ms/email', 'CPU ms/run'));
 
   await prisma.rule.deleteMany({ where: { scopeRef: 'routed.example' } });
-  await workers.stop();
-  await client.connection.close();
-  await prisma.$disconnect();
-  await gmail.close();
-  await anthropic.close();
-  await temporal.stop();
+  await world.close();
 }

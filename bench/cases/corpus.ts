@@ -9,22 +9,12 @@
 // Prints: delivered, refused by the emulator (with the reason), settled by state, failed workflows
 // (must be 0), threads that did not settle, emails/min (settled, first delivery → last settled), and
 // the ten slowest threads (delivery → settled). Gmail quotas are off: this is about the mail.
-import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { wholeFlag } from '../args.js';
-import { benchWorkerEnv, emulatedAccounts, startWorkersInProcess } from '../worker-env.js';
+import { startBenchWorld } from '../bench-world.js';
 import { awaitSettled, isSettled, type ThreadOutcome, type TrackedThread } from '../corpus/settle.js';
 import { readSpamAssassin, sampleSpamAssassin } from '../corpus/spam-assassin.js';
-import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
-import { createPrismaClient } from '../../src/db/client.js';
-import { ensureDatabase } from '../../src/db/ensure-database.js';
-import { applyMigrations } from '../../src/db/migrate.js';
-import { spawnAnthropicEmulator } from '../../emulators/anthropic/index.js';
-import { spawnGmailEmulator } from '../../emulators/gmail/index.js';
+import { threadSettingsFromConfig } from '../../src/config.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
-import { createDataConverter } from '../../src/temporal/data-converter.js';
-import { startDevServer } from '../../src/temporal/dev-server.js';
-import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { installSdkLogging } from '../../src/workers/sdk-logging.js';
 import { threadStatusQuery } from '../../src/thread/signals.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
@@ -40,38 +30,15 @@ export async function run(args: string[]): Promise<void> {
   const entries = sampleSpamAssassin(limit);
   installSdkLogging('error', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
 
-  const temporal = await startDevServer({ port: 0, headless: true });
-  const gmail = await spawnGmailEmulator(['--no-quota']);
-  const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]);
-  const databaseUrl =
-    process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_corpus';
-  await ensureDatabase(databaseUrl);
-  await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
-  const prisma = createPrismaClient(databaseUrl);
-  await prisma.$executeRawUnsafe('TRUNCATE accounts CASCADE');
-
-  const keys = fixedTestPayloadKeys();
-  const cfg = loadConfig({
-    ...benchWorkerEnv({
-      temporalAddress: temporal.address,
-      databaseUrl,
-      keys,
-      gmail: { ...gmail.details, url: gmail.url },
-      anthropic: { apiKey: 'bench', url: anthropic.url },
-    }),
-    LOG_LEVEL: 'error',
+  const world = await startBenchWorld({
+    name: 'corpus',
+    accounts: accountsCount,
+    llmLatencyMs: llmLatency,
     // Hundreds of messages per mailbox in minutes: the default daily LLM budget per account would pause
     // the model (threads then wait, as they should) and this would measure the budget, not the mail.
-    DAILY_TOKEN_BUDGET: String(1_000_000_000),
+    env: { DAILY_TOKEN_BUDGET: String(1_000_000_000) },
   });
-  const tag = randomUUID().slice(0, 8);
-  const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `corpus-${tag}`, accountsCount);
-
-  const workers = await startWorkersInProcess(cfg, databaseUrl);
-  const client = new Client({
-    connection: await Connection.connect({ address: temporal.address }),
-    dataConverter: createDataConverter(keys),
-  });
+  const { gmail, anthropic, prisma, cfg, accounts, client } = world;
   const settings = threadSettingsFromConfig(cfg);
 
   try {
@@ -139,12 +106,7 @@ export async function run(args: string[]): Promise<void> {
     report(outcomes, refused, start, reasons);
     console.log(`corpus LLM calls: ${(await anthropic.metrics()).requests}`);
   } finally {
-    await workers.stop();
-    await client.connection.close();
-    await prisma.$disconnect();
-    await anthropic.close();
-    await gmail.close();
-    await temporal.stop();
+    await world.close();
   }
 }
 

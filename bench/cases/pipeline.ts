@@ -9,22 +9,12 @@
 //   --llm-latency MS  Anthropic emulator latency (default 300)
 // Gmail quotas are off here: this measures our pipeline; bench e2e measures it under Gmail's quota.
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
-import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
 import { percentile } from '../bench-kit.js';
-import { benchWorkerEnv, emulatedAccounts, startWorkersInProcess } from '../worker-env.js';
-import { loadConfig, threadSettingsFromConfig } from '../../src/config.js';
-import { createPrismaClient } from '../../src/db/client.js';
-import { ensureDatabase } from '../../src/db/ensure-database.js';
-import { applyMigrations } from '../../src/db/migrate.js';
-import { spawnAnthropicEmulator } from '../../emulators/anthropic/index.js';
-import { spawnGmailEmulator } from '../../emulators/gmail/index.js';
+import { startBenchWorld } from '../bench-world.js';
+import { threadSettingsFromConfig } from '../../src/config.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
-import { createDataConverter } from '../../src/temporal/data-converter.js';
-import { startDevServer } from '../../src/temporal/dev-server.js';
-import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
 
 type MailKind = 'reply' | 'newsletter' | 'automated';
@@ -72,29 +62,9 @@ export async function run(args: string[]): Promise<void> {
   if (!Number.isInteger(bulkPercent) || bulkPercent < 0 || bulkPercent > 100) throw new Error('--bulk expects a percentage, 0 to 100');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
-  const temporal = await startDevServer({ port: 0, headless: true });
-  const gmail = await spawnGmailEmulator(['--no-quota']);
   // Both emulators in their own processes: the workers' thread is what this measures.
-  const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]);
-  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_pipeline';
-  await ensureDatabase(databaseUrl);
-  await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
-  const prisma = createPrismaClient(databaseUrl);
-  await prisma.$executeRawUnsafe('TRUNCATE accounts CASCADE');
-
-  const keys = fixedTestPayloadKeys();
-  const tag = randomUUID().slice(0, 8);
-  const cfg = loadConfig({
-    ...benchWorkerEnv({ temporalAddress: temporal.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
-    LOG_LEVEL: 'error',
-  });
-  const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `bench-${tag}`, accountsCount);
-
-  const workers = await startWorkersInProcess(cfg, databaseUrl);
-  const client = new Client({
-    connection: await Connection.connect({ address: temporal.address }),
-    dataConverter: createDataConverter(keys),
-  });
+  const world = await startBenchWorld({ name: 'pipeline', accounts: accountsCount, llmLatencyMs: llmLatency });
+  const { gmail, anthropic, prisma, cfg, accounts, client } = world;
   const settings = threadSettingsFromConfig(cfg);
 
   // Deliver first (the mailbox fills), then ingest everything as a sync burst would.
@@ -180,10 +150,5 @@ export async function run(args: string[]): Promise<void> {
   console.log(`pipeline LLM calls: ${(await anthropic.metrics()).requests}`);
   console.log(cpuPerEmailLine('pipeline', cpu, draftedAt.size));
 
-  await workers.stop();
-  await client.connection.close();
-  await prisma.$disconnect();
-  await anthropic.close();
-  await gmail.close();
-  await temporal.stop();
+  await world.close();
 }

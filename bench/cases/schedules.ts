@@ -9,25 +9,14 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
 import { percentile, startBenchTemporal } from '../bench-kit.js';
+import { startBenchWorld } from '../bench-world.js';
 import { cpuSnapshot, cpuSpent, cpuPerEmailLine } from '../proc-cpu.js';
-import { benchWorkerEnv, emulatedAccounts, startWorkersInProcess } from '../worker-env.js';
-import { loadConfig } from '../../src/config.js';
-import { createPrismaClient } from '../../src/db/client.js';
-import { ensureDatabase } from '../../src/db/ensure-database.js';
-import { applyMigrations } from '../../src/db/migrate.js';
-import { prismaExecutor } from '../../src/db/sql-executor.js';
-import { spawnAnthropicEmulator } from '../../emulators/anthropic/index.js';
-import { spawnGmailEmulator } from '../../emulators/gmail/index.js';
 import { addUserSchedule } from '../../src/schedules/user-schedules.js';
-import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { WorkerProcesses, workerTaskQueues } from '../../src/stack/worker-processes.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
-import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 
 const hhmm = (d: Date) => `${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
 
@@ -43,34 +32,29 @@ export async function run(args: string[]): Promise<void> {
 
   const stackAt = args.indexOf('--stack');
   const perRole = stackAt < 0 ? 0 : /^\d+$/.test(args[stackAt + 1] ?? '') ? Number(args[stackAt + 1]) : 2;
-  const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_schedules';
   const dir = await mkdtemp(join(tmpdir(), 'bench-schedules-'));
   const dbFile = join(dir, 'temporal.db');
-  const temporal = perRole
-    ? await startBenchTemporal(true, databaseUrl, { persistence: 8, visibility: 4 })
-    : { ...(await startDevServer({ port: 0, headless: true, dbFile })), databases: [], what: 'the Temporal dev server (SQLite in a file)' };
-  console.log(`schedules on ${temporal.what}, ${perRole ? `${perRole} worker processes of each kind` : 'the workers in this process'}`);
-  const gmail = await spawnGmailEmulator(['--no-quota']);
-  const anthropic = await spawnAnthropicEmulator(['--latency-ms', String(llmLatency)]);
-  await ensureDatabase(databaseUrl);
-  await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
-  const prisma = createPrismaClient(databaseUrl);
-  await prisma.$executeRawUnsafe('TRUNCATE accounts CASCADE');
-  const keys = fixedTestPayloadKeys();
-  const env = {
-    ...benchWorkerEnv({ temporalAddress: temporal.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
-    LOG_LEVEL: 'error',
+  const world = await startBenchWorld({
+    name: 'schedules',
+    accounts: accountsCount,
+    llmLatencyMs: llmLatency,
+    temporal: async (databaseUrl) =>
+      perRole
+        ? startBenchTemporal(true, databaseUrl, { persistence: 8, visibility: 4 })
+        : { ...(await startDevServer({ port: 0, headless: true, dbFile })), databases: [] as string[], what: 'the Temporal dev server (SQLite in a file)' },
     // PostgreSQL here has 100 connections shared with other work: the worker processes keep few.
-    ...(perRole ? { DATABASE_POOL_SIZE: '4' } : {}),
-  };
-  const cfg = loadConfig(env);
-  const accounts = await emulatedAccounts(gmail.control, prisma, cfg, `sched-${randomUUID().slice(0, 6)}`, accountsCount);
-  const client = new Client({ connection: await Connection.connect({ address: temporal.address }), dataConverter: createDataConverter(keys) });
-  const processes = perRole ? new WorkerProcesses({ env, perRole, output: (name, line) => console.error(`[${name}] ${line}`) }) : undefined;
-  processes?.startAll();
-  await processes?.untilPolling(client, workerTaskQueues(cfg));
-  const workers = processes ? { stop: () => processes.stopAll() } : await startWorkersInProcess(cfg, databaseUrl);
-  const db = prismaExecutor(prisma);
+    env: perRole ? { DATABASE_POOL_SIZE: '4' } : {},
+    workers: perRole
+      ? async ({ env, cfg, client }) => {
+          const processes = new WorkerProcesses({ env, perRole, output: (name, line) => console.error(`[${name}] ${line}`) });
+          processes.startAll();
+          await processes.untilPolling(client, workerTaskQueues(cfg));
+          return { stop: () => processes.stopAll() };
+        }
+      : undefined,
+  });
+  const { temporal, accounts, client, db } = world;
+  console.log(`schedules on ${temporal.what}, ${perRole ? `${perRole} worker processes of each kind` : 'the workers in this process'}`);
   /** What the Temporal server keeps: the dev server's SQLite file, or the server's PostgreSQL databases. */
   const temporalBytes = async () => {
     if (temporal.databases.length === 0) return (await stat(dbFile)).size;
@@ -129,11 +113,6 @@ export async function run(args: string[]): Promise<void> {
   console.log(`PostgreSQL bytes per schedule: ${(Number(size!.schedules) / total).toFixed(0)} (agent_schedules with indexes); per run: ${(Number(size!.runs) / Math.max(1, rows.length)).toFixed(0)} (schedule_runs)`);
   console.log(`Temporal server bytes per schedule: ${(((await temporalBytes()) - temporalBefore) / total).toFixed(0)} (${temporal.databases.length ? temporal.databases.join(' + ') : 'its SQLite file'} after creating them and running ${rows.length})`);
 
-  await workers.stop();
-  await client.connection.close();
-  await prisma.$disconnect();
-  await gmail.close();
-  await anthropic.close();
-  await temporal.stop();
+  await world.close();
   await rm(dir, { recursive: true, force: true });
 }
