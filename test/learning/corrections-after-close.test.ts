@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listActions, setCategoryActions } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
-import { listLessons } from '../../src/learning/memory.js';
+import { listLessons, loadLesson } from '../../src/learning/memory.js';
+import { retentionWorkflow } from '../../src/retention/retention-workflow.js';
 import { createSyncActivities } from '../../src/sync/sync-activities.js';
 import { learnAfterClose } from '../../src/thread/ingest.js';
 import type { ThreadStatus } from '../../src/thread/contracts.js';
@@ -163,5 +164,25 @@ describe('corrections of a thread whose workflow has ended', () => {
     expect(status.state).toBe('skipped');
     expect((await threadRow(threadId)).handledMessageIds).toEqual([...handledBefore, messageId]);
     expect(await corrections(threadId)).toHaveLength(1); // the change was seen before: nothing recorded twice
+  });
+
+  it('retention deletes the corrections after their bound; the lesson keeps its evidence', async () => {
+    const lesson = (await lessonFor(sender))!;
+    const [old, recent] = await corrections();
+    await h.prisma.learningCorrection.update({ where: { id: old!.id }, data: { createdAt: new Date(Date.now() - 61 * 86_400_000) } });
+    const result = await h.client.workflow.execute(retentionWorkflow, {
+      taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
+      workflowId: `retention-corrections-${tag}`,
+      args: [{ retentionDays: 3650, correctionsDays: 60 }],
+    });
+    expect(result.correctionsDeleted).toBeGreaterThanOrEqual(1);
+    expect(result.evidenceDeleted).toBeUndefined(); // not asked for
+    expect((await corrections()).map((c) => c.id)).toEqual([recent!.id]);
+    // The lesson's version keeps its copy: both threads, the sender and the subject, the corrected actions.
+    const kept = (await loadLesson(db(), lesson.id))!;
+    expect(kept.current.evidence.map((e) => [e.threadId, e.sender, e.subject]).sort()).toEqual(
+      lesson.current.evidence.map((e) => [e.threadId, e.sender, e.subject]).sort(),
+    );
+    expect(kept.current.evidence).toHaveLength(2);
   });
 });
