@@ -9,6 +9,8 @@ import type { LearningLlmActivities } from './learning-llm-activities.js';
 export interface LearningWorkflowInput {
   /** The LLM task queue (LLM_TASK_QUEUE). */
   llmTaskQueue: string;
+  /** Only these accounts (`memory learn --account`); absent: every account with new evidence. */
+  accountIds?: string[];
 }
 
 export interface LearningWorkflowResult {
@@ -30,7 +32,8 @@ export async function learningWorkflow(input: LearningWorkflowInput): Promise<Le
     heartbeatTimeout: '30 seconds',
     retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', maximumAttempts: 5 },
   });
-  const accounts = await store.accountsWithNewEvidence({});
+  const only = input.accountIds;
+  const accounts = (await store.accountsWithNewEvidence({})).filter((id) => !only || only.includes(id));
   const result: LearningWorkflowResult = { accounts: accounts.length, proposed: [], skipped: [] };
   for (const accountId of accounts) {
     try {
