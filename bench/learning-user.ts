@@ -1,9 +1,10 @@
 // The simulated user of `npm run bench -- learning` (docs/learning.md): hidden, deterministic habits
 // applied through the real path. Each question thread gets our draft (a thread workflow, the
 // Anthropic emulator's drafting stand-in); the user edits it in the Gmail emulator per their habits
-// and sends it, and the thread workflow records the evidence. Newsletters get archived by the
-// category's actions; the user takes the archive back for one sender (`actions undo`) and rejects
-// it for a protected sender, whose archive waits for approval (`actions reject`). After each
+// and sends it, and the thread workflow records the evidence; mail from one domain is answered in
+// German. Newsletters get archived by the category's actions; the user takes the archive back for
+// one sender (`actions undo`) and rejects it for a protected sender, whose archive waits for
+// approval (`actions reject`). After each
 // block the learning workflow proposes writing lessons, the triage derivation proposes rule changes,
 // and the user accepts every proposal (acceptLesson, as `memory accept` does).
 import { randomUUID } from 'node:crypto';
@@ -21,6 +22,7 @@ import { ingestThreadEvent } from '../src/thread/ingest.js';
 import { threadStatusQuery } from '../src/thread/signals.js';
 import { threadWorkflowId, type MailboxEvent, type ThreadSettings, type ThreadStatus } from '../src/thread/contracts.js';
 import type { EmulatorControlClient } from '../emulators/gmail/control-client.js';
+import { inGerman } from '../emulators/anthropic/learning.js';
 import { sleep } from './bench-kit.js';
 
 /** What the simulated user works in: one account, its workers running (the inbox harness fits). */
@@ -42,6 +44,8 @@ export const HABITS = {
   cutSentence: 'I have read your request and will come back to you with the details shortly.',
   /** Added only to replies to this domain's mail (a domain-scoped lesson). */
   link: { domain: 'studio.example', line: 'Our rates and calendar: https://sam.example/studio' },
+  /** Mail from this domain is answered in German: the user rewrites the body (greeting and sign-off as above). */
+  language: { domain: 'berlin.example', language: 'German' },
   /** This sender's newsletters: the user takes the archive back. */
   keepSender: 'letters@news.example',
   /** A protected sender (its archives wait for approval) whose newsletters the user keeps: rejects the archive. */
@@ -57,6 +61,9 @@ export function userReply(draft: string, senderDomain: string): string {
   const last = cut.length - 1;
   if (senderDomain === HABITS.link.domain && !cut.includes(HABITS.link.line)) cut.splice(last, 0, HABITS.link.line, '');
   cut[cut.length - 1] = HABITS.signOff;
+  // The German is the phrasebook the emulator's drafting stand-in writes with (all the German it
+  // knows): once the lesson holds, its draft is what this user sends.
+  if (senderDomain === HABITS.language.domain) return cut.map((l, i) => (i > 0 && i < cut.length - 1 ? inGerman(l) : l)).join('\n');
   return cut.join('\n');
 }
 
@@ -94,7 +101,7 @@ function threadKind(i: number, tag: string): { kind: 'question' | 'newsletter'; 
   if (i % 20 === 4) return { kind: 'newsletter', from: `News <${HABITS.keepSender}>`, address: HABITS.keepSender, subject: `This week ${i} ${tag}` };
   if (i % 20 === 17) return { kind: 'newsletter', from: `Board <${HABITS.protectedSender}>`, address: HABITS.protectedSender, subject: `Board letter ${i} ${tag}` };
   if (i % 20 === 14) return { kind: 'newsletter', from: `Deals <deals@shop.example>`, address: 'deals@shop.example', subject: `Deals ${i} ${tag}` };
-  const domain = i % 20 === 7 ? HABITS.link.domain : `partner${i % 5}.example`;
+  const domain = i % 20 === 7 ? HABITS.link.domain : i % 20 === 11 ? HABITS.language.domain : `partner${i % 5}.example`;
   const address = `${name.toLowerCase()}.${i}@${domain}`;
   return { kind: 'question', from: `${name} Lee <${address}>`, address, subject: `Project ${i} ${tag}` };
 }

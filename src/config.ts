@@ -301,6 +301,12 @@ export const envSchema = z.object({
   DRY_RUN_WINDOW: howLong().prefault('30 days'),
   /** Our draft and what the user sent (and rework instructions) are kept this long as evidence, then only lessons and their provenance. */
   LEARNING_EVIDENCE_DAYS: z.coerce.number().int().min(1).default(14),
+  /**
+   * The corrections of triage the threads saw (table learning_corrections: senders and subjects of
+   * the user's mail) are deleted this many days after they were recorded; lessons keep their
+   * provenance. Unset: LEARNING_LOOKBACK in days, since older corrections teach nothing.
+   */
+  LEARNING_CORRECTIONS_DAYS: z.coerce.number().int().min(1).optional(),
   /** How often the learning Schedule proposes writing lessons from new evidence. */
   LEARNING_EVERY: duration.default('1 hour'),
   /**
@@ -645,6 +651,11 @@ export interface LearningSettings {
   triageLessonAfter: number;
   lookbackMs: number;
   dryRunWindowMs: number;
+}
+
+/** Days the corrections of triage are kept (LEARNING_CORRECTIONS_DAYS, else LEARNING_LOOKBACK in days). */
+export function correctionsDays(cfg: Env): number {
+  return cfg.LEARNING_CORRECTIONS_DAYS ?? wholeDays(cfg.LEARNING_LOOKBACK);
 }
 
 export function learningSettingsFromConfig(cfg: Env): LearningSettings {

@@ -7,6 +7,7 @@ import {
   backfillAlertSettingsFromConfig,
   codecServerSettingsFromConfig,
   ConfigError,
+  correctionsDays,
   healthSettingsFromConfig,
   loadConfig,
   quotaOptionsFromConfig,
@@ -24,6 +25,13 @@ describe('loadConfig', () => {
     expect(cfg.LABEL_OUTBOX).toBe('Outbox');
     expect(cfg.MAX_REWORKS).toBe(3);
     expect(cfg.DATABASE_URL).toBeUndefined();
+  });
+
+  it('keeps corrections of triage LEARNING_CORRECTIONS_DAYS, by default as long as they teach (LEARNING_LOOKBACK)', () => {
+    expect(correctionsDays(loadConfig({}))).toBe(60);
+    expect(correctionsDays(loadConfig({ LEARNING_LOOKBACK: '30 days' }))).toBe(30);
+    expect(correctionsDays(loadConfig({ LEARNING_CORRECTIONS_DAYS: '14' }))).toBe(14);
+    expect(() => loadConfig({ LEARNING_CORRECTIONS_DAYS: '0' })).toThrow(/^LEARNING_CORRECTIONS_DAYS: /);
   });
 
   it('treats empty variables as unset', () => {

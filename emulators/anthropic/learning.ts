@@ -2,8 +2,8 @@
 // writing-lessons.ts; docs/anthropic-emulator.md). It reads the prompt's <evidence> blocks and
 // proposes, deterministically, only what repeats in at least two of them: a last line the user
 // always added (a sign-off), a greeting word the user always opened with, a line or a sentence the
-// user always removed, a line the user always added in the middle (a link), an instruction typed
-// into two reworks. Scoped to the sender or domain when every item
+// user always removed, a line the user always added in the middle (a link), replies rewritten in
+// German (a few German function words), an instruction typed into two reworks. Scoped to the sender or domain when every item
 // is from it, else to the account; a lesson listed in <existing_lessons> is not proposed again.
 // A real model finds subtler lessons; this shows the plumbing in tests and the demo.
 
@@ -64,6 +64,38 @@ function removedSentences(item: Item): string[] {
   });
 }
 
+/** Common German words: a line with three of them is taken to be German (the stand-in knows no other language). */
+const GERMAN_WORDS = new Set(
+  'und ich sie ihre ihr ihnen für mit zu die der das den dem ein eine ist nicht vielen dank danke habe melde mich bei auf wie gewünscht überarbeitet gelesen'.split(' '),
+);
+
+/** The language of a line the user wrote, when the stand-in recognises one (only German). */
+export function languageOf(line: string): 'German' | undefined {
+  const words = new Set(line.toLowerCase().split(/[^\p{L}]+/u).filter((w) => GERMAN_WORDS.has(w)));
+  return words.size >= 3 ? 'German' : undefined;
+}
+
+/**
+ * The drafting stand-in's own sentences in German (all the German it writes); any other sentence stays
+ * as it is. The learning bench's user answers one domain with these same sentences.
+ */
+const GERMAN: [RegExp, string][] = [
+  [/^Thank you for your email about "(.*)"\.$/, 'Vielen Dank für Ihre E-Mail zu "$1".'],
+  [/^I have read your request and will come back to you with the details shortly\.$/, 'Ich habe Ihre Anfrage gelesen und melde mich in Kürze mit den Einzelheiten.'],
+  [/^Thanks for letting me know\.$/, 'Danke für die Nachricht.'],
+  [/^Revised as asked: (.*)$/, 'Überarbeitet wie gewünscht: $1'],
+];
+
+/** `line` in German, sentence by sentence, as far as the phrasebook goes. */
+export function inGerman(line: string): string {
+  return sentencesOf(line)
+    .map((sentence) => {
+      const entry = GERMAN.find(([re]) => re.test(sentence));
+      return entry ? sentence.replace(entry[0], entry[1]) : sentence;
+    })
+    .join(' ');
+}
+
 export function writingLessons(promptText: string): { lessons: Lesson[] } {
   const items = itemsOf(promptText);
   const existing = new Set(
@@ -87,6 +119,9 @@ export function writingLessons(promptText: string): { lessons: Lesson[] } {
   for (const [line, group] of repeated(sent, (i) => i.added.filter((a) => !a.position && !i.removed.some((r) => r.includes(a.text))).map((a) => a.text))) {
     add('preference', `Add the line "${line}" before the sign-off.`, group);
   }
+  for (const [language, group] of repeated(sent, (i) => i.added.flatMap((a) => languageOf(a.text) ?? []))) {
+    add('preference', `Write every reply in ${language}.`, group);
+  }
   const reworks = items.filter((i) => i.source === 'rework');
   for (const [key, group] of repeated(reworks, (i) => i.instructions.map(normalise))) {
     const said = group[0]!.instructions.find((l) => normalise(l) === key)!;
@@ -103,12 +138,14 @@ export interface LessonsInPrompt {
   leaveOut: string[];
   /** Lines to add before the sign-off. */
   addLines: string[];
+  /** The language to write the body in (the greeting and the sign-off stay as lessons say). */
+  language?: string;
 }
 
 /**
  * What the drafting stand-in does with the lessons in a prompt (the block buildDraftPrompt writes):
- * the greeting to open with, the sign-off to end with, the lines or sentences to leave out and the
- * lines to add before the sign-off, so a demo or the learning bench shows a lesson taking hold.
+ * the greeting to open with, the sign-off to end with, the lines or sentences to leave out, the
+ * lines to add before the sign-off and the language of the body (German only), so a demo or the learning bench shows a lesson taking hold.
  */
 export function lessonsInPrompt(promptText: string): LessonsInPrompt {
   const block = /What the user taught you about their writing[^\n]*\n((?:- .*(?:\n|$))+)/.exec(promptText)?.[1] ?? '';
@@ -118,7 +155,8 @@ export function lessonsInPrompt(promptText: string): LessonsInPrompt {
   const openWith = first(/^Open every reply with "(.*)" and the first name\.$/);
   const leaveOut = lines.flatMap((l) => /^Leave out "(.*)"\.$/.exec(l)?.[1] ?? []);
   const addLines = lines.flatMap((l) => /^Add the line "(.*)" before the sign-off\.$/.exec(l)?.[1] ?? []);
-  return { ...(closeWith ? { closeWith } : {}), ...(openWith ? { openWith } : {}), leaveOut, addLines };
+  const language = first(/^Write every reply in (\p{L}+)\.$/u);
+  return { ...(closeWith ? { closeWith } : {}), ...(openWith ? { openWith } : {}), leaveOut, addLines, ...(language ? { language } : {}) };
 }
 
 /** `line` without the lines or sentences to leave out (undefined: the whole line goes). */

@@ -2,7 +2,7 @@
 // assert outcomes. It reads the prompt conventions of src/llm/prompts.ts: the newest email is
 // the last <email> or <message> block ("Header: value" lines, a blank line, the body); a rework comes as
 // <rework_instructions>, the signature as <signature>. Any other prompt is read as one email body.
-import { leftOut, lessonsInPrompt } from './learning.js';
+import { inGerman, leftOut, lessonsInPrompt } from './learning.js';
 import type { JsonSchema, ToolDefinition } from './validation.js';
 
 export interface EmailView {
@@ -162,7 +162,7 @@ export function draft(promptText: string, email: EmailView): string {
     .map((line) => line.trim())
     .filter(Boolean);
   // Accepted writing lessons in the prompt take hold (learning.ts): the greeting, the sign-off, the
-  // lines or sentences left out, the lines added before the sign-off.
+  // lines or sentences left out, the lines added before the sign-off, the body's language.
   const lessons = lessonsInPrompt(promptText);
   const lines = [
     `${lessons.openWith ?? 'Hi'} ${firstName(email.from)},`,
@@ -175,7 +175,10 @@ export function draft(promptText: string, email: EmailView): string {
   if (rework.length > 0) lines.push('', ...rework.map((instruction) => `Revised as asked: ${instruction}`));
   for (const line of lessons.addLines) lines.push('', line);
   lines.push('', lessons.closeWith ?? block(promptText, 'signature') ?? 'Best regards');
-  return lines.flatMap((line) => (line === '' ? [line] : (leftOut(line, lessons.leaveOut) ?? []))).join('\n');
+  const kept = lines.flatMap((line) => (line === '' ? [line] : (leftOut(line, lessons.leaveOut) ?? [])));
+  // The body in the lesson's language (the German it knows), after what is left out, as a user rewrites it.
+  const german = lessons.language === 'German';
+  return kept.map((line, i) => (german && i > 0 && i < kept.length - 1 ? inGerman(line) : line)).join('\n');
 }
 
 /**

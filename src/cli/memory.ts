@@ -1,7 +1,7 @@
 // `npm run cli -- memory ...`: the lessons the assistant learned from the user, and the user's say
 // over them (docs/learning.md).
 //   list [--account A] [--state S] [--kind K]       looks for new lessons first (learn), then lists them
-//   learn [--account A]                             proposes what the recent corrections teach
+//   learn [--account A]                             proposes what the recent corrections and edits teach
 //   show <lesson id>                                the lesson, its evidence, dry run, versions and journal
 //   accept <lesson id> [--dry-run] [--note N]        takes hold (a triage lesson writes its rule)
 //   reject <lesson id> [--note N]                   never takes hold
@@ -31,6 +31,9 @@ import {
   revertLesson,
 } from '../learning/memory.js';
 import { deriveTriageLessons } from '../learning/triage-lessons.js';
+import { learningWorkflow } from '../learning/learning-workflow.js';
+import { connectClient } from '../temporal/client.js';
+import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { autoAcceptAfter, setAutoAcceptAfter } from '../learning/auto-accept.js';
 import { weeklyReport } from '../learning/weekly-report.js';
 import { evidenceByIds, type WritingEvidence } from '../learning/writing-evidence.js';
@@ -76,6 +79,30 @@ function oneOf<T extends string>(flag: string, value: string | undefined, allowe
   if (value === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${flag}: expected one of ${allowed.join(', ')}`);
   return value as T;
+}
+
+/**
+ * Writing lessons from the account's new evidence (or every account's): the learning Schedule's
+ * workflow, started now for it and waited for, so the LLM call goes through the worker's guard and
+ * budget like every tick. One run per account (or for all) at a time: a second `memory learn` joins it.
+ */
+async function learnWriting(cfg: Env, io: CliIo, accountId: string | undefined): Promise<void> {
+  const client = await connectClient(cfg, await resolvePayloadKeys(cfg));
+  try {
+    const workflowId = `learning-cli-${accountId ?? 'all'}`;
+    io.out(`writing lessons: workflow ${workflowId} (the workers run it; npm run dev)`);
+    const handle = await client.workflow.start(learningWorkflow, {
+      taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+      workflowId,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [{ llmTaskQueue: cfg.LLM_TASK_QUEUE, ...(accountId ? { accountIds: [accountId] } : {}) }],
+    });
+    const result = await handle.result();
+    io.out(`writing lessons: ${result.proposed.length} proposed or updated from the new edits of ${result.accounts} account(s)`);
+    for (const s of result.skipped) io.out(`  skipped ${s.accountId}: ${s.reason} (the next tick asks again)`);
+  } finally {
+    await client.connection.close();
+  }
 }
 
 /** Proposes what the corrections of the account (or every active account) teach; returns how many changed. */
@@ -229,8 +256,11 @@ export async function runMemoryCli(cfg: Env, argv: string[], io: CliIo = { out: 
           return await list(ctx, parsed.values);
         case 'learn': {
           if (!ctx.settings.enabled) return io.out('Learning is off (LEARNING=false): nothing proposed.');
-          const changed = await learn(ctx, await accountIdOf(prisma, parsed.values.account));
-          return io.out(`${changed} lesson(s) proposed or updated (npm run cli -- memory list --state proposed)`);
+          const accountId = await accountIdOf(prisma, parsed.values.account);
+          const changed = await learn(ctx, accountId);
+          io.out(`triage lessons: ${changed} proposed or updated from the recent corrections`);
+          await learnWriting(cfg, io, accountId);
+          return io.out('see npm run cli -- memory list --state proposed');
         }
         case 'show':
           return await show(ctx, parsed.positionals[0]);

@@ -7,6 +7,7 @@ import {
   approvalsSettingsFromConfig,
   archiverScheduleSettingsFromConfig,
   codecServerSettingsFromConfig,
+  correctionsDays,
   gmailOAuthSettings,
   syncScheduleSettingsFromConfig,
   threadSettingsFromConfig,
@@ -61,6 +62,7 @@ export async function ensureAppSchedules(client: Client, cfg: Env, log: Logger):
     {
       retentionDays: wholeDays(cfg.RETENTION),
       evidenceDays: cfg.LEARNING_EVIDENCE_DAYS,
+      correctionsDays: correctionsDays(cfg),
       learning: { every: cfg.LEARNING_EVERY, llmTaskQueue: cfg.LLM_TASK_QUEUE, gmailTaskQueue: cfg.GMAIL_TASK_QUEUE },
       taskQueue: cfg.TEMPORAL_TASK_QUEUE,
       sync: syncScheduleSettingsFromConfig(cfg),

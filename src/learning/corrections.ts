@@ -54,6 +54,20 @@ WHERE NOT EXISTS (
 ON CONFLICT (account_id, key) DO NOTHING
 RETURNING source, kind, argument`;
 
+/**
+ * Whether a label change of this thread could be a correction at all: both kinds need an action of
+ * ours on the thread (the corrected one, or the sender's row). The sync asks before it starts a
+ * learn-only run for a thread whose workflow has ended, so the user's labels on mail we never
+ * handled start nothing.
+ */
+export async function mayHoldCorrections(db: SqlExecutor, accountId: string, threadId: string): Promise<boolean> {
+  const [row] = await db.query<{ found: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM actions WHERE account_id = $1 AND gmail_thread_id = $2 AND sender <> '') AS found`,
+    [accountId, threadId],
+  );
+  return row?.found === true;
+}
+
 /** Records the corrections a label change shows; returns the new ones (none when seen before). */
 export async function recordCorrections(db: SqlExecutor, change: SeenLabelChange): Promise<RecordedCorrection[]> {
   const out: RecordedCorrection[] = [];

@@ -19,6 +19,12 @@ export function createRetentionActivities({ prisma }: { prisma: PrismaClient }) 
       const { count } = await prisma.writingEvidence.deleteMany({ where: { createdAt: { lt: new Date(before) } } });
       return count;
     },
+
+    /** Deletes the corrections of triage (senders, subjects) recorded before the cutoff; lessons keep their copy as provenance. Idempotent. */
+    async purgeCorrections({ before }: { before: string }): Promise<number> {
+      const { count } = await prisma.learningCorrection.deleteMany({ where: { createdAt: { lt: new Date(before) } } });
+      return count;
+    },
   };
 }
 

@@ -3,7 +3,7 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { RetentionActivities } from './retention-activities.js';
 
-const { pruneClosedThreads, pruneDecisionLog, purgeWritingEvidence } = proxyActivities<RetentionActivities>({
+const { pruneClosedThreads, pruneDecisionLog, purgeCorrections, purgeWritingEvidence } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '5 seconds', maximumAttempts: 10 },
 });
@@ -13,6 +13,8 @@ export interface RetentionInput {
   retentionDays: number;
   /** Writing evidence (our drafts beside what was sent) older than this is deleted; lessons keep their provenance. */
   evidenceDays?: number;
+  /** Corrections of triage (learning_corrections) older than this are deleted; lessons keep their provenance. */
+  correctionsDays?: number;
 }
 
 export interface RetentionResult {
@@ -20,16 +22,23 @@ export interface RetentionResult {
   threadsDeleted: number;
   decisionsDeleted: number;
   evidenceDeleted?: number;
+  correctionsDeleted?: number;
 }
 
-export async function retentionWorkflow({ retentionDays, evidenceDays }: RetentionInput): Promise<RetentionResult> {
+export async function retentionWorkflow({ retentionDays, evidenceDays, correctionsDays }: RetentionInput): Promise<RetentionResult> {
   // Workflow time is deterministic: the cutoff is fixed at the moment the run started.
   const before = (days: number) => new Date(workflowInfo().runStartTime.getTime() - days * 24 * 3600 * 1000).toISOString();
   const cutoff = before(retentionDays);
   const decisionsDeleted = await pruneDecisionLog({ before: cutoff });
   const threadsDeleted = await pruneClosedThreads({ closedBefore: cutoff });
-  // Runs started before this input existed never pass it: their histories replay unchanged.
-  if (evidenceDays === undefined) return { cutoff, threadsDeleted, decisionsDeleted };
-  const evidenceDeleted = await purgeWritingEvidence({ before: before(evidenceDays) });
-  return { cutoff, threadsDeleted, decisionsDeleted, evidenceDeleted };
+  // Runs started before these inputs existed never pass them: their histories replay unchanged.
+  const evidenceDeleted = evidenceDays === undefined ? undefined : await purgeWritingEvidence({ before: before(evidenceDays) });
+  const correctionsDeleted = correctionsDays === undefined ? undefined : await purgeCorrections({ before: before(correctionsDays) });
+  return {
+    cutoff,
+    threadsDeleted,
+    decisionsDeleted,
+    ...(evidenceDeleted === undefined ? {} : { evidenceDeleted }),
+    ...(correctionsDeleted === undefined ? {} : { correctionsDeleted }),
+  };
 }

@@ -22,6 +22,8 @@ export interface ScheduleSettings {
   sync?: SyncScheduleSettings;
   /** Writing evidence (docs/learning.md) is deleted after this many days by the retention run. */
   evidenceDays?: number;
+  /** Corrections of triage (learning_corrections) are deleted after this many days by the retention run. */
+  correctionsDays?: number;
   /** The learning schedule (writing lessons from new evidence); none without it. */
   learning?: { every: string; llmTaskQueue: string; gmailTaskQueue?: string };
 }
@@ -97,7 +99,13 @@ export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions
       workflowType: 'retentionWorkflow' satisfies (typeof retentionWorkflow)['name'],
       workflowId: (settings.idPrefix ?? '') + RETENTION_SCHEDULE_ID,
       taskQueue: settings.taskQueue ?? WORKFLOW_TASK_QUEUE,
-      args: [{ retentionDays: settings.retentionDays, ...(settings.evidenceDays ? { evidenceDays: settings.evidenceDays } : {}) }],
+      args: [
+        {
+          retentionDays: settings.retentionDays,
+          ...(settings.evidenceDays ? { evidenceDays: settings.evidenceDays } : {}),
+          ...(settings.correctionsDays ? { correctionsDays: settings.correctionsDays } : {}),
+        },
+      ],
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
   };

@@ -5,7 +5,9 @@ import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
 import type { PrismaClient } from '../db/client.js';
-import { ingestThreadEvent, requestTimer } from '../thread/ingest.js';
+import { ingestThreadEvent, learnAfterClose, requestTimer } from '../thread/ingest.js';
+import { mayHoldCorrections } from '../learning/corrections.js';
+import { prismaExecutor } from '../db/sql-executor.js';
 import { accountTimeSettings } from '../accounts/time-settings.js';
 import { readTimerLabel, resolveWhen, TimeSpecError, type TimeDefaults, type TimerLabelPrefixes } from '../time/index.js';
 import type { TimerRequest } from '../thread/contracts.js';
@@ -16,7 +18,7 @@ import type { QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
 import { forEachLimited, historyToThreadEvents, timerLabelsAdded, type LabelRoles, type ThreadEvents, type UserLabels } from './history-events.js';
 import { notifySync, requestFullScan, type SyncTarget } from './notify.js';
-import type { LabelRole, MailboxEvent, ThreadSettings } from '../thread/contracts.js';
+import { carriesCorrection, type LabelRole, type MailboxEvent, type ThreadSettings } from '../thread/contracts.js';
 import { historyIdGreater, historyIdWentBackwards, type SyncActivities, type SyncFanoutActivities } from './contracts.js';
 import { toActivityFailure } from '../accounts/gmail-failures.js';
 import { heartbeatingWhileRunning } from '../shared/activity-heartbeat.js';
@@ -229,13 +231,12 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     let delivered = 0;
     await forEachLimited(threads, concurrency, async ({ threadId, events }) => {
       for (const event of events) {
-        await ingestThreadEvent(client, {
-          accountId,
-          threadId,
-          event,
-          settings: threadSettings,
-          ...(deps.threadTaskQueue ? { taskQueue: deps.threadTaskQueue } : {}),
-        });
+        const target = { accountId, threadId, settings: threadSettings, ...(deps.threadTaskQueue ? { taskQueue: deps.threadTaskQueue } : {}) };
+        const outcome = await ingestThreadEvent(client, { ...target, event });
+        // The thread's workflow has ended (Done, sent, idle): what the user corrected is still learned from.
+        if (outcome === 'ignored_closed' && carriesCorrection(event) && (await mayHoldCorrections(prismaExecutor(prisma), accountId, threadId))) {
+          await learnAfterClose(client, { ...target, event });
+        }
         delivered++;
       }
       heartbeat({ delivered });

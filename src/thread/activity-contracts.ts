@@ -206,4 +206,6 @@ export interface StoreActivities {
     /** Changes the lifecycle made in Gmail (drafts, Done's archive, its labels), journaled as done. */
     journal?: LifecycleAction[];
   }): Promise<void>;
+  /** Appends decisions to the log of a thread Postgres knows, leaving its row as it is (a learn-only run); idempotent like saveThread's. */
+  appendDecisions(input: { accountId: string; threadId: string; workflowRunId: string; decisions: { seq: number; decision: DecisionRecord }[] }): Promise<void>;
 }

@@ -85,6 +85,12 @@ export interface ThreadWorkflowInput {
   settings: ThreadSettings;
   /** Set by continue-as-new: the state carried over from the previous run. */
   carried?: CarriedThreadState;
+  /**
+   * A run started only to learn from the user's label changes after the thread's last run had ended
+   * (a newsletter we archived, moved back to the inbox days later): it records them as corrections
+   * and ends, touching neither the thread nor Gmail. Mail arriving meanwhile makes it an ordinary run.
+   */
+  learnOnly?: boolean;
 }
 
 /** What a thread remembers between runs (Postgres) and across continue-as-new. */
@@ -331,6 +337,12 @@ export function opensThread(event: ThreadEvent): boolean {
   if (event.type === 'message_added') return !event.labelIds.includes('DRAFT') && !event.labelIds.includes('SENT');
   if (event.type === 'labels_changed') return event.added.includes('needsResponse') || event.added.includes('done');
   return event.type === 'reclassify' || event.type === 'timer_request' || event.type === 'agent_proposal';
+}
+
+/** A label change the thread learns from (correction-steps.ts): a move back to the inbox, the user's own labels. */
+export function carriesCorrection(event: ThreadEvent): event is LabelsChangedEvent {
+  if (event.type !== 'labels_changed' || event.reconcile) return false;
+  return event.inboxAdded === true || (event.userLabelsAdded?.length ?? 0) > 0 || (event.userLabelsRemoved?.length ?? 0) > 0;
 }
 
 export function eventKey(event: ThreadEvent): string {

@@ -9,7 +9,7 @@ import { agentProposalEventSchema } from './agent-proposals.js';
 import { agentProposalSignal, draftGoneSignal, labelsChangedSignal, newMessageSignal, reclassifySignal, sentSeenSignal, TIMER_SIGNALS } from './signals.js';
 import { timerRequestEventSchema } from './timer-requests.js';
 import { threadWorkflow } from './thread-workflow.js';
-import { opensThread, threadWorkflowId, type AgentProposalEvent, type MailboxEvent, type ThreadSettings, type TimerRequestEvent } from './contracts.js';
+import { opensThread, threadWorkflowId, type AgentProposalEvent, type LabelsChangedEvent, type MailboxEvent, type ThreadSettings, type TimerRequestEvent } from './contracts.js';
 
 export type IngestOutcome = 'started_or_signalled' | 'signalled' | 'ignored_closed';
 
@@ -63,6 +63,28 @@ export async function ingestThreadEvent(
     if (err instanceof WorkflowNotFoundError) return 'ignored_closed';
     throw err;
   }
+}
+
+/**
+ * A label change the thread learns from (a move back to the inbox, the user's own labels), for a
+ * thread whose workflow has ended: a running workflow is signalled (one started meanwhile), else a
+ * learn-only run starts with it, records the corrections and ends (thread-workflow.ts), without
+ * classifying or drafting anything again.
+ */
+export async function learnAfterClose(
+  client: Client,
+  params: { accountId: string; threadId: string; event: LabelsChangedEvent; settings: ThreadSettings; taskQueue?: string },
+): Promise<void> {
+  const { accountId, threadId, event, settings, taskQueue = WORKFLOW_TASK_QUEUE } = params;
+  await client.workflow.signalWithStart(threadWorkflow, {
+    workflowId: threadWorkflowId(accountId, threadId),
+    taskQueue,
+    args: [{ accountId, threadId, settings, learnOnly: true }],
+    signal: labelsChangedSignal,
+    signalArgs: [event],
+    typedSearchAttributes: [{ key: InboxAccountId, value: accountId }],
+    priority: priorityFor('live', accountId),
+  });
 }
 
 /** Signals the thread's running workflow, or starts a run (from what earlier runs left) with the signal. */

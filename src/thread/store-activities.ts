@@ -9,7 +9,7 @@ import { recordLifecycleActions } from '../actions/journal.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { emailsHandled } from '../metrics/metrics.js';
 import type { StoreActivities } from './activity-contracts.js';
-import { threadWorkflowId, type ThreadMemory, type ThreadState, type Wake } from './contracts.js';
+import { threadWorkflowId, type DecisionRecord, type ThreadMemory, type ThreadState, type Wake } from './contracts.js';
 
 const SAVE_THREAD_SQL = `
 WITH thread AS (
@@ -31,6 +31,15 @@ INSERT INTO decisions (account_id, thread_id, run_id, seq, kind, source, model, 
 SELECT $2, thread.id, $13, d.seq, d.kind, d.source::decision_source, d.model, d.tokens_in, d.tokens_out, d.detail
 FROM thread, jsonb_to_recordset($15::jsonb)
   AS d(seq int, kind text, source text, model text, tokens_in int, tokens_out int, detail jsonb)
+ON CONFLICT (run_id, seq) DO NOTHING`;
+
+// A learn-only run (thread-workflow.ts) writes its decisions to the thread's log, never the row.
+const APPEND_DECISIONS_SQL = `
+INSERT INTO decisions (account_id, thread_id, run_id, seq, kind, source, model, tokens_in, tokens_out, detail)
+SELECT $1, t.id, $3, d.seq, d.kind, d.source::decision_source, d.model, d.tokens_in, d.tokens_out, d.detail
+FROM threads t, jsonb_to_recordset($4::jsonb)
+  AS d(seq int, kind text, source text, model text, tokens_in int, tokens_out int, detail jsonb)
+WHERE t.account_id = $1 AND t.gmail_thread_id = $2
 ON CONFLICT (run_id, seq) DO NOTHING`;
 
 // Raw SQL on the per-email paths: Prisma's query building costs about a millisecond of the
@@ -93,22 +102,32 @@ export function createStoreActivities({ prisma }: { prisma: PrismaClient }): Sto
         memory.handledMessageIds.at(-1) ?? null,
         workflowRunId,
         closed,
-        JSON.stringify(
-          decisions.map(({ seq, decision }) => ({
-            seq,
-            kind: decision.kind,
-            source: decision.source,
-            model: decision.model ?? null,
-            tokens_in: decision.tokensIn ?? null,
-            tokens_out: decision.tokensOut ?? null,
-            detail: { text: decision.detail, ...(decision.ruleId ? { ruleId: decision.ruleId } : {}), ...(decision.lessons ? { lessons: decision.lessons } : {}), at: decision.at },
-          })),
-        ),
+        decisionRows(decisions),
         memory.wakes && memory.wakes.length > 0 && !closed ? JSON.stringify(memory.wakes) : null,
         memory.wakes && memory.wakes.length > 0 && !closed ? new Date(Math.min(...memory.wakes.map((w) => w.at))) : null,
       );
       // A save with new decisions is mail handled; the state it left the thread in is the outcome.
       if (decisions.length > 0) emailsHandled.inc({ outcome: memory.state });
     },
+
+    async appendDecisions({ accountId, threadId, workflowRunId, decisions }) {
+      if (decisions.length === 0) return;
+      await prisma.$executeRawUnsafe(APPEND_DECISIONS_SQL, accountId, threadId, workflowRunId, decisionRows(decisions));
+    },
   };
+}
+
+/** The decisions as the SQL's jsonb_to_recordset reads them. */
+function decisionRows(decisions: { seq: number; decision: DecisionRecord }[]): string {
+  return JSON.stringify(
+    decisions.map(({ seq, decision }) => ({
+      seq,
+      kind: decision.kind,
+      source: decision.source,
+      model: decision.model ?? null,
+      tokens_in: decision.tokensIn ?? null,
+      tokens_out: decision.tokensOut ?? null,
+      detail: { text: decision.detail, ...(decision.ruleId ? { ruleId: decision.ruleId } : {}), ...(decision.lessons ? { lessons: decision.lessons } : {}), at: decision.at },
+    })),
+  );
 }

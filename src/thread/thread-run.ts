@@ -25,10 +25,12 @@ import type { GmailActivities } from './activity-contracts.js';
 import { proxyGmailProbe, proxyNotifyActivities, proxyQueueActivities, STEP_LIMITS, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
 import { LlmPause, waitingWhileLlmPaused } from './llm-pause.js';
 import {
+  carriesCorrection,
   eventKey,
   opensThread,
   threadWorkflowId,
   type DecisionRecord,
+  type LabelsChangedEvent,
   type ThreadEvent,
   type ThreadState,
   type ThreadStatus,
@@ -95,6 +97,8 @@ export class ThreadRun {
     private readonly input: ThreadWorkflowInput,
     readonly record: ThreadRecord,
     store: WorkflowQueueActivities,
+    /** The state earlier runs left in Postgres (a learn-only run answers with it). */
+    private readonly rememberedState?: ThreadState,
   ) {
     this.accountId = input.accountId;
     this.threadId = input.threadId;
@@ -143,7 +147,7 @@ export class ThreadRun {
   static async open(input: ThreadWorkflowInput): Promise<ThreadRun> {
     const store = proxyLocalActivities<WorkflowQueueActivities>(STORE_ACTIVITY_OPTIONS);
     const remembered = input.carried ? null : await store.loadThread({ accountId: input.accountId, threadId: input.threadId });
-    return new ThreadRun(input, openRecord(input.carried, remembered), store);
+    return new ThreadRun(input, openRecord(input.carried, remembered), store, remembered?.state);
   }
 
   get ids(): { accountId: string; threadId: string } {
@@ -191,6 +195,35 @@ export class ThreadRun {
       return this.record.openActions.length > 0 || this.record.wakes.length > 0 ? this.nextEvent() : 'idle';
     }
     return this.queue.shift() ?? 'continue';
+  }
+
+  /**
+   * A learn-only run's events (thread-workflow.ts): the label changes it learns from, taken off the
+   * queue. What opens the thread (new mail, Done, Needs Response) stays, for an ordinary run.
+   */
+  takeLabelChanges(): LabelsChangedEvent[] {
+    const taken = this.queue.filter((e): e is LabelsChangedEvent => carriesCorrection(e) && !opensThread(e));
+    for (const event of taken) this.queue.splice(this.queue.indexOf(event), 1);
+    return taken;
+  }
+
+  /** Something waits that only an ordinary run handles: new mail, the user asking for a draft or an archive. */
+  get opened(): boolean {
+    return this.queue.some(opensThread);
+  }
+
+  /** A learn-only run's write: its new decisions to the thread's log; the row stays as earlier runs left it. */
+  async saveDecisions(): Promise<void> {
+    const from = this.saved.decisions;
+    const decisions = this.record.decisions.slice(from).map((decision, i) => ({ seq: from + i, decision }));
+    if (decisions.length === 0) return;
+    await this.store.appendDecisions({ ...this.ids, workflowRunId: workflowInfo().runId, decisions });
+    this.saved = { ...this.saved, decisions: this.record.decisions.length };
+  }
+
+  /** A learn-only run's answer: the thread as earlier runs left it, with what this run logged. */
+  learnedStatus(): ThreadStatus {
+    return { ...this.status(), state: this.rememberedState ?? this.record.state };
   }
 
   /** Runs one event's step; the status query counts it as pending until it is written to Postgres. */
@@ -296,8 +329,10 @@ export class ThreadRun {
   /** Carries the record and the events not handled yet into a fresh run of the workflow. */
   async continueAsNew(): Promise<never> {
     await condition(allHandlersFinished);
+    // A learn-only run that carried on as an ordinary one (mail came) continues as an ordinary one.
+    const { learnOnly: _learnOnly, ...input } = this.input;
     return continueAsNew<(input: ThreadWorkflowInput) => Promise<ThreadStatus>>({
-      ...this.input,
+      ...input,
       carried: carriedOf(this.record, this.seen, this.queue.splice(0)),
     });
   }

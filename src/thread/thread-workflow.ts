@@ -21,6 +21,7 @@ import { nextStep, type Step, type StepInput } from './transitions.js';
 
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<ThreadStatus> {
   const run = await ThreadRun.open(input); // what continue-as-new carried, or what earlier runs left
+  if (input.learnOnly && !(await learnOnly(run))) return run.learnedStatus();
   run.show();
   while (!run.closed) {
     const event = await run.nextEvent(); // waits for mail or the user, for days if need be
@@ -33,6 +34,23 @@ export async function threadWorkflow(input: ThreadWorkflowInput): Promise<Thread
     });
   }
   return run.finish();
+}
+
+/**
+ * A run started for the user's label changes after the thread's workflow had ended (ingest.ts
+ * learnAfterClose): they are learned from as in an ordinary run (correction-steps.ts), written to
+ * the thread's log, and the run ends; nothing is classified, drafted or changed in Gmail. Returns
+ * true when mail (or Done, Needs Response) came meanwhile: the run carries on as an ordinary one,
+ * from what earlier runs left. Runs recorded before this input existed never take this branch.
+ */
+async function learnOnly(run: ThreadRun): Promise<boolean> {
+  for (let changes = run.takeLabelChanges(); changes.length > 0; changes = run.takeLabelChanges()) {
+    await run.busyWith(async () => {
+      for (const event of changes) await learnFromCorrections(run, event);
+      await run.saveDecisions();
+    });
+  }
+  return run.opened;
 }
 
 /** The step the event leads to in the thread's current state (transitions.ts). */

@@ -40,6 +40,41 @@ describe("the stand-in's lessons for a cut sentence and an added line", () => {
   });
 });
 
+describe("the stand-in's language lesson for one domain", () => {
+  const email = (from: string, subject: string) => `<email>\nFrom: ${from}\nSubject: ${subject}\n\nCould you send it?\n</email>`;
+  const ours = (from: string, subject: string) => draft(email(from, subject), { from, subject, body: 'Could you send it?' });
+  const { domain, language } = HABITS.language;
+
+  it('learns that one domain is answered in German from two rewritten bodies, and the drafting stand-in writes it', () => {
+    const at = new Date('2026-11-01T10:00:00Z');
+    const item = (id: string, from: string, subject: string) => {
+      const draftText = ours(from, subject);
+      const final = userReply(draftText, from.split('@')[1]!);
+      return { id, threadId: `t-${id}`, source: 'sent' as const, sender: from, subject, draft: draftText, final, edited: true, learned: false, at, diff: lineDiff(draftText, final) };
+    };
+    const one = item('a', `ann@${domain}`, 'Plan 1');
+    expect(one.final).toContain('Vielen Dank für Ihre E-Mail zu "Plan 1".');
+    expect(one.final).not.toContain('Ich habe Ihre Anfrage'); // the sentence the user always cuts, cut before the body is rewritten
+    expect(one.final.split('\n')[0]).toBe(`${HABITS.greeting} Ann,`);
+    const lessonsOf = (evidence: ReturnType<typeof item>[]) => {
+      const prompt = buildWritingLessonsPrompt({ evidence, existing: [], maxInputTokens: 4000 });
+      return writingLessons(`${prompt.system}\n${prompt.user}`).lessons;
+    };
+    // Once is not a habit; the other domains' English replies teach no language.
+    expect(lessonsOf([one, item('b', `bo@partner1.example`, 'Plan 2')]).map((l) => l.text)).not.toContain(`Write every reply in ${language}.`);
+    const lesson = lessonsOf([one, item('c', `cy@${domain}`, 'Plan 3')]).find((l) => l.text === `Write every reply in ${language}.`);
+    expect(lesson).toMatchObject({ kind: 'preference', scope: 'domain', scopeRef: domain, evidence: ['E1', 'E2'] });
+
+    const taught = `What the user taught you about their writing:\n- ${lesson!.text}\n- Leave out "${HABITS.cutSentence}".\n- Open every reply with "${HABITS.greeting}" and the first name.\n- End every reply with "${HABITS.signOff}".\n`;
+    expect(lessonsInPrompt(taught)).toMatchObject({ language });
+    const from = `di@${domain}`;
+    const learned = draft(`${taught}${email(from, 'Plan 4')}`, { from, subject: 'Plan 4', body: 'Could you send it?' });
+    expect(learned).toBe(`${HABITS.greeting} Di,\n\nVielen Dank für Ihre E-Mail zu "Plan 4".\n\n${HABITS.signOff}`);
+    expect(editDistance(learned, userReply(learned, domain))).toBe(0);
+    expect(editDistance(learned, userReply(ours(from, 'Plan 4'), domain))).toBe(0);
+  });
+});
+
 describe('the learning bench on a tiny run', () => {
   let h: InboxHarness;
   beforeAll(async () => {

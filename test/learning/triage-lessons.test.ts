@@ -70,7 +70,7 @@ describe('triage lessons from corrections', () => {
   it('proposes "do not archive" for a sender after two undone archives, with its evidence and its dry run', async () => {
     threads = [await newsletter(sender, 'Issue 1'), await newsletter(sender, 'Issue 2')];
     const other = await newsletter(neighbour, 'Offers');
-    expect((await memory('learn', '--account', h.email)).out).toMatch(/^0 lesson/); // nothing corrected yet
+    expect((await memory('learn', '--account', h.email)).out).toMatch(/^triage lessons: 0 proposed/); // nothing corrected yet
 
     for (const threadId of threads) {
       const archive = (await journal(threadId)).find((a) => a.kind === 'archive')!;
@@ -98,7 +98,7 @@ describe('triage lessons from corrections', () => {
     expect(lesson!.current.evidence[0]!.link).toMatch(/^https:\/\/mail\.google\.com\/mail\/u\//);
 
     // Learning again from the same corrections changes nothing.
-    expect((await memory('learn', '--account', h.email)).out).toMatch(/^0 lesson/);
+    expect((await memory('learn', '--account', h.email)).out).toMatch(/^triage lessons: 0 proposed/);
 
     const shown = await memory('show', lessonId);
     expect(shown.out).toContain('evidence   2 correction(s)');
@@ -154,7 +154,7 @@ describe('triage lessons from corrections', () => {
     expect(shown.out).toMatch(/ {2}3 .* by cli \(restores 1\)/);
 
     // The same corrections do not propose it again; the next mail from the sender is archived again.
-    expect((await memory('learn', '--account', h.email)).out).toMatch(/^0 lesson/);
+    expect((await memory('learn', '--account', h.email)).out).toMatch(/^triage lessons: 0 proposed/);
     const { threadId } = await deliverAndIngest(h, { from: `News <${sender}>`, subject: 'Issue 4', text: 'Even more news.' });
     await waitUntil('archived again', async () => (await journal(threadId)).some((a) => a.kind === 'archive' && a.state === 'done'), { timeoutMs: 30_000 });
   });

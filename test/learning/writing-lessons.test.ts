@@ -301,4 +301,35 @@ describe('writing lessons from drafts the user edited and sent', () => {
     // The sign-off lesson exists (reverted): the same edits do not propose it again.
     expect((await listLessons(db(), { accountId: h.accountId, kind: 'preference' })).length).toBe(2);
   });
+
+  it('memory learn runs the writing derivation for the account through the learning workflow, and only for it', async () => {
+    // Another account has unread evidence: a run limited to this account leaves it for the Schedule.
+    const other = await h.prisma.account.create({ data: { email: `other-${tag}@example.com` } });
+    await h.prisma.writingEvidence.create({
+      data: { accountId: other.id, gmailThreadId: `other-${tag}`, source: 'sent', key: `other-${tag}`, sender: 'x@y.example', draft: 'Hi', final: 'Hey', edited: true, diff: { added: ['Hey'], removed: ['Hi'] } },
+    });
+    try {
+      for (const [name, subject] of [['Ivy', 'Q5 plan'], ['Jo', 'Q6 plan']] as const) {
+        const threadId = await drafted(`${name} <${name.toLowerCase()}@west-${tag}.example>`, subject);
+        await send(threadId, (body) => body.replace(/^Hi /, 'Hey '));
+      }
+      const learned = await cli(runMemoryCli, 'learn', '--account', h.email);
+      expect(learned.code).toBe(0);
+      expect(learned.out).toContain('triage lessons: 0 proposed or updated');
+      expect(learned.out).toContain(`writing lessons: workflow learning-cli-${h.accountId}`);
+      expect(learned.out).toMatch(/writing lessons: 1 proposed or updated from the new edits of 1 account\(s\)/);
+      const greeting = (await listLessons(db(), { accountId: h.accountId, state: 'proposed' })).find((l) => l.current.text === 'Open every reply with "Hey" and the first name.');
+      expect(greeting).toMatchObject({ kind: 'preference', scope: 'domain', scopeRef: `west-${tag}.example` });
+      // The run was the learning workflow's, limited to this account, its LLM call through the LLM worker.
+      const run = h.client.workflow.getHandle(`learning-cli-${h.accountId}`);
+      expect((await run.result()).proposed).toEqual([greeting!.id]);
+      expect((await h.prisma.writingEvidence.findUniqueOrThrow({ where: { key: `other-${tag}` } })).learnedAt).toBeNull();
+      // Nothing new: the next `memory learn` asks the model nothing.
+      const again = await cli(runMemoryCli, 'learn', '--account', h.email);
+      expect(again.out).toMatch(/writing lessons: 0 proposed or updated from the new edits of 0 account\(s\)/);
+    } finally {
+      await h.prisma.writingEvidence.deleteMany({ where: { accountId: other.id } });
+      await h.prisma.account.delete({ where: { id: other.id } });
+    }
+  });
 });
