@@ -49,7 +49,7 @@ async function runsDone(row: AgentScheduleRow, n: number) {
   return waitUntil(`${n} finished run(s) of ${row.name}`, async () => {
     const runs = await listScheduleRuns(db(), row.id);
     return runs.filter((r) => r.finishedAt).length >= n && runs;
-  }, { timeoutMs: 45_000 });
+  }, { timeoutMs: 90_000 });
 }
 
 async function bodyOf(messageId: string): Promise<string> {
@@ -127,7 +127,7 @@ describe('a scheduled brief', () => {
     expect(second?.threadId).toBe(report.threadId);
     expect((await h.prisma.agentSchedule.findUniqueOrThrow({ where: { id: row.id } })).deliveryThreadId).toBe(report.threadId);
     await recordWorkflowHistory(h.client.workflow.getHandle(runs[0]!.workflowId), 'scheduled-agent-brief');
-  }, 120_000);
+  }, 240_000);
 });
 
 describe("a brief's timers", () => {
@@ -178,7 +178,7 @@ describe("a brief's timers", () => {
     } finally {
       await h.prisma.account.update({ where: { id: h.accountId }, data: { timeZone: null } });
     }
-  }, 90_000);
+  }, 150_000);
 });
 
 describe('a scheduled digest', () => {
@@ -205,7 +205,7 @@ describe('a scheduled digest', () => {
     expect(body).toContain(`#all/${news.threadId}`);
     // Without a zone of its own it follows the account's (UTC until the account names one).
     expect((await h.client.schedule.getHandle(scheduleIdOf(row.id)).describe()).spec.timezone).toBe('UTC');
-  }, 90_000);
+  }, 150_000);
 });
 
 describe('the schedules CLI', () => {

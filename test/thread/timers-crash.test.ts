@@ -83,8 +83,8 @@ it('fires each pending timer exactly once after the workers are SIGKILLed, one o
     const [row] = await journalOf(h, outgoing.threadId, 'send_later');
     return row?.state === 'done' && row;
   }, { timeoutMs: 90_000 });
-  const back = await h.waitFor(snoozed.threadId, (s) => !s.wakes && settled(s), 60_000);
-  const nudged = await h.waitFor(waiting.threadId, (s) => !s.wakes && s.decisions.some((d) => d.detail.startsWith('nudge ')) && settled(s), 60_000);
+  const back = await h.waitFor(snoozed.threadId, (s) => !s.wakes && settled(s), 90_000);
+  const nudged = await h.waitFor(waiting.threadId, (s) => !s.wakes && s.decisions.some((d) => d.detail.startsWith('nudge ')) && settled(s), 90_000);
   // Time for anything that would fire twice to do so.
   await new Promise((r) => setTimeout(r, 3_000));
 
@@ -108,4 +108,4 @@ it('fires each pending timer exactly once after the workers are SIGKILLed, one o
   expect(await draftsOf(h, waiting.threadId)).toHaveLength(1);
   const told = (await discord.control.messages(webhookId)).filter((m) => m.message.content.includes(waiting.threadId) && m.message.content.includes('Follow up'));
   expect(told).toHaveLength(1);
-}, 240_000);
+}, 330_000);
