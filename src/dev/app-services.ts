@@ -61,7 +61,7 @@ export async function ensureAppSchedules(client: Client, cfg: Env, log: Logger):
     {
       retentionDays: wholeDays(cfg.RETENTION),
       evidenceDays: cfg.LEARNING_EVIDENCE_DAYS,
-      learning: { every: cfg.LEARNING_EVERY, llmTaskQueue: cfg.LLM_TASK_QUEUE },
+      learning: { every: cfg.LEARNING_EVERY, llmTaskQueue: cfg.LLM_TASK_QUEUE, gmailTaskQueue: cfg.GMAIL_TASK_QUEUE },
       taskQueue: cfg.TEMPORAL_TASK_QUEUE,
       sync: syncScheduleSettingsFromConfig(cfg),
       archiver: archiverScheduleSettingsFromConfig(cfg),

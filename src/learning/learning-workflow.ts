@@ -1,14 +1,19 @@
 // The learning Schedule's workflow (LEARNING_EVERY, default hourly; docs/learning.md): for each
 // account with writing evidence no derivation has read, one LLM activity proposes the writing
 // lessons it teaches. A paused LLM or a spent budget skips the account this tick: its evidence stays
-// unread and the next tick tries again. Nothing takes hold here: proposals wait for the user.
-import { ApplicationFailure, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+// unread and the next tick tries again. Proposals wait for the user, except a tone or sign-off
+// lesson the account lets take hold alone (the LLM activity accepts it); the ones that wait are
+// announced on Discord (behind the `writing-lessons-announced` patch), once per lesson.
+import { ApplicationFailure, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { LearningActivities } from './learning-activities.js';
 import type { LearningLlmActivities } from './learning-llm-activities.js';
+import type { LessonNotifyActivities } from './notify-activities.js';
 
 export interface LearningWorkflowInput {
   /** The LLM task queue (LLM_TASK_QUEUE). */
   llmTaskQueue: string;
+  /** The Gmail task queue (GMAIL_TASK_QUEUE), where the notifications run: without it, nothing is announced. */
+  gmailTaskQueue?: string;
 }
 
 export interface LearningWorkflowResult {
@@ -16,6 +21,8 @@ export interface LearningWorkflowResult {
   proposed: string[];
   /** Accounts skipped this tick, with why (LLM paused, budget spent, output that never fit). */
   skipped: { accountId: string; reason: string }[];
+  /** Writing lessons announced on Discord (or found announced already) this tick. */
+  announced?: string[];
 }
 
 export async function learningWorkflow(input: LearningWorkflowInput): Promise<LearningWorkflowResult> {
@@ -34,7 +41,11 @@ export async function learningWorkflow(input: LearningWorkflowInput): Promise<Le
   const result: LearningWorkflowResult = { accounts: accounts.length, proposed: [], skipped: [] };
   for (const accountId of accounts) {
     try {
-      result.proposed.push(...(await llm.proposeWritingLessons({ accountId })).changed);
+      const out = await llm.proposeWritingLessons({ accountId });
+      result.proposed.push(...out.changed);
+      if (input.gmailTaskQueue && (out.waiting ?? []).length > 0 && patched('writing-lessons-announced')) {
+        await announce(input.gmailTaskQueue, accountId, out.waiting ?? [], result);
+      }
     } catch (err) {
       if (isCancellation(err)) throw err;
       const cause = err instanceof Error && err.cause instanceof ApplicationFailure ? err.cause : undefined;
@@ -42,4 +53,22 @@ export async function learningWorkflow(input: LearningWorkflowInput): Promise<Le
     }
   }
   return result;
+}
+
+/** Tells the user (Discord) about each lesson that waits; one that cannot be told still waits in the CLI and on the page. */
+async function announce(gmailTaskQueue: string, accountId: string, lessonIds: string[], result: LearningWorkflowResult): Promise<void> {
+  const notify = proxyActivities<LessonNotifyActivities>({
+    taskQueue: gmailTaskQueue,
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', maximumAttempts: 8 },
+  });
+  result.announced ??= [];
+  for (const lessonId of lessonIds) {
+    try {
+      if ((await notify.notifyLessonProposed({ lessonId })).notified) result.announced.push(lessonId);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      result.skipped.push({ accountId, reason: `lesson ${lessonId} not announced: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
 }

@@ -23,7 +23,7 @@ export interface ScheduleSettings {
   /** Writing evidence (docs/learning.md) is deleted after this many days by the retention run. */
   evidenceDays?: number;
   /** The learning schedule (writing lessons from new evidence); none without it. */
-  learning?: { every: string; llmTaskQueue: string };
+  learning?: { every: string; llmTaskQueue: string; gmailTaskQueue?: string };
 }
 
 export interface SyncScheduleSettings {
@@ -72,7 +72,7 @@ function syncSchedules(s: SyncScheduleSettings): ScheduleOptions[] {
 export const RETENTION_SCHEDULE_ID = 'retention';
 export const LEARNING_SCHEDULE_ID = 'learning';
 
-function learningSchedule(settings: ScheduleSettings & { learning: { every: string; llmTaskQueue: string } }): ScheduleOptions {
+function learningSchedule(settings: ScheduleSettings & { learning: { every: string; llmTaskQueue: string; gmailTaskQueue?: string } }): ScheduleOptions {
   const id = (settings.idPrefix ?? '') + LEARNING_SCHEDULE_ID;
   return {
     scheduleId: id,
@@ -82,7 +82,7 @@ function learningSchedule(settings: ScheduleSettings & { learning: { every: stri
       workflowType: 'learningWorkflow' satisfies (typeof learningWorkflow)['name'],
       workflowId: id,
       taskQueue: settings.taskQueue ?? WORKFLOW_TASK_QUEUE,
-      args: [{ llmTaskQueue: settings.learning.llmTaskQueue }],
+      args: [{ llmTaskQueue: settings.learning.llmTaskQueue, ...(settings.learning.gmailTaskQueue ? { gmailTaskQueue: settings.learning.gmailTaskQueue } : {}) }],
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
   };
