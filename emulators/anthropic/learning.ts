@@ -5,6 +5,8 @@
 // user always removed, a line the user always added in the middle (a link), replies rewritten in
 // German (a few German function words), an instruction typed into two reworks. Scoped to the sender or domain when every item
 // is from it, else to the account; a lesson listed in <existing_lessons> is not proposed again.
+// Each names its aspect: a sign-off is sign_off, a greeting greeting, a line or sentence left out
+// wording, a line added content, a rework instruction procedure (never tone: it cannot judge one).
 // A real model finds subtler lessons; this shows the plumbing in tests and the demo.
 
 interface Item {
@@ -18,6 +20,7 @@ interface Item {
 
 interface Lesson {
   kind: 'fact' | 'preference' | 'procedure';
+  aspect: 'tone' | 'greeting' | 'sign_off' | 'wording' | 'content' | 'procedure' | 'fact';
   scope: 'account' | 'domain' | 'sender';
   scopeRef?: string;
   text: string;
@@ -105,27 +108,27 @@ export function writingLessons(promptText: string): { lessons: Lesson[] } {
   );
   const sent = items.filter((i) => i.source === 'sent');
   const lessons: Lesson[] = [];
-  const add = (kind: Lesson['kind'], text: string, group: Item[]) => {
+  const add = (kind: Lesson['kind'], aspect: Lesson['aspect'], text: string, group: Item[]) => {
     if (existing.has(normalise(text)) || lessons.some((l) => normalise(l.text) === normalise(text))) return;
-    lessons.push({ kind, ...scopeOf(group), text, evidence: group.map((i) => i.id) });
+    lessons.push({ kind, aspect, ...scopeOf(group), text, evidence: group.map((i) => i.id) });
   };
   for (const [line, group] of repeated(sent, (i) => i.added.filter((a) => a.position === 'last').map((a) => a.text))) {
-    add('preference', `End every reply with "${line}".`, group);
+    add('preference', 'sign_off', `End every reply with "${line}".`, group);
   }
   for (const [word, group] of repeated(sent, (i) => i.added.filter((a) => a.position === 'first').map((a) => a.text.split(/[\s,]/)[0] ?? ''))) {
-    add('preference', `Open every reply with "${word}" and the first name.`, group);
+    add('preference', 'greeting', `Open every reply with "${word}" and the first name.`, group);
   }
-  for (const [line, group] of repeated(sent, (i) => [...i.removed, ...removedSentences(i)])) add('preference', `Leave out "${line}".`, group);
+  for (const [line, group] of repeated(sent, (i) => [...i.removed, ...removedSentences(i)])) add('preference', 'wording', `Leave out "${line}".`, group);
   for (const [line, group] of repeated(sent, (i) => i.added.filter((a) => !a.position && !i.removed.some((r) => r.includes(a.text))).map((a) => a.text))) {
-    add('preference', `Add the line "${line}" before the sign-off.`, group);
+    add('preference', 'content', `Add the line "${line}" before the sign-off.`, group);
   }
   for (const [language, group] of repeated(sent, (i) => i.added.flatMap((a) => languageOf(a.text) ?? []))) {
-    add('preference', `Write every reply in ${language}.`, group);
+    add('preference', 'wording', `Write every reply in ${language}.`, group);
   }
   const reworks = items.filter((i) => i.source === 'rework');
   for (const [key, group] of repeated(reworks, (i) => i.instructions.map(normalise))) {
     const said = group[0]!.instructions.find((l) => normalise(l) === key)!;
-    add('procedure', /[.!?]$/.test(said) ? said : `${said}.`, group);
+    add('procedure', 'procedure', /[.!?]$/.test(said) ? said : `${said}.`, group);
   }
   return { lessons };
 }

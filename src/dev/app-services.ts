@@ -27,7 +27,7 @@ import { resolveTokenKey } from '../temporal/encryption-keys.js';
 import { untilServerReady } from '../temporal/not-ready-retry.js';
 import { METRICS_PATH } from '../metrics/endpoint.js';
 import { connectDemoAccount, DEMO_EMAIL, ensureDemoBrief, ensureDemoRules, type DemoWorld } from './demo.js';
-import { ensureDemoTriageLesson } from './demo-lessons.js';
+import { ensureDemoTriageLesson, ensureDemoWritingLesson } from './demo-lessons.js';
 import type { Logger } from '../shared/log.js';
 
 /** Without APPROVALS_OPERATOR_TOKEN, a fresh one for this run (the list page needs one; the banner prints it). */
@@ -74,9 +74,13 @@ export async function ensureAppSchedules(client: Client, cfg: Env, log: Logger):
   return schedules;
 }
 
-/** With the Gmail emulator: the demo rules and the demo account, its inbox handed to the workflows. */
-export async function connectDemo(demo: DemoWorld, cfg: Env, deps: { prisma: PrismaClient; client: Client }, log: Logger): Promise<void> {
-  if (!demo.gmail) return;
+/**
+ * With the Gmail emulator: the demo rules and the demo account, its inbox handed to the workflows.
+ * The demo's writing lesson is learned in the background (it waits for our drafts); the `stop`
+ * returned ends that at Ctrl-C.
+ */
+export async function connectDemo(demo: DemoWorld, cfg: Env, deps: { prisma: PrismaClient; client: Client }, log: Logger): Promise<{ stop(): Promise<void> } | undefined> {
+  if (!demo.gmail) return undefined;
   await ensureDemoRules(deps.prisma);
   const account = await connectDemoAccount(
     demo.gmail,
@@ -95,6 +99,28 @@ export async function connectDemo(demo: DemoWorld, cfg: Env, deps: { prisma: Pri
   if (proposed.length > 0) log.info(`demo lesson waiting for you (from two newsletters moved back to the inbox): npm run cli -- memory show ${proposed[0]}`);
   const brief = await ensureDemoBrief(deps.client, deps.prisma, account.accountId, userScheduleSettingsFromConfig(cfg));
   log.info(`demo morning brief scheduled at 07:30 (schedule-${brief}); see one now: npm run cli -- schedules trigger ${brief}`);
+  const abort = new AbortController();
+  void ensureDemoWritingLesson({
+    gmail: demo.gmail,
+    prisma: deps.prisma,
+    client: deps.client,
+    sync: { client: deps.client, taskQueue: cfg.TEMPORAL_TASK_QUEUE },
+    accountId: account.accountId,
+    email: DEMO_EMAIL,
+    queues: { workflow: cfg.TEMPORAL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE, gmail: cfg.GMAIL_TASK_QUEUE },
+    signal: abort.signal,
+  }).then(
+    (ids) => {
+      if (ids.length > 0) log.info(`demo writing lesson waiting for you (the demo user opened two replies with "Hello"): npm run cli -- memory show ${ids[0]}`);
+    },
+    (err: unknown) => {
+      if (!abort.signal.aborted) log.warn(`demo writing lesson not learned: ${err instanceof Error ? err.message : String(err)}`);
+    },
+  );
+  return {
+    // Not awaited: a learning run it waits for may outlast the workers; whatever it was doing fails quietly.
+    stop: async () => abort.abort(),
+  };
 }
 
 export interface BannerFacts {

@@ -18,7 +18,7 @@ import { startAnthropicEmulator, type AnthropicEmulator } from '../../emulators/
 import type { PrismaClient } from '../db/client.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { createLogger } from '../shared/log.js';
-import { deliverDemoNewsletters } from './demo-lessons.js';
+import { deliverDemoNewsletters, deliverDemoQuestions } from './demo-lessons.js';
 
 const log = createLogger('demo');
 
@@ -103,7 +103,8 @@ export const DEMO_AGENT_SENDER = 'bob@okafor.example.org';
 
 /**
  * Creates the demo account in the Gmail emulator with a seeded mailbox (its newsletters and notices
- * get the default actions), two newsletters the demo's triage lesson is learned from (demo-lessons.ts), plus one scheduling question the demo rule answers with an auto-reply;
+ * get the default actions), two newsletters the demo's triage lesson is learned from and two questions its
+ * writing lesson is learned from (demo-lessons.ts), plus one scheduling question the demo rule answers with an auto-reply;
  * returns its refresh token.
  */
 export async function seedDemoMailbox(gmail: RunningGmailEmulator, messages: number): Promise<{ refreshToken: string }> {
@@ -113,6 +114,7 @@ export async function seedDemoMailbox(gmail: RunningGmailEmulator, messages: num
     log.info(`demo mailbox ${DEMO_EMAIL}: ${inserted} messages from the last 7 days`);
   }
   await deliverDemoNewsletters(gmail, DEMO_EMAIL);
+  await deliverDemoQuestions(gmail, DEMO_EMAIL);
   await gmail.control.deliver(DEMO_EMAIL, {
     from: { name: 'Alice Martin', email: DEMO_AUTO_REPLY_SENDER },
     to: [DEMO_EMAIL],

@@ -90,7 +90,8 @@ async function main(): Promise<void> {
   stack.push({ name: 'http server', stop: () => http.close() });
 
   const schedules = await ensureAppSchedules(client, cfg, log);
-  await connectDemo(demo, cfg, { prisma: ctx.prisma, client }, log);
+  const demoLearning = await connectDemo(demo, cfg, { prisma: ctx.prisma, client }, log);
+  if (demoLearning) stack.push({ name: 'demo writing lesson', stop: demoLearning.stop });
 
   console.log(
     runningBanner({

@@ -4,10 +4,10 @@
 // lesson never takes hold alone: one that widens what the assistant does (`widens`) always needs the
 // user, and the setting does not cover the ones that narrow it either.
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { WRITING_KINDS, type Lesson } from './contracts.js';
+import { WRITING_KINDS, type Lesson, type WritingAspect } from './contracts.js';
 
 /** What a writing lesson may be about and still take hold alone. */
-export const AUTO_ACCEPT_ASPECTS = ['tone', 'sign_off'] as const;
+export const AUTO_ACCEPT_ASPECTS: readonly WritingAspect[] = ['tone', 'sign_off'];
 
 /**
  * The aspect of writing a lesson is about, as its key names it (`…:aspect:<aspect>[:…]`): the
@@ -25,6 +25,8 @@ export function mayTakeHoldAlone(lesson: Lesson, after: number | null): { ok: tr
   if (lesson.kind === 'triage') return { ok: false, why: 'a triage lesson always waits for you' };
   if (!WRITING_KINDS.includes(lesson.kind)) return { ok: false, why: `a ${lesson.kind} lesson waits for you` };
   if (after === null) return { ok: false, why: 'auto-accept is off for the account' };
+  // A fact or a procedure is never "only tone", whatever aspect the model named.
+  if (lesson.kind !== 'preference') return { ok: false, why: `a ${lesson.kind} lesson waits for you` };
   const aspect = lessonAspect(lesson);
   if (!aspect || !(AUTO_ACCEPT_ASPECTS as readonly string[]).includes(aspect)) return { ok: false, why: 'only tone and sign-off lessons take hold alone' };
   const seen = confirmations(lesson);

@@ -10,6 +10,13 @@ export const LESSON_KINDS = ['fact', 'preference', 'procedure', 'triage'] as con
 export type LessonKind = (typeof LESSON_KINDS)[number];
 export const WRITING_KINDS: readonly LessonKind[] = ['fact', 'preference', 'procedure'];
 
+/**
+ * What part of the user's writing a writing lesson is about (its key names it: `…:aspect:<aspect>:…`).
+ * Only tone and sign-off lessons may take hold without review (auto-accept.ts).
+ */
+export const WRITING_ASPECTS = ['tone', 'greeting', 'sign_off', 'wording', 'content', 'procedure', 'fact'] as const;
+export type WritingAspect = (typeof WRITING_ASPECTS)[number];
+
 export const LESSON_STATES = ['proposed', 'accepted', 'rejected', 'reverted'] as const;
 export type LessonState = (typeof LESSON_STATES)[number];
 

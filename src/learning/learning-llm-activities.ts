@@ -1,6 +1,8 @@
 // The learning's LLM activity (task queue durable-inbox-llm): writing lessons proposed from the
 // account's new writing evidence, through the LLM guard (breaker, daily token budget) like every
-// model call. Idempotent: a retry finds its lessons by key, and the evidence it read is marked.
+// model call. A tone or sign-off lesson the account lets take hold alone is accepted here
+// (settleWritingProposals); the others wait for the user, and the workflow announces them.
+// Idempotent: a retry finds its lessons by key, and the evidence it read is marked.
 import type Anthropic from '@anthropic-ai/sdk';
 import { cancellationSignal } from '@temporalio/activity';
 import type { LearningSettings } from '../config.js';
@@ -8,14 +10,25 @@ import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
 import { loadEvidence, markLearned } from './writing-evidence.js';
-import { accountLessons, askForWritingLessons, proposalsOf, recordWritingProposals } from './writing-lessons.js';
+import { accountLessons, askForWritingLessons, proposalsOf, recordWritingProposals, settleWritingProposals } from './writing-lessons.js';
 
 /** Attempts at output that fails the tool's schema before the tick gives up (the next tick asks again). */
 const OUTPUT_ATTEMPTS = 3;
 
+export interface WritingLessonsProposed {
+  /** Lessons created, or whose evidence grew. */
+  changed: string[];
+  /** Evidence items the model read. */
+  read: number;
+  /** Lessons resting on this evidence that took hold without review (the account's auto-accept setting). */
+  accepted?: string[];
+  /** Lessons resting on this evidence that wait for the user (to announce). Absent in runs recorded before. */
+  waiting?: string[];
+}
+
 export interface LearningLlmActivities {
   /** Proposes the writing lessons the account's evidence teaches, when there is evidence no derivation read yet. */
-  proposeWritingLessons(input: { accountId: string }): Promise<{ changed: string[]; read: number }>;
+  proposeWritingLessons(input: { accountId: string }): Promise<WritingLessonsProposed>;
 }
 
 export function createLearningLlmActivities(deps: {
@@ -29,9 +42,9 @@ export function createLearningLlmActivities(deps: {
   return {
     async proposeWritingLessons({ accountId }) {
       const { sql } = deps;
-      if (!deps.learning.enabled) return { changed: [], read: 0 };
+      if (!deps.learning.enabled) return { changed: [], read: 0, accepted: [], waiting: [] };
       const evidence = await loadEvidence(sql, accountId);
-      if (!evidence.some((e) => e.edited && !e.learned)) return { changed: [], read: 0 };
+      if (!evidence.some((e) => e.edited && !e.learned)) return { changed: [], read: 0, accepted: [], waiting: [] };
       const [existing, [account]] = await Promise.all([
         accountLessons(sql, accountId),
         sql.query<{ email: string }>(`SELECT email FROM accounts WHERE id = $1`, [accountId]),
@@ -43,8 +56,10 @@ export function createLearningLlmActivities(deps: {
         'learn',
       );
       const changed = await recordWritingProposals(sql, proposalsOf({ accountId, accountEmail: account?.email ?? '', lessons: out.lessons, items: out.items, existing }));
-      await markLearned(sql, evidence.filter((e) => !e.learned).map((e) => e.id));
-      return { changed, read: out.items.size };
+      const unread = evidence.filter((e) => !e.learned).map((e) => e.id);
+      const { accepted, waiting } = await settleWritingProposals(sql, accountId, unread);
+      await markLearned(sql, unread);
+      return { changed, read: out.items.size, accepted, waiting };
     },
   };
 }

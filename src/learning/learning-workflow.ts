@@ -1,18 +1,21 @@
 // The learning Schedule's workflow (LEARNING_EVERY, default hourly; docs/learning.md): for each
 // account with writing evidence no derivation has read, one LLM activity proposes the writing
 // lessons it teaches. A paused LLM or a spent budget skips the account this tick: its evidence stays
-// unread and the next tick tries again. Nothing takes hold here: proposals wait for the user. Then
-// (behind the `weekly-email` patch) each account with lessons gets the week's "what I learned"
-// e-mail, which the Gmail activity inserts once per ISO week however many ticks ask.
+// unread and the next tick tries again. Proposals wait for the user, except a tone or sign-off
+// lesson the account lets take hold alone (the LLM activity accepts it); the ones that wait are
+// announced on Discord (behind the `writing-lessons-announced` patch), once per lesson. Then (behind
+// the `weekly-email` patch) each account with lessons gets the week's "what I learned" e-mail, which
+// the Gmail activity inserts once per ISO week however many ticks ask.
 import { ApplicationFailure, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { LearningActivities } from './learning-activities.js';
 import type { LearningLlmActivities } from './learning-llm-activities.js';
+import type { LessonNotifyActivities } from './notify-activities.js';
 import type { WeeklyEmailActivities, WeeklyEmailResult } from './weekly-email-activities.js';
 
 export interface LearningWorkflowInput {
   /** The LLM task queue (LLM_TASK_QUEUE). */
   llmTaskQueue: string;
-  /** The Gmail task queue (GMAIL_TASK_QUEUE): without it, no weekly e-mail. */
+  /** The Gmail task queue (GMAIL_TASK_QUEUE), where the notifications and the weekly e-mail run: without it, neither. */
   gmailTaskQueue?: string;
   /** Only these accounts (`memory learn`, tests); absent: every account (the Schedule). */
   accountIds?: string[];
@@ -23,6 +26,8 @@ export interface LearningWorkflowResult {
   proposed: string[];
   /** Accounts skipped this tick, with why (LLM paused, budget spent, output that never fit). */
   skipped: { accountId: string; reason: string }[];
+  /** Writing lessons announced on Discord (or found announced already) this tick. */
+  announced?: string[];
   /** The weekly e-mail of each account with lessons (found or inserted). */
   weekly?: WeeklyEmailResult[];
 }
@@ -49,7 +54,11 @@ export async function learningWorkflow(input: LearningWorkflowInput): Promise<Le
   const result: LearningWorkflowResult = { accounts: accounts.length, proposed: [], skipped: [] };
   for (const accountId of accounts) {
     try {
-      result.proposed.push(...(await llm.proposeWritingLessons({ accountId })).changed);
+      const out = await llm.proposeWritingLessons({ accountId });
+      result.proposed.push(...out.changed);
+      if (input.gmailTaskQueue && (out.waiting ?? []).length > 0 && patched('writing-lessons-announced')) {
+        await announce(input.gmailTaskQueue, accountId, out.waiting ?? [], result);
+      }
     } catch (err) {
       if (isCancellation(err)) throw err;
       result.skipped.push({ accountId, reason: failureReason(err) });
@@ -72,4 +81,22 @@ export async function learningWorkflow(input: LearningWorkflowInput): Promise<Le
     }
   }
   return result;
+}
+
+/** Tells the user (Discord) about each lesson that waits; one that cannot be told still waits in the CLI and on the page. */
+async function announce(gmailTaskQueue: string, accountId: string, lessonIds: string[], result: LearningWorkflowResult): Promise<void> {
+  const notify = proxyActivities<LessonNotifyActivities>({
+    taskQueue: gmailTaskQueue,
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '2 seconds', maximumInterval: '1 minute', maximumAttempts: 8 },
+  });
+  result.announced ??= [];
+  for (const lessonId of lessonIds) {
+    try {
+      if ((await notify.notifyLessonProposed({ lessonId })).notified) result.announced.push(lessonId);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      result.skipped.push({ accountId, reason: `lesson ${lessonId} not announced: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
 }

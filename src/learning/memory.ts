@@ -230,9 +230,10 @@ export async function acceptLesson(db: SqlExecutor, id: string, decidedBy: UserC
 export async function autoAcceptLesson(db: SqlExecutor, id: string): Promise<{ lesson: Lesson; moved: boolean; why?: string }> {
   const lesson = await requireLesson(db, id);
   if (lesson.state !== 'proposed') return { lesson, moved: false, why: `it is ${lesson.state}` };
-  const allowed = mayTakeHoldAlone(lesson, lesson.accountId ? await autoAcceptAfter(db, lesson.accountId) : null);
+  const after = lesson.accountId ? await autoAcceptAfter(db, lesson.accountId) : null;
+  const allowed = mayTakeHoldAlone(lesson, after);
   if (!allowed.ok) return { lesson, moved: false, why: allowed.why };
-  return accept(db, lesson, 'learning', `taken without review after ${confirmations(lesson)} confirmations (memory auto-accept)`);
+  return accept(db, lesson, 'learning', `taken without review: ${confirmations(lesson)} confirmations, auto-accept after ${after} (memory auto-accept)`);
 }
 
 async function accept(db: SqlExecutor, lesson: Lesson, decidedBy: UserChannel | 'learning', note?: string): Promise<{ lesson: Lesson; moved: boolean }> {

@@ -192,6 +192,21 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
         // The demo's triage lesson waits for the user (src/dev/demo-lessons.ts).
         const lesson = await prisma.lesson.findFirst({ where: { scopeRef: DEMO_NEWS_SENDER, state: 'proposed', kind: 'triage' } });
         expect(lesson).not.toBeNull();
+        // And its writing lesson: the demo user answered two questions with "Hello" (src/dev/demo-lessons.ts), announced on Discord.
+        const demoAccount = await prisma.account.findUniqueOrThrow({ where: { email: DEMO_EMAIL } });
+        const writing = await waitUntil(
+          'the demo writing lesson',
+          () => prisma.lesson.findFirst({ where: { accountId: demoAccount.id, kind: 'preference', state: 'proposed' } }).then((l) => l ?? undefined),
+          { timeoutMs: 90_000, everyMs: 500 },
+        );
+        await waitUntil(
+          "the demo writing lesson's Discord message",
+          async () => {
+            const { messages } = (await (await fetch(`http://127.0.0.1:${ports.discord}/__emulator/messages`)).json()) as { messages: { message: { content: string } }[] };
+            return messages.some((m) => m.message.content.includes(writing.id) && m.message.content.includes('Open every reply with "Hello" and the first name.'));
+          },
+          { timeoutMs: 30_000, everyMs: 500 },
+        );
         // The demo's agent: the scheduling profile read the thread and drafted the reply.
         const agentSteps = await waitUntil(
           'the demo agent run',

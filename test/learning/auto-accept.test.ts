@@ -65,6 +65,10 @@ describe('memory auto-accept', () => {
 
     const other = (await proposeLesson(db(), writing('procedure', ['t1', 't2', 't3', 't4']))).lesson;
     expect(await autoAcceptLesson(db(), other.id)).toMatchObject({ moved: false, why: 'only tone and sign-off lessons take hold alone' });
+    // A fact or procedure never counts as tone, whatever aspect its key names.
+    const fact = (await proposeLesson(db(), { ...writing('tone', ['t1', 't2', 't3']), kind: 'fact', key: `writing:${accountId}:sender:ann@client.example:aspect:tone:fact`, text: 'Sam works from Lisbon.' })).lesson;
+    expect(await autoAcceptLesson(db(), fact.id)).toMatchObject({ moved: false, why: 'a fact lesson waits for you', lesson: { state: 'proposed' } });
+    await prisma.lesson.delete({ where: { id: fact.id } });
 
     const triage = (
       await proposeLesson(db(), {
