@@ -122,7 +122,7 @@ export async function ensureDemoWritingLesson(deps: DemoWritingDeps): Promise<st
   });
   const workflowId = `demo-learning-${accountId}`;
   const handle = await deps.client.workflow
-    .start(learningWorkflow, { taskQueue: deps.queues.workflow, workflowId, args: [{ llmTaskQueue: deps.queues.llm, gmailTaskQueue: deps.queues.gmail }] })
+    .start(learningWorkflow, { taskQueue: deps.queues.workflow, workflowId, args: [{ llmTaskQueue: deps.queues.llm, gmailTaskQueue: deps.queues.gmail, accountIds: [accountId] }] })
     .catch((err: unknown) => {
       // Started by a run of the demo that was stopped meanwhile: its result is as good.
       if (err instanceof WorkflowExecutionAlreadyStartedError) return deps.client.workflow.getHandle<typeof learningWorkflow>(workflowId);

@@ -43,12 +43,12 @@ export function writingUser(h: InboxHarness) {
       await h.waitFor(threadId, (s) => s.reworkCount === 1 && s.state === 'drafted' && s.pendingEvents === 0);
     },
 
-    /** One run of the learning Schedule's workflow on the harness's queues. */
+    /** One run of the learning Schedule's workflow on the harness's queues, for the harness's account only (the shared test database holds other files' accounts, whose emulators are gone). */
     async learn(opts: { announce?: boolean } = {}) {
       const handle = await h.client.workflow.start(learningWorkflow, {
         taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
         workflowId: `learning-${randomUUID().slice(0, 8)}`,
-        args: [{ llmTaskQueue: h.cfg.LLM_TASK_QUEUE, ...(opts.announce === false ? {} : { gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE }) }],
+        args: [{ llmTaskQueue: h.cfg.LLM_TASK_QUEUE, accountIds: [h.accountId], ...(opts.announce === false ? {} : { gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE }) }],
       });
       return { handle, result: await handle.result() };
     },
