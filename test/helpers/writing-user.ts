@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { learningWorkflow } from '../../src/learning/learning-workflow.js';
 import { deliverAndIngest, type InboxHarness } from './inbox-harness.js';
 
+export type WritingUser = ReturnType<typeof writingUser>;
+
 export function writingUser(h: InboxHarness) {
   async function draftOf(threadId: string) {
     const draft = (await h.gmail.control.getState(h.email)).drafts.find((d) => d.threadId === threadId)!;
@@ -22,11 +24,13 @@ export function writingUser(h: InboxHarness) {
       return threadId;
     },
 
-    /** The user edits our draft with `edit` and sends it; the workflow records the evidence in the step that logs the send. */
-    async send(threadId: string, edit: (body: string) => string): Promise<void> {
+    /** The user edits our draft with `edit` (or not) and sends it; the workflow records the evidence in the step that logs the send. */
+    async send(threadId: string, edit?: (body: string) => string): Promise<void> {
       let draft = await draftOf(threadId);
-      await h.gmail.control.editDraft(h.email, draft.id, { text: edit(draft.body) });
-      draft = await draftOf(threadId);
+      if (edit) {
+        await h.gmail.control.editDraft(h.email, draft.id, { text: edit(draft.body) });
+        draft = await draftOf(threadId);
+      }
       const sent = await h.gmail.control.sendDraft(h.email, draft.id);
       await h.ingest(threadId, { type: 'draft_gone', messageId: draft.messageId });
       await h.ingest(threadId, { type: 'message_added', messageId: sent.id, labelIds: sent.labelIds });

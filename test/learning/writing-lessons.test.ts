@@ -11,14 +11,14 @@ import { runMemoryCli } from '../../src/cli/memory.js';
 import { runThreadsCli } from '../../src/cli/threads.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { listLessons, loadLesson } from '../../src/learning/memory.js';
-import { learningWorkflow } from '../../src/learning/learning-workflow.js';
 import { lineDiff } from '../../src/learning/writing-evidence.js';
 import { retentionWorkflow } from '../../src/retention/retention-workflow.js';
 import { LEARNING_SCHEDULE_ID, scheduleDefinitions } from '../../src/schedules/schedules.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import { writingLessons } from '../../emulators/anthropic/learning.js';
 import { buildWritingLessonsPrompt } from '../../src/learning/writing-lessons.js';
-import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { writingUser, type WritingUser } from '../helpers/writing-user.js';
 import { recordHistory, recordWorkflowHistory } from '../helpers/histories.js';
 
 const tag = randomUUID().slice(0, 8);
@@ -33,46 +33,18 @@ async function cli(entry: typeof runMemoryCli, ...argv: string[]): Promise<{ cod
   return { code, out: lines.join('\n') };
 }
 
-async function draftOf(threadId: string) {
-  const draft = (await h.gmail.control.getState(h.email)).drafts.find((d) => d.threadId === threadId)!;
-  const { gmail } = await h.accountGmail();
-  return { ...draft, body: (await gmail.getDraft(draft.id))?.body ?? '' };
-}
-
-/** A question from `from`, drafted by its workflow. */
-async function drafted(from: string, subject: string): Promise<string> {
-  const { threadId } = await deliverAndIngest(h, { from, subject, text: `Hi,\n\nCould you send me the ${subject} numbers?\n\nThanks` });
-  await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0);
-  return threadId;
-}
-
-/** The user edits our draft with `edit` (or not) and sends it; the sync's events reach the workflow. */
-async function send(threadId: string, edit?: (body: string) => string): Promise<void> {
-  let draft = await draftOf(threadId);
-  if (edit) {
-    await h.gmail.control.editDraft(h.email, draft.id, { text: edit(draft.body) });
-    draft = await draftOf(threadId);
-  }
-  const sent = await h.gmail.control.sendDraft(h.email, draft.id);
-  await h.ingest(threadId, { type: 'draft_gone', messageId: draft.messageId });
-  await h.ingest(threadId, { type: 'message_added', messageId: sent.id, labelIds: sent.labelIds });
-  // The evidence is recorded in the step that logs the send.
-  await h.waitFor(threadId, (s) => s.decisions.some((d) => d.kind === 'sent'));
-}
+/** The user in the Gmail emulator (test/helpers/writing-user.ts): questions drafted, drafts edited and sent, rework typed. */
+let user: WritingUser;
+const draftOf = (threadId: string) => user.draftOf(threadId);
+const drafted = (from: string, subject: string) => user.drafted(from, subject);
+const send = (threadId: string, edit?: (body: string) => string) => user.send(threadId, edit);
 
 const ownSignOff = (body: string) => body.replace('Best regards', SIGN_OFF);
 
 const evidenceRows = () => h.prisma.writingEvidence.findMany({ where: { accountId: h.accountId }, orderBy: { createdAt: 'asc' } });
 
-async function learn() {
-  const handle = await h.client.workflow.start(learningWorkflow, {
-    taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
-    workflowId: `learning-${tag}-${randomUUID().slice(0, 8)}`,
-    // Only this file's account: the shared test database holds other files' accounts too.
-    args: [{ llmTaskQueue: h.cfg.LLM_TASK_QUEUE, accountIds: [h.accountId] }],
-  });
-  return { handle, result: await handle.result() };
-}
+/** One learning run for this file's account (the shared test database holds other files' accounts too). */
+const learn = () => user.learn({ announce: false });
 
 /** The system prompt of the drafting request that answered `subject`. */
 function draftPromptFor(subject: string): string {
@@ -87,6 +59,7 @@ function draftPromptFor(subject: string): string {
 beforeAll(async () => {
   h = await startInboxHarness();
   await h.startWorkers();
+  user = writingUser(h);
 });
 
 afterAll(async () => {
@@ -229,12 +202,7 @@ describe('writing lessons from drafts the user edited and sent', () => {
   it('keeps the rework instructions the user typed as evidence', async () => {
     for (const subject of ['Contract', 'Contract renewal']) {
       const threadId = await drafted(`Gus <gus@north-${tag}.example>`, subject);
-      const draft = await draftOf(threadId);
-      const messageId = (await h.gmail.control.getState(h.email)).messages.find((m) => m.threadId === threadId && !m.labelIds.includes('DRAFT'))!.id;
-      await h.gmail.control.editDraft(h.email, draft.id, { text: `Mention the invoice number\n\n${draft.body}` });
-      await h.gmail.control.modifyLabels(h.email, { threadId, add: ['Rework'] });
-      await h.ingest(threadId, { type: 'labels_changed', messageId, changeId: 'rw-1', added: ['rework'], removed: [] });
-      await h.waitFor(threadId, (s) => s.reworkCount === 1 && s.state === 'drafted' && s.pendingEvents === 0);
+      await user.rework(threadId, 'Mention the invoice number');
       const row = (await evidenceRows()).find((r) => r.gmailThreadId === threadId);
       expect(row).toMatchObject({ source: 'rework', edited: true, final: 'Mention the invoice number', sender: `gus@north-${tag}.example` });
       expect(row!.draft).toContain('Best regards');
