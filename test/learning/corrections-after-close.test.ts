@@ -7,23 +7,22 @@
 // learn-only run waits makes it an ordinary run.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listActions, setCategoryActions } from '../../src/actions/journal.js';
+import { listActions } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { listLessons, loadLesson } from '../../src/learning/memory.js';
 import { retentionWorkflow } from '../../src/retention/retention-workflow.js';
-import { createSyncActivities } from '../../src/sync/sync-activities.js';
 import { learnAfterClose } from '../../src/thread/ingest.js';
 import type { ThreadStatus } from '../../src/thread/contracts.js';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
+import { newsletterCorrections, type NewsletterCorrections } from '../helpers/newsletter-corrections.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
 const tag = randomUUID().slice(0, 8);
 const domain = `closed-${tag}.example`;
 const sender = `news@${domain}`;
 let h: InboxHarness;
-let sync: ReturnType<typeof createSyncActivities>;
-let cursor: string;
+let world: NewsletterCorrections;
 
 const db = () => prismaExecutor(h.prisma);
 const journal = (threadId: string) => listActions(db(), { accountId: h.accountId, threadId, ascending: true });
@@ -37,19 +36,9 @@ const loggedCorrections = async (threadId: string) => {
   return decisions.map((d) => (d.detail as { text: string }).text);
 };
 
-/** The sync reads the mailbox's history since `from` and hands the changes to the threads. */
-async function syncFrom(from: string): Promise<string> {
-  let at = from;
-  for (;;) {
-    const page = await sync.syncHistoryPage({ accountId: h.accountId, startHistoryId: at, pageSize: 100 });
-    if (page.kind !== 'page') throw new Error(`sync: ${page.kind}`);
-    at = page.cursor;
-    if (!page.more) return at;
-  }
-}
-const syncNow = async () => {
-  cursor = await syncFrom(cursor);
-};
+/** The sync reads the mailbox's history since `from` (or since the last syncNow) and hands the changes to the threads. */
+const syncFrom = (from: string) => world.syncFrom(from);
+const syncNow = () => world.syncNow();
 
 /** The thread's latest run has ended; its result. */
 async function runEnded(threadId: string): Promise<ThreadStatus> {
@@ -72,23 +61,11 @@ beforeAll(async () => {
   // A thread that needed nothing from us ends its run after a second (THREAD_SKIPPED_IDLE_AFTER).
   h = await startInboxHarness({ env: { TRIAGE_LESSON_AFTER: '2' }, settings: { skippedIdleTimeoutMs: 1_000 } });
   await h.startWorkers();
-  await setCategoryActions(db(), h.accountId, 'newsletter', [{ kind: 'add_label', argument: 'Newsletters' }, { kind: 'archive' }]);
-  await h.prisma.rule.create({ data: { scope: 'domain', scopeRef: domain, kind: 'deterministic', action: 'newsletter' } });
-  sync = createSyncActivities({
-    prisma: h.prisma,
-    accounts: h.gmailAccounts(),
-    client: h.client,
-    threadSettings: h.settings,
-    threadTaskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
-    learnFromLabels: true,
-  });
-  cursor = await sync.loadCursor({ accountId: h.accountId });
+  world = await newsletterCorrections(h, domain);
 });
 
 afterAll(async () => {
-  await h?.prisma.rule.deleteMany({ where: { scopeRef: domain } });
-  await h?.prisma.lesson.deleteMany({ where: { accountId: h.accountId } });
-  await h?.prisma.categoryActions.deleteMany({ where: { scopeRef: h.accountId } });
+  await world?.cleanUp();
   await h?.close();
 });
 
@@ -104,7 +81,7 @@ describe('corrections of a thread whose workflow has ended', () => {
     expect(await corrections()).toEqual([]);
     const before = await Promise.all(threads.map(async (t) => ({ row: await threadRow(t), actions: await journal(t) })));
 
-    const beforeMove = cursor;
+    const beforeMove = world.cursor;
     await movedBack(threads[0]!);
     await syncNow();
     await waitUntil('first correction', async () => (await corrections(threads[0])).length === 1, { timeoutMs: 30_000 });

@@ -7,14 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runActionsCli } from '../../src/cli/actions.js';
-import { listActions, setCategoryActions } from '../../src/actions/journal.js';
+import { listActions } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { listLessons } from '../../src/learning/memory.js';
 import { widens } from '../../src/learning/contracts.js';
-import { createSyncActivities } from '../../src/sync/sync-activities.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
+import { newsletterCorrections, type NewsletterCorrections } from '../helpers/newsletter-corrections.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
 const tag = randomUUID().slice(0, 8);
@@ -25,8 +25,7 @@ const filed = `receipts@${domain}`;
 let h: InboxHarness;
 let discord: RunningDiscordEmulator;
 let webhookId: string;
-let sync: ReturnType<typeof createSyncActivities>;
-let cursor: string;
+let world: NewsletterCorrections;
 
 const db = () => prismaExecutor(h.prisma);
 const journal = (threadId: string) => listActions(db(), { accountId: h.accountId, threadId, ascending: true });
@@ -35,14 +34,7 @@ const corrections = (threadId?: string) =>
 const lessonFor = async (sender: string) => (await listLessons(db(), { accountId: h.accountId })).find((l) => l.scopeRef === sender);
 
 /** The sync reads the mailbox's history since the last call and hands the changes to the threads. */
-async function syncNow(): Promise<void> {
-  for (;;) {
-    const page = await sync.syncHistoryPage({ accountId: h.accountId, startHistoryId: cursor, pageSize: 100 });
-    if (page.kind !== 'page') throw new Error(`sync: ${page.kind}`);
-    cursor = page.cursor;
-    if (!page.more) return;
-  }
-}
+const syncNow = () => world.syncNow();
 
 /** A newsletter from `from`, handled by its thread workflow until its label and archive are done. */
 async function newsletter(from: string, subject: string): Promise<string> {
@@ -59,23 +51,11 @@ beforeAll(async () => {
   webhookId = webhook.id;
   h = await startInboxHarness({ env: { TRIAGE_LESSON_AFTER: '2', DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: 'http://127.0.0.1:3999' } });
   await h.startWorkers();
-  await setCategoryActions(db(), h.accountId, 'newsletter', [{ kind: 'add_label', argument: 'Newsletters' }, { kind: 'archive' }]);
-  await h.prisma.rule.create({ data: { scope: 'domain', scopeRef: domain, kind: 'deterministic', action: 'newsletter' } });
-  sync = createSyncActivities({
-    prisma: h.prisma,
-    accounts: h.gmailAccounts(),
-    client: h.client,
-    threadSettings: h.settings,
-    threadTaskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
-    learnFromLabels: true,
-  });
-  cursor = await sync.loadCursor({ accountId: h.accountId });
+  world = await newsletterCorrections(h, domain);
 });
 
 afterAll(async () => {
-  await h?.prisma.rule.deleteMany({ where: { scopeRef: domain } });
-  await h?.prisma.lesson.deleteMany({ where: { accountId: h.accountId } });
-  await h?.prisma.categoryActions.deleteMany({ where: { scopeRef: h.accountId } });
+  await world?.cleanUp();
   await h?.close();
   await discord?.close();
 });
@@ -116,8 +96,8 @@ describe('corrections of triage seen in Gmail', () => {
     await recordHistory(h, threads[1]!, 'thread-correction-moved-back');
 
     // The same history read again (a redelivered page) records nothing twice.
-    const before = await sync.loadCursor({ accountId: h.accountId });
-    expect(before).toBe(cursor);
+    const before = await world.loadCursor();
+    expect(before).toBe(world.cursor);
     await h.ingest(threads[0]!, { type: 'labels_changed', messageId: 'm', changeId: 'again', added: [], removed: [], inboxAdded: true });
     await h.waitFor(threads[0]!, (s) => s.pendingEvents === 0);
     expect(await corrections()).toHaveLength(2);
