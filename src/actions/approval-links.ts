@@ -3,7 +3,8 @@
 // content reaches a URL (and with it chat logs, browser history or a proxy's access log). Whoever
 // holds an unexpired link may decide that one action; it goes only to the user's own channel.
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { ConfigError, type Env } from '../config.js';
+import { ConfigError } from '../shared/config-error.js';
+import type { Env } from '../config/env.js';
 import { resolveTokenKey, type ResolvePayloadKeysOptions } from '../temporal/encryption-keys.js';
 
 /** Two keys from the one secret: a leaked CSRF token says nothing about link signatures. */

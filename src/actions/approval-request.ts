@@ -2,7 +2,7 @@
 // it in words, the account it acts in, and which decisions its state still allows.
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { reversalOf, type ActionReason, type JournaledAction } from './contracts.js';
-import type { Decision } from './decide.js';
+import type { Decision } from './contracts.js';
 
 export function reasonText(reason: ActionReason): string {
   switch (reason.source) {

@@ -198,3 +198,15 @@ export const DEFAULT_ACTION_SETTINGS: ActionSettings = {
   pauseLabel: 'Assistant Paused',
   awaitingApprovalLabel: 'Awaiting Approval',
 };
+
+/** The approvals page and its notifications: who may open what, where links point, where Discord is. */
+export interface ApprovalsSettings {
+  operatorToken?: string;
+  linkTtlMs: number;
+  /** Where links point, without a trailing slash. */
+  publicBaseUrl: string;
+  discordWebhookUrl?: string;
+}
+
+/** What the user decides about an action (the approvals page, the CLI, Discord's link). */
+export type Decision = ActionDecisionEvent['decision'];

@@ -4,7 +4,7 @@
 // never mail content, tokens or the webhook URL. Control characters and bidi overrides are dropped. The message id is journaled in the action's result, so a retried
 // activity posts once; only a crash between Discord's answer and that write can post twice.
 import { ApplicationFailure } from '@temporalio/common';
-import type { ApprovalsSettings } from '../config.js';
+import type { ApprovalsSettings } from './contracts.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ApprovalNotifyActivities } from './activity-contracts.js';
 import { approvalLink, type ApprovalKeys } from './approval-links.js';

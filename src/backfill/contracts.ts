@@ -247,3 +247,10 @@ export function backfillWorkflowId(accountId: string): string {
 export function sliceWorkflowId(accountId: string, start: number, end: number, attempt = 1): string {
   return `backfill-${accountId}-slice-${start}-${end}${attempt > 1 ? `-a${attempt}` : ''}`;
 }
+
+/** Backfill alerts: the metadata budget, the Discord webhook and the email rate limit. */
+export interface BackfillAlertSettings {
+  metadataBudgetBytes: number;
+  discordWebhookUrl?: string;
+  emailEveryMs: number;
+}

@@ -10,11 +10,12 @@
 //   timezone <account> [ZONE]               shows the account's time zone, or sets it (an IANA name).
 import { parseArgs } from 'node:util';
 import { TokenVault } from '../accounts/token-vault.js';
-import { gmailOAuthSettings, threadSettingsFromConfig, userScheduleSettingsFromConfig, type Env } from '../config.js';
+import { gmailOAuthSettings, threadSettingsFromConfig, userScheduleSettingsFromConfig } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';
-import { disconnectAccount, registerAccount, runLoopbackConsent, type RegisteredAccount } from '../accounts/connect.js';
+import { disconnectAccount, registerAccount, type RegisteredAccount } from '../sync/connect.js';
 import type { SyncTarget } from '../sync/notify.js';
 import { connectClient } from '../temporal/client.js';
 import type { Client } from '@temporalio/client';
@@ -24,13 +25,14 @@ import { moveAccountSchedules } from '../schedules/user-schedules.js';
 import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys.js';
 import { createBreakerStore } from '../llm/breaker-store.js';
 import { describePause } from '../llm/breaker.js';
-import { resumeLlm } from '../llm/resume.js';
+import { resumeLlm } from '../thread/llm-resume.js';
 import { findAccount, noSuchAccount, requireAccount } from './account-ref.js';
 import { usageFailure, UsageError, withDatabase } from './command.js';
 import { printTable } from './table.js';
 import { accountTimeSettings, setAccountTimeZone } from '../accounts/time-settings.js';
 import { describeLocal, TimeSpecError } from '../time/index.js';
 import { moveRemindersToAccountZone } from './reminders.js';
+import { runLoopbackConsent } from '../accounts/gmail-consent.js';
 
 const log = createLogger('cli');
 

@@ -5,7 +5,7 @@
 //   remove <name>
 // Route mail to a profile with `rules add ... --category C --route <name>`.
 import { z } from 'zod';
-import type { Env } from '../config.js';
+import type { Env } from '../config/env.js';
 import type { PrismaClient } from '../db/client.js';
 import { AGENT_TOOLS, type AgentProfile, type AgentToolName } from '../agent/contracts.js';
 import { listAgentProfiles, loadAgentProfile, saveAgentProfile } from '../agent/profiles.js';

@@ -7,7 +7,7 @@
 // <account> is an account id or its email address.
 import { parseArgs } from 'node:util';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { Env } from '../config.js';
+import type { Env } from '../config/env.js';
 import { createPrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';

@@ -1,5 +1,5 @@
 // `npm run cli -- <command> ...`: a tiny dispatcher; each command lives in its own module.
-import { loadConfigOrExit } from '../config.js';
+import { loadConfigOrExit } from '../config/env.js';
 import { runAccountsCli } from './accounts.js';
 import { runActionsCli } from './actions.js';
 import { runAgentsCli } from './agents.js';

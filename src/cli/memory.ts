@@ -10,7 +10,9 @@
 //   weekly --account A                              the "what I learned" report of the last seven days
 //   auto-accept --account A [--after N|off]         tone and sign-off lessons take hold alone after N confirmations (default off)
 import { parseArgs } from 'node:util';
-import { learningSettingsFromConfig, wholeDays, type Env, type LearningSettings } from '../config.js';
+import { learningSettingsFromConfig, wholeDays } from '../config/settings.js';
+import type { Env } from '../config/env.js';
+import type { LearningSettings } from '../learning/contracts.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';

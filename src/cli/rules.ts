@@ -16,7 +16,8 @@
 // P: a case-insensitive substring, or a regular expression between slashes (/^re:/).
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { learningSettingsFromConfig, wholeDays, type Env } from '../config.js';
+import { learningSettingsFromConfig, wholeDays } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { describeOutcome, dryRunRuleChange, replayRules } from '../learning/dry-run.js';
 import { dryRunLines } from '../learning/describe.js';

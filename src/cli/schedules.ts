@@ -7,7 +7,8 @@
 // State comes from the Temporal Schedule: `temporal schedule toggle|trigger` show here too.
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import { userScheduleSettingsFromConfig, type Env } from '../config.js';
+import { userScheduleSettingsFromConfig } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { loadAgentProfile } from '../agent/profiles.js';

@@ -5,7 +5,7 @@
 //      persisted in .data/pglite; or the one another of our processes already serves on its port.
 import { relative } from 'node:path';
 import pg from 'pg';
-import type { Env } from '../config.js';
+import type { Env } from '../config/env.js';
 import { redactUrl } from './connection-url.js';
 import type { DbLogger } from './db-logger.js';
 import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres } from './embedded-postgres.js';

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { extractText, parseMime } from '../../emulators/gmail/mime.js';
-import type { LearningSettings } from '../config.js';
+import type { LearningSettings } from '../learning/contracts.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { WRITING_KINDS } from '../learning/contracts.js';

@@ -106,3 +106,10 @@ export function widens(before: readonly ActionSpec[], after: readonly ActionSpec
 
 export const gmailThreadLink = (email: string, threadId: string) =>
   `https://mail.google.com/mail/u/${encodeURIComponent(email)}/#all/${encodeURIComponent(threadId)}`;
+
+export interface LearningSettings {
+  enabled: boolean;
+  triageLessonAfter: number;
+  lookbackMs: number;
+  dryRunWindowMs: number;
+}

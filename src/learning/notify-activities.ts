@@ -5,17 +5,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { lessonLink, type ApprovalKeys } from '../actions/approval-links.js';
 import { code, plain } from '../actions/notify-activities.js';
-import type { ApprovalsSettings } from '../config.js';
+import type { ApprovalsSettings } from '../actions/contracts.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
 import type { Lesson } from './contracts.js';
 import { scopeText } from './describe.js';
 import { loadLesson } from './memory.js';
-
-export interface LessonNotifyActivities {
-  /** Tells the user (Discord, when configured) that a lesson is proposed. Idempotent per lesson. */
-  notifyLessonProposed(input: { lessonId: string }): Promise<{ notified: boolean }>;
-}
+import type { LessonNotifyActivities } from './activity-contracts.js';
 
 export function lessonMessage(lesson: Lesson, link: string): string {
   return [

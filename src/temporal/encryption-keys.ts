@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, type Env } from '../config.js';
+import { ConfigError } from '../shared/config-error.js';
+import type { Env } from '../config/env.js';
 import type { PayloadKey } from './codec.js';
 import { projectRoot } from './project-root.js';
 

@@ -3,7 +3,7 @@
 // in Gmail, sends after their delay (and undo during it), the policy's refusals, the kill switch,
 // the send cap, protected senders, mail that tries to instruct the assistant, duplicate signals.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decideAction, undoSince, type DecideDeps } from '../../src/actions/decide.js';
+import { decideAction, undoSince, type DecideDeps } from '../../src/thread/decide.js';
 import { listActions, loadAction, updateSafetySettings } from '../../src/actions/journal.js';
 import type { ActionGmailActivities } from '../../src/actions/activity-contracts.js';
 import type { ActionSpec, JournaledAction } from '../../src/actions/contracts.js';

@@ -1,7 +1,7 @@
 // Runs a CLI command's entry against the test database and collects what it prints.
 import { inject } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
-import { loadConfig, type Env } from '../../src/config.js';
+import { loadConfig, type Env } from '../../src/config/env.js';
 
 type Entry = (cfg: Env, argv: string[], io: CliIo) => Promise<number>;
 

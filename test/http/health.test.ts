@@ -12,7 +12,7 @@ import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { applyMigrations } from '../../src/db/migrate.js';
 import { healthRoute } from '../../src/http/health.js';
 import { defaultReasonSources } from '../../src/http/health-reasons.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { startHttpServer, type HttpServer } from '../../src/shared/http-server.js';
 import { prismaExecutor, type SqlExecutor } from '../../src/db/sql-executor.js';
 import { seedAccount } from '../helpers/approvals.js';
 import { createScratchDatabase, unusedDatabaseUrl } from '../helpers/scratch-database.js';

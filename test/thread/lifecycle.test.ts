@@ -4,7 +4,7 @@ import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from 
 import { recordHistory } from '../helpers/histories.js';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
-import { quotaOptionsFromConfig } from '../../src/config.js';
+import { quotaOptionsFromConfig } from '../../src/config/settings.js';
 
 let h: InboxHarness;
 

@@ -9,14 +9,14 @@ import { createWeeklyEmailActivities } from '../learning/weekly-email-activities
 import { createAgentGmailActivities } from '../agent/gmail-activities.js';
 import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
 import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
-import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig, reminderSettingsFromConfig } from '../config.js';
+import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig, reminderSettingsFromConfig } from '../config/settings.js';
 import { createReminderDeliveryActivities } from '../reminders/delivery-activities.js';
 import { createScheduleGmailActivities } from '../schedules/gmail-activities.js';
 import { createGmailActivities } from '../thread/gmail-activities.js';
 import { createTimerGmailActivities } from '../thread/timer-activities.js';
-import type { WorkerContext } from '../workers/context.js';
-import { createGmailAccounts } from '../workers/gmail-access.js';
-import { mergeActivities } from './merge.js';
+import type { WorkerContext } from './context.js';
+import { createGmailAccounts } from './gmail-access.js';
+import { mergeActivities } from './merge-activities.js';
 
 export async function createGmailQueueActivities(ctx: WorkerContext) {
   // The thread's, actions' and agent's calls draw from the account's shared budget; the backfill

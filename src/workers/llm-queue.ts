@@ -1,12 +1,12 @@
 // The LLM task queue's activities (LLM_TASK_QUEUE, src/workers/llm-worker.ts): classification,
 // drafting, the agent's turns and the learning's writing lessons through @anthropic-ai/sdk. Workflow code imports the type only.
 import { createAgentLlmActivities } from '../agent/llm-activities.js';
-import { learningSettingsFromConfig, llmSettingsFromConfig } from '../config.js';
+import { learningSettingsFromConfig, llmSettingsFromConfig } from '../config/settings.js';
 import { createLearningLlmActivities } from '../learning/learning-llm-activities.js';
 import { createLlmClient } from '../llm/index.js';
 import { createLlmActivities } from '../thread/llm-activities.js';
-import type { WorkerContext } from '../workers/context.js';
-import { mergeActivities } from './merge.js';
+import type { WorkerContext } from './context.js';
+import { mergeActivities } from './merge-activities.js';
 
 export function createLlmQueueActivities(ctx: WorkerContext) {
   const { cfg } = ctx;
