@@ -23,7 +23,7 @@ import { describeOutcome, dryRunRuleChange, replayRules } from '../learning/dry-
 import { dryRunLines } from '../learning/describe.js';
 import type { PrismaClient } from '../db/client.js';
 import { ruleAction, ruleFromRow } from '../rules/rule-rows.js';
-import { applicableInstructions, BUILTIN_RULES, evaluateFollowUpRules, evaluateRules, InvalidRuleError, MAX_FOLLOW_UP_DAYS, validateRule, type Rule } from '../rules/rules.js';
+import { applicableInstructions, BUILTIN_RULES, evaluateFollowUpRules, evaluateRules, InvalidRuleError, MAX_FOLLOW_UP_DAYS, validateRule } from '../rules/rules.js';
 import { CATEGORIES } from '../mail/types.js';
 import { canonicalAddress, senderAddress } from '../gmail/addresses.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
@@ -31,6 +31,7 @@ import type { ActionSpec } from '../actions/contracts.js';
 import { requireAccount } from './account-ref.js';
 import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
+import type { Rule } from '../rules/contracts.js';
 
 export type RulesCliIo = CliIo;
 

@@ -6,7 +6,7 @@ import type { SqlExecutor } from '../db/sql-executor.js';
 import { recordCorrections } from './corrections.js';
 import { deriveTriageLessons } from './triage-lessons.js';
 import { accountsWithNewEvidence, recordEvidence } from './writing-evidence.js';
-import type { DerivedLessons, EvidenceInput, LearningActivities, RecordedCorrection, SeenLabelChange } from './activity-contracts.js';
+import type { LearningActivities } from './activity-contracts.js';
 
 export function createLearningActivities(deps: { db: SqlExecutor; settings: LearningSettings }): LearningActivities {
   return {

@@ -7,7 +7,7 @@
 // the `weekly-email` patch) each account with lessons gets the week's "what I learned" e-mail, which
 // the Gmail activity inserts once per ISO week however many ticks ask.
 import { ApplicationFailure, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { LearningActivities, LearningLlmActivities, LearningWorkflowInput, LearningWorkflowResult, LessonNotifyActivities, WeeklyEmailActivities, WeeklyEmailResult } from './activity-contracts.js';
+import type { LearningActivities, LearningLlmActivities, LearningWorkflowInput, LearningWorkflowResult, LessonNotifyActivities, WeeklyEmailActivities } from './activity-contracts.js';
 
 function failureReason(err: unknown): string {
   const cause = err instanceof Error && err.cause instanceof ApplicationFailure ? err.cause : undefined;

@@ -4,7 +4,6 @@ import type { EmailForPrompt } from '../mail/types.js';
 import type { ActionSpec } from '../actions/contracts.js';
 import type { LifecycleAction } from '../actions/journal.js';
 import type { AgentProfile } from '../agent/contracts.js';
-import type { FollowUpRuleDecision } from '../rules/rules.js';
 import type {
   Category,
   DecisionRecord,
@@ -15,6 +14,7 @@ import type {
 import type { AgentGmailActivities, AgentLlmActivities, AgentStoreActivities } from '../agent/activity-contracts.js';
 import type { ActionGmailActivities, ActionStoreActivities } from '../actions/activity-contracts.js';
 import type { LearningActivities } from '../learning/activity-contracts.js';
+import type { FollowUpRuleDecision } from '../rules/contracts.js';
 
 /** One message as the classifier and the drafter see it (bodies already cut to a cap). */
 export interface PromptMessage extends EmailForPrompt {

@@ -7,7 +7,6 @@ import { accountTimeSettings } from '../accounts/time-settings.js';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { addBusinessDays, type TimeDefaults } from '../time/index.js';
-import type { FollowUpRulesVerdict, PromptMessage } from './activity-contracts.js';
 import { followUpRulesVerdict } from './rules-verdict.js';
 import type { TimerStoreActivities } from './activity-contracts.js';
 
