@@ -210,3 +210,48 @@ export interface ApprovalsSettings {
 
 /** What the user decides about an action (the approvals page, the CLI, Discord's link). */
 export type Decision = ActionDecisionEvent['decision'];
+
+export interface ProposeActionsInput {
+  accountId: string;
+  threadId: string;
+  /** The message the actions answer. */
+  messageId: string;
+  sender: string;
+  /** Who a reply to the message goes to (canonical addresses): what an auto-reply is judged for and sent to. */
+  recipients: string[];
+  /** The subject of the mail, for the approvals list. */
+  subject?: string;
+  workflowId: string;
+  actions: (ProposedAction & { result?: ActionResult })[];
+  pausedByLabel: boolean;
+  approvalExpiryMs: number;
+  /** Sends wait for approval whatever the policy allows, for this reason (an agent profile's setting). */
+  sendsNeedApproval?: string;
+}
+
+export interface TimerJournalInput {
+  accountId: string;
+  threadId: string;
+  workflowId: string;
+  /** The request's id: with the kind, the timer's idempotency key. */
+  requestId: string;
+  kind: 'snooze' | 'remind' | 'follow_up';
+  /** When it fires (epoch ms). */
+  atMs: number;
+  reason: ActionReason;
+  note?: string;
+  /** The message a follow-up waits on an answer to: its subject and To header, for the approvals page's list. */
+  about?: { subject: string; to: string };
+}
+
+/** A change the thread's own lifecycle made (our draft, Done's archive): journaled as done. */
+export interface LifecycleAction extends ActionSpec {
+  key: string;
+  messageId: string;
+  /** The sender of the mail the change is about (lower-case address). */
+  sender: string;
+  /** Who our draft is addressed to (canonical addresses): earned autonomy counts per recipient. */
+  recipients?: string[];
+  reason: ActionReason;
+  result: ActionResult;
+}

@@ -1,7 +1,5 @@
 // Inputs, signals and queries of the backfill and archiver workflows (workflow-safe: no Node).
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { FetchFormat } from './activity-contracts.js';
-import type { AlertKind, AlertLevel } from './alerts.js';
 import type { FrontierState } from './frontier.js';
 import type { Granularity } from './slicing.js';
 import { GMAIL_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
@@ -254,3 +252,16 @@ export interface BackfillAlertSettings {
   discordWebhookUrl?: string;
   emailEveryMs: number;
 }
+
+export type AlertLevel = 'ok' | 'warn' | 'critical';
+
+export type AlertKind = 'bad_rate' | 'bad_spike' | 'metadata';
+
+export interface Judgement {
+  level: AlertLevel;
+  /** What a person reads: the measurement against its threshold. */
+  detail: string;
+  measured: Record<string, number>;
+}
+
+export type FetchFormat = 'full' | 'metadata';

@@ -16,7 +16,6 @@ import { AccountAccess } from '../accounts/account-access.js';
 import { givingUpOnStuckSteps, StuckSteps } from '../accounts/stuck-steps.js';
 import type { ApprovalNotifyActivities } from '../actions/activity-contracts.js';
 import { DEFAULT_ACTION_SETTINGS, type ActionSettings } from '../actions/contracts.js';
-import type { LifecycleAction } from '../actions/journal.js';
 import { InboxAccountId, InboxCategory, InboxLlmPaused, InboxState, WakeAt } from '../temporal/search-attributes.js';
 import type { GmailActivities, ThreadGmailSteps, ThreadLlmSteps, ThreadStoreSteps } from './activity-contracts.js';
 import { proxyGmailProbe, proxyNotifyActivities, proxyQueueActivities, STEP_LIMITS, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
@@ -60,6 +59,7 @@ import {
   type SavedRecord,
   type ThreadRecord,
 } from './thread-record.js';
+import type { LifecycleAction } from '../actions/contracts.js';
 
 
 export class ThreadRun {
