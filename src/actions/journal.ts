@@ -9,19 +9,8 @@ import { CATEGORIES, type Category } from '../mail/types.js';
 import { actionTransitions } from '../metrics/metrics.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { actionSpecsOf } from './action-specs.js';
-import {
-  actionKey,
-  SENDING_KINDS,
-  type ActionKind,
-  type ActionReason,
-  type ActionResult,
-  type ActionSpec,
-  type ActionState,
-  type JournaledAction,
-  type ProposedAction,
-} from './contracts.js';
+import { actionKey, type ActionKind, type ActionReason, type ActionResult, type ActionSpec, type ActionState, type JournaledAction, type LifecycleAction, type ProposeActionsInput, type ProposedAction, SENDING_KINDS, type TimerJournalInput } from './contracts.js';
 import { DEFAULT_SAFETY_POLICY, judge, type PolicyFacts, type SafetyPolicy } from './policy.js';
-import type { LifecycleAction, ProposeActionsInput, TimerJournalInput } from './contracts.js';
 
 type ActionRow = {
   id: string;

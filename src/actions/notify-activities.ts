@@ -4,13 +4,12 @@
 // never mail content, tokens or the webhook URL. Control characters and bidi overrides are dropped. The message id is journaled in the action's result, so a retried
 // activity posts once; only a crash between Discord's answer and that write can post twice.
 import { ApplicationFailure } from '@temporalio/common';
-import type { ApprovalsSettings } from './contracts.js';
+import type { ApprovalsSettings, JournaledAction } from './contracts.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ApprovalNotifyActivities } from './activity-contracts.js';
 import { approvalLink, type ApprovalKeys } from './approval-links.js';
 import { accountEmail, reasonText, recipientsText } from './approval-request.js';
 import { displaySafe } from '../shared/display-text.js';
-import type { JournaledAction } from './contracts.js';
 import { loadAction, transitionAction } from './journal.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
 

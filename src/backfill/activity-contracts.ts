@@ -1,7 +1,6 @@
 // What crosses the activity boundary for backfill and archiving: plain JSON, type-only, so
 // workflow code can import it. Ids and counts only; message content never enters history.
-import type { Granularity } from './slicing.js';
-import type { AlertKind, FetchFormat, Judgement } from './contracts.js';
+import type { AlertKind, FetchFormat, Granularity, Judgement } from './contracts.js';
 
 export interface PlanInput {
   accountId: string;

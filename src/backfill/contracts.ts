@@ -1,7 +1,5 @@
 // Inputs, signals and queries of the backfill and archiver workflows (workflow-safe: no Node).
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { FrontierState } from './frontier.js';
-import type { Granularity } from './slicing.js';
 import { GMAIL_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 
 export interface BackfillTaskQueues {
@@ -265,3 +263,31 @@ export interface Judgement {
 }
 
 export type FetchFormat = 'full' | 'metadata';
+
+/** A backfill slice's calendar unit (slicing.ts cuts the range into them). */
+export type Granularity = 'day' | 'week' | 'month';
+
+export type SliceStatus = 'pending' | 'running' | 'done';
+
+export interface OpenSlice {
+  start: number;
+  end: number;
+  status: SliceStatus;
+  /** How many times this slice has been started (restarts after failures). */
+  attempts: number;
+  /** Of those, how many ended on an account that could not be used (not the slice's fault: not counted against it). */
+  accountWaits?: number;
+}
+
+export interface FrontierState {
+  rangeStart: number;
+  rangeEnd: number;
+  granularity: Granularity;
+  /** Every slice ending at or before this is finished. Starts at rangeStart; never decreases. */
+  watermark: number;
+  /** Start of the first slice not yet planned. */
+  cursor: number;
+  /** Planned slices at or above the watermark, sorted by start, contiguous from the watermark to the cursor. */
+  open: OpenSlice[];
+  slicesDone: number;
+}

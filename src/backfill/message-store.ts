@@ -4,7 +4,7 @@
 import type { ThreadMessage } from '../gmail/types.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import type { BackfillStoredState } from './activity-contracts.js';
-import type { Granularity } from './slicing.js';
+import type { Granularity } from './contracts.js';
 
 export interface MessageRow {
   gmail_id: string;

@@ -16,7 +16,7 @@ import type { PrismaClient } from '../db/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { connectClient } from '../temporal/client.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
-import { ACTION_KINDS, ACTION_STATES, reversalOf, type ActionKind } from '../actions/contracts.js';
+import { ACTION_KINDS, ACTION_STATES, type ActionKind, type Decision, reversalOf } from '../actions/contracts.js';
 import { decideAction, undoSince, type DecideDeps } from '../thread/decide.js';
 import { listActions, loadAction, loadCategoryActions, loadSafetyPolicy, setCategoryActions, updateSafetySettings } from '../actions/journal.js';
 import type { Allowance, AllowanceScope, SafetyPolicy } from '../actions/policy.js';
@@ -27,7 +27,6 @@ import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from
 import { printTable } from './table.js';
 import { recipientsText } from '../actions/approval-request.js';
 import { displaySafe } from '../shared/display-text.js';
-import type { Decision } from '../actions/contracts.js';
 
 const USAGE = `usage: npm run cli -- actions list [--account A] [--state ${ACTION_STATES.join('|')}] [--thread T] [--limit N]
        npm run cli -- actions show <action id>

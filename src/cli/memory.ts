@@ -12,12 +12,11 @@
 import { parseArgs } from 'node:util';
 import { learningSettingsFromConfig, wholeDays } from '../config/settings.js';
 import type { Env } from '../config/env.js';
-import type { LearningSettings } from '../learning/contracts.js';
+import { type LearningSettings, type Lesson, LESSON_KINDS, LESSON_STATES, type LessonKind, type LessonState, type TriageRule } from '../learning/contracts.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
 import { CATEGORIES, isCategory } from '../mail/types.js';
-import { LESSON_KINDS, LESSON_STATES, type Lesson, type LessonKind, type LessonState, type TriageRule } from '../learning/contracts.js';
 import { dryRunLines, scopeText } from '../learning/describe.js';
 import { previewLesson } from '../learning/lesson-preview.js';
 import {

@@ -1,10 +1,9 @@
 // The approvals page's HTML: one action with its buttons, the operator's list, and the short pages
 // for refusals. Server-rendered, no script; every value from the journal goes through escapeHtml,
 // which also drops control characters and bidi overrides (src/shared/display-text.ts).
-import type { JournaledAction } from '../actions/contracts.js';
+import type { Decision, JournaledAction } from '../actions/contracts.js';
 import { reasonText, recipientsText, replyPreview } from '../actions/approval-request.js';
 import { displaySafe } from '../shared/display-text.js';
-import type { Decision } from '../actions/contracts.js';
 
 export function escapeHtml(value: unknown): string {
   return displaySafe(String(value), { multiline: true }).replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);

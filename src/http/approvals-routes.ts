@@ -6,7 +6,7 @@
 // A POST needs the link's fields, a CSRF token bound to the link and the browser's session cookie,
 // and an Origin (when sent) that is ours; anything less is a 403 that changes nothing.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApprovalsSettings } from '../actions/contracts.js';
+import type { ApprovalsSettings, Decision, JournaledAction } from '../actions/contracts.js';
 import {
   actionPath,
   operatorTokenMatches,
@@ -16,7 +16,6 @@ import {
   type SignedLink,
 } from '../actions/approval-links.js';
 import { accountEmail, openDecisions } from '../actions/approval-request.js';
-import type { JournaledAction } from '../actions/contracts.js';
 import type { DecisionOutcome } from '../thread/decide.js';
 import { listActions, listFollowUps, loadAction } from '../actions/journal.js';
 import { gmailThreadLink } from '../learning/contracts.js';
@@ -30,7 +29,6 @@ import { renderActionPage, renderListPage, renderMessagePage, type ActionCard, t
 import type { Routes } from '../shared/http-server.js';
 import { lessonCards, lessonRoutes, type LessonRouteDeps } from './lesson-routes.js';
 import { lessonsSection } from './lessons-page.js';
-import type { Decision } from '../actions/contracts.js';
 
 const log = createLogger('approvals');
 

@@ -1,10 +1,8 @@
 // The lessons' memory as plain data (docs/learning.md): what a lesson is, what it was learned from,
 // and the rule a triage lesson stands for. zod contracts for what comes back out of JSON columns.
 import { z } from 'zod';
-import { actionSpecsSchema } from '../actions/action-specs.js';
-import { CATEGORIES } from '../mail/types.js';
-import type { ActionSpec } from '../actions/contracts.js';
-import type { Category } from '../mail/types.js';
+import { type ActionSpec, actionSpecsSchema } from '../actions/contracts.js';
+import { CATEGORIES, type Category } from '../mail/types.js';
 
 export const LESSON_KINDS = ['fact', 'preference', 'procedure', 'triage'] as const;
 export type LessonKind = (typeof LESSON_KINDS)[number];

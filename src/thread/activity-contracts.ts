@@ -1,7 +1,7 @@
 // The activities the thread workflow calls, as types: the workflow imports only these types,
 // the implementations (gmail-activities.ts, llm-activities.ts, store-activities.ts) satisfy them.
 import type { EmailForPrompt } from '../mail/types.js';
-import type { ActionSpec } from '../actions/contracts.js';
+import type { ActionSpec, LifecycleAction } from '../actions/contracts.js';
 import type { AgentProfile } from '../agent/contracts.js';
 import type {
   Category,
@@ -14,7 +14,6 @@ import type { AgentGmailActivities, AgentLlmActivities, AgentStoreActivities } f
 import type { ActionGmailActivities, ActionStoreActivities } from '../actions/activity-contracts.js';
 import type { LearningActivities } from '../learning/activity-contracts.js';
 import type { FollowUpRuleDecision } from '../rules/contracts.js';
-import type { LifecycleAction } from '../actions/contracts.js';
 
 /** One message as the classifier and the drafter see it (bodies already cut to a cap). */
 export interface PromptMessage extends EmailForPrompt {

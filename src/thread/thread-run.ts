@@ -15,7 +15,7 @@ import {
 import { AccountAccess } from '../accounts/account-access.js';
 import { givingUpOnStuckSteps, StuckSteps } from '../accounts/stuck-steps.js';
 import type { ApprovalNotifyActivities } from '../actions/activity-contracts.js';
-import { DEFAULT_ACTION_SETTINGS, type ActionSettings } from '../actions/contracts.js';
+import { type ActionSettings, DEFAULT_ACTION_SETTINGS, type LifecycleAction } from '../actions/contracts.js';
 import { InboxAccountId, InboxCategory, InboxLlmPaused, InboxState, WakeAt } from '../temporal/search-attributes.js';
 import type { GmailActivities, ThreadGmailSteps, ThreadLlmSteps, ThreadStoreSteps } from './activity-contracts.js';
 import { proxyGmailProbe, proxyNotifyActivities, proxyQueueActivities, STEP_LIMITS, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
@@ -59,7 +59,6 @@ import {
   type SavedRecord,
   type ThreadRecord,
 } from './thread-record.js';
-import type { LifecycleAction } from '../actions/contracts.js';
 
 
 export class ThreadRun {

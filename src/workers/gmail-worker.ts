@@ -1,4 +1,4 @@
-// Worker for the Gmail task queue (its activities: src/activities/gmail-queue.ts). Its own queue
+// Worker for the Gmail task queue (its activities: gmail-queue.ts). Its own queue
 // lets operators cap Gmail calls (GMAIL_ACTIVITIES_PER_SECOND, all workers of the queue together).
 import { Worker } from '@temporalio/worker';
 import { createGmailQueueActivities } from './gmail-queue.js';

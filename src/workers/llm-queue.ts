@@ -7,12 +7,17 @@ import { createLlmClient } from '../llm/index.js';
 import { createLlmActivities } from '../thread/llm-activities.js';
 import type { WorkerContext } from './context.js';
 import { mergeActivities } from './merge-activities.js';
+import type { LearningLlmActivities } from '../learning/activity-contracts.js';
+import type { ThreadLlmSteps } from '../thread/activity-contracts.js';
+
+/** Every step the workflows call on the LLM queue, by their contracts. */
+type LlmQueueSteps = ThreadLlmSteps & LearningLlmActivities;
 
 export function createLlmQueueActivities(ctx: WorkerContext) {
   const { cfg } = ctx;
   if (!cfg.ANTHROPIC_API_KEY) throw new Error('ANTHROPIC_API_KEY is needed (npm run dev uses the Anthropic emulator)');
   const deps = { prisma: ctx.prisma, sql: ctx.sql, anthropic: createLlmClient({ apiKey: cfg.ANTHROPIC_API_KEY, baseURL: cfg.ANTHROPIC_BASE_URL }), settings: llmSettingsFromConfig(cfg) };
-  return mergeActivities(createLlmActivities(deps), createAgentLlmActivities(deps), createLearningLlmActivities({ ...deps, learning: learningSettingsFromConfig(cfg) }));
+  return mergeActivities(createLlmActivities(deps), createAgentLlmActivities(deps), createLearningLlmActivities({ ...deps, learning: learningSettingsFromConfig(cfg) })) satisfies LlmQueueSteps;
 }
 
 export type LlmQueueActivities = ReturnType<typeof createLlmQueueActivities>;

@@ -1,4 +1,4 @@
-// Worker for the LLM task queue (its activities: src/activities/llm-queue.ts). Its own queue lets
+// Worker for the LLM task queue (its activities: llm-queue.ts). Its own queue lets
 // operators cap LLM calls (LLM_ACTIVITIES_PER_SECOND) apart from Gmail's.
 import { Worker } from '@temporalio/worker';
 import { createLlmQueueActivities } from './llm-queue.js';

@@ -21,6 +21,21 @@ import { createTimerStoreActivities } from '../thread/timer-store-activities.js'
 import type { WorkerContext } from './context.js';
 import { createGmailAccounts } from './gmail-access.js';
 import { mergeActivities } from './merge-activities.js';
+import type { BackfillHandoffActivities, BackfillStoreActivities } from '../backfill/activity-contracts.js';
+import type { ReminderStoreActivities } from '../reminders/contracts.js';
+import type { RetentionActivities } from '../retention/contracts.js';
+import type { ScheduleHandoffActivities, ScheduleStoreActivities } from '../schedules/activity-contracts.js';
+import type { ThreadStoreSteps } from '../thread/activity-contracts.js';
+
+/** Every step the workflows run on the main queue (activities and local activities), by their contracts. */
+type WorkflowQueueSteps = ThreadStoreSteps &
+  BackfillStoreActivities &
+  BackfillHandoffActivities &
+  ScheduleStoreActivities &
+  ScheduleHandoffActivities &
+  ReminderStoreActivities &
+  RetentionActivities &
+  AllSyncActivities;
 
 /** `taskQueue`: the worker's own queue, where the sync and thread workflows run. */
 export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: string) {
@@ -39,7 +54,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
     createBackfillHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
     createScheduleHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
     syncActivitiesOnFirstUse(ctx, taskQueue),
-  );
+  ) satisfies WorkflowQueueSteps;
 }
 
 export type WorkflowQueueActivities = ReturnType<typeof createWorkflowQueueActivities>;

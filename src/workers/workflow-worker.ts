@@ -1,5 +1,5 @@
 // Worker for the main task queue: every workflow (src/workflows/index.ts) and the activities that
-// run beside them (src/activities/workflow-queue.ts). `npm run dev` runs it in-process.
+// run beside them (workflow-queue.ts). `npm run dev` runs it in-process.
 import { Worker } from '@temporalio/worker';
 import { createWorkflowQueueActivities } from './workflow-queue.js';
 import { isMainModule } from '../shared/main-module.js';

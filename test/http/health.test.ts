@@ -4,8 +4,7 @@
 // codes only; the operator token shows which account and why. A route that throws answers a
 // generic 500.
 import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { journalAlertLevels } from '../../src/backfill/alert-journal.js';
 import { judgeMetadata } from '../../src/backfill/alerts.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
