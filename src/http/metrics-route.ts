@@ -35,9 +35,14 @@ registry.scrapedGauge({
 
 export const METRICS_PATH = '/metrics';
 
+/** The process's metrics and the state gauges, in the text format. */
+export function renderMetrics(db: SqlExecutor): Promise<string> {
+  return registry.render(db);
+}
+
 export function metricsRoute(db: SqlExecutor): RouteHandler {
   return async (_req, res) => {
-    const body = await registry.render(db);
+    const body = await renderMetrics(db);
     res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' });
     res.end(body);
   };
