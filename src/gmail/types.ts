@@ -52,6 +52,8 @@ export interface ThreadMessage {
   isDraft: boolean;
   /** Everything odd the MIME walker noticed; parsing never throws. */
   parseWarnings: string[];
+  /** Set when the body was read as text despite its MIME (a multipart whose boundary never appears): what was wrong. */
+  bodyDefect?: string;
 }
 
 export interface ThreadSnapshot {

@@ -47,6 +47,7 @@ function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
     headers,
     fromUser: m.isFromUser || m.from?.address.toLowerCase() === userEmail.toLowerCase(),
     ...(m.bodySource === 'none' && m.parseWarnings.length > 0 ? { unreadable: m.parseWarnings.join('; ') } : {}),
+    ...(m.bodyDefect ? { bodyDefect: m.bodyDefect } : {}),
   };
 }
 
