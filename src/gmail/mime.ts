@@ -45,7 +45,9 @@ export function buildPlainTextMessage(input: PlainTextMessageInput): string {
   const headers: Array<[string, string]> = [['From', formatAddress(input.from)]];
   if (input.to.length > 0) headers.push(['To', formatAddressList(input.to)]);
   if (input.cc && input.cc.length > 0) headers.push(['Cc', formatAddressList(input.cc)]);
-  headers.push(['Subject', encodeHeaderText(stripHeaderBreaks(input.subject))]);
+  // Encoded, not stripped: a line break or NUL in a subject travels inside encoded words, where it cannot
+  // start a header, and a reply keeps its parent's very subject, which Gmail's threading compares.
+  headers.push(['Subject', encodeHeaderText(input.subject)]);
   if (input.date) headers.push(['Date', formatRfc2822Date(input.date)]);
   if (input.messageId) headers.push(['Message-ID', stripHeaderBreaks(input.messageId)]);
   if (input.inReplyTo) headers.push(['In-Reply-To', stripHeaderBreaks(input.inReplyTo)]);
@@ -559,6 +561,11 @@ export function parseGmailMessage(message: gmail_v1.Schema$Message, raw?: Uint8A
   const internalDate = Number(message.internalDate);
   if (!Number.isFinite(internalDate)) warnings.push('missing or invalid internalDate');
 
+  const subject = (headers['subject'] ?? '').replace(/\r\n|[\r\n]/g, ' ');
+  // Gmail hands the Subject over unfolded and decoded: a line break left in it came from an encoded word.
+  const subjectValue = rawHeaders.get('subject') ?? '';
+  const exactSubject = subjectValue.includes('=?') ? decodeHeaderText(subjectValue) : subjectValue;
+
   // Only format=full carries body parts; metadata/minimal messages have headers (or nothing) only.
   const hasBody = payload && (payload.body?.data != null || Array.isArray(payload.parts) || payload.body?.attachmentId != null);
   const extracted: ExtractedBody = hasBody || raw ? extractBody(payload, raw) : { body: '', bodySource: 'none', attachments: [], parseWarnings: [] };
@@ -578,7 +585,8 @@ export function parseGmailMessage(message: gmail_v1.Schema$Message, raw?: Uint8A
     to: parseAddressList(rawHeaders.get('to'), warnings),
     cc: parseAddressList(rawHeaders.get('cc'), warnings),
     replyTo: rawHeaders.all('reply-to').flatMap((v) => parseAddressList(v, warnings, MAX_SENDER_HEADER)),
-    subject: headers['subject'] ?? '',
+    subject,
+    ...(exactSubject !== subject ? { exactSubject } : {}),
     date: headers['date'] ?? '',
     body: extracted.body,
     bodySource: extracted.bodySource,

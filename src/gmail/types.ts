@@ -39,7 +39,14 @@ export interface ThreadMessage {
   to: EmailAddress[];
   cc: EmailAddress[];
   replyTo: EmailAddress[];
+  /** The Subject, decoded, line breaks read as spaces: for showing. */
   subject: string;
+  /**
+   * The Subject exactly as Gmail holds it, when that differs from `subject` (a line break or NUL an
+   * encoded word held): what a reply repeats, since Gmail keeps a reply in its thread only when the
+   * subjects match.
+   */
+  exactSubject?: string;
   /** The Date header as written by the sender (unparsed; use internalDate for ordering). */
   date: string;
   body: string;

@@ -56,7 +56,7 @@ function replyHeadersOf(m: ThreadMessage, userEmail: string): ReplyHeaders {
     rfcMessageId: m.messageId,
     references: m.references,
     inReplyTo: m.inReplyTo,
-    subject: m.subject,
+    subject: m.exactSubject ?? m.subject,
     // Bare addresses: a display name written by the sender never reaches our To header.
     recipients: replyRecipients(m, userEmail).map((r) => ({ address: r.address })),
   };

@@ -131,6 +131,14 @@ describe('parseGmailMessage', () => {
     expect(parseGmailMessage(message(leaf('text/plain', 'x'), { From: 'a@b.example' })).messageId).toBe('');
   });
 
+  it('keeps the exact Subject, line breaks an encoded word held included, beside the one shown', () => {
+    for (const value of ['Quarterly\r\nnumbers', '=?UTF-8?Q?Quarterly=0D=0Anumbers?=']) {
+      const parsed = parseGmailMessage(message(leaf('text/plain', 'x'), { Subject: value }));
+      expect(parsed).toMatchObject({ subject: 'Quarterly numbers', exactSubject: 'Quarterly\r\nnumbers' });
+    }
+    expect(parseGmailMessage(message(leaf('text/plain', 'x'), { Subject: '=?UTF-8?Q?Caf=C3=A9?=' })).exactSubject).toBeUndefined();
+  });
+
   it('decodes the body charset', () => {
     const latin1 = Buffer.from('Grüße aus Köln', 'latin1');
     expect(parseGmailMessage(message(leaf('text/plain', latin1, { charset: 'ISO-8859-1' }))).body).toBe('Grüße aus Köln');

@@ -93,6 +93,20 @@ describe('thread workflow lifecycle', () => {
     expect(draft?.threadId).toBe(threadId);
   });
 
+  it('keeps its draft in the thread when the subject holds an encoded CR/LF: same subject, threading headers, thread id', async () => {
+    const { threadId, messageId } = await deliverAndIngest(h, question('Quarterly\r\nnumbers'));
+    const status = await h.waitFor(threadId, (s) => s.state !== 'pending' && s.pendingEvents === 0);
+    expect(status.state, JSON.stringify(status.decisions.at(-1))).toBe('drafted');
+    const drafts = await draftsOf(threadId);
+    expect(drafts.map((d) => d.id)).toEqual([status.draftId]);
+    const { gmail } = await h.accountGmail();
+    const [draft, original] = await Promise.all([gmail.getDraft(status.draftId!), gmail.getMessage(messageId, 'full')]);
+    expect(draft?.threadId).toBe(threadId);
+    expect(draft?.message.exactSubject).toBe('Re: Quarterly\r\nnumbers');
+    expect(draft?.message.inReplyTo).toBe(original.messageId);
+    expect(draft?.message.references).toEqual([original.messageId]);
+  });
+
   it('keeps card numbers and passwords in the mail out of the model’s prompts', async () => {
     const { threadId } = await deliverAndIngest(h, {
       from: 'Alice Example <alice@partner.example>',
