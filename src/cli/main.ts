@@ -1,5 +1,4 @@
-// `npm run cli -- <group> <command> ...` (or `durable-inbox ...`, bin/durable-inbox.js): a tiny
-// dispatcher; each group lives in its own module, its help in help.ts.
+// `npm run cli -- <command> ...`: a tiny dispatcher; each command lives in its own module.
 import { loadConfigOrExit } from '../config.js';
 import { runAccountsCli } from './accounts.js';
 import { runActionsCli } from './actions.js';
