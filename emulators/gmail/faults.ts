@@ -105,7 +105,10 @@ export class FaultInjector {
   }
 }
 
-/** A deterministic, unparseable variant of a message: a multipart whose boundary never appears. */
+/**
+ * A deterministic, unreadable variant of a message: a multipart whose boundary never appears, over a
+ * body that is not text (NUL bytes), so it cannot be read as text either.
+ */
 export function breakMime(raw: Buffer): Buffer {
   const text = raw.toString('latin1');
   const headerEnd = text.search(/\r?\n\r?\n/);
@@ -113,7 +116,7 @@ export function breakMime(raw: Buffer): Buffer {
     .split(/\r?\n(?![ \t])/)
     .filter((h) => !/^content-(type|transfer-encoding):/i.test(h));
   return Buffer.from(
-    [...headers, 'Content-Type: multipart/mixed; boundary="=_missing_boundary"', 'Content-Transfer-Encoding: base64', '', '--=_wrong_boundary', '!!! not base64 %%%', ''].join('\r\n'),
+    [...headers, 'Content-Type: multipart/mixed; boundary="=_missing_boundary"', 'Content-Transfer-Encoding: base64', '', '--=_wrong_boundary', '!!! not base64 %%%\u0000\u0001\u0002\u0000', ''].join('\r\n'),
     'latin1',
   );
 }

@@ -168,7 +168,7 @@ export async function timezoneCommand(
   if (moved > 0) io.out(`${moved === 1 ? '1 reminder without a zone of its own now runs' : `${moved} reminders without a zone of their own now run`} in ${settings.zone}`);
 }
 
-const USAGE =
+export const USAGE =
   'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE]';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */

@@ -28,7 +28,7 @@ import { printTable } from './table.js';
 import { recipientsText } from '../actions/approval-request.js';
 import { displaySafe } from '../shared/display-text.js';
 
-const USAGE = `usage: npm run cli -- actions list [--account A] [--state ${ACTION_STATES.join('|')}] [--thread T] [--limit N]
+export const USAGE = `usage: npm run cli -- actions list [--account A] [--state ${ACTION_STATES.join('|')}] [--thread T] [--limit N]
        npm run cli -- actions show <action id>
        npm run cli -- actions approve|reject <action id>
        npm run cli -- actions undo <action id>

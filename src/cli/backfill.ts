@@ -27,7 +27,7 @@ export interface BackfillCliIo {
   tty?: boolean;
 }
 
-const USAGE = `usage: npm run cli -- backfill start <account> [--granularity auto|day|week|month] [--from DATE] [--to DATE] [--batch-size N] [--window N] [--hand-off-days N] [--watch]
+export const USAGE = `usage: npm run cli -- backfill start <account> [--granularity auto|day|week|month] [--from DATE] [--to DATE] [--batch-size N] [--window N] [--hand-off-days N] [--watch]
        npm run cli -- backfill status <account> [--watch]
        npm run cli -- backfill cancel <account>
        npm run cli -- backfill archive [--account <account>] [--dry-run] [--trash]`;

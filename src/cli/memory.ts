@@ -43,7 +43,7 @@ import { accountIdOf } from './account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
-const USAGE = `usage: npm run cli -- memory list [--account A] [--state ${LESSON_STATES.join('|')}] [--kind ${LESSON_KINDS.join('|')}]
+export const USAGE = `usage: npm run cli -- memory list [--account A] [--state ${LESSON_STATES.join('|')}] [--kind ${LESSON_KINDS.join('|')}]
        npm run cli -- memory learn [--account A]
        npm run cli -- memory show <lesson id>
        npm run cli -- memory accept <lesson id> [--dry-run] [--note N]

@@ -20,7 +20,7 @@ import { requireAccount } from './account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
-const USAGE = `usage: npm run cli -- reminders add TITLE --at HH:MM [--every ${EVERY_VALUES.join('|')}] [--on DAYS] [--interval N]
+export const USAGE = `usage: npm run cli -- reminders add TITLE --at HH:MM [--every ${EVERY_VALUES.join('|')}] [--on DAYS] [--interval N]
                                        [--start YYYY-MM-DD] [--rrule RULE] [--tz ZONE] [--account A]
        npm run cli -- reminders list [--account A] [--all]
        npm run cli -- reminders show <reminder id>

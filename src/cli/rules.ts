@@ -35,7 +35,7 @@ import type { Rule } from '../rules/contracts.js';
 
 export type RulesCliIo = CliIo;
 
-const USAGE = `usage: npm run cli -- rules list [--account A]
+export const USAGE = `usage: npm run cli -- rules list [--account A]
        npm run cli -- rules add --scope global|account|domain|sender [--ref REF]
                                 (--category C [--actions LIST] [--route AGENT] | --instruction TEXT | --expects-reply yes|no [--follow-up-days N])
                                 [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]

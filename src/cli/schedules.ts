@@ -22,7 +22,7 @@ import { accountIdOf, requireAccount } from './account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
-const USAGE = `usage: npm run cli -- schedules add --account A --name N --profile brief|digest|<profile> --prompt TEXT
+export const USAGE = `usage: npm run cli -- schedules add --account A --name N --profile brief|digest|<profile> --prompt TEXT
                                    (--at HH:MM [--days ${WEEKDAYS.join(',')}] | --cron "30 7 * * 1-5")
                                    [--tz Europe/Berlin] [--label L] [--discord yes|no]
        npm run cli -- schedules list [--account A]

@@ -27,7 +27,7 @@ import { printTable } from './table.js';
 
 export type ThreadsCliIo = CliIo;
 
-const USAGE = `usage: npm run cli -- threads list [--account A] [--state ${THREAD_STATES.join('|')}] [--limit N]
+export const USAGE = `usage: npm run cli -- threads list [--account A] [--state ${THREAD_STATES.join('|')}] [--limit N]
        npm run cli -- threads show <thread id> [--account A]
        npm run cli -- threads reclassify <thread id> [--account A]
        npm run cli -- threads reclassify --account A --since <N>m|h|d

@@ -39,7 +39,14 @@ export interface ThreadMessage {
   to: EmailAddress[];
   cc: EmailAddress[];
   replyTo: EmailAddress[];
+  /** The Subject, decoded, line breaks read as spaces: for showing. */
   subject: string;
+  /**
+   * The Subject exactly as Gmail holds it, when that differs from `subject` (a line break or NUL an
+   * encoded word held): what a reply repeats, since Gmail keeps a reply in its thread only when the
+   * subjects match.
+   */
+  exactSubject?: string;
   /** The Date header as written by the sender (unparsed; use internalDate for ordering). */
   date: string;
   body: string;
@@ -52,6 +59,8 @@ export interface ThreadMessage {
   isDraft: boolean;
   /** Everything odd the MIME walker noticed; parsing never throws. */
   parseWarnings: string[];
+  /** Set when the body was read as text despite its MIME (a multipart whose boundary never appears): what was wrong. */
+  bodyDefect?: string;
 }
 
 export interface ThreadSnapshot {

@@ -32,6 +32,8 @@ export interface PromptMessage extends EmailForPrompt {
   replyHeaders?: ReplyHeaders;
   /** Set when the message's MIME could not be read (no body, only parse warnings): what went wrong. */
   unreadable?: string;
+  /** Set when the body was read as text despite its MIME (a multipart whose boundary never appears): what was wrong. */
+  bodyDefect?: string;
 }
 
 export interface ReplyHeaders {

@@ -47,6 +47,7 @@ function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
     headers,
     fromUser: m.isFromUser || m.from?.address.toLowerCase() === userEmail.toLowerCase(),
     ...(m.bodySource === 'none' && m.parseWarnings.length > 0 ? { unreadable: m.parseWarnings.join('; ') } : {}),
+    ...(m.bodyDefect ? { bodyDefect: m.bodyDefect } : {}),
   };
 }
 
@@ -55,7 +56,7 @@ function replyHeadersOf(m: ThreadMessage, userEmail: string): ReplyHeaders {
     rfcMessageId: m.messageId,
     references: m.references,
     inReplyTo: m.inReplyTo,
-    subject: m.subject,
+    subject: m.exactSubject ?? m.subject,
     // Bare addresses: a display name written by the sender never reaches our To header.
     recipients: replyRecipients(m, userEmail).map((r) => ({ address: r.address })),
   };

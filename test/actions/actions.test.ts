@@ -367,6 +367,19 @@ describe('auto-reply', () => {
     await recordHistory(h, threadId, 'thread-actions-auto-reply-approved');
   });
 
+  it('keeps an auto-reply to a subject holding an encoded CR/LF in its thread: its approval draft and the reply it sends', async () => {
+    await ruleFor('auto-crlf.example', 'needs_response', [{ kind: 'auto_reply' }]);
+    const { threadId, messageId } = await deliverAndIngest(h, { from: 'Lu <lu@auto-crlf.example>', subject: 'Invoice\r\ncopy', text: 'Can you resend the invoice?' });
+    const waiting = await actionUntil(threadId, 'auto_reply', (a) => a.state === 'awaiting_approval' && !!a.result?.draftId);
+    expect((await mailbox()).drafts.find((d) => d.id === waiting.result!.draftId)?.threadId).toBe(threadId);
+    await decideAction(deps, waiting.id, 'approve', 'cli');
+    const done = await actionUntil(threadId, 'auto_reply', (a) => a.state === 'done');
+    expect((await sentIn(threadId)).map((m) => m.id)).toEqual([done.result!.sentMessageId]);
+    const { gmail } = await h.accountGmail();
+    const [reply, original] = await Promise.all([gmail.getMessage(done.result!.sentMessageId!, 'full'), gmail.getMessage(messageId, 'full')]);
+    expect(reply).toMatchObject({ threadId, exactSubject: 'Re: Invoice\r\ncopy', inReplyTo: original.messageId, references: [original.messageId] });
+  });
+
   it('runs without approval once earned: the last 5 drafts to the sender went out unedited', async () => {
     await ruleFor('earned.example', 'needs_response', [{ kind: 'auto_reply' }]);
     await policy({ allowances: [{ kind: 'auto_reply', scope: 'domain', ref: 'earned.example' }], earnedAfter: 2 });

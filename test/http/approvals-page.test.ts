@@ -265,6 +265,33 @@ describe('the approvals page', () => {
     }
   });
 
+  it('keeps every Approve and Reject button on one line, at every window width', async () => {
+    await seedAction(db, {
+      accountId,
+      kind: 'auto_reply',
+      subject: 'Re-'.repeat(30) + 'a-subject-without-spaces',
+      recipients: ['someone.with.a.rather.long.address@subdomain.example-company.example'],
+      result: { body: `Thanks.\n${'We will get back to you with the numbers soon. '.repeat(8)}` },
+    });
+    await seedAction(db, { accountId, kind: 'forward', argument: 'boss@example.com' });
+    const page = await newPage();
+    for (const width of [360, 800, 1300, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect((await page.goto(`${server.url}/approvals?token=${OPERATOR_TOKEN}`))?.status()).toBe(200);
+      const buttons = page.locator('tbody button');
+      expect(await buttons.count(), `buttons at ${width} px`).toBeGreaterThanOrEqual(4);
+      for (const button of await buttons.all()) {
+        // One line box for the label: a label broken between letters has one per line.
+        const lines = await button.evaluate((b) => {
+          const range = b.ownerDocument.createRange();
+          range.selectNodeContents(b);
+          return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+        });
+        expect.soft(lines, `"${await button.textContent()}" at ${width} px`).toBe(1);
+      }
+    }
+  });
+
   it('says why when a decision no longer applies', async () => {
     const action = await seedAction(db, { accountId, kind: 'trash' });
     await threadOf(action);
