@@ -144,6 +144,8 @@ ssl = required
 ssl_cert = <${c.certFile}
 ssl_key = <${c.keyFile}
 auth_mechanisms = plain login
+# Tests try wrong passwords on purpose: answer at once (the default waits 2 s).
+auth_failure_delay = 0
 auth_username_format = %Lu
 mail_location = sdbox:~/mail
 first_valid_uid = ${MAIL_UID}
@@ -184,6 +186,12 @@ service auth {
     mode = 0666
   }
 }
+# No auth penalty (up to 15 s per login after failed ones from the same IP): tests fail logins on purpose.
+service anvil {
+  unix_listener anvil-auth-penalty {
+    mode = 0
+  }
+}
 `;
 }
 
@@ -202,6 +210,8 @@ ssl = required
 ssl_server_cert_file = ${c.certFile}
 ssl_server_key_file = ${c.keyFile}
 auth_mechanisms = plain login
+# Tests try wrong passwords on purpose: answer at once (the default waits 2 s).
+auth_failure_delay = 0
 auth_username_format = %{user | lower}
 mail_driver = sdbox
 mail_path = ~/mail
@@ -240,6 +250,12 @@ service lmtp {
 service auth {
   unix_listener auth-postfix {
     mode = 0666
+  }
+}
+# No auth penalty (up to 15 s per login after failed ones from the same IP): tests fail logins on purpose.
+service anvil {
+  unix_listener anvil-auth-penalty {
+    mode = 0
   }
 }
 `;
