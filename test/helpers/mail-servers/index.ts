@@ -7,6 +7,7 @@
 // kick connections then disturb nobody else. `info` is plain data, so a globalSetup could start one
 // pair per run and provide() it; from a worker, `kickImapUser(info, address)` still works, restart does not.
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,11 +81,15 @@ export async function startMailServers(options: MailServerOptions = {}): Promise
   const dir = await mkdtemp(join(tmpdir(), 'durable-inbox-mail-'));
   // Dovecot's and Postfix's own users must reach their sockets and files in here.
   await chmod(dir, 0o755);
+  // A run that ends without stop() (a crashed test file) still leaves no mail behind in /tmp.
+  const removeDir = () => rmSync(dir, { recursive: true, force: true });
+  process.once('exit', removeDir);
   let dovecot: Dovecot | undefined;
   let postfix: Postfix | undefined;
   const stop = async () => {
     await postfix?.stop();
     await dovecot?.stop();
+    process.removeListener('exit', removeDir);
     await rm(dir, { recursive: true, force: true });
   };
   try {

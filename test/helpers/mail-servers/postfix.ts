@@ -51,12 +51,11 @@ export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
   // Postfix waits (in 300 ms steps, about 2 s) until a just-written main.cf is a little older.
   const past = new Date(Date.now() - 60_000);
   for (const file of ['main.cf', 'master.cf']) await utimes(join(configDirectory, file), past, past);
-  // The master in the foreground (-d) as our child: stop() ends it and its children with it.
-  // `postfix start` would daemonize it away from us.
-  const child = spawnBoundToUs('/usr/lib/postfix/sbin/master', ['-c', configDirectory, '-d'], {
-    log: opts.log,
-    stopGraceMs: 5_000,
-  });
+  // The master in the foreground (-d), under a shell that stops it when we die: the kernel's
+  // parent-death signal (spawnBoundToUs) does not reach the master itself, which drops it when it
+  // switches its effective uid. stop() signals the whole group, master and its children included.
+  const master = `/usr/lib/postfix/sbin/master -c '${configDirectory}' -d & pid=$!; trap 'kill -TERM $pid' TERM INT HUP; wait $pid; wait $pid`;
+  const child = spawnBoundToUs('/bin/sh', ['-c', master], { log: opts.log, stopGraceMs: 5_000 });
   const follow = opts.log ? spawnBoundToUs('tail', ['-F', '-n', '+1', maillog], { log: opts.log }) : undefined;
   const stop = async () => {
     await child.stop();
