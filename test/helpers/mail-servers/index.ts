@@ -78,6 +78,19 @@ export async function startMailServers(options: MailServerOptions = {}): Promise
   await checkPrerequisites();
   const log =
     options.log ?? (process.env['MAIL_SERVERS_LOG'] ? (line: string) => console.error(`[mail] ${line}`) : undefined);
+  // The free ports are only free until someone else binds them: on a collision, new ports. (A Postfix
+  // master that cannot bind exits before its log service runs, so it says nothing: tried again too.)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options, log);
+    } catch (err) {
+      const message = (err as Error).message;
+      if (attempt >= 3 || !/Address already in use|^Postfix exited before/i.test(message)) throw err;
+    }
+  }
+}
+
+async function startOnce(options: MailServerOptions, log: ((line: string) => void) | undefined): Promise<MailServers> {
   const dir = await mkdtemp(join(tmpdir(), 'durable-inbox-mail-'));
   // Dovecot's and Postfix's own users must reach their sockets and files in here.
   await chmod(dir, 0o755);
