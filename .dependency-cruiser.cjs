@@ -10,7 +10,7 @@ const FLOORS = [
   // ground: pure helpers, no I/O of ours
   ['src/shared', 'src/time', 'src/mail', 'src/generated'],
   // services: our infrastructure and the clients of the world outside
-  ['src/db', 'src/temporal', 'src/metrics', 'src/gmail', 'src/llm', 'src/quota'],
+  ['src/db', 'src/temporal', 'src/metrics', 'src/gmail', 'src/imap', 'src/llm', 'src/quota'],
   // features, each above the ones it uses
   ['src/accounts', 'src/retention', 'src/actions', 'src/agent', 'src/reminders', 'src/rules', 'src/learning', 'src/thread', 'src/backfill', 'src/sync', 'src/schedules'],
   // composition: environment into settings, processes, surfaces
