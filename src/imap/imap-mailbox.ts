@@ -73,6 +73,10 @@ export interface RememberedMessage {
   id: string;
   threadId: string;
   labels: string[];
+  /** The message's MODSEQ when its labels were seen. */
+  modseq: string;
+  /** 'changes': listChanges saw it; 'read': a read saw it first (kept until listChanges sees it). */
+  seenBy: 'changes' | 'read';
 }
 
 /** Where listChanges keeps the last labels it saw per (folder, UIDVALIDITY, UID). A store may back it. */
@@ -362,8 +366,8 @@ export class ImapMailbox {
   }
 
   private async folderChanges(client: ImapFlow, folder: string, from: FolderCursor | undefined): Promise<{ record?: HistoryRecord; position: FolderCursor }> {
-    const opened = await this.openFolder(client, folder);
-    if (!opened) {
+    const lock = await this.openFolder(client, folder);
+    if (!lock) {
       if (from) throw new MailboxResetError(folder, from.uidValidity, undefined);
       return { position: { uidValidity: '0', highestModseq: '0', uidNext: 1 } };
     }
@@ -404,8 +408,10 @@ export class ImapMailbox {
         const where = { folder, uid: m.uid, uidValidity };
         const ids = this.idsOf(m.headers ?? Buffer.alloc(0), where, m.threadId);
         const labels = this.labelsOf(m.flags ?? new Set(), folder);
-        const known = this.memory.get(folder, uidValidity, m.uid);
-        this.memory.set(folder, uidValidity, m.uid, { ...ids, labels });
+        const remembered = this.memory.get(folder, uidValidity, m.uid);
+        // A baseline a read took after the cursor's point may already hold this change: not a baseline.
+        const known = remembered && (remembered.seenBy === 'changes' || BigInt(remembered.modseq) <= BigInt(start.highestModseq)) ? remembered : undefined;
+        this.memory.set(folder, uidValidity, m.uid, { ...ids, labels, modseq: String(m.modseq ?? 0n), seenBy: 'changes' });
         if (m.uid >= start.uidNext || (!known && !from)) {
           record.messagesAdded.push({ ...ids, labelIds: labels });
           continue;
@@ -420,7 +426,7 @@ export class ImapMailbox {
       }
       return { record, position };
     } finally {
-      // Leave the folder as found: other operations take their own lock.
+      lock.release();
     }
   }
 
@@ -660,14 +666,13 @@ export class ImapMailbox {
     }
   }
 
-  /** SELECTs a folder for listChanges; false when it does not exist. */
-  private async openFolder(client: ImapFlow, folder: string): Promise<boolean> {
+  /** SELECTs a folder for listChanges (under imapflow's lock); undefined when it does not exist. */
+  private async openFolder(client: ImapFlow, folder: string): Promise<{ release(): void } | undefined> {
     try {
-      await client.mailboxOpen(folder);
-      return true;
+      return await client.getMailboxLock(folder);
     } catch (err) {
       const e = err as { serverResponseCode?: string; responseText?: string };
-      if (e.serverResponseCode === 'NONEXISTENT' || /doesn't exist|does not exist|unknown mailbox/i.test(e.responseText ?? '')) return false;
+      if (e.serverResponseCode === 'NONEXISTENT' || /doesn't exist|does not exist|unknown mailbox/i.test(e.responseText ?? '')) return undefined;
       throw err;
     }
   }
@@ -812,7 +817,10 @@ export class ImapMailbox {
       const raw = new Uint8Array(m.source);
       const ids = this.idsOf(raw, where, m.threadId);
       const labels = this.labelsOf(m.flags ?? new Set(), where.folder);
-      this.memory.set(where.folder, uidValidity, where.uid, { ...ids, labels });
+      // The labels as first read are the baseline listChanges diffs against, until it has seen the message.
+      if (!this.memory.get(where.folder, uidValidity, where.uid)) {
+        this.memory.set(where.folder, uidValidity, where.uid, { ...ids, labels, modseq: String(m.modseq ?? 0n), seenBy: 'read' });
+      }
       return readRawMessage(raw, {
         ...ids,
         labelIds: labels,
