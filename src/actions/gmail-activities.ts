@@ -13,7 +13,7 @@ import { LabelDirectory } from '../gmail/label-directory.js';
 import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import { buildPlainTextMessage, buildReply, formatRfc2822Date, replyRecipients, toRaw, withTopHeader } from '../gmail/mime.js';
 import { decodeBase64Url, encodeBase64Url } from '../gmail/mime-encoding.js';
-import type { ThreadMessage } from '../gmail/types.js';
+import type { ThreadMessage } from '../mail/message.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ActionGmailActivities } from './activity-contracts.js';
 import { ACTION_MARKER_HEADER, reversalOf, SENDING_KINDS, type ActionResult, type JournaledAction } from './contracts.js';

@@ -8,7 +8,7 @@ import { domainToASCII } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import addrs from 'email-addresses';
 import { decodeHeaderText, encodeHeaderText, needsHeaderEncoding } from './mime-encoding.js';
-import type { EmailAddress } from './types.js';
+import type { EmailAddress } from '../mail/message.js';
 
 /**
  * Longer address headers are not parsed: they give no addresses and a warning. The grammar backtracks

@@ -23,7 +23,8 @@ import type {
   ThreadMessage,
   ThreadSnapshot,
   WatchResult,
-} from './types.js';
+} from '../mail/message.js';
+import type { DraftContent, Mailbox, MailboxCapabilities } from '../mail/mailbox.js';
 
 /** users.messages.batchModify accepts at most this many ids per call. */
 export const BATCH_MODIFY_MAX_IDS = 1000;
@@ -54,19 +55,18 @@ export interface WatchOptions {
   labelFilterBehavior?: 'include' | 'exclude';
 }
 
-export interface DraftContent {
-  threadId: string;
-  /** base64url RFC 2822 message, e.g. from buildReply(). */
-  raw: string;
-}
-
 /**
  * Runs every API call of a service, given the method name (as in the quota table, e.g.
  * 'threads.get'): the hook through which the shared quota limiter meters them.
  */
 export type GmailCallGate = <T>(method: string, call: () => Promise<T>) => Promise<T>;
 
-export class GmailService {
+/** What the Gmail API is, as a mailbox: labels and thread ids of its own, push through Pub/Sub, Sent filed by Gmail. */
+export const GMAIL_CAPABILITIES: MailboxCapabilities = { provider: 'gmail', labels: 'labels', threadIds: 'server', changes: 'push', sentCopy: 'server' };
+
+export class GmailService implements Mailbox {
+  readonly capabilities = GMAIL_CAPABILITIES;
+
   constructor(
     private readonly gmail: gmail_v1.Gmail,
     private readonly userId: string = 'me',

@@ -13,7 +13,7 @@ import {
   encodeHeaderText,
   encodeQuotedPrintable,
 } from './mime-encoding.js';
-import type { AttachmentInfo, BodySource, EmailAddress, ThreadMessage } from './types.js';
+import type { AttachmentInfo, BodySource, EmailAddress, ThreadMessage } from '../mail/message.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Building

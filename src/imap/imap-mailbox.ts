@@ -17,7 +17,7 @@ import type {
   MessageRef,
   ThreadMessage,
   ThreadSnapshot,
-} from '../gmail/types.js';
+} from '../mail/message.js';
 import { failureContext, openImapSession, type ImapSession, type MailConnectDeps } from './connect.js';
 import type { ImapCapabilities, MailCredentials, MailServerAddress } from './contracts.js';
 import {
@@ -38,6 +38,7 @@ import { MailboxNotFoundError, MailboxResetError, MailboxUnsupportedError, imapO
 import { readRawMessage } from './raw-message.js';
 import { headerBlock, rawHeader, recipientsOf, withoutHeader } from './raw-headers.js';
 import { createSmtpTransport, smtpSendFailure, type SmtpTransport } from './smtp.js';
+import type { Mailbox, MailboxCapabilities } from '../mail/mailbox.js';
 
 export interface ImapMailboxSettings {
   /** The account's address: the sender of what it sends, the domain of the Message-IDs it makes. */
@@ -133,7 +134,7 @@ const SEEN = '\\Seen';
 const FLAGGED = '\\Flagged';
 const DRAFT = '\\Draft';
 
-export class ImapMailbox {
+export class ImapMailbox implements Mailbox {
   private session: ImapSession | undefined;
   private readonly memory: LabelMemory;
   private readonly smtp: SmtpTransport;
@@ -156,8 +157,21 @@ export class ImapMailbox {
     return new ImapMailbox(settings, deps, session);
   }
 
-  get capabilities(): ImapCapabilities {
+  /** What the server offers (CONDSTORE, QRESYNC, IDLE, keywords, special-use folders, Gmail's extensions). */
+  get server(): ImapCapabilities {
     return this.requireSession().capabilities;
+  }
+
+  /** What this mailbox declares to the product, from what the server offers. */
+  get capabilities(): MailboxCapabilities {
+    const server = this.server;
+    return {
+      provider: 'imap',
+      labels: server.stateIn,
+      threadIds: server.gmail ? 'server' : 'computed',
+      changes: server.idle ? 'idle' : 'poll',
+      sentCopy: server.gmail ? 'server' : 'appended',
+    };
   }
 
   async close(): Promise<void> {
@@ -217,7 +231,7 @@ export class ImapMailbox {
   /** Messages matching a neutral search, newest first (ids and thread ids only, like messages.list). */
   async listMessages(search: MailSearch = {}): Promise<MessageList> {
     return this.run('searching', async (client) => {
-      const caps = this.capabilities;
+      const caps = this.server;
       const folders = this.searchFolders(search.in ?? 'INBOX');
       const refs: Array<MessageRef & { date: number }> = [];
       for (const folder of folders) {
@@ -308,7 +322,7 @@ export class ImapMailbox {
   }
 
   private keywordFor(label: string): string {
-    if (this.capabilities.stateIn !== 'keywords') {
+    if (this.server.stateIn !== 'keywords') {
       throw new MailboxUnsupportedError(
         `The IMAP server keeps no keywords (its PERMANENTFLAGS lack \\*), so the label ${JSON.stringify(label.slice(0, 80))} cannot be kept on a message; folders mode is not built yet.`,
       );
@@ -322,8 +336,8 @@ export class ImapMailbox {
 
   /** Folders listChanges follows: INBOX, Sent, Drafts, and Archive and Trash when the server has them. */
   watchedFolders(): string[] {
-    const f = this.capabilities.folders;
-    return unique([this.capabilities.inbox, f.sent?.path, f.drafts?.path, f.archive?.path, f.trash?.path]);
+    const f = this.server.folders;
+    return unique([this.server.inbox, f.sent?.path, f.drafts?.path, f.archive?.path, f.trash?.path]);
   }
 
   /** The cursor of now: each watched folder's UIDVALIDITY, HIGHESTMODSEQ and UIDNEXT (STATUS). */
@@ -389,13 +403,13 @@ export class ImapMailbox {
       client.on('expunge', onExpunge);
       const changed: FetchedMessage[] = [];
       try {
-        for await (const m of client.fetch('1:*', { uid: true, flags: true, headers: true, ...(this.capabilities.gmail ? { threadId: true } : {}) }, { uid: true, changedSince: BigInt(start.highestModseq) })) {
+        for await (const m of client.fetch('1:*', { uid: true, flags: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) }, { uid: true, changedSince: BigInt(start.highestModseq) })) {
           changed.push(m as FetchedMessage);
         }
       } finally {
         client.off('expunge', onExpunge);
       }
-      if (!this.capabilities.qresync) {
+      if (!this.server.qresync) {
         const present = new Set(((await client.search({ all: true }, { uid: true })) || []) as number[]);
         for (const uid of this.memory.uids(folder, uidValidity)) if (uid < start.uidNext && !present.has(uid)) vanished.push(uid);
       }
@@ -539,7 +553,7 @@ export class ImapMailbox {
     } catch (err) {
       throw smtpSendFailure(err, this.settings.smtp.server, this.settings.smtp.credentials, this.deps);
     }
-    if (!this.capabilities.gmail) {
+    if (!this.server.gmail) {
       await this.run('filing the sent copy', (client) => client.append(sent, Buffer.from(raw), [SEEN]));
     }
     return ref;
@@ -608,7 +622,7 @@ export class ImapMailbox {
             const out = new Map<string, number[]>();
             for await (const m of client.fetch(uids.join(','), { uid: true, flags: true, envelope: true }, { uid: true })) {
               const fromUser = (m.envelope?.from ?? []).some((a) => a.address?.toLowerCase() === this.settings.address.toLowerCase());
-              const dest = m.flags?.has(DRAFT) ? this.folder('drafts') : fromUser ? this.folder('sent') : this.capabilities.inbox;
+              const dest = m.flags?.has(DRAFT) ? this.folder('drafts') : fromUser ? this.folder('sent') : this.server.inbox;
               if (dest === folder) continue;
               out.set(dest, [...(out.get(dest) ?? []), m.uid]);
             }
@@ -625,8 +639,8 @@ export class ImapMailbox {
   }
 
   private archiveFolder(): string {
-    const f = this.capabilities.folders;
-    const path = this.capabilities.gmail ? f.all?.path : (f.archive?.path ?? f.all?.path);
+    const f = this.server.folders;
+    const path = this.server.gmail ? f.all?.path : (f.archive?.path ?? f.all?.path);
     if (!path) throw new MailboxUnsupportedError('The IMAP account has no \\Archive (or \\All) folder to archive into.');
     return path;
   }
@@ -678,13 +692,13 @@ export class ImapMailbox {
   }
 
   private folder(role: 'drafts' | 'sent' | 'trash'): string {
-    const path = this.capabilities.folders[role]?.path;
+    const path = this.server.folders[role]?.path;
     if (!path) throw new MailboxUnsupportedError(`The IMAP account has no ${role} folder (none marked \\${role[0]!.toUpperCase()}${role.slice(1)}, none by the usual name).`);
     return path;
   }
 
   private roleOf(folder: string): FolderRole {
-    const caps = this.capabilities;
+    const caps = this.server;
     if (folder === caps.inbox) return 'inbox';
     for (const role of ['sent', 'drafts', 'archive', 'trash', 'junk', 'all'] as const) if (caps.folders[role]?.path === folder) return role;
     return 'other';
@@ -710,10 +724,10 @@ export class ImapMailbox {
   }
 
   private searchFolders(where: NonNullable<MailSearch['in']>): string[] {
-    const f = this.capabilities.folders;
+    const f = this.server.folders;
     switch (where) {
       case 'INBOX':
-        return [this.capabilities.inbox];
+        return [this.server.inbox];
       case 'SENT':
         return unique([f.sent?.path]);
       case 'DRAFT':
@@ -731,8 +745,8 @@ export class ImapMailbox {
 
   /** Where messages of threads live, in the order a duplicate is taken from. */
   private readFolders(): string[] {
-    const f = this.capabilities.folders;
-    return unique([this.capabilities.inbox, f.archive?.path, f.sent?.path, f.drafts?.path, f.trash?.path, f.junk?.path]);
+    const f = this.server.folders;
+    return unique([this.server.inbox, f.archive?.path, f.sent?.path, f.drafts?.path, f.trash?.path, f.junk?.path]);
   }
 
   /** The message id and thread id of a header block (and where it is, for a message without Message-ID). */
@@ -784,7 +798,7 @@ export class ImapMailbox {
     const hashed = this.hashedThreads.get(threadId);
     if (hashed) return [...hashed].map((s) => JSON.parse(s) as Located);
     const root = threadRootOf(threadId);
-    const caps = this.capabilities;
+    const caps = this.server;
     if (!root) {
       if (caps.gmail && /^[0-9a-f]+$/.test(threadId) && caps.folders.all) {
         const all = caps.folders.all.path;
@@ -811,7 +825,7 @@ export class ImapMailbox {
   private async readAt(client: ImapFlow, where: Located): Promise<ThreadMessage | undefined> {
     return this.inFolder(client, where.folder, async (uidValidity) => {
       if (uidValidity !== where.uidValidity) return undefined;
-      const query = { uid: true, flags: true, source: true, internalDate: true, size: true, ...(this.capabilities.gmail ? { threadId: true } : {}) };
+      const query = { uid: true, flags: true, source: true, internalDate: true, size: true, ...(this.server.gmail ? { threadId: true } : {}) };
       const m = (await client.fetchOne(String(where.uid), query, { uid: true })) as FetchedMessage | false;
       if (!m || !m.source) return undefined;
       const raw = new Uint8Array(m.source);

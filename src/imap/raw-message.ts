@@ -8,7 +8,7 @@ import { Splitter } from '@zone-eu/mailsplit';
 import { decodeQuotedPrintable, encodeBase64Url } from '../gmail/mime-encoding.js';
 import { decodeHeaderText } from '../gmail/mime-encoding.js';
 import { bodyOnlyInRaw, parseGmailMessage } from '../gmail/mime.js';
-import type { ThreadMessage } from '../gmail/types.js';
+import type { ThreadMessage } from '../mail/message.js';
 
 type Part = gmail_v1.Schema$MessagePart;
 

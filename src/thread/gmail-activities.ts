@@ -11,7 +11,7 @@ import { findSentReplyAfter, latestInboundMessage } from '../gmail/thread-querie
 import { GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
-import type { ThreadMessage } from '../gmail/types.js';
+import type { ThreadMessage } from '../mail/message.js';
 import type { LabelNames, LabelRole } from './contracts.js';
 import { BUILTIN_RULES, evaluateRules } from '../rules/rules.js';
 import type { DraftRef, GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './activity-contracts.js';

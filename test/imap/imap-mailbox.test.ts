@@ -80,6 +80,11 @@ async function changesUntil(cursor: string, what: string, accept: (page: ImapCha
 }
 
 describe('ImapMailbox', () => {
+  it('declares what the product reads instead of asking for the provider: keywords, computed thread ids, IDLE, Sent appended', () => {
+    // Dovecot as the tests run it: PERMANENTFLAGS \*, IDLE, no X-GM extensions.
+    expect(mailbox.capabilities).toEqual({ provider: 'imap', labels: 'keywords', threadIds: 'computed', changes: 'idle', sentCopy: 'appended' });
+  });
+
   it('reads mail from the correspondent as a ThreadMessage', async () => {
     await deliver({ messageId: mid('hello'), subject: 'Grüße from Alice', text: 'Can we meet on Tuesday?' });
     const message = await arrived(mid('hello'));

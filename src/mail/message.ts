@@ -1,5 +1,7 @@
-// Our own small shapes for what the rest of the app needs from Gmail. Everything here is plain JSON so it
-// can cross the Temporal activity boundary unchanged (no Dates, no Maps, no class instances).
+// The product's own shapes of mail, whichever mailbox it comes from (the Gmail API, IMAP): messages,
+// threads, drafts, label changes and the change records the sync reads. Everything here is plain JSON
+// so it can cross the Temporal activity boundary unchanged (no Dates, no Maps, no class instances).
+// A few shapes are the Gmail API's alone (profile, labels list, watch) and say so.
 
 /** An RFC 5322 mailbox: `name` is decoded display text, `address` the bare addr-spec. */
 export interface EmailAddress {
