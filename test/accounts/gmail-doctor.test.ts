@@ -276,8 +276,9 @@ describe('npm run cli -- accounts doctor', () => {
 });
 
 describe('accounts connect', () => {
-  const connect = async (loginHint: string) => {
+  const connect = async (loginHint: string, env: Record<string, string> = {}) => {
     const cfg = loadConfig({
+      ...env,
       DATABASE_URL: inject('databaseUrl'),
       LOG_LEVEL: 'warn',
       GOOGLE_CLIENT_ID: client.clientId,
@@ -320,5 +321,20 @@ describe('accounts connect', () => {
       `The Gmail API is not enabled in Google Cloud project ${projectNumberOf(client.clientId)} (403 accessNotConfigured), so every Gmail call for ${email} is refused.`,
     );
     expect(await prisma.account.findUnique({ where: { email } })).toBeNull();
+  });
+
+  it('explains a topic Gmail may not publish to; the account is connected, without a watch', async () => {
+    const email = `doctor-connect-topic-${randomUUID().slice(0, 8)}@example.com`;
+    await emu.control.setFaults({ topicsWithoutPublisher: [TOPIC] });
+    const finding = await setupError(connect(email, { GMAIL_PUSH_TOPIC: TOPIC }));
+    const row = await prisma.account.findUnique({ where: { email } });
+    if (row) accountIds.push(row.id);
+    expect(finding).toEqual({
+      check: 'push_topic',
+      status: 'problem',
+      found: `Gmail may not publish to ${TOPIC}: gmail-api-push@system.gserviceaccount.com is not a Publisher on it (users.watch 403 "User not authorized to perform this action.").`,
+      todo: `Grant it: gcloud pubsub topics add-iam-policy-binding ${TOPIC} --member=serviceAccount:gmail-api-push@system.gserviceaccount.com --role=roles/pubsub.publisher`,
+    });
+    expect(row).toMatchObject({ status: 'active', watchExpiration: null });
   });
 });
