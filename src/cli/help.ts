@@ -21,13 +21,14 @@ export interface GroupHelp {
 
 export const GROUPS: Record<string, GroupHelp> = {
   accounts: {
-    summary: 'connect Gmail accounts, list or disconnect them, resume their paused model, set their time zone',
+    summary: 'connect Gmail accounts, list or disconnect them, check their Gmail set-up, resume their paused model, set their time zone',
     commands: [
       ['connect', 'connect a Gmail account (consent in the browser); its mail is handled from then on'],
       ['list', 'every account, its status and its model’s (a pause says why and what to do)'],
       ['disconnect', 'stop handling an account: watch stopped, grant revoked, tokens deleted'],
       ['llm-resume', 'resume an account’s model after a refused key or credits; its waiting threads carry on'],
       ['timezone', 'show an account’s time zone, or set it'],
+      ['doctor', 'check an account’s Gmail set-up (grant, scopes, Gmail API, push) and say what to fix'],
     ],
     usage: ACCOUNTS_USAGE,
   },

@@ -1,6 +1,7 @@
 // Each part's settings, from the one configuration: the composition floor (workers, cli, http, dev,
 // stack, codec server) maps the environment (env.ts) into the settings types the features declare.
 import { msToNumber, type Duration } from '@temporalio/common';
+import type { GmailDoctorSettings } from '../accounts/gmail-doctor.js';
 import type { BackfillAlertSettings } from '../backfill/contracts.js';
 import type { ApprovalsSettings } from '../actions/contracts.js';
 import type { ArchiverScheduleSettings } from '../backfill/archiver-schedule.js';
@@ -12,6 +13,7 @@ import type { SyncScheduleSettings } from '../schedules/schedules.js';
 import type { UserScheduleSettings } from '../schedules/user-schedules.js';
 import { ConfigError } from '../shared/config-error.js';
 import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
+import { PUSH_PATH } from '../sync/push-route.js';
 import type { ThreadSettings } from '../thread/contracts.js';
 import type { TimerLabelPrefixes } from '../time/labels.js';
 import { DAY_MS, type Env } from './env.js';
@@ -181,6 +183,23 @@ export function gmailOAuthSettings(cfg: Env) {
     tokenUrl: cfg.GOOGLE_OAUTH_TOKEN_URL,
     revokeUrl: cfg.GOOGLE_OAUTH_REVOKE_URL,
     rootUrl: cfg.GMAIL_API_ROOT_URL,
+  };
+}
+
+/** `accounts doctor`: the OAuth client, the push set-up as this app sees it, the fallback poll's interval. */
+export function gmailDoctorSettingsFromConfig(cfg: Env): GmailDoctorSettings {
+  return {
+    oauth: gmailOAuthSettings(cfg),
+    ...(cfg.GMAIL_PUSH_TOPIC
+      ? {
+          push: {
+            topic: cfg.GMAIL_PUSH_TOPIC,
+            served: !!cfg.PUSH_AUDIENCE && !!cfg.PUSH_SERVICE_ACCOUNT_EMAIL,
+            ...(cfg.PUBLIC_BASE_URL ? { endpoint: cfg.PUBLIC_BASE_URL.replace(/\/+$/, '') + PUSH_PATH } : {}),
+          },
+        }
+      : {}),
+    pollEveryMs: msToNumber(cfg.SYNC_POLL_EVERY as Duration),
   };
 }
 

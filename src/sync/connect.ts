@@ -61,10 +61,12 @@ export async function registerAccount(deps: AccountDeps, tokens: StoredTokens): 
   const reconnected = previous !== null && previous.status !== 'active';
   // A reconnect keeps the cursor: the sync resumes where it stopped (or repairs the gap).
   const historyId = previous?.historyId ?? profile.historyId;
+  // connectedAt: when this grant began (an app left in Testing loses it 7 days later: accounts doctor).
+  const connectedAt = new Date();
   const account = await deps.prisma.account.upsert({
     where: { email },
-    create: { email, status: 'active', encryptedTokens: deps.vault.seal(tokens), historyId },
-    update: { status: 'active', encryptedTokens: deps.vault.seal(tokens), historyId },
+    create: { email, status: 'active', encryptedTokens: deps.vault.seal(tokens), historyId, connectedAt },
+    update: { status: 'active', encryptedTokens: deps.vault.seal(tokens), historyId, connectedAt },
   });
 
   let watchExpiration: Date | undefined;
