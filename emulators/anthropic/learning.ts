@@ -20,10 +20,12 @@ interface Item {
 
 interface Lesson {
   kind: 'fact' | 'preference' | 'procedure';
-  aspect: 'tone' | 'greeting' | 'sign_off' | 'wording' | 'content' | 'procedure' | 'fact';
+  aspect: 'tone' | 'greeting' | 'sign_off' | 'language' | 'wording' | 'content' | 'procedure' | 'fact';
   scope: 'account' | 'domain' | 'sender';
   scopeRef?: string;
   text: string;
+  /** A typed aspect's value alone (sign-off line, greeting word, BCP 47 tag). */
+  value?: string;
   evidence: string[];
 }
 
@@ -108,22 +110,22 @@ export function writingLessons(promptText: string): { lessons: Lesson[] } {
   );
   const sent = items.filter((i) => i.source === 'sent');
   const lessons: Lesson[] = [];
-  const add = (kind: Lesson['kind'], aspect: Lesson['aspect'], text: string, group: Item[]) => {
+  const add = (kind: Lesson['kind'], aspect: Lesson['aspect'], text: string, group: Item[], value?: string) => {
     if (existing.has(normalise(text)) || lessons.some((l) => normalise(l.text) === normalise(text))) return;
-    lessons.push({ kind, aspect, ...scopeOf(group), text, evidence: group.map((i) => i.id) });
+    lessons.push({ kind, aspect, ...scopeOf(group), text, ...(value !== undefined ? { value } : {}), evidence: group.map((i) => i.id) });
   };
   for (const [line, group] of repeated(sent, (i) => i.added.filter((a) => a.position === 'last').map((a) => a.text))) {
-    add('preference', 'sign_off', `End every reply with "${line}".`, group);
+    add('preference', 'sign_off', `End every reply with "${line}".`, group, line);
   }
   for (const [word, group] of repeated(sent, (i) => i.added.filter((a) => a.position === 'first').map((a) => a.text.split(/[\s,]/)[0] ?? ''))) {
-    add('preference', 'greeting', `Open every reply with "${word}" and the first name.`, group);
+    add('preference', 'greeting', `Open every reply with "${word}" and the first name.`, group, word);
   }
   for (const [line, group] of repeated(sent, (i) => [...i.removed, ...removedSentences(i)])) add('preference', 'wording', `Leave out "${line}".`, group);
   for (const [line, group] of repeated(sent, (i) => i.added.filter((a) => !a.position && !i.removed.some((r) => r.includes(a.text))).map((a) => a.text))) {
     add('preference', 'content', `Add the line "${line}" before the sign-off.`, group);
   }
   for (const [language, group] of repeated(sent, (i) => i.added.flatMap((a) => languageOf(a.text) ?? []))) {
-    add('preference', 'wording', `Write every reply in ${language}.`, group);
+    add('preference', 'language', `Write every reply in ${language}.`, group, 'de');
   }
   const reworks = items.filter((i) => i.source === 'rework');
   for (const [key, group] of repeated(reworks, (i) => i.instructions.map(normalise))) {

@@ -8,7 +8,7 @@
 //   edit <lesson id> [--text T] [--category C] [--actions LIST]   a new version
 //   revert <lesson id> [--to N]                     stops taking hold (its rule removed); --to N: version N again, as a new version
 //   weekly --account A                              the "what I learned" report of the last seven days
-//   auto-accept --account A [--after N|off]         tone and sign-off lessons take hold alone after N confirmations (default off)
+//   auto-accept --account A [--after N|off]         typed lessons (sign-off, greeting, language, tone) take hold alone after N confirmations (default off)
 import { parseArgs } from 'node:util';
 import { learningSettingsFromConfig, wholeDays } from '../config/settings.js';
 import type { Env } from '../config/env.js';
@@ -240,7 +240,7 @@ async function autoAccept(ctx: MemoryCtx, values: Values): Promise<void> {
   ctx.io.out(
     after === null
       ? `Auto-accept is off for ${values.account}: every lesson waits for you.`
-      : `Tone and sign-off lessons of ${values.account} take hold without review after ${after} confirmation(s); every other lesson, and every triage lesson, waits for you.`,
+      : `Typed lessons of ${values.account} (a sign-off, greeting, language or tone that fits its type) take hold without review after ${after} confirmation(s); every free-text lesson, and every triage lesson, waits for you.`,
   );
 }
 

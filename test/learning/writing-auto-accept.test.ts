@@ -77,7 +77,9 @@ describe('writing lessons: auto-accept and announcements', () => {
     for (const lesson of [signOff, leaveOut]) {
       const posted = await postedAbout(lesson.id);
       expect(posted).toHaveLength(1);
-      expect(posted[0]!.message.content).toContain('**Lesson proposed** (`preference`, account), from 2 correction(s)');
+      // A writing lesson's message names its kind, aspect and scope, and quotes none of the mail its text comes from.
+      expect(posted[0]!.message.content).toContain(`**Writing lesson proposed** (\`preference\`, \`${lessonAspect(lesson)}\`, ${lesson.current.typed ? 'typed' : 'free text'}, account), from 2 correction(s).`);
+      expect(posted[0]!.message.content).not.toContain(lesson.current.text);
       expect(posted[0]!.message.content).toMatch(new RegExp(`<http://127\\.0\\.0\\.1:3999/approvals/l/${lesson.id}\\?exp=\\d+&sig=[\\w-]+>`));
       expect((await lessonEvents(db(), lesson.id)).map((e) => `${e.event}:${e.decidedBy}`)).toEqual(['proposed:learning', 'notified:learning']);
     }

@@ -99,8 +99,8 @@ describe("the emulator's stand-in for a model proposing writing lessons", () => 
   it('proposes only what repeats, scoped to what the items share, and nothing the user has already', () => {
     const { lessons } = writingLessons(text(prompt()));
     expect(lessons).toEqual([
-      { kind: 'preference', aspect: 'sign_off', scope: 'account', text: 'End every reply with "Thanks, Sam".', evidence: ['E1', 'E2', 'E3'] },
-      { kind: 'preference', aspect: 'greeting', scope: 'domain', scopeRef: 'acme.example', text: 'Open every reply with "Hey" and the first name.', evidence: ['E2', 'E3'] },
+      { kind: 'preference', aspect: 'sign_off', scope: 'account', text: 'End every reply with "Thanks, Sam".', value: 'Thanks, Sam', evidence: ['E1', 'E2', 'E3'] },
+      { kind: 'preference', aspect: 'greeting', scope: 'domain', scopeRef: 'acme.example', text: 'Open every reply with "Hey" and the first name.', value: 'Hey', evidence: ['E2', 'E3'] },
       { kind: 'preference', aspect: 'wording', scope: 'account', text: 'Leave out "Best regards".', evidence: ['E1', 'E2', 'E3'] },
       { kind: 'preference', aspect: 'wording', scope: 'account', text: 'Leave out "Hi Ann,".', evidence: ['E1', 'E2', 'E3'] },
     ]);
