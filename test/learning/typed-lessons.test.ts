@@ -93,6 +93,10 @@ describe('typed lessons: what may take hold without review', () => {
     const fits = find('End every reply with "Kind regards, Sam".');
     expect(fits).toMatchObject({ state: 'accepted', current: { typed: { type: 'sign_off', text: 'Kind regards, Sam' } } });
 
+    // memory show says which form each has.
+    expect((await memory('show', bank.id)).out).toContain("form       free text (the proposer's words): takes hold only when you accept it");
+    expect((await memory('show', fits.id)).out).toContain('form       typed sign_off "Kind regards, Sam"');
+
     // Announced without quoting: no line of any lesson reaches Discord.
     expect([...(result.announced ?? [])].sort()).toEqual([bank.id, link.id, noValue.id].sort());
     const messages = (await discord.control.messages(webhookId)).map((m) => m.message.content);
