@@ -2,8 +2,9 @@
 // its own, applied through the real path. Each question thread gets our draft (a thread workflow, the
 // Anthropic emulator's drafting stand-in); the user rewrites it the way it writes (its greeting, its
 // sign-off, a sentence it never keeps, a line for one domain's mail, its own German for another
-// domain's: nothing here comes from the emulator's phrasebook) in the Gmail emulator and sends it,
-// and the thread workflow records the evidence. Newsletters get labelled and archived by the
+// domain's: nothing here comes from the emulator's phrasebook) in the Gmail emulator and sends it;
+// the sync reads new mail and sends from the mailbox's history and hands them to the threads, and the
+// thread workflow records the evidence. Newsletters get labelled and archived by the
 // category's actions; the user corrects them in Gmail (moves one sender's back to the inbox, takes
 // our label off another's), and the sync reads the mailbox's history and hands the changes to the
 // threads. After each block the user reviews what was proposed through the CLI (`memory learn` runs
@@ -22,9 +23,8 @@ import { prismaExecutor } from '../src/db/sql-executor.js';
 import type { Lesson } from '../src/learning/contracts.js';
 import { loadLesson } from '../src/learning/memory.js';
 import { createSyncActivities } from '../src/sync/sync-activities.js';
-import { ingestThreadEvent } from '../src/thread/ingest.js';
 import { threadStatusQuery } from '../src/thread/signals.js';
-import { threadWorkflowId, type MailboxEvent, type ThreadSettings, type ThreadStatus } from '../src/thread/contracts.js';
+import { threadWorkflowId, type ThreadSettings, type ThreadStatus } from '../src/thread/contracts.js';
 import type { EmulatorControlClient } from '../emulators/gmail/control-client.js';
 import { sleep } from './bench-kit.js';
 
@@ -218,8 +218,6 @@ export async function simulateUser(
     }).catch((err: Error) => {
       throw new Error(`${err.message}; last status ${JSON.stringify(last.get(threadId))}`, { cause: err });
     });
-  const ingest = (threadId: string, event: MailboxEvent) =>
-    ingestThreadEvent(w.client, { accountId: w.accountId, threadId, event, settings: w.settings, taskQueue: w.cfg.TEMPORAL_TASK_QUEUE });
   const journal = (threadId: string) => listActions(db, { accountId: w.accountId, threadId, ascending: true });
   const lessons = new Map<string, Lesson | null>();
   const lessonOf = async (id: string) => {
@@ -248,7 +246,7 @@ export async function simulateUser(
     const headers = t.kind === 'newsletter' ? { 'List-Unsubscribe': `<mailto:unsubscribe@${t.address.split('@')[1]}>` } : undefined;
     const text = t.kind === 'newsletter' ? 'This week in news.' : `Hi,\n\nCould you send me the numbers for ${t.subject}?\n\nThanks`;
     const m = await w.gmail.control.deliver(w.email, { from: t.from, to: [w.email], subject: t.subject, text, ...(headers ? { headers } : {}) });
-    await ingest(m.threadId, { type: 'message_added', messageId: m.id, labelIds: m.labelIds });
+    await syncNow(); // the sync reads the new mail from the mailbox's history and starts its thread
     if (t.kind === 'newsletter') {
       // The thread's actions are journaled together; the user looks once none is left to run.
       const actions = await waitFor(`${m.threadId} actions settled`, async () => {
@@ -276,10 +274,8 @@ export async function simulateUser(
     const leak = outOfScope ? await leaked(m.threadId, t.address, ours) : false;
     const wanted = userReply(ours, domain);
     if (wanted !== ours.replace(/\s+$/, '')) await w.gmail.control.editDraft(w.email, draftRef.id, { text: wanted });
-    const current = (await w.gmail.control.getState(w.email, { messageLimit: 0 })).drafts.find((d) => d.id === draftRef.id)!;
-    const sent = await w.gmail.control.sendDraft(w.email, draftRef.id);
-    await ingest(m.threadId, { type: 'draft_gone', messageId: current.messageId });
-    await ingest(m.threadId, { type: 'message_added', messageId: sent.id, labelIds: sent.labelIds });
+    await w.gmail.control.sendDraft(w.email, draftRef.id);
+    await syncNow(); // the sync reads the send (the draft gone, the message sent) and hands it to the thread
     await until(m.threadId, 'sent', (s) => s.decisions.some((d) => d.kind === 'sent'));
     return { distance: editDistance(ours.replace(/\s+$/, ''), wanted), outOfScope, leak };
   };

@@ -1,6 +1,6 @@
 // Learning from the user (issue #27, #36; docs/learning.md): a simulated user with hidden habits of
 // its own (bench/learning-user.ts) works through T threads on the real dev server, PostgreSQL, the
-// Gmail emulator (corrections made there, read by the sync) and the Anthropic emulator (latency 0;
+// Gmail emulator (mail, sends and corrections read by the sync) and the Anthropic emulator (latency 0;
 // its stand-in words each lesson in one of several ways), and reviews the proposals after each block
 // through the memory CLI, auto-accept on where --auto-accept says. Prints per block: the mean
 // Levenshtein distance in characters between our draft and what the user sent, the share of drafts
