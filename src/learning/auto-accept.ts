@@ -41,7 +41,7 @@ export function mayTakeHoldAlone(lesson: Lesson, after: number | null): { ok: tr
   return { ok: true };
 }
 
-/** The account's setting: confirmations before a tone or sign-off lesson takes hold alone; null: off. */
+/** The account's setting: confirmations before a typed lesson takes hold alone; null: off. */
 export async function autoAcceptAfter(db: SqlExecutor, accountId: string): Promise<number | null> {
   const [row] = await db.query<{ after: number | null }>(`SELECT lesson_auto_accept_after AS after FROM accounts WHERE id = $1`, [accountId]);
   return row?.after ?? null;

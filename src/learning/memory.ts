@@ -241,7 +241,7 @@ export async function acceptLesson(db: SqlExecutor, id: string, decidedBy: UserC
 }
 
 /**
- * A proposed tone or sign-off lesson takes hold without review when the account's setting allows it
+ * A proposed typed lesson (sign-off, greeting, language, tone) takes hold without review when the setting allows it
  * (auto-accept.ts: on, enough confirmations); journaled like an accept, by `learning`. Otherwise
  * nothing changes and the answer says why.
  */

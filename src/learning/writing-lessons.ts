@@ -222,7 +222,7 @@ export async function recordWritingProposals(db: SqlExecutor, proposals: LessonP
 
 /**
  * After a derivation: each writing lesson still proposed that rests on the evidence just read takes
- * hold alone when the account's setting allows it (autoAcceptLesson: tone or sign-off, enough
+ * hold alone when the account's setting allows it (autoAcceptLesson: a typed value that fits, enough
  * confirmations), else it waits for the user. Found by the evidence's ids rather than by what this
  * call recorded, so a retried activity settles what an earlier attempt recorded.
  */
