@@ -17,7 +17,7 @@ import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
 import { CATEGORIES, isCategory } from '../mail/types.js';
-import { dryRunLines, scopeText } from '../learning/describe.js';
+import { dryRunLines, formText, scopeText } from '../learning/describe.js';
 import { previewLesson } from '../learning/lesson-preview.js';
 import {
   acceptLesson,
@@ -152,7 +152,7 @@ async function show(ctx: MemoryCtx, id: string | undefined): Promise<void> {
   out(`state      ${lesson.state}, version ${lesson.version}${lesson.ruleId ? `, in force as rule ${lesson.ruleId}` : ''}`);
   out(`says       ${lesson.current.text}`);
   if (lesson.kind === 'triage') out(`rule       ${ruleText(lesson.current.rule)}`);
-  else out(`form       ${typedText(lesson)}`);
+  else out(`form       ${formText(lesson)}`);
   out(`evidence   ${lesson.current.evidence.length} correction(s)`);
   const kept = await evidenceByIds(ctx.db, lesson.current.evidence.flatMap((e) => e.evidenceId ?? []));
   for (const e of lesson.current.evidence) {
@@ -168,14 +168,6 @@ async function show(ctx: MemoryCtx, id: string | undefined): Promise<void> {
   for (const e of await lessonEvents(ctx.db, lesson.id)) {
     out(`  ${e.at}  ${e.event}  ${e.fromState ?? '-'} -> ${e.toState}  v${e.version}  by ${e.decidedBy}${e.note ? `  ${e.note}` : ''}`);
   }
-}
-
-/** Whether a writing lesson is typed data (it may take hold alone) or free text (it waits for you). */
-function typedText(lesson: Lesson): string {
-  const typed = lesson.current.typed;
-  if (!typed) return 'free text (the proposer\'s words): takes hold only when you accept it';
-  const { type, ...value } = typed;
-  return `typed ${type} ${JSON.stringify(Object.values(value)[0])} (our sentence for it goes into the prompt; may take hold alone: memory auto-accept)`;
 }
 
 /** A writing lesson's edit while its evidence is kept: the lines added (+) and removed (-), or the rework's instructions. */

@@ -14,6 +14,7 @@ import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { PROPOSE_LESSONS_TOOL_NAME } from '../../src/learning/writing-lessons.js';
 import type { Lesson } from '../../src/learning/contracts.js';
 import { lessonEvents, listLessons } from '../../src/learning/memory.js';
+import { lessonDecisions, lessonPageBody } from '../../src/http/lessons-page.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { writingUser } from '../helpers/writing-user.js';
 
@@ -96,6 +97,10 @@ describe('typed lessons: what may take hold without review', () => {
     // memory show says which form each has.
     expect((await memory('show', bank.id)).out).toContain("form       free text (the proposer's words): takes hold only when you accept it");
     expect((await memory('show', fits.id)).out).toContain('form       typed sign_off "Kind regards, Sam"');
+    // And the approvals page's card warns the same (rendered from the stored lesson).
+    const card = (lesson: Lesson) => lessonPageBody({ lesson, href: '/x', form: { action: '/x', exp: 0, sig: 's', csrf: 'c' }, dryRun: null, dryRunDays: 30, decisions: lessonDecisions(lesson) });
+    expect(card(bank)).toContain('<small class="form">free text (the proposer&#39;s words): takes hold only when you accept it</small>');
+    expect(card(fits)).toContain('<small class="form">typed sign_off &#34;Kind regards, Sam&#34;');
 
     // Announced without quoting: no line of any lesson reaches Discord.
     expect([...(result.announced ?? [])].sort()).toEqual([bank.id, link.id, noValue.id].sort());
