@@ -1,11 +1,15 @@
-// Learning from the user (issue #27, docs/learning.md): a simulated user with hidden habits
-// (bench/learning-user.ts) works through T threads on the real dev server, PostgreSQL, and the Gmail
-// and Anthropic emulators (latency 0), accepting every lesson proposed after each block. Prints per
-// block: the mean Levenshtein distance in characters between our draft and what the user sent, the
-// share of drafts sent unedited, and the triage corrections the user needed to make.
+// Learning from the user (issue #27, #36; docs/learning.md): a simulated user with hidden habits of
+// its own (bench/learning-user.ts) works through T threads on the real dev server, PostgreSQL, the
+// Gmail emulator (mail, sends and corrections read by the sync) and the Anthropic emulator (latency 0;
+// its stand-in words each lesson in one of several ways), and reviews the proposals after each block
+// through the memory CLI, auto-accept on where --auto-accept says. Prints per block: the mean
+// Levenshtein distance in characters between our draft and what the user sent, the share of drafts
+// sent unedited, the scope leaks (drafts outside a scoped lesson's scope it changed: goal 0), and the
+// triage corrections the user made in Gmail.
 //   --threads T (200)  --block B (20)  --concurrency C (4): threads in flight at once
+//   --auto-accept N (2; 0: off): typed lessons take hold alone after N confirmations
 import { loadavg } from 'node:os';
-import { wholeFlag } from '../args.js';
+import { countFlag, wholeFlag } from '../args.js';
 import { startBenchTemporal } from '../bench-kit.js';
 import { HABITS, simulateUser } from '../learning-user.js';
 import { emulatedAccounts, startWorkersInProcess, benchWorkerEnv } from '../worker-env.js';
@@ -29,19 +33,21 @@ export async function run(args: string[]): Promise<void> {
   const threads = wholeFlag(args, 'threads', 200);
   const block = wholeFlag(args, 'block', 20);
   const concurrency = wholeFlag(args, 'concurrency', 4);
+  const autoAccept = countFlag(args, 'auto-accept', 2);
   setLogLevel('warn');
   installSdkLogging('error', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
 
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/durable_inbox_bench_learning';
   const server = await startBenchTemporal(false, databaseUrl);
-  console.log(`learning: ${threads} threads in blocks of ${block}, ${concurrency} at a time; ${server.what}; load average ${load()}`);
+  console.log(`learning: ${threads} threads in blocks of ${block}, ${concurrency} at a time, auto-accept ${autoAccept ? `after ${autoAccept}` : 'off'}; ${server.what}; load average ${load()}`);
+  console.log('learning: what this measures: the path from evidence to lesson to prompt to draft (workflows, PostgreSQL, Gmail, sync, CLI), with an emulated model: not how well a real model learns.');
   const gmail = await spawnGmailEmulator(['--no-quota']);
   const anthropic = await spawnAnthropicEmulator(['--latency-ms', '0']);
   await ensureDatabase(databaseUrl);
   await applyMigrations(databaseUrl, undefined, { info: () => undefined, warn: console.warn });
   const prisma = createPrismaClient(databaseUrl, { poolSize: 4 });
   // A fresh start: lessons of an earlier run and the rules they wrote would answer before the user teaches.
-  await prisma.rule.deleteMany({ where: { scope: 'sender', scopeRef: { in: [HABITS.keepSender, HABITS.protectedSender] } } });
+  await prisma.rule.deleteMany({ where: { scope: 'sender', scopeRef: { in: [HABITS.keepSender, HABITS.unlabelSender] } } });
   await prisma.$executeRawUnsafe('TRUNCATE accounts, lessons, writing_evidence CASCADE');
   const keys = fixedTestPayloadKeys();
   const env: Record<string, string> = {
@@ -58,18 +64,22 @@ export async function run(args: string[]): Promise<void> {
     const world = {
       cfg, prisma, client, gmail, accountId: account!.id, email: account!.email, settings: threadSettingsFromConfig(cfg),
       accountGmail: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)).forAccount(account!.id),
+      gmailAccounts: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)),
     };
-    console.log('learning: block  drafts  mean edit distance (chars, Levenshtein)  sent unedited  newsletters  triage corrections  lessons accepted after it');
-    await simulateUser(world, {
-      threads, block, concurrency,
+    console.log('learning: block  drafts  mean edit distance (chars, Levenshtein)  sent unedited  scope leaks (of drafts checked)  newsletters  triage corrections (Gmail)  lessons: accepted / rejected (CLI) / alone');
+    const all = await simulateUser(world, {
+      threads, block, concurrency, autoAcceptAfter: autoAccept || null,
       onBlock: (f) => {
         console.log(
           `learning: ${String(f.block).padStart(5)}  ${String(f.drafts).padStart(6)}  ${f.meanEditDistance.toFixed(1).padStart(39)}  ${`${(f.unedited * 100).toFixed(0)}%`.padStart(13)}  ` +
-            `${String(f.newsletters).padStart(11)}  ${String(f.corrections).padStart(18)}  ${f.accepted.length} (${f.seconds.toFixed(0)} s)`,
+            `${`${f.scopeLeaks} (of ${f.outOfScopeDrafts})`.padStart(30)}  ${String(f.newsletters).padStart(11)}  ${String(f.corrections).padStart(26)}  ${f.accepted.length} / ${f.rejected.length} / ${f.alone.length} (${f.seconds.toFixed(0)} s)`,
         );
-        for (const text of f.accepted) console.log(`learning:        accepted: ${text}`);
+        for (const text of f.alone) console.log(`learning:        took hold alone: ${text}`);
+        for (const text of f.accepted) console.log(`learning:        accepted (memory accept): ${text}`);
+        for (const text of f.rejected) console.log(`learning:        rejected (memory reject): ${text}`);
       },
     });
+    console.log(`learning: scope leaks in all: ${all.reduce((n, f) => n + f.scopeLeaks, 0)} of ${all.reduce((n, f) => n + f.outOfScopeDrafts, 0)} drafts to senders outside every scoped lesson (goal 0)`);
     console.log(`learning: done; load average ${load()}`);
   } finally {
     await workers.stop();

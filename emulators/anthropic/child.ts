@@ -3,14 +3,14 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import type { ScriptStep } from './script.js';
+import type { ScriptOptions, ScriptStep } from './script.js';
 import type { EmulatorMetrics } from './server.js';
 
 export interface ChildAnthropicEmulator {
   url: string;
   metrics(): Promise<EmulatorMetrics>;
   /** POST /__emulator/scripts; resolves to the marker. */
-  script(name: string, steps: ScriptStep[]): Promise<string>;
+  script(name: string, steps: ScriptStep[], options?: ScriptOptions): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -40,11 +40,11 @@ export async function spawnAnthropicEmulator(flags: string[] = []): Promise<Chil
       if (!response.ok) throw new Error(`anthropic emulator metrics: HTTP ${response.status}`);
       return (await response.json()) as EmulatorMetrics;
     },
-    async script(name, steps) {
+    async script(name, steps, options = {}) {
       const response = await fetch(`${url}/__emulator/scripts`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name, steps }),
+        body: JSON.stringify({ name, steps, ...options }),
       });
       const body = (await response.json()) as { marker?: string; error?: { message: string } };
       if (!response.ok) throw new Error(`anthropic emulator script: ${body.error?.message ?? response.status}`);

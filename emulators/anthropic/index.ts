@@ -12,10 +12,10 @@
 // `[emulator:script=<name>]`. Control API: GET /__emulator/metrics, GET|POST /__emulator/config,
 // POST /__emulator/reset, GET|POST|DELETE /__emulator/scripts, DELETE /__emulator/scripts/<name>.
 import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPatch } from './config.js';
-import type { ScriptStatus, ScriptStep } from './script.js';
+import type { ScriptOptions, ScriptStatus, ScriptStep } from './script.js';
 import { AnthropicEmulatorServer, type CapturedRequest, type EmulatorMetrics } from './server.js';
 
-export type { CapturedRequest, EmulatorConfig, EmulatorConfigPatch, EmulatorMetrics, ScriptStatus, ScriptStep };
+export type { CapturedRequest, EmulatorConfig, EmulatorConfigPatch, EmulatorMetrics, ScriptOptions, ScriptStatus, ScriptStep };
 export { scriptMarker } from './script.js';
 export type { ErrorRates } from './config.js';
 
@@ -41,9 +41,10 @@ export interface AnthropicEmulator {
   reset(): void;
   /**
    * Registers (or replaces) a script for the conversations whose system prompt or first user message
-   * carries the returned marker, `[emulator:script=<name>]`. Throws on an invalid script.
+   * carries the returned marker, `[emulator:script=<name>]`; with `forTool`, only the requests that
+   * offer that tool (the others are answered as without a script). Throws on an invalid script.
    */
-  script(name: string, steps: ScriptStep[]): string;
+  script(name: string, steps: ScriptStep[], options?: ScriptOptions): string;
   removeScript(name: string): boolean;
   clearScripts(): void;
   scripts(): ScriptStatus[];
@@ -63,7 +64,7 @@ export async function startAnthropicEmulator(opts: AnthropicEmulatorOptions = {}
     config: () => server.getConfig(),
     configure: (p) => server.configure(p),
     reset: () => server.reset(),
-    script: (name, steps) => server.script(name, steps),
+    script: (name, steps, options) => server.script(name, steps, options),
     removeScript: (name) => server.removeScript(name),
     clearScripts: () => server.clearScripts(),
     scripts: () => server.scripts(),

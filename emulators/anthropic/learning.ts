@@ -7,7 +7,12 @@
 // is from it, else to the account; a lesson listed in <existing_lessons> is not proposed again.
 // Each names its aspect: a sign-off is sign_off, a greeting greeting, a line or sentence left out
 // wording, a line added content, a rework instruction procedure (never tone: it cannot judge one).
-// A real model finds subtler lessons; this shows the plumbing in tests and the demo.
+// Each lesson is worded in one of several ways (WORDINGS, picked by a digest of what it says), as a
+// model would not always say it the same; the drafting stand-in (lessonsInPrompt) understands every
+// one of those wordings, and the product puts its own sentence for typed lessons (sign-off, greeting,
+// language) into the prompt. A real model finds subtler lessons; this shows the plumbing in tests,
+// the demo and the learning bench.
+import { createHash } from 'node:crypto';
 
 interface Item {
   id: string;
@@ -20,10 +25,12 @@ interface Item {
 
 interface Lesson {
   kind: 'fact' | 'preference' | 'procedure';
-  aspect: 'tone' | 'greeting' | 'sign_off' | 'wording' | 'content' | 'procedure' | 'fact';
+  aspect: 'tone' | 'greeting' | 'sign_off' | 'language' | 'wording' | 'content' | 'procedure' | 'fact';
   scope: 'account' | 'domain' | 'sender';
   scopeRef?: string;
   text: string;
+  /** A typed aspect's value alone (sign-off line, greeting word, BCP 47 tag). */
+  value?: string;
   evidence: string[];
 }
 
@@ -99,6 +106,43 @@ export function inGerman(line: string): string {
     .join(' ');
 }
 
+/**
+ * The ways the stand-in words each lesson (a real model words them its own way each time); the first
+ * is the product's own sentence for the typed ones (src/learning/contracts.ts renderTypedLesson).
+ * The drafting stand-in reads all of them back (lessonsInPrompt).
+ */
+export const WORDINGS = {
+  signOff: [(v: string) => `End every reply with "${v}".`, (v: string) => `Sign every reply as "${v}".`, (v: string) => `Close each message with "${v}".`],
+  greeting: [
+    (v: string) => `Open every reply with "${v}" and the first name.`,
+    (v: string) => `Greet people with "${v}" followed by their first name.`,
+    (v: string) => `Start replies with "${v}" and the first name.`,
+  ],
+  leaveOut: [(v: string) => `Leave out "${v}".`, (v: string) => `Never write "${v}".`, (v: string) => `Drop "${v}" from replies.`],
+  addLine: [
+    (v: string) => `Add the line "${v}" before the sign-off.`,
+    (v: string) => `Put "${v}" on its own line just above the sign-off.`,
+    (v: string) => `Include the line "${v}" right before signing off.`,
+  ],
+  language: [(v: string) => `Write every reply in ${v}.`, (v: string) => `Answer in ${v}.`, (v: string) => `Reply in ${v} rather than English.`],
+} as const;
+
+/** One of a lesson's wordings, picked by a digest of what it says (deterministic; different lessons get different ones). */
+export function worded(kind: keyof typeof WORDINGS, value: string): string {
+  const ways = WORDINGS[kind];
+  const n = createHash('sha256').update(`${kind}:${value}`).digest()[0]! % ways.length;
+  return ways[n]!(value);
+}
+
+/** What a lesson of the stand-in says, whichever wording it has (undefined: none of them). */
+function understood(kind: keyof typeof WORDINGS, line: string): string | undefined {
+  for (const way of WORDINGS[kind]) {
+    const [before, after] = way('\u0000').split('\u0000') as [string, string];
+    if (line.startsWith(before) && line.endsWith(after) && line.length > before.length + after.length) return line.slice(before.length, line.length - after.length);
+  }
+  return undefined;
+}
+
 export function writingLessons(promptText: string): { lessons: Lesson[] } {
   const items = itemsOf(promptText);
   const existing = new Set(
@@ -108,22 +152,22 @@ export function writingLessons(promptText: string): { lessons: Lesson[] } {
   );
   const sent = items.filter((i) => i.source === 'sent');
   const lessons: Lesson[] = [];
-  const add = (kind: Lesson['kind'], aspect: Lesson['aspect'], text: string, group: Item[]) => {
+  const add = (kind: Lesson['kind'], aspect: Lesson['aspect'], text: string, group: Item[], value?: string) => {
     if (existing.has(normalise(text)) || lessons.some((l) => normalise(l.text) === normalise(text))) return;
-    lessons.push({ kind, aspect, ...scopeOf(group), text, evidence: group.map((i) => i.id) });
+    lessons.push({ kind, aspect, ...scopeOf(group), text, ...(value !== undefined ? { value } : {}), evidence: group.map((i) => i.id) });
   };
   for (const [line, group] of repeated(sent, (i) => i.added.filter((a) => a.position === 'last').map((a) => a.text))) {
-    add('preference', 'sign_off', `End every reply with "${line}".`, group);
+    add('preference', 'sign_off', worded('signOff', line), group, line);
   }
   for (const [word, group] of repeated(sent, (i) => i.added.filter((a) => a.position === 'first').map((a) => a.text.split(/[\s,]/)[0] ?? ''))) {
-    add('preference', 'greeting', `Open every reply with "${word}" and the first name.`, group);
+    add('preference', 'greeting', worded('greeting', word), group, word);
   }
-  for (const [line, group] of repeated(sent, (i) => [...i.removed, ...removedSentences(i)])) add('preference', 'wording', `Leave out "${line}".`, group);
+  for (const [line, group] of repeated(sent, (i) => [...i.removed, ...removedSentences(i)])) add('preference', 'wording', worded('leaveOut', line), group);
   for (const [line, group] of repeated(sent, (i) => i.added.filter((a) => !a.position && !i.removed.some((r) => r.includes(a.text))).map((a) => a.text))) {
-    add('preference', 'content', `Add the line "${line}" before the sign-off.`, group);
+    add('preference', 'content', worded('addLine', line), group);
   }
   for (const [language, group] of repeated(sent, (i) => i.added.flatMap((a) => languageOf(a.text) ?? []))) {
-    add('preference', 'wording', `Write every reply in ${language}.`, group);
+    add('preference', 'language', worded('language', language), group, 'de');
   }
   const reworks = items.filter((i) => i.source === 'rework');
   for (const [key, group] of repeated(reworks, (i) => i.instructions.map(normalise))) {
@@ -153,12 +197,12 @@ export interface LessonsInPrompt {
 export function lessonsInPrompt(promptText: string): LessonsInPrompt {
   const block = /What the user taught you about their writing[^\n]*\n((?:- .*(?:\n|$))+)/.exec(promptText)?.[1] ?? '';
   const lines = block.split('\n').map((l) => l.replace(/^- /, '').trim());
-  const first = (re: RegExp) => lines.map((l) => re.exec(l)?.[1]).find(Boolean);
-  const closeWith = first(/^End every reply with "(.*)"\.$/);
-  const openWith = first(/^Open every reply with "(.*)" and the first name\.$/);
-  const leaveOut = lines.flatMap((l) => /^Leave out "(.*)"\.$/.exec(l)?.[1] ?? []);
-  const addLines = lines.flatMap((l) => /^Add the line "(.*)" before the sign-off\.$/.exec(l)?.[1] ?? []);
-  const language = first(/^Write every reply in (\p{L}+)\.$/u);
+  const all = (kind: keyof typeof WORDINGS) => lines.flatMap((l) => understood(kind, l) ?? []);
+  const closeWith = all('signOff')[0];
+  const openWith = all('greeting')[0];
+  const leaveOut = all('leaveOut');
+  const addLines = all('addLine');
+  const language = all('language').find((v) => /^\p{L}+$/u.test(v));
   return { ...(closeWith ? { closeWith } : {}), ...(openWith ? { openWith } : {}), leaveOut, addLines, ...(language ? { language } : {}) };
 }
 

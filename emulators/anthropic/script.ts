@@ -5,7 +5,10 @@
 // user message carries the marker `[emulator:script=<name>]` (scriptMarker(name)). The turn a request
 // asks for is the number of assistant messages already in it, so a turn's answer depends only on the
 // conversation (a retried call gets the same answer), and concurrent tests that use different names
-// cannot see each other's scripts. Fault steps count their failures per script and turn.
+// cannot see each other's scripts. Fault steps count their failures per script and turn. A script
+// registered `forTool` answers only the requests that offer that tool: other calls whose prompt
+// carries the marker (the marker may sit in mail text that several calls read) are answered as
+// without a script.
 import { z } from 'zod';
 
 const NAME = /^[A-Za-z0-9_.:-]{1,100}$/;
@@ -53,8 +56,15 @@ export const ScriptSchema = z
   .object({
     name: z.string().regex(NAME, 'name: 1-100 characters of A-Z a-z 0-9 _ . : -'),
     steps: z.array(ScriptStepSchema).min(1),
+    /** Only requests that offer this tool follow the script; the others are answered as without one. */
+    forTool: z.string().min(1).max(200).optional(),
   })
   .strict();
+
+export interface ScriptOptions {
+  /** Only requests that offer this tool follow the script; the others are answered as without one. */
+  forTool?: string;
+}
 
 export type ScriptStep = z.input<typeof ScriptStepSchema>;
 export type ScriptToolCall = z.output<typeof ToolCallSchema>;
@@ -78,6 +88,7 @@ export function scriptNameIn(systemText: string, firstUserText: string): string 
 
 interface Registered {
   steps: ParsedStep[];
+  forTool?: string;
   /** Faults served, by turn and step index. */
   failures: Map<string, number>;
   /** Requests answered from this script, faults included. */
@@ -88,14 +99,15 @@ export interface ScriptStatus {
   name: string;
   steps: number;
   calls: number;
+  forTool?: string;
 }
 
 export class ScriptBook {
   private readonly scripts = new Map<string, Registered>();
 
   /** Registers (or replaces) a script; throws a one-line Error for an invalid one. Returns its marker. */
-  register(name: string, steps: unknown): string {
-    const parsed = ScriptSchema.safeParse({ name, steps });
+  register(name: string, steps: unknown, options: ScriptOptions = {}): string {
+    const parsed = ScriptSchema.safeParse({ name, steps, ...(options.forTool !== undefined ? { forTool: options.forTool } : {}) });
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new Error(`${issue.path.join('.') || 'script'}: ${issue.message}`);
@@ -103,7 +115,7 @@ export class ScriptBook {
     if ('fault' in parsed.data.steps.at(-1)!) {
       throw new Error('steps: a fault step must be followed by the step that answers its turn');
     }
-    this.scripts.set(name, { steps: parsed.data.steps, failures: new Map(), calls: 0 });
+    this.scripts.set(name, { steps: parsed.data.steps, ...(parsed.data.forTool ? { forTool: parsed.data.forTool } : {}), failures: new Map(), calls: 0 });
     return scriptMarker(name);
   }
 
@@ -116,7 +128,13 @@ export class ScriptBook {
   }
 
   list(): ScriptStatus[] {
-    return [...this.scripts].map(([name, s]) => ({ name, steps: s.steps.length, calls: s.calls }));
+    return [...this.scripts].map(([name, s]) => ({ name, steps: s.steps.length, calls: s.calls, ...(s.forTool ? { forTool: s.forTool } : {}) }));
+  }
+
+  /** Whether a request offering `tools` follows script `name` (an unknown name does: its call is the error). */
+  appliesTo(name: string, tools: readonly string[]): boolean {
+    const forTool = this.scripts.get(name)?.forTool;
+    return forTool === undefined || tools.includes(forTool);
   }
 
   /** Zeroes fault counters and call counts; the scripts stay registered. */

@@ -13,7 +13,7 @@ import { draw, makeId } from './random.js';
 import { scheduledReport } from './scheduled.js';
 import { writingLessons } from './learning.js';
 import { classify, draft, expectsReply, invalidDecision, newestEmail, toolInput, type EmailView } from './responder.js';
-import { ScriptBook, scriptNameIn, type ScriptStatus, type ScriptToolCall } from './script.js';
+import { ScriptBook, scriptNameIn, type ScriptOptions, type ScriptStatus, type ScriptToolCall } from './script.js';
 import {
   contentText,
   systemText,
@@ -220,8 +220,8 @@ export class AnthropicEmulatorServer {
   }
 
   /** Registers (or replaces) a script; returns the marker to put in the system prompt. Throws if invalid. */
-  script(name: string, steps: unknown): string {
-    return this.scriptBook.register(name, steps);
+  script(name: string, steps: unknown, options: ScriptOptions = {}): string {
+    return this.scriptBook.register(name, steps, options);
   }
 
   removeScript(name: string): boolean {
@@ -269,9 +269,9 @@ export class AnthropicEmulatorServer {
       if (req.method === 'POST') {
         const body = await this.readJson(req, res);
         if (body === undefined) return;
-        const { name, steps } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+        const { name, steps, forTool } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
         try {
-          const marker = this.script(String(name ?? ''), steps);
+          const marker = this.script(String(name ?? ''), steps, forTool === undefined ? {} : { forTool: forTool as string });
           return this.sendJson(res, 200, { name, marker });
         } catch (err) {
           return this.sendError(res, 400, 'invalid_request_error', (err as Error).message);
@@ -359,7 +359,8 @@ export class AnthropicEmulatorServer {
     }
 
     const email = emailOf(request);
-    const scriptName = scriptNameIn(systemText(request), firstUserText(request));
+    const named = scriptNameIn(systemText(request), firstUserText(request));
+    const scriptName = named !== undefined && this.scriptBook.appliesTo(named, (request.tools ?? []).map((t) => t.name)) ? named : undefined;
     const turn = turnOf(request);
     const scripted = scriptName === undefined ? undefined : this.scriptBook.next(scriptName, turn);
     if (scripted) this.metricsState.scriptedResponses++;

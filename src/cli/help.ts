@@ -83,7 +83,7 @@ export const GROUPS: Record<string, GroupHelp> = {
       ['reject', 'a lesson never takes hold'],
       ['edit', 'change a lesson (a new version)'],
       ['revert', 'a lesson stops taking hold, or goes back to an earlier version'],
-      ['auto-accept', 'let tone and sign-off lessons take hold alone after N confirmations'],
+      ['auto-accept', 'let typed lessons (sign-off, greeting, language, tone) take hold alone after N confirmations'],
       ['weekly', 'the “what I learned” report of the last seven days'],
     ],
     usage: MEMORY_USAGE,

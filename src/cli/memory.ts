@@ -8,7 +8,7 @@
 //   edit <lesson id> [--text T] [--category C] [--actions LIST]   a new version
 //   revert <lesson id> [--to N]                     stops taking hold (its rule removed); --to N: version N again, as a new version
 //   weekly --account A                              the "what I learned" report of the last seven days
-//   auto-accept --account A [--after N|off]         tone and sign-off lessons take hold alone after N confirmations (default off)
+//   auto-accept --account A [--after N|off]         typed lessons (sign-off, greeting, language, tone) take hold alone after N confirmations (default off)
 import { parseArgs } from 'node:util';
 import { learningSettingsFromConfig, wholeDays } from '../config/settings.js';
 import type { Env } from '../config/env.js';
@@ -17,7 +17,7 @@ import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
 import { CATEGORIES, isCategory } from '../mail/types.js';
-import { dryRunLines, scopeText } from '../learning/describe.js';
+import { dryRunLines, formText, scopeText } from '../learning/describe.js';
 import { previewLesson } from '../learning/lesson-preview.js';
 import {
   acceptLesson,
@@ -152,6 +152,7 @@ async function show(ctx: MemoryCtx, id: string | undefined): Promise<void> {
   out(`state      ${lesson.state}, version ${lesson.version}${lesson.ruleId ? `, in force as rule ${lesson.ruleId}` : ''}`);
   out(`says       ${lesson.current.text}`);
   if (lesson.kind === 'triage') out(`rule       ${ruleText(lesson.current.rule)}`);
+  else out(`form       ${formText(lesson)}`);
   out(`evidence   ${lesson.current.evidence.length} correction(s)`);
   const kept = await evidenceByIds(ctx.db, lesson.current.evidence.flatMap((e) => e.evidenceId ?? []));
   for (const e of lesson.current.evidence) {
@@ -240,7 +241,7 @@ async function autoAccept(ctx: MemoryCtx, values: Values): Promise<void> {
   ctx.io.out(
     after === null
       ? `Auto-accept is off for ${values.account}: every lesson waits for you.`
-      : `Tone and sign-off lessons of ${values.account} take hold without review after ${after} confirmation(s); every other lesson, and every triage lesson, waits for you.`,
+      : `Typed lessons of ${values.account} (a sign-off, greeting, language or tone that fits its type) take hold without review after ${after} confirmation(s); every free-text lesson, and every triage lesson, waits for you.`,
   );
 }
 

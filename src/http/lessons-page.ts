@@ -1,7 +1,7 @@
 // The approvals page's lessons (docs/learning.md): each proposal with its evidence and its dry run,
 // and Accept / Reject buttons. Server-rendered, no script; every value goes through escapeHtml.
 import type { Lesson } from '../learning/contracts.js';
-import { scopeText } from '../learning/describe.js';
+import { formText, scopeText } from '../learning/describe.js';
 import { describeOutcome, type DryRunResult } from '../learning/dry-run.js';
 import { formatActionList } from '../actions/action-specs.js';
 import { decisionForm, escapeHtml, type DecisionForm } from './approvals-page.js';
@@ -51,7 +51,12 @@ function dryRunBlock(card: LessonCard): string {
 
 function lessonBody(card: LessonCard): string {
   const { lesson } = card;
-  const rule = lesson.current.rule ? `<br><small>rule: category ${escapeHtml(lesson.current.rule.category)}, then ${escapeHtml(formatActionList(lesson.current.rule.actions))}</small>` : '';
+  const form = formText(lesson);
+  const rule = lesson.current.rule
+    ? `<br><small>rule: category ${escapeHtml(lesson.current.rule.category)}, then ${escapeHtml(formatActionList(lesson.current.rule.actions))}</small>`
+    : form
+      ? `<br><small class="form">${escapeHtml(form)}</small>`
+      : '';
   return `<p class="says">${escapeHtml(lesson.current.text)}${rule}</p>
 <p><small>${escapeHtml(lesson.kind)} · ${escapeHtml(scopeText(lesson))} · version ${lesson.version} · <span class="state">${escapeHtml(lesson.state)}</span></small></p>
 ${evidenceList(lesson)}

@@ -1,6 +1,6 @@
 // The learning's LLM activity (task queue durable-inbox-llm): writing lessons proposed from the
 // account's new writing evidence, through the LLM guard (breaker, daily token budget) like every
-// model call. A tone or sign-off lesson the account lets take hold alone is accepted here
+// model call. A typed lesson (sign-off, greeting, language, tone) the account lets take hold alone is accepted here
 // (settleWritingProposals); the others wait for the user, and the workflow announces them.
 // Idempotent: a retry finds its lessons by key, and the evidence it read is marked.
 import type Anthropic from '@anthropic-ai/sdk';

@@ -1,7 +1,7 @@
 // The learning Schedule's workflow (LEARNING_EVERY, default hourly; docs/learning.md): for each
 // account with writing evidence no derivation has read, one LLM activity proposes the writing
 // lessons it teaches. A paused LLM or a spent budget skips the account this tick: its evidence stays
-// unread and the next tick tries again. Proposals wait for the user, except a tone or sign-off
+// unread and the next tick tries again. Proposals wait for the user, except a typed (sign-off, greeting, language, tone)
 // lesson the account lets take hold alone (the LLM activity accepts it); the ones that wait are
 // announced on Discord (behind the `writing-lessons-announced` patch), once per lesson. Then (behind
 // the `weekly-email` patch) each account with lessons gets the week's "what I learned" e-mail, which

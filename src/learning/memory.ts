@@ -10,6 +10,8 @@ import { InvalidRuleError, validateRule } from '../rules/rules.js';
 import { autoAcceptAfter, confirmations, mayTakeHoldAlone } from './auto-accept.js';
 import {
   evidenceListSchema,
+  readTypedLesson,
+  renderTypedLesson,
   triageRuleSchema,
   type Evidence,
   type Lesson,
@@ -19,6 +21,7 @@ import {
   type LessonState,
   type LessonVersionView,
   type TriageRule,
+  type TypedLesson,
 } from './contracts.js';
 
 type LessonRow = {
@@ -39,6 +42,7 @@ type VersionRow = {
   version: number;
   text: string;
   rule: unknown;
+  typed: unknown;
   evidence: unknown;
   revert_of: number | null;
   created_by: string;
@@ -46,7 +50,7 @@ type VersionRow = {
 };
 
 const LESSON_COLUMNS = `l.id, l.account_id, l.kind, l.scope::text AS scope, l.scope_ref, l.state::text AS state, l.version, l.key, l.rule_id, l.created_at, l.updated_at`;
-const VERSION_COLUMNS = `v.version, v.text, v.rule, v.evidence, v.revert_of, v.created_by, v.created_at`;
+const VERSION_COLUMNS = `v.version, v.text, v.rule, v.typed, v.evidence, v.revert_of, v.created_by, v.created_at`;
 
 /** A lesson cannot make this change (unknown, or in a state it cannot leave that way). */
 export class LessonChangeError extends Error {}
@@ -54,9 +58,12 @@ export class LessonChangeError extends Error {}
 function versionOf(row: VersionRow): LessonVersionView {
   const rule = triageRuleSchema.safeParse(row.rule);
   const evidence = evidenceListSchema.safeParse(row.evidence);
+  // A typed value that no longer fits its schema (a rule tightened since) reads as free text: it then waits for the user.
+  const typed = readTypedLesson(row.typed);
   return {
     version: row.version,
     text: row.text,
+    ...(typed ? { typed } : {}),
     ...(rule.success ? { rule: rule.data } : {}),
     evidence: evidence.success ? evidence.data : [],
     ...(row.revert_of !== null ? { revertOf: row.revert_of } : {}),
@@ -150,10 +157,19 @@ export interface LessonProposal {
   scopeRef?: string;
   /** One lesson per key: the derivation's name for the pattern of corrections. */
   key?: string;
+  /** Free text; for a typed lesson it is replaced by our rendering of `typed`. */
   text: string;
   rule?: TriageRule;
+  /** A writing lesson's typed value (checked by its schema): only such a lesson may take hold alone. */
+  typed?: TypedLesson;
   evidence: Evidence[];
   createdBy: string;
+}
+
+/** What a version says: a typed lesson's text is always our rendering of its value, whatever the caller wrote. */
+function contentOf(p: { text: string; typed?: TypedLesson }): { text: string; typed: TypedLesson | null } {
+  const typed = p.typed ? readTypedLesson(p.typed) ?? null : null;
+  return { text: typed ? renderTypedLesson(typed) : p.text, typed };
 }
 
 /** A triage lesson's rule as the rules module reads it, checked; a bad one is a LessonChangeError. */
@@ -177,18 +193,20 @@ export async function proposeLesson(db: SqlExecutor, p: LessonProposal): Promise
     if (!p.rule) throw new LessonChangeError('a triage lesson needs its rule');
     checkRule(p, p.rule);
   }
+  if (p.typed && p.kind === 'triage') throw new LessonChangeError('a triage lesson has a rule, not a typed value');
+  const content = contentOf(p);
   const id = uuid7();
   const [created] = await db.query<{ id: string }>(
     `WITH l AS (
        INSERT INTO lessons (id, account_id, kind, scope, scope_ref, key, state, version, created_at, updated_at)
        VALUES ($1, $2, $3, $4::rule_scope, $5, $6, 'proposed', 1, clock_timestamp(), clock_timestamp())
        ON CONFLICT (key) DO NOTHING RETURNING id),
-     v AS (INSERT INTO lesson_versions (lesson_id, version, text, rule, evidence, created_by)
-       SELECT id, 1, $7, $8::jsonb, $9::jsonb, $10 FROM l),
+     v AS (INSERT INTO lesson_versions (lesson_id, version, text, rule, typed, evidence, created_by)
+       SELECT id, 1, $7, $8::jsonb, $12::jsonb, $9::jsonb, $10 FROM l),
      e AS (INSERT INTO lesson_events (lesson_id, event, to_state, version, decided_by, note)
        SELECT id, 'proposed', 'proposed', 1, $10, $11 FROM l)
      SELECT id FROM l`,
-    [id, p.accountId ?? null, p.kind, p.scope, p.scopeRef ?? null, p.key ?? null, p.text, JSON.stringify(p.rule ?? {}), JSON.stringify(p.evidence), p.createdBy, `${p.evidence.length} correction(s)`],
+    [id, p.accountId ?? null, p.kind, p.scope, p.scopeRef ?? null, p.key ?? null, content.text, JSON.stringify(p.rule ?? {}), JSON.stringify(p.evidence), p.createdBy, `${p.evidence.length} correction(s)`, content.typed ? JSON.stringify(content.typed) : null],
   );
   if (created) return { lesson: (await loadLesson(db, created.id))!, changed: true };
   const [existing] = await db.query<JoinedRow>(`${LESSON_SELECT} WHERE l.key = $1`, [p.key]);
@@ -196,7 +214,7 @@ export async function proposeLesson(db: SqlExecutor, p: LessonProposal): Promise
   const known = new Set(lesson.current.evidence.map(evidenceId));
   const grew = p.evidence.some((e) => !known.has(evidenceId(e)));
   if (lesson.state !== 'proposed' || !grew) return { lesson, changed: false };
-  const updated = await addVersion(db, lesson.id, { text: p.text, rule: p.rule, evidence: p.evidence }, { event: 'evidence', decidedBy: p.createdBy, note: `${p.evidence.length} correction(s)`, onlyIn: ['proposed'] });
+  const updated = await addVersion(db, lesson.id, { text: p.text, rule: p.rule, typed: p.typed, evidence: p.evidence }, { event: 'evidence', decidedBy: p.createdBy, note: `${p.evidence.length} correction(s)`, onlyIn: ['proposed'] });
   return { lesson: updated ?? lesson, changed: updated !== null };
 }
 
@@ -223,7 +241,7 @@ export async function acceptLesson(db: SqlExecutor, id: string, decidedBy: UserC
 }
 
 /**
- * A proposed tone or sign-off lesson takes hold without review when the account's setting allows it
+ * A proposed typed lesson (sign-off, greeting, language, tone) takes hold without review when the setting allows it
  * (auto-accept.ts: on, enough confirmations); journaled like an accept, by `learning`. Otherwise
  * nothing changes and the answer says why.
  */
@@ -304,7 +322,9 @@ export async function editLesson(db: SqlExecutor, id: string, edit: LessonEdit, 
   if (edit.rule && lesson.kind !== 'triage') throw new LessonChangeError(`lesson ${id} is a ${lesson.kind} lesson: it has no rule to edit`);
   const rule = edit.rule ?? lesson.current.rule;
   if (lesson.kind === 'triage' && rule) checkRule(lesson, rule);
-  const content = { text: edit.text ?? lesson.current.text, rule, evidence: lesson.current.evidence };
+  // Text the user wrote is free text: the version drops the typed value (it now waits for, or was written by, the user).
+  const typed = edit.text === undefined ? lesson.current.typed : undefined;
+  const content = { text: edit.text ?? lesson.current.text, rule, typed, evidence: lesson.current.evidence };
   const updated = await addVersion(db, id, content, { event: 'edited', decidedBy, note });
   if (!updated) throw new LessonChangeError(`lesson ${id} changed meanwhile: try again`);
   return updated;
@@ -320,7 +340,7 @@ export async function restoreVersion(db: SqlExecutor, id: string, toVersion: num
   const old = versions.find((v) => v.version === toVersion);
   if (!old) throw new LessonChangeError(`lesson ${id} has no version ${toVersion} (it has 1 to ${lesson.version})`);
   if (toVersion === lesson.version) throw new LessonChangeError(`version ${toVersion} is the one in force already`);
-  const updated = await addVersion(db, id, { text: old.text, rule: old.rule, evidence: old.evidence, revertOf: toVersion }, { event: 'restored', decidedBy, note: note ?? `version ${toVersion} restored` });
+  const updated = await addVersion(db, id, { text: old.text, rule: old.rule, typed: old.typed, evidence: old.evidence, revertOf: toVersion }, { event: 'restored', decidedBy, note: note ?? `version ${toVersion} restored` });
   if (!updated) throw new LessonChangeError(`lesson ${id} changed meanwhile: try again`);
   return updated;
 }
@@ -332,13 +352,14 @@ export async function restoreVersion(db: SqlExecutor, id: string, toVersion: num
 async function addVersion(
   db: SqlExecutor,
   id: string,
-  content: { text: string; rule?: TriageRule; evidence: Evidence[]; revertOf?: number },
+  input: { text: string; rule?: TriageRule; typed?: TypedLesson; evidence: Evidence[]; revertOf?: number },
   how: { event: string; decidedBy: string; note?: string; onlyIn?: LessonState[] },
 ): Promise<Lesson | null> {
+  const content = { ...input, ...contentOf(input) };
   const [row] = await db.query<{ id: string }>(
     `WITH cur AS (SELECT id, version, state FROM lessons WHERE id = $1 AND state::text = ANY($8::text[]) FOR UPDATE),
-     v AS (INSERT INTO lesson_versions (lesson_id, version, text, rule, evidence, revert_of, created_by)
-       SELECT id, version + 1, $2, $3::jsonb, $4::jsonb, $5, $6 FROM cur RETURNING lesson_id, version),
+     v AS (INSERT INTO lesson_versions (lesson_id, version, text, rule, typed, evidence, revert_of, created_by)
+       SELECT id, version + 1, $2, $3::jsonb, $10::jsonb, $4::jsonb, $5, $6 FROM cur RETURNING lesson_id, version),
      u AS (UPDATE lessons l SET version = v.version, updated_at = clock_timestamp() FROM v WHERE l.id = v.lesson_id
        RETURNING l.id, l.version, l.state::text AS state, l.rule_id, l.kind),
      r AS (UPDATE rules SET action = $3::jsonb->>'category', actions = $3::jsonb->'actions'
@@ -346,7 +367,7 @@ async function addVersion(
      e AS (INSERT INTO lesson_events (lesson_id, event, from_state, to_state, version, decided_by, note)
        SELECT id, $7, state, state, version, $6, $9 FROM u)
      SELECT id FROM u`,
-    [id, content.text, JSON.stringify(content.rule ?? {}), JSON.stringify(content.evidence), content.revertOf ?? null, how.decidedBy, how.event, how.onlyIn ?? ['proposed', 'accepted', 'rejected', 'reverted'], how.note ?? null],
+    [id, content.text, JSON.stringify(content.rule ?? {}), JSON.stringify(content.evidence), content.revertOf ?? null, how.decidedBy, how.event, how.onlyIn ?? ['proposed', 'accepted', 'rejected', 'reverted'], how.note ?? null, content.typed ? JSON.stringify(content.typed) : null],
   );
   return row ? loadLesson(db, id) : null;
 }

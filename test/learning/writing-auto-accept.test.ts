@@ -5,6 +5,7 @@
 // at 2, a sign-off lesson confirmed on 2 threads is accepted by `learning`, journaled with why, and
 // reaches the next draft's prompt, while a procedure from the same tick waits and is announced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { worded } from '../../emulators/anthropic/learning.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { runMemoryCli } from '../../src/cli/memory.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
@@ -67,7 +68,7 @@ describe('writing lessons: auto-accept and announcements', () => {
     expect(result.skipped).toEqual([]);
 
     const signOff = await lessonWith('End every reply with "Thanks, Sam".');
-    const leaveOut = await lessonWith('Leave out "Best regards".');
+    const leaveOut = await lessonWith(worded('leaveOut', 'Best regards')); // the stand-in's wording of a free-text lesson
     expect([signOff.state, leaveOut.state]).toEqual(['proposed', 'proposed']);
     expect([lessonAspect(signOff), lessonAspect(leaveOut)]).toEqual(['sign_off', 'wording']);
     expect(signOff.key).toMatch(new RegExp(`^writing:${h.accountId}:account::aspect:sign_off:[0-9a-f]{24}$`));
@@ -77,7 +78,9 @@ describe('writing lessons: auto-accept and announcements', () => {
     for (const lesson of [signOff, leaveOut]) {
       const posted = await postedAbout(lesson.id);
       expect(posted).toHaveLength(1);
-      expect(posted[0]!.message.content).toContain('**Lesson proposed** (`preference`, account), from 2 correction(s)');
+      // A writing lesson's message names its kind, aspect and scope, and quotes none of the mail its text comes from.
+      expect(posted[0]!.message.content).toContain(`**Writing lesson proposed** (\`preference\`, \`${lessonAspect(lesson)}\`, ${lesson.current.typed ? 'typed' : 'free text'}, account), from 2 correction(s).`);
+      expect(posted[0]!.message.content).not.toContain(lesson.current.text);
       expect(posted[0]!.message.content).toMatch(new RegExp(`<http://127\\.0\\.0\\.1:3999/approvals/l/${lesson.id}\\?exp=\\d+&sig=[\\w-]+>`));
       expect((await lessonEvents(db(), lesson.id)).map((e) => `${e.event}:${e.decidedBy}`)).toEqual(['proposed:learning', 'notified:learning']);
     }

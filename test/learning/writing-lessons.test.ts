@@ -15,7 +15,7 @@ import { lineDiff } from '../../src/learning/writing-evidence.js';
 import { retentionWorkflow } from '../../src/retention/retention-workflow.js';
 import { LEARNING_SCHEDULE_ID, scheduleDefinitions } from '../../src/schedules/schedules.js';
 import { waitUntil } from '../helpers/wait-until.js';
-import { writingLessons } from '../../emulators/anthropic/learning.js';
+import { worded, writingLessons } from '../../emulators/anthropic/learning.js';
 import { buildWritingLessonsPrompt } from '../../src/learning/writing-lessons.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { writingUser, type WritingUser } from '../helpers/writing-user.js';
@@ -99,14 +99,14 @@ describe("the emulator's stand-in for a model proposing writing lessons", () => 
   it('proposes only what repeats, scoped to what the items share, and nothing the user has already', () => {
     const { lessons } = writingLessons(text(prompt()));
     expect(lessons).toEqual([
-      { kind: 'preference', aspect: 'sign_off', scope: 'account', text: 'End every reply with "Thanks, Sam".', evidence: ['E1', 'E2', 'E3'] },
-      { kind: 'preference', aspect: 'greeting', scope: 'domain', scopeRef: 'acme.example', text: 'Open every reply with "Hey" and the first name.', evidence: ['E2', 'E3'] },
-      { kind: 'preference', aspect: 'wording', scope: 'account', text: 'Leave out "Best regards".', evidence: ['E1', 'E2', 'E3'] },
-      { kind: 'preference', aspect: 'wording', scope: 'account', text: 'Leave out "Hi Ann,".', evidence: ['E1', 'E2', 'E3'] },
+      { kind: 'preference', aspect: 'sign_off', scope: 'account', text: worded('signOff', 'Thanks, Sam'), value: 'Thanks, Sam', evidence: ['E1', 'E2', 'E3'] },
+      { kind: 'preference', aspect: 'greeting', scope: 'domain', scopeRef: 'acme.example', text: worded('greeting', 'Hey'), value: 'Hey', evidence: ['E2', 'E3'] },
+      { kind: 'preference', aspect: 'wording', scope: 'account', text: worded('leaveOut', 'Best regards'), evidence: ['E1', 'E2', 'E3'] },
+      { kind: 'preference', aspect: 'wording', scope: 'account', text: worded('leaveOut', 'Hi Ann,'), evidence: ['E1', 'E2', 'E3'] },
     ]);
-    expect(writingLessons(text(prompt(['Leave out "Best regards".', 'End every reply with "Thanks, Sam".']))).lessons.map((l) => l.text)).toEqual([
-      'Open every reply with "Hey" and the first name.',
-      'Leave out "Hi Ann,".',
+    expect(writingLessons(text(prompt([worded('leaveOut', 'Best regards'), worded('signOff', 'Thanks, Sam')]))).lessons.map((l) => l.text)).toEqual([
+      worded('greeting', 'Hey'),
+      worded('leaveOut', 'Hi Ann,'),
     ]);
   });
 });
@@ -143,10 +143,10 @@ describe('writing lessons from drafts the user edited and sent', () => {
     expect(result.proposed).toEqual(expect.arrayContaining(lessons.map((l) => l.id)));
     expect(lessons.map((l) => [l.kind, l.scope, l.state, l.current.text]).sort()).toEqual([
       ['preference', 'account', 'proposed', `End every reply with "${SIGN_OFF}".`],
-      ['preference', 'account', 'proposed', 'Leave out "Best regards".'],
+      ['preference', 'account', 'proposed', worded('leaveOut', 'Best regards')],
     ]);
     signOff = lessons.find((l) => l.current.text.startsWith('End'))!.id;
-    leaveOut = lessons.find((l) => l.current.text.startsWith('Leave'))!.id;
+    leaveOut = lessons.find((l) => l.current.text === worded('leaveOut', 'Best regards'))!.id;
     const evidence = (await loadLesson(db(), signOff))!.current.evidence;
     expect(evidence.map((e) => [e.source, e.kind, e.threadId]).sort()).toEqual(threads.map((t) => ['sent', 'sent_edited', t]).sort());
     expect(evidence.every((e) => e.evidenceId && e.argument === '+1 -1 line(s)')).toBe(true);
@@ -174,7 +174,7 @@ describe('writing lessons from drafts the user edited and sent', () => {
     const threadId = await drafted(`Di <di@east-${tag}.example>`, 'Q1 forecast');
     const system = draftPromptFor('Q1 forecast');
     expect(system).toContain(`- End every reply with "${SIGN_OFF}".`);
-    expect(system).not.toContain('Leave out');
+    expect(system).not.toContain(worded('leaveOut', 'Best regards'));
     expect((await draftOf(threadId)).body.trim().endsWith(SIGN_OFF)).toBe(true); // the stand-in follows it
 
     const decision = await h.prisma.decision.findFirst({ where: { accountId: h.accountId, kind: 'draft', thread: { gmailThreadId: threadId } } });

@@ -306,6 +306,25 @@ describe('scripted conversations', () => {
     expect((await post('/__emulator/scripts/http-1', undefined, 'DELETE')).json).toEqual({ removed: true });
     expect(emulator.scripts()).toEqual([]);
   });
+
+  it('with forTool, follows the script only in requests offering that tool; others with the marker are answered as without one', async () => {
+    const marker = emulator.script('only-search', [{ toolCalls: [{ name: 'search_mailbox', input: { query: 'scripted' } }] }], { forTool: 'search_mailbox' });
+    const content = `Mail text that several calls read ${marker}`;
+    const plain = await client.messages.create({ model: MODEL, max_tokens: 200, messages: [{ role: 'user', content }] });
+    expect(plain.stop_reason).toBe('end_turn'); // no tools offered: the unscripted reply
+    const scripted = await client.messages.create({
+      model: MODEL,
+      max_tokens: 200,
+      tools: TOOLS,
+      tool_choice: { type: 'tool', name: 'search_mailbox' },
+      messages: [{ role: 'user', content }],
+    });
+    expect(scripted.content).toMatchObject([{ type: 'tool_use', name: 'search_mailbox', input: { query: 'scripted' } }]);
+    expect(emulator.scripts()).toEqual([{ name: 'only-search', steps: 1, calls: 1, forTool: 'search_mailbox' }]);
+    const overHttp = await post('/__emulator/scripts', { name: 'http-2', steps: [{ text: 'hi' }], forTool: 'write_draft' });
+    expect(overHttp.json).toEqual({ name: 'http-2', marker: '[emulator:script=http-2]' });
+    expect(emulator.scripts().find((s) => s.name === 'http-2')).toMatchObject({ forTool: 'write_draft' });
+  });
 });
 
 describe('default agent (no script)', () => {

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "lesson_versions" ADD COLUMN     "typed" JSONB;
+
