@@ -1,5 +1,6 @@
 // The one polling helper of the tests: ask `probe` until it answers, or fail naming what was awaited.
-// An answer is any value but undefined and false; a probe that throws counts as no answer yet.
+// An answer is any value but undefined and false; a probe that throws counts as no answer yet. And
+// untilTime, for an instant a scenario sets itself.
 
 export async function waitUntil<T>(
   what: string,
@@ -22,4 +23,14 @@ export async function waitUntil<T>(
     }
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * Until the clock reads `at` (epoch ms). For scenarios whose event is an instant of their own making (a
+ * timer falling due while its worker or server is down, a schedule's firing time), never to guess how
+ * long something takes: that is waitUntil's job.
+ */
+export async function untilTime(at: number): Promise<void> {
+  const ms = at - Date.now();
+  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
 }

@@ -15,6 +15,8 @@ import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js
 import type { ThreadStatus } from '../../src/thread/contracts.js';
 import { deliverAndIngest, startInboxHarness, userSends, type InboxHarness } from '../helpers/inbox-harness.js';
 import { draftsOf, fyi, journalOf, labelsOf, question, sentIn, setTimer } from '../helpers/thread-timers.js';
+import { untilTime } from '../helpers/wait-until.js';
+import { untilQuiet } from '../helpers/workflow-quiet.js';
 
 let h: InboxHarness;
 let server: DevServer;
@@ -70,17 +72,21 @@ it('fires each timer once after the server restarts: those due during the outage
   // The server goes down before any of them is due, and comes back after the snooze, the send and the follow-up.
   await server.stop();
   expect(Date.now()).toBeLessThan(Math.min(t0 + 4_000, followUpAt));
-  await new Promise((r) => setTimeout(r, Math.max(t0 + 4_500, followUpAt) + 2_000 - Date.now()));
+  await untilTime(Math.max(t0 + 4_500, followUpAt) + 2_000);
   expect(await sentIn(h, outgoing.threadId)).toHaveLength(0);
   expect((await journalOf(h, snoozed.threadId, 'snooze')).map((a) => a.state)).toEqual(['scheduled']);
   server = await startDevServer({ port, headless: true, dbFile: join(dir, 'temporal.db') });
   expect(Date.now()).toBeLessThan(remindAt);
 
-  const back = await h.waitFor(snoozed.threadId, (s) => !s.wakes && settled(s), 60_000);
-  const sent = await h.waitFor(outgoing.threadId, (s) => !s.wakes && settled(s), 60_000);
-  const nudged = await h.waitFor(waiting.threadId, (s) => !s.wakes && s.decisions.some((d) => d.detail.startsWith('nudge ')) && settled(s), 60_000);
+  await h.waitFor(snoozed.threadId, (s) => !s.wakes && settled(s), 60_000);
+  await h.waitFor(outgoing.threadId, (s) => !s.wakes && settled(s), 60_000);
+  await h.waitFor(waiting.threadId, (s) => !s.wakes && s.decisions.some((d) => d.detail.startsWith('nudge ')) && settled(s), 60_000);
   expect(Date.now()).toBeGreaterThanOrEqual(remindAt);
-  await new Promise((r) => setTimeout(r, 3_000)); // time for anything that would fire twice
+  // Then nothing under way that could fire anything twice (no timer left, no event, workflow task or
+  // activity pending), and each thread as it is now.
+  await untilQuiet([snoozed, outgoing, waiting].map((m) => h.handle(m.threadId)));
+  const [back, sent, nudged] = (await Promise.all([snoozed, outgoing, waiting].map((m) => h.waitFor(m.threadId, settled)))) as [ThreadStatus, ThreadStatus, ThreadStatus];
+  expect([back, sent, nudged].map((s) => s.wakes)).toEqual([undefined, undefined, undefined]);
 
   // The snooze and the reminder: once each, the thread back in the inbox, the user told once.
   expect(fired(back, 'snooze')).toBe(1);
