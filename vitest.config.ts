@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './test/setup/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -16,6 +17,8 @@ export default defineConfig({
     // One process per worker for all its files, not one per file: the modules (googleapis, the
     // Temporal SDK, Prisma, ours) are loaded once per worker. Every file cleans up after itself.
     isolate: false,
+    // Slow files first, also on a clean clone without vitest's results cache (test/setup/sequencer.ts).
+    sequence: { sequencer: SlowFirstSequencer },
     // Every file's time, slowest first, at the end of the run (CI's output shows the next slow file).
     reporters: ['default', './test/setup/file-times-reporter.ts'],
   },
