@@ -203,11 +203,12 @@ describe('quota limiter', () => {
     gates.shift()!(); // one slot frees up
     await waitUntil('the next call started', async () => order.length === 3, { timeoutMs: 5_000, everyMs: 10 });
     expect(order[2]).toBe('live-1');
-    // Then each call in turn as a slot frees up.
-    while (order.length < 6 || gates.length > 0) {
-      const next = await waitUntil('a call running', async () => gates.shift(), { timeoutMs: 5_000, everyMs: 10 });
-      next();
+    // Then one slot at a time, each once the call before has started: the bulk calls in the order they queued.
+    for (let started = 3; started < 6; started++) {
+      gates.shift()!();
+      await waitUntil(`call ${started + 1} started`, async () => order.length === started + 1, { timeoutMs: 5_000, everyMs: 10 });
     }
+    for (const open of gates.splice(0)) open();
     await Promise.all(running);
     expect(order.slice(3)).toEqual(['bulk-3', 'bulk-4', 'bulk-5']);
   });
