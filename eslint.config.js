@@ -23,6 +23,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['.dependency-cruiser.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no activity
     // implementations. The files are the ones the workflow bundle includes, derived from its entry.
     files: workflowBundleFiles(),
@@ -32,7 +36,7 @@ export default tseslint.config(
         {
           paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code cannot use Node built-ins.' })),
           patterns: [
-            { group: ['**/*-activities', '**/*-activities.js'], message: 'Import activity types only (proxyActivities<typeof ...>) via import type.', allowTypeImports: true },
+            { group: ['**/*-activities', '**/*-activities.js'], message: "Workflow code imports contracts only: the feature's activity-contracts.ts (docs/architecture.md)." },
             { group: ['@temporalio/worker', '@temporalio/client', '@temporalio/activity', '@prisma/*', 'googleapis', '@anthropic-ai/sdk', 'pg'], message: 'Not allowed in workflow code.' },
           ],
         },

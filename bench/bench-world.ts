@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { spawnAnthropicEmulator, type ChildAnthropicEmulator } from '../emulators/anthropic/index.js';
 import { spawnGmailEmulator, type ChildGmailEmulator } from '../emulators/gmail/index.js';
-import { loadConfig, type Env } from '../src/config.js';
+import { loadConfig, type Env } from '../src/config/env.js';
 import { createPrismaClient, type PrismaClient } from '../src/db/client.js';
 import { ensureDatabase } from '../src/db/ensure-database.js';
 import { applyMigrations } from '../src/db/migrate.js';

@@ -4,8 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { TokenVault } from '../src/accounts/token-vault.js';
-import type { AccountDeps } from '../src/accounts/connect.js';
-import { gmailOAuthSettings, threadSettingsFromConfig, type Env } from '../src/config.js';
+import type { AccountDeps } from '../src/sync/connect.js';
+import { gmailOAuthSettings, threadSettingsFromConfig } from '../src/config/settings.js';
+import type { Env } from '../src/config/env.js';
 import type { PrismaClient } from '../src/db/client.js';
 import type { PayloadKey } from '../src/temporal/codec.js';
 import { createWorkerContext } from '../src/workers/context.js';

@@ -1,7 +1,7 @@
 // npm run db:migrate: applies prisma/migrations to the database the application would use
 // (DATABASE_URL, else the local server, else embedded PGlite; see src/db/resolve-database.ts),
 // creating the database first when missing, and says what it did.
-import { loadConfigOrExit } from '../src/config.js';
+import { loadConfigOrExit } from '../src/config/env.js';
 import type { DbLogger } from '../src/db/db-logger.js';
 import { resolveDatabase } from '../src/db/resolve-database.js';
 

@@ -2,7 +2,7 @@
 // `npm run temporal:cli -- <args>` runs it, e.g. `npm run temporal:cli -- schedule list`.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { loadConfigOrExit } from '../src/config.js';
+import { loadConfigOrExit } from '../src/config/env.js';
 import { resolveTemporalCli } from '../src/temporal/cli-binary.js';
 import { temporalConnectionEnv } from '../src/temporal/connection.js';
 

@@ -7,7 +7,8 @@
 //          --database-url postgresql://postgres@127.0.0.1:5432/temporal (or TEMPORAL_DATABASE_URL;
 //          visibility goes to <database>_visibility) --codec-endpoint URL
 //          --log-level warn
-import { loadConfigOrExit, temporalServerOverridesFromConfig } from '../src/config.js';
+import { loadConfigOrExit } from '../src/config/env.js';
+import { temporalServerOverridesFromConfig } from '../src/config/settings.js';
 import { parseArgs } from 'node:util';
 import { resolveTemporalServer, resolveTemporalUiServer } from '../src/temporal/server-binary.js';
 import { DEFAULT_TEMPORAL_DATABASE_URL, startTemporalServer } from '../src/temporal/server.js';

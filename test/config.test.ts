@@ -1,18 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  approvalsSettingsFromConfig,
-  archiverScheduleSettingsFromConfig,
-  backfillAlertSettingsFromConfig,
-  codecServerSettingsFromConfig,
-  ConfigError,
-  correctionsDays,
-  healthSettingsFromConfig,
-  loadConfig,
-  quotaOptionsFromConfig,
-  threadSettingsFromConfig,
-} from '../src/config.js';
+import { approvalsSettingsFromConfig, archiverScheduleSettingsFromConfig, backfillAlertSettingsFromConfig, codecServerSettingsFromConfig, correctionsDays, healthSettingsFromConfig, quotaOptionsFromConfig, threadSettingsFromConfig } from '../src/config/settings.js';
+import { ConfigError } from '../src/shared/config-error.js';
+import { loadConfig } from '../src/config/env.js';
 import { timeSettingsOf } from '../src/time/index.js';
 
 const key = () => randomBytes(32).toString('base64');

@@ -8,7 +8,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
 import { startBenchWorld } from '../bench-world.js';
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
-import { threadSettingsFromConfig } from '../../src/config.js';
+import { threadSettingsFromConfig } from '../../src/config/settings.js';
 import { scheduleIdOf } from '../../src/schedules/contracts.js';
 import { addUserSchedule } from '../../src/schedules/user-schedules.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';

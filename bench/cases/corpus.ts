@@ -13,7 +13,7 @@ import { wholeFlag } from '../args.js';
 import { startBenchWorld } from '../bench-world.js';
 import { awaitSettled, isSettled, type ThreadOutcome, type TrackedThread } from '../corpus/settle.js';
 import { readSpamAssassin, sampleSpamAssassin } from '../corpus/spam-assassin.js';
-import { threadSettingsFromConfig } from '../../src/config.js';
+import { threadSettingsFromConfig } from '../../src/config/settings.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { installSdkLogging } from '../../src/workers/sdk-logging.js';
 import { threadStatusQuery } from '../../src/thread/signals.js';

@@ -13,7 +13,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
 import { percentile } from '../bench-kit.js';
 import { startBenchWorld } from '../bench-world.js';
-import { threadSettingsFromConfig } from '../../src/config.js';
+import { threadSettingsFromConfig } from '../../src/config/settings.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
 

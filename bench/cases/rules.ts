@@ -4,7 +4,8 @@
 // unbounded (the whole 300 kB would take minutes); and how long the check takes to refuse a
 // catastrophic pattern when a rule is saved.
 import { parseArgs } from 'node:util';
-import { BUILTIN_RULES, evaluateRules, validateRule, InvalidRuleError, type Rule, type RuleEmail } from '../../src/rules/rules.js';
+import { BUILTIN_RULES, evaluateRules, validateRule, InvalidRuleError } from '../../src/rules/rules.js';
+import type { Rule, RuleEmail } from '../../src/rules/contracts.js';
 
 const ms = (since: number) => performance.now() - since;
 

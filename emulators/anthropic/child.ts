@@ -3,7 +3,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import type { EmulatorMetrics, ScriptStep } from './index.js';
+import type { ScriptStep } from './script.js';
+import type { EmulatorMetrics } from './server.js';
 
 export interface ChildAnthropicEmulator {
   url: string;

@@ -109,7 +109,8 @@ const CONTROL_ROUTES: ControlRoute[] = [
   route('PUT', 'oauth', ({ world, body }) => {
     if (typeof body.denyConsent === 'boolean') world.oauth.denyConsent = body.denyConsent;
     if (typeof body.accessTokenTtlSeconds === 'number') world.oauth.accessTokenTtlSeconds = body.accessTokenTtlSeconds;
-    return { denyConsent: world.oauth.denyConsent, accessTokenTtlSeconds: world.oauth.accessTokenTtlSeconds };
+    if (Array.isArray(body.declineScopes)) world.oauth.declineScopes = body.declineScopes.map(String);
+    return { denyConsent: world.oauth.denyConsent, accessTokenTtlSeconds: world.oauth.accessTokenTtlSeconds, declineScopes: world.oauth.declineScopes };
   }),
   route('POST', 'oauth/clients', ({ world, body }) => {
     const client = body as unknown as OAuthClientRegistration;

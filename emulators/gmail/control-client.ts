@@ -159,10 +159,12 @@ export class EmulatorControlClient {
     return this.call('POST', 'push/flush', { timeoutMs });
   }
 
-  setOAuth(patch: { denyConsent?: boolean; accessTokenTtlSeconds?: number }): Promise<{ denyConsent: boolean; accessTokenTtlSeconds: number }> {
+  /** `declineScopes`: the scopes the user leaves unticked on the consent screen (the grant lacks them). */
+  setOAuth(patch: { denyConsent?: boolean; accessTokenTtlSeconds?: number; declineScopes?: string[] }): Promise<{ denyConsent: boolean; accessTokenTtlSeconds: number; declineScopes: string[] }> {
     return this.call('PUT', 'oauth', patch);
   }
 
+  /** Adds or replaces an OAuth client (`publishingStatus: 'testing'`: its new refresh tokens expire in 7 days). */
   registerClient(client: OAuthClientRegistration): Promise<OAuthClientRegistration> {
     return this.call('POST', 'oauth/clients', client);
   }

@@ -7,6 +7,7 @@ export interface GoogleErrorItem {
   reason: string;
   location?: string;
   locationType?: string;
+  extendedHelp?: string;
 }
 
 export interface GoogleErrorBody {
@@ -15,6 +16,8 @@ export interface GoogleErrorBody {
     message: string;
     errors: GoogleErrorItem[];
     status: string;
+    /** google.rpc error details (ErrorInfo, Help, LocalizedMessage), as newer Google answers carry them. */
+    details?: Array<Record<string, unknown>>;
   };
 }
 
@@ -38,6 +41,7 @@ export class GmailApiError extends Error {
     readonly domain = 'global',
     readonly headers: Record<string, string> = {},
     readonly extra: Partial<GoogleErrorItem> = {},
+    readonly details: Array<Record<string, unknown>> = [],
   ) {
     super(message);
     this.name = 'GmailApiError';
@@ -50,6 +54,7 @@ export class GmailApiError extends Error {
         message: this.message,
         errors: [{ message: this.message, domain: this.domain, reason: this.reason, ...this.extra }],
         status: statusByCode[this.code] ?? 'UNKNOWN',
+        ...(this.details.length > 0 ? { details: this.details } : {}),
       },
     };
   }
@@ -93,3 +98,30 @@ export const backendError = (): GmailApiError => new GmailApiError(500, 'Backend
 
 export const serviceUnavailable = (): GmailApiError =>
   new GmailApiError(503, 'The service is currently unavailable.', 'backendError');
+
+/**
+ * The Gmail API is not enabled in the Cloud project of the OAuth client the token was issued to.
+ * Google's body: the legacy `errors` item (domain usageLimits, reason accessNotConfigured) and the
+ * google.rpc details (ErrorInfo SERVICE_DISABLED with the consumer project, a localized message,
+ * the activation link), as captured in public bug reports between 2020 and 2025.
+ */
+export const accessNotConfigured = (projectNumber: string): GmailApiError => {
+  const activationUrl = `https://console.developers.google.com/apis/api/gmail.googleapis.com/overview?project=${projectNumber}`;
+  const message =
+    `Gmail API has not been used in project ${projectNumber} before or it is disabled. Enable it by visiting ${activationUrl} then retry. ` +
+    'If you enabled this API recently, wait a few minutes for the action to propagate to our systems and retry.';
+  return new GmailApiError(403, message, 'accessNotConfigured', 'usageLimits', {}, { extendedHelp: 'https://console.developers.google.com' }, [
+    {
+      '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+      reason: 'SERVICE_DISABLED',
+      domain: 'googleapis.com',
+      metadata: { consumer: `projects/${projectNumber}`, service: 'gmail.googleapis.com', serviceTitle: 'Gmail API', containerInfo: projectNumber, activationUrl },
+    },
+    { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message },
+    { '@type': 'type.googleapis.com/google.rpc.Help', links: [{ description: 'Google developers console API activation', url: activationUrl }] },
+  ]);
+};
+
+/** users.watch on a topic where gmail-api-push@system.gserviceaccount.com may not publish (Gmail's test message fails). */
+export const publishDenied = (topicName: string): GmailApiError =>
+  new GmailApiError(403, `Error sending test message to Cloud PubSub ${topicName} : User not authorized to perform this action.`, 'forbidden');

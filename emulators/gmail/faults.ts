@@ -1,5 +1,6 @@
 // Injected failures: per-method error rates (500 backendError, 503), latency distributions,
-// poison message ids (get always fails, or returns broken MIME), and a forced history 404.
+// poison message ids (get always fails, or returns broken MIME), a forced history 404, and the
+// set-up mistakes of a Cloud project (the Gmail API disabled, a topic Gmail may not publish to).
 // Decisions come from a per-(method, call number) random stream, so a run is reproducible
 // given the seed even when calls interleave.
 import { backendError, GmailApiError, serviceUnavailable } from './errors.js';
@@ -36,9 +37,19 @@ export interface FaultConfig {
   poison: PoisonMessage[];
   /** Mailboxes (email addresses, or "*") whose history.list answers 404 whatever the start id. */
   historyNotFound: string[];
+  /**
+   * OAuth client ids (or "*") whose Cloud project has the Gmail API disabled: every Gmail call made
+   * with their tokens answers 403 accessNotConfigured (token refreshes still work, as at Google).
+   */
+  gmailApiDisabled: string[];
+  /**
+   * Pub/Sub topics (`projects/p/topics/t`, or "*") on which gmail-api-push@system.gserviceaccount.com
+   * has no publish right: users.watch answers 403 "Error sending test message to Cloud PubSub …".
+   */
+  topicsWithoutPublisher: string[];
 }
 
-export const NO_FAULTS: FaultConfig = { seed: 1, errors: [], latency: [], poison: [], historyNotFound: [] };
+export const NO_FAULTS: FaultConfig = { seed: 1, errors: [], latency: [], poison: [], historyNotFound: [], gmailApiDisabled: [], topicsWithoutPublisher: [] };
 
 export function sampleLatency(distribution: LatencyDistribution, random: Random): number {
   switch (distribution.type) {
@@ -98,6 +109,15 @@ export class FaultInjector {
     return this.config.historyNotFound.includes(email) || this.config.historyNotFound.includes('*');
   }
 
+  gmailApiDisabled(clientId: string): boolean {
+    return this.config.gmailApiDisabled.includes(clientId) || this.config.gmailApiDisabled.includes('*');
+  }
+
+  /** Whether Gmail's push service account may publish to the topic. */
+  canPublish(topicName: string): boolean {
+    return !this.config.topicsWithoutPublisher.includes(topicName) && !this.config.topicsWithoutPublisher.includes('*');
+  }
+
   reset(): void {
     this.config = { ...NO_FAULTS };
     this.callCounts.clear();
@@ -105,7 +125,10 @@ export class FaultInjector {
   }
 }
 
-/** A deterministic, unparseable variant of a message: a multipart whose boundary never appears. */
+/**
+ * A deterministic, unreadable variant of a message: a multipart whose boundary never appears, over a
+ * body that is not text (NUL bytes), so it cannot be read as text either.
+ */
 export function breakMime(raw: Buffer): Buffer {
   const text = raw.toString('latin1');
   const headerEnd = text.search(/\r?\n\r?\n/);
@@ -113,7 +136,7 @@ export function breakMime(raw: Buffer): Buffer {
     .split(/\r?\n(?![ \t])/)
     .filter((h) => !/^content-(type|transfer-encoding):/i.test(h));
   return Buffer.from(
-    [...headers, 'Content-Type: multipart/mixed; boundary="=_missing_boundary"', 'Content-Transfer-Encoding: base64', '', '--=_wrong_boundary', '!!! not base64 %%%', ''].join('\r\n'),
+    [...headers, 'Content-Type: multipart/mixed; boundary="=_missing_boundary"', 'Content-Transfer-Encoding: base64', '', '--=_wrong_boundary', '!!! not base64 %%%\u0000\u0001\u0002\u0000', ''].join('\r\n'),
     'latin1',
   );
 }

@@ -160,7 +160,7 @@ export const GMAIL_ROUTES: GmailRoute[] = [
   })),
 
   route('POST', 'watch', 'watch', 'read', ({ world, mailbox, body }) => {
-    const watch = world.push.watch(mailbox.email, body);
+    const watch = world.push.watch(mailbox.email, body, (topic) => world.faults.canPublish(topic));
     return { historyId: String(mailbox.historyId), expiration: String(watch.expiration) };
   }),
   route('POST', 'stop', 'stop', 'read', ({ world, mailbox }) => {

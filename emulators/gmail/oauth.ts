@@ -9,6 +9,12 @@ export interface OAuthClientRegistration {
   clientSecret: string;
   /** Non-loopback redirect URIs that are allowed; loopback (127.0.0.1, localhost, [::1]) always is. */
   redirectUris?: string[];
+  /**
+   * The consent screen's publishing status (External user type). `testing`: refresh tokens issued
+   * while it is so expire 7 days after they are issued, unless only profile scopes were granted.
+   * Default `production`.
+   */
+  publishingStatus?: 'testing' | 'production';
 }
 
 export const DEFAULT_CLIENT: OAuthClientRegistration = {
@@ -18,12 +24,36 @@ export const DEFAULT_CLIENT: OAuthClientRegistration = {
 
 export const FULL_SCOPE = 'https://mail.google.com/';
 
+/** How long a refresh token of an app in Testing lives (Google's OAuth 2.0 docs, "Refresh token expiration"). */
+export const TESTING_REFRESH_TOKEN_TTL_MS = 7 * 24 * 3600_000;
+
+/** Scopes whose grants do not expire even in Testing: name, email, profile. */
+const PROFILE_SCOPES = new Set([
+  'openid',
+  'email',
+  'profile',
+  'https://www.googleapis.com/auth/userinfo.email',
+  'https://www.googleapis.com/auth/userinfo.profile',
+]);
+
+/**
+ * The Cloud project number behind an OAuth client: Google's client ids start with it
+ * (`123456789012-abc….apps.googleusercontent.com`); for other ids, a stable 12-digit number.
+ */
+export function projectNumberOf(clientId: string): string {
+  const prefix = /^(\d+)-/.exec(clientId)?.[1];
+  if (prefix) return prefix;
+  return String(100_000_000_000n + (BigInt('0x' + createHash('sha256').update(clientId).digest('hex').slice(0, 12)) % 900_000_000_000n));
+}
+
 export interface Grant {
   email: string;
   clientId: string;
   scopes: string[];
   refreshToken: string;
   revoked: boolean;
+  /** Emulator time after which the refresh token answers invalid_grant (an app in Testing); none: until revoked. */
+  expiresAt?: number;
 }
 
 interface AuthorizationCode {
@@ -83,6 +113,8 @@ export class OAuthServer {
   private readonly codes = new Map<string, AuthorizationCode>();
   /** When set, the consent screen answers access_denied (the user clicked "Cancel"). */
   denyConsent = false;
+  /** Scopes the user leaves unticked on the consent screen (granular consent): the grant lacks them. */
+  declineScopes: string[] = [];
   refreshCount = 0;
   codeExchangeCount = 0;
 
@@ -123,9 +155,7 @@ export class OAuthServer {
 
   /** Issues a refresh token directly (the control API's "create account" shortcut). */
   issueRefreshToken(email: string, clientId: string, scopes: string[] = [FULL_SCOPE]): string {
-    const grant: Grant = { email, clientId, scopes, refreshToken: token('1//0e', 48), revoked: false };
-    this.grants.set(grant.refreshToken, grant);
-    return grant.refreshToken;
+    return this.newGrant({ email, clientId, scopes }).refreshToken;
   }
 
   /** Revokes every grant of an account (the user removed the app's access), or the grant of one token. */
@@ -168,10 +198,11 @@ export class OAuthServer {
       back.searchParams.set('error', 'unsupported_response_type');
       return { redirect: back.toString() };
     }
-    const scopes = (params.get('scope') ?? '').split(/[\s+]+/).filter(Boolean);
-    if (scopes.length === 0) return { status: 400, error: 'Error 400: invalid_request. Missing required parameter: scope' };
+    const requested = (params.get('scope') ?? '').split(/[\s+]+/).filter(Boolean);
+    if (requested.length === 0) return { status: 400, error: 'Error 400: invalid_request. Missing required parameter: scope' };
+    const scopes = requested.filter((s) => !this.declineScopes.includes(s));
     const email = chooseAccount(params.get('login_hint') ?? undefined);
-    if (this.denyConsent || !email) {
+    if (this.denyConsent || !email || scopes.length === 0) {
       back.searchParams.set('error', 'access_denied');
       return { redirect: back.toString() };
     }
@@ -186,6 +217,14 @@ export class OAuthServer {
     back.searchParams.set('code', code);
     back.searchParams.set('scope', scopes.join(' '));
     return { redirect: back.toString() };
+  }
+
+  /** A new grant with its refresh token; one for a client in Testing expires in 7 days (not for profile scopes alone). */
+  private newGrant(base: Omit<Grant, 'refreshToken' | 'revoked'>): Grant {
+    const testing = this.clients.get(base.clientId)?.publishingStatus === 'testing' && !base.scopes.every((s) => PROFILE_SCOPES.has(s));
+    const grant: Grant = { ...base, refreshToken: token('1//0e', 48), revoked: false, ...(testing ? { expiresAt: this.now() + TESTING_REFRESH_TOKEN_TTL_MS } : {}) };
+    this.grants.set(grant.refreshToken, grant);
+    return grant;
   }
 
   private issueAccessToken(grant: Grant): Record<string, unknown> {
@@ -236,7 +275,7 @@ export class OAuthServer {
     switch (form.get('grant_type')) {
       case 'refresh_token': {
         const grant = this.grants.get(form.get('refresh_token') ?? '');
-        if (!grant || grant.revoked || grant.clientId !== clientId) {
+        if (!grant || grant.revoked || grant.clientId !== clientId || (grant.expiresAt !== undefined && grant.expiresAt <= this.now())) {
           return oauthError(400, 'invalid_grant', 'Token has been expired or revoked.');
         }
         this.refreshCount++;
@@ -255,8 +294,7 @@ export class OAuthServer {
           const expected = pending.codeChallengeMethod === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
           if (expected !== pending.codeChallenge) return oauthError(400, 'invalid_grant', 'Invalid code verifier.');
         }
-        const grant: Grant = { ...pending.grant, refreshToken: token('1//0e', 48), revoked: false };
-        this.grants.set(grant.refreshToken, grant);
+        const grant = this.newGrant(pending.grant);
         this.codeExchangeCount++;
         const body = this.issueAccessToken(grant);
         if (pending.offline) body.refresh_token = grant.refreshToken;
@@ -273,6 +311,7 @@ export class OAuthServer {
     this.accessTokens.clear();
     this.codes.clear();
     this.denyConsent = false;
+    this.declineScopes = [];
     this.refreshCount = 0;
     this.codeExchangeCount = 0;
   }

@@ -3,7 +3,7 @@
 // as a Pub/Sub push envelope with an OIDC bearer token signed by the emulator's key. Non-2xx
 // answers are redelivered with backoff, like Pub/Sub. Switches drop, delay, duplicate or
 // reorder notifications, deterministically given the seed.
-import { badRequest } from './errors.js';
+import { badRequest, publishDenied } from './errors.js';
 import { sampleLatency, type LatencyDistribution } from './faults.js';
 import type { HistoryRecord } from './history.js';
 import type { SigningKey } from './keys.js';
@@ -145,11 +145,20 @@ export class PushService {
     return state;
   }
 
-  watch(email: string, body: { topicName?: unknown; labelIds?: unknown; labelFilterBehavior?: unknown; labelFilterAction?: unknown }): Watch {
+  /**
+   * users.watch. Gmail publishes a test message to the topic first: when its push service account may
+   * not publish there (`canPublish` false), the watch fails with 403 and nothing is watched.
+   */
+  watch(
+    email: string,
+    body: { topicName?: unknown; labelIds?: unknown; labelFilterBehavior?: unknown; labelFilterAction?: unknown },
+    canPublish: (topicName: string) => boolean = () => true,
+  ): Watch {
     const topicName = typeof body.topicName === 'string' ? body.topicName : '';
     if (!TOPIC_PATTERN.test(topicName)) throw badRequest('Invalid topicName does not match projects/SOME-ANDROID-PROJECT/topics/*', 'invalidArgument');
     const behavior = String(body.labelFilterBehavior ?? body.labelFilterAction ?? 'include').toLowerCase();
     if (behavior !== 'include' && behavior !== 'exclude') throw badRequest(`Invalid value for labelFilterBehavior: ${behavior}`);
+    if (!canPublish(topicName)) throw publishDenied(topicName);
     const labelIds = Array.isArray(body.labelIds) ? body.labelIds.map(String) : [];
     const watch: Watch = { topicName, labelIds, labelFilterBehavior: behavior, expiration: this.now() + WATCH_TTL_MS };
     this.state(email).watch = watch;

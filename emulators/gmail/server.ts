@@ -1,12 +1,13 @@
 // The HTTP server: one node:http listener serving the Gmail API (/gmail/v1/...), Google's
 // OAuth endpoints (/o/oauth2/v2/auth, /token, /revoke, certs, userinfo) and the control API
-// (/__emulator/...). For Gmail calls it runs, in order: bearer auth, userId check, scope
-// check, quota admission, injected latency and errors, the handler, and metrics.
+// (/__emulator/...). For Gmail calls it runs, in order: bearer auth, the Gmail API enabled in the
+// client's project, userId check, scope check, quota admission, injected latency and errors, the
+// handler, and metrics.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { handleControl } from './control-api.js';
-import { badRequest, forbidden, GmailApiError, missingCredentials, notFound, unauthenticated } from './errors.js';
+import { accessNotConfigured, badRequest, forbidden, GmailApiError, missingCredentials, notFound, unauthenticated } from './errors.js';
 import { matchGmailRoute } from './gmail-api.js';
-import { scopesAllow, subjectId, type AccessTokenInfo } from './oauth.js';
+import { projectNumberOf, scopesAllow, subjectId, type AccessTokenInfo } from './oauth.js';
 import type { GmailWorld } from './world.js';
 
 const MAX_BODY_BYTES = 50 * 1024 * 1024;
@@ -92,6 +93,8 @@ async function handleGmail(world: GmailWorld, req: IncomingMessage, res: ServerR
   let inFlight = false;
   try {
     const auth = authenticate(world, req);
+    // The API must be enabled in the project of the client the token was issued to; Google checks this first.
+    if (world.faults.gmailApiDisabled(auth.clientId)) throw accessNotConfigured(projectNumberOf(auth.clientId));
     if (userId !== 'me' && userId.toLowerCase() !== auth.email) throw forbidden(`Delegation denied for ${auth.email}`);
     if (!match) throw notFound(`Method not found: ${req.method} ${path}`);
     if (!scopesAllow(auth.scopes, match.route.scope)) throw new GmailApiError(403, 'Request had insufficient authentication scopes.', 'insufficientPermissions');

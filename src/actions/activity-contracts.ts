@@ -1,7 +1,6 @@
 // The action activities as types: the thread workflow and the undo workflow import only these;
 // gmail-activities.ts (Gmail task queue) and store-activities.ts (local, Postgres) implement them.
-import type { ProposeActionsInput, TimerJournalInput } from './journal.js';
-import type { ActionResult, ActionState, JournaledAction } from './contracts.js';
+import type { ActionResult, ActionState, JournaledAction, ProposeActionsInput, TimerJournalInput } from './contracts.js';
 
 export interface ActionGmailActivities {
   /**

@@ -3,8 +3,8 @@
 // content reaches a URL (and with it chat logs, browser history or a proxy's access log). Whoever
 // holds an unexpired link may decide that one action; it goes only to the user's own channel.
 import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { ConfigError, type Env } from '../config.js';
-import { resolveTokenKey, type ResolvePayloadKeysOptions } from '../temporal/encryption-keys.js';
+import { ConfigError } from '../shared/config-error.js';
+import { resolveTokenKey, type KeySettings, type ResolvePayloadKeysOptions } from '../temporal/encryption-keys.js';
 
 /** Two keys from the one secret: a leaked CSRF token says nothing about link signatures. */
 export interface ApprovalKeys {
@@ -23,7 +23,7 @@ export function deriveApprovalKeys(secret: string | Buffer): ApprovalKeys {
  * .data/ on first use), so links posted before a restart still open after it.
  */
 export async function resolveApprovalKeys(
-  cfg: Pick<Env, 'APPROVALS_SECRET' | 'TOKEN_ENCRYPTION_KEY' | 'DURABLE_INBOX_MODE'>,
+  cfg: Pick<KeySettings, 'TOKEN_ENCRYPTION_KEY' | 'DURABLE_INBOX_MODE'> & { APPROVALS_SECRET?: string | undefined },
   opts: ResolvePayloadKeysOptions = {},
 ): Promise<ApprovalKeys> {
   if (cfg.APPROVALS_SECRET) return deriveApprovalKeys(cfg.APPROVALS_SECRET);

@@ -1,8 +1,7 @@
 // What an approval request says about an action, the same on the page and in Discord: who proposed
 // it in words, the account it acts in, and which decisions its state still allows.
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { reversalOf, type ActionReason, type JournaledAction } from './contracts.js';
-import type { Decision } from './decide.js';
+import { type ActionReason, type Decision, type JournaledAction, reversalOf } from './contracts.js';
 
 export function reasonText(reason: ActionReason): string {
   switch (reason.source) {

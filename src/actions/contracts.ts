@@ -1,6 +1,8 @@
 // What the assistant can do to mail besides drafting, as plain data: the kinds of action, why one
 // was proposed, the states of its journal entry, its idempotency key and how it is taken back.
 // Pure and workflow-safe: the thread workflow, the activities, the journal and the CLI share it.
+import { z } from 'zod';
+import { isGmailSystemLabel } from '../gmail/system-labels.js';
 
 export const ACTION_KINDS = [
   'draft',
@@ -198,3 +200,79 @@ export const DEFAULT_ACTION_SETTINGS: ActionSettings = {
   pauseLabel: 'Assistant Paused',
   awaitingApprovalLabel: 'Awaiting Approval',
 };
+
+/** The approvals page and its notifications: who may open what, where links point, where Discord is. */
+export interface ApprovalsSettings {
+  operatorToken?: string;
+  linkTtlMs: number;
+  /** Where links point, without a trailing slash. */
+  publicBaseUrl: string;
+  discordWebhookUrl?: string;
+}
+
+/** What the user decides about an action (the approvals page, the CLI, Discord's link). */
+export type Decision = ActionDecisionEvent['decision'];
+
+export interface ProposeActionsInput {
+  accountId: string;
+  threadId: string;
+  /** The message the actions answer. */
+  messageId: string;
+  sender: string;
+  /** Who a reply to the message goes to (canonical addresses): what an auto-reply is judged for and sent to. */
+  recipients: string[];
+  /** The subject of the mail, for the approvals list. */
+  subject?: string;
+  workflowId: string;
+  actions: (ProposedAction & { result?: ActionResult })[];
+  pausedByLabel: boolean;
+  approvalExpiryMs: number;
+  /** Sends wait for approval whatever the policy allows, for this reason (an agent profile's setting). */
+  sendsNeedApproval?: string;
+}
+
+export interface TimerJournalInput {
+  accountId: string;
+  threadId: string;
+  workflowId: string;
+  /** The request's id: with the kind, the timer's idempotency key. */
+  requestId: string;
+  kind: 'snooze' | 'remind' | 'follow_up';
+  /** When it fires (epoch ms). */
+  atMs: number;
+  reason: ActionReason;
+  note?: string;
+  /** The message a follow-up waits on an answer to: its subject and To header, for the approvals page's list. */
+  about?: { subject: string; to: string };
+}
+
+/** A change the thread's own lifecycle made (our draft, Done's archive): journaled as done. */
+export interface LifecycleAction extends ActionSpec {
+  key: string;
+  messageId: string;
+  /** The sender of the mail the change is about (lower-case address). */
+  sender: string;
+  /** Who our draft is addressed to (canonical addresses): earned autonomy counts per recipient. */
+  recipients?: string[];
+  reason: ActionReason;
+  result: ActionResult;
+}
+
+/** The configured actions of a category or a rule, validated where they come in (the CLI, a rule row, a category_actions row). */
+const NEEDS_ARGUMENT = ['add_label', 'remove_label', 'forward'] as const;
+
+export const actionSpecSchema = z
+  .object({ kind: z.enum(ACTION_KINDS), argument: z.string().trim().min(1).max(225).optional() })
+  .superRefine((spec, ctx) => {
+    const needs = (NEEDS_ARGUMENT as readonly string[]).includes(spec.kind);
+    if (needs && !spec.argument) ctx.addIssue({ code: 'custom', message: `${spec.kind} needs an argument (${spec.kind}:<${spec.kind === 'forward' ? 'address' : 'label'}>)` });
+    if (!needs && spec.argument) ctx.addIssue({ code: 'custom', message: `${spec.kind} takes no argument` });
+    if (spec.kind === 'forward' && spec.argument && !z.email().safeParse(spec.argument).success) {
+      ctx.addIssue({ code: 'custom', message: `forward: ${spec.argument} is not an email address` });
+    }
+    if ((spec.kind === 'add_label' || spec.kind === 'remove_label') && spec.argument && isGmailSystemLabel(spec.argument)) {
+      ctx.addIssue({ code: 'custom', message: `${spec.kind}: ${spec.argument} is a Gmail system label (use archive, mark_read, star, trash)` });
+    }
+  });
+
+export const actionSpecsSchema = z.array(actionSpecSchema).max(10);

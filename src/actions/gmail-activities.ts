@@ -13,7 +13,7 @@ import { LabelDirectory } from '../gmail/label-directory.js';
 import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import { buildPlainTextMessage, buildReply, formatRfc2822Date, replyRecipients, toRaw, withTopHeader } from '../gmail/mime.js';
 import { decodeBase64Url, encodeBase64Url } from '../gmail/mime-encoding.js';
-import type { ThreadMessage } from '../gmail/types.js';
+import type { ThreadMessage } from '../mail/message.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ActionGmailActivities } from './activity-contracts.js';
 import { ACTION_MARKER_HEADER, reversalOf, SENDING_KINDS, type ActionResult, type JournaledAction } from './contracts.js';
@@ -66,7 +66,8 @@ function recipientsMismatch(action: JournaledAction, message: ThreadMessage, use
 /** The message an auto-reply or a forward sends, carrying the action's marker: to the journaled recipients only. */
 function outgoingMessage(action: JournaledAction, message: ThreadMessage, userEmail: string): string {
   const marker = { [ACTION_MARKER_HEADER]: action.id };
-  const parent = { messageId: message.messageId, references: message.references, inReplyTo: message.inReplyTo, subject: message.subject };
+  const subject = message.exactSubject ?? message.subject; // the thread's very subject: Gmail threads on it
+  const parent = { messageId: message.messageId, references: message.references, inReplyTo: message.inReplyTo, subject };
   const to = action.recipients.map((address) => ({ address }));
   if (action.kind === 'auto_reply') {
     return buildReply({ parent, from: { address: userEmail }, to, body: action.result?.body ?? '', extraHeaders: marker }).raw;
@@ -84,7 +85,7 @@ function outgoingMessage(action: JournaledAction, message: ThreadMessage, userEm
     buildPlainTextMessage({
       from: { address: userEmail },
       to,
-      subject: `Fwd: ${message.subject.replace(/^(fwd?:\s*)+/i, '')}`,
+      subject: `Fwd: ${subject.replace(/^(fwd?:\s*)+/i, '')}`,
       body: quoted,
       inReplyTo: message.messageId || undefined,
       references: [...message.references, ...(message.messageId ? [message.messageId] : [])].slice(-20),

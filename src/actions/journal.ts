@@ -9,17 +9,7 @@ import { CATEGORIES, type Category } from '../mail/types.js';
 import { actionTransitions } from '../metrics/metrics.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { actionSpecsOf } from './action-specs.js';
-import {
-  actionKey,
-  SENDING_KINDS,
-  type ActionKind,
-  type ActionReason,
-  type ActionResult,
-  type ActionSpec,
-  type ActionState,
-  type JournaledAction,
-  type ProposedAction,
-} from './contracts.js';
+import { actionKey, type ActionKind, type ActionReason, type ActionResult, type ActionSpec, type ActionState, type JournaledAction, type LifecycleAction, type ProposeActionsInput, type ProposedAction, SENDING_KINDS, type TimerJournalInput } from './contracts.js';
 import { DEFAULT_SAFETY_POLICY, judge, type PolicyFacts, type SafetyPolicy } from './policy.js';
 
 type ActionRow = {
@@ -167,24 +157,6 @@ function recipientsOf(action: ProposedAction, replyRecipients: string[]): string
 
 // ---- writing the journal ----------------------------------------------------------------------
 
-export interface ProposeActionsInput {
-  accountId: string;
-  threadId: string;
-  /** The message the actions answer. */
-  messageId: string;
-  sender: string;
-  /** Who a reply to the message goes to (canonical addresses): what an auto-reply is judged for and sent to. */
-  recipients: string[];
-  /** The subject of the mail, for the approvals list. */
-  subject?: string;
-  workflowId: string;
-  actions: (ProposedAction & { result?: ActionResult })[];
-  pausedByLabel: boolean;
-  approvalExpiryMs: number;
-  /** Sends wait for approval whatever the policy allows, for this reason (an agent profile's setting). */
-  sendsNeedApproval?: string;
-}
-
 /**
  * Judges each proposed action by the safety policy and journals it with the verdict: queued (runs
  * now), awaiting approval (with its expiry) or refused. An action proposed again (a retry, a
@@ -279,18 +251,6 @@ export async function transitionAction(db: SqlExecutor, t: ActionTransition): Pr
   return current ? { action: current, moved: false } : null;
 }
 
-/** A change the thread's own lifecycle made (our draft, Done's archive): journaled as done. */
-export interface LifecycleAction extends ActionSpec {
-  key: string;
-  messageId: string;
-  /** The sender of the mail the change is about (lower-case address). */
-  sender: string;
-  /** Who our draft is addressed to (canonical addresses): earned autonomy counts per recipient. */
-  recipients?: string[];
-  reason: ActionReason;
-  result: ActionResult;
-}
-
 /** Journals lifecycle changes as done; a key written before gets the new result (a rework's new draft). */
 export async function recordLifecycleActions(
   db: SqlExecutor,
@@ -360,21 +320,6 @@ export async function listActions(db: SqlExecutor, filter: ActionFilter = {}): P
 }
 
 // ---- the thread's timers ----------------------------------------------------------------------
-
-export interface TimerJournalInput {
-  accountId: string;
-  threadId: string;
-  workflowId: string;
-  /** The request's id: with the kind, the timer's idempotency key. */
-  requestId: string;
-  kind: 'snooze' | 'remind' | 'follow_up';
-  /** When it fires (epoch ms). */
-  atMs: number;
-  reason: ActionReason;
-  note?: string;
-  /** The message a follow-up waits on an answer to: its subject and To header, for the approvals page's list. */
-  about?: { subject: string; to: string };
-}
 
 /**
  * Journals a timer as a scheduled action (scheduled_for: when it fires); returns its id. A retry, or

@@ -4,15 +4,13 @@
 // never mail content, tokens or the webhook URL. Control characters and bidi overrides are dropped. The message id is journaled in the action's result, so a retried
 // activity posts once; only a crash between Discord's answer and that write can post twice.
 import { ApplicationFailure } from '@temporalio/common';
-import type { ApprovalsSettings } from '../config.js';
+import type { ApprovalsSettings, JournaledAction } from './contracts.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import type { ApprovalNotifyActivities } from './activity-contracts.js';
 import { approvalLink, type ApprovalKeys } from './approval-links.js';
 import { accountEmail, reasonText, recipientsText } from './approval-request.js';
-import { displaySafe } from '../shared/display-text.js';
-import type { JournaledAction } from './contracts.js';
 import { loadAction, transitionAction } from './journal.js';
-import { executeWebhook } from '../shared/discord-webhook.js';
+import { code, plain, postNoticeOnce } from '../shared/discord-webhook.js';
 
 export interface ApprovalNotifyDeps {
   db: SqlExecutor;
@@ -22,23 +20,6 @@ export interface ApprovalNotifyDeps {
   now?: () => number;
 }
 
-
-const MAX_FIELD = 200;
-
-function clip(text: string, max = MAX_FIELD): string {
-  const safe = displaySafe(text);
-  return safe.length <= max ? safe : `${safe.slice(0, max - 1)}…`;
-}
-
-/** A value as Discord markdown shows it literally (mentions are off through allowed_mentions). */
-export function plain(text: string): string {
-  return clip(text).replace(/[\\`*_~|>#[\]]/g, (c) => `\\${c}`);
-}
-
-/** A value as inline code, clipped and display-safe. */
-export function code(text: string): string {
-  return `\`${clip(text).replace(/`/g, "'")}\``;
-}
 
 export function approvalMessage(action: JournaledAction, account: string | null, link: string): string {
   const lines = [
@@ -67,36 +48,40 @@ export function timerMessage(action: JournaledAction, account: string | null): s
 
 export function createApprovalNotifyActivities(deps: ApprovalNotifyDeps): ApprovalNotifyActivities {
   const now = deps.now ?? Date.now;
+  const load = async (actionId: string) => {
+    const action = await loadAction(deps.db, actionId);
+    if (!action) throw ApplicationFailure.nonRetryable(`no action ${actionId}`, 'ActionNotFound');
+    return action;
+  };
+  // The message id goes into the action's result, its state unchanged.
+  const recordOn = (action: JournaledAction) => async (messageId: string) => {
+    await transitionAction(deps.db, { id: action.id, from: [action.state], to: action.state, result: { discordMessageId: messageId } });
+  };
   return {
     async notifyTimer({ actionId }) {
-      const webhookUrl = deps.settings.discordWebhookUrl;
-      if (!webhookUrl) return { notified: false };
-      const action = await loadAction(deps.db, actionId);
-      if (!action) throw ApplicationFailure.nonRetryable(`no action ${actionId}`, 'ActionNotFound');
-      if (action.result?.discordMessageId) return { notified: true, channel: 'discord' };
-      const messageId = await executeWebhook(webhookUrl, { content: timerMessage(action, await accountEmail(deps.db, action.accountId)), allowed_mentions: { parse: [] } });
-      await transitionAction(deps.db, { id: action.id, from: [action.state], to: action.state, result: { discordMessageId: messageId } });
-      return { notified: true, channel: 'discord' };
+      if (!deps.settings.discordWebhookUrl) return { notified: false };
+      const action = await load(actionId);
+      const notified = await postNoticeOnce(deps.settings.discordWebhookUrl, {
+        posted: async () => !!action.result?.discordMessageId,
+        content: async () => timerMessage(action, await accountEmail(deps.db, action.accountId)),
+        record: recordOn(action),
+      });
+      return notified ? { notified, channel: 'discord' } : { notified };
     },
 
     async notifyApproval({ actionId }) {
-      const webhookUrl = deps.settings.discordWebhookUrl;
-      if (!webhookUrl) return { notified: false };
-      const action = await loadAction(deps.db, actionId);
-      if (!action) throw ApplicationFailure.nonRetryable(`no action ${actionId}`, 'ActionNotFound');
-      if (action.result?.discordMessageId) return { notified: true, channel: 'discord' };
-      if (action.state !== 'awaiting_approval') return { notified: false }; // decided or expired meanwhile
-
-      const link = approvalLink(await deps.keys(), deps.settings.publicBaseUrl, action.id, deps.settings.linkTtlMs, now());
-      const content = approvalMessage(action, await accountEmail(deps.db, action.accountId), link);
-      const messageId = await executeWebhook(webhookUrl, { content, allowed_mentions: { parse: [] } });
-      await transitionAction(deps.db, {
-        id: action.id,
-        from: ['awaiting_approval'],
-        to: 'awaiting_approval',
-        result: { discordMessageId: messageId },
+      if (!deps.settings.discordWebhookUrl) return { notified: false };
+      const action = await load(actionId);
+      const notified = await postNoticeOnce(deps.settings.discordWebhookUrl, {
+        posted: async () => !!action.result?.discordMessageId,
+        content: async () => {
+          if (action.state !== 'awaiting_approval') return null; // decided or expired meanwhile
+          const link = approvalLink(await deps.keys(), deps.settings.publicBaseUrl, action.id, deps.settings.linkTtlMs, now());
+          return approvalMessage(action, await accountEmail(deps.db, action.accountId), link);
+        },
+        record: recordOn(action),
       });
-      return { notified: true, channel: 'discord' };
+      return notified ? { notified, channel: 'discord' } : { notified };
     },
   };
 }

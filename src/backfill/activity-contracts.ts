@@ -1,9 +1,6 @@
 // What crosses the activity boundary for backfill and archiving: plain JSON, type-only, so
 // workflow code can import it. Ids and counts only; message content never enters history.
-import type { AlertKind, Judgement } from './alerts.js';
-import type { Granularity } from './slicing.js';
-
-export type FetchFormat = 'full' | 'metadata';
+import type { AlertKind, FetchFormat, Granularity, Judgement } from './contracts.js';
 
 export interface PlanInput {
   accountId: string;

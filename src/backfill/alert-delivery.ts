@@ -13,7 +13,7 @@ import { executeWebhook } from '../shared/discord-webhook.js';
 import { createLogger } from '../shared/log.js';
 import type { BackfillAlertDeliveryActivities } from './activity-contracts.js';
 import { finishDelivery, lastAlertEmail, loadAlert, saveDiscordDelivery, saveEmailDelivery, type BackfillAlertRow } from './alert-journal.js';
-import type { AlertKind } from './alerts.js';
+import type { AlertKind } from './contracts.js';
 
 const log = createLogger('backfill-alerts');
 

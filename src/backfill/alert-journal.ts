@@ -3,7 +3,7 @@
 // levels the health endpoint and the metrics read.
 import { uuid7 } from '../db/uuid7.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import type { AlertKind, AlertLevel, Judgement } from './alerts.js';
+import type { AlertKind, AlertLevel, Judgement } from './contracts.js';
 
 export interface BackfillAlertRow {
   id: string;

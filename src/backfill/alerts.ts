@@ -1,9 +1,8 @@
+import type { AlertKind, AlertLevel, Judgement } from './contracts.js';
 // Backfill alert thresholds (bad-message rate and spike, metadata budget), as pure functions over plain data: the backfill workflow
 // judges the bad-message rate and spikes with them, the alert activity the metadata budget.
 // Workflow code: no Node, no clock of its own (callers pass `now`).
 
-export type AlertLevel = 'ok' | 'warn' | 'critical';
-export type AlertKind = 'bad_rate' | 'bad_spike' | 'metadata';
 export const ALERT_KINDS: readonly AlertKind[] = ['bad_rate', 'bad_spike', 'metadata'];
 
 /** The rate is judged over the last this many processed messages. */
@@ -17,13 +16,6 @@ export const SPIKE_BAD = 200;
 export const SPIKE_WINDOW_MS = 3600_000;
 export const METADATA_WARN = 0.5;
 export const METADATA_CRITICAL = 0.8;
-
-export interface Judgement {
-  level: AlertLevel;
-  /** What a person reads: the measurement against its threshold. */
-  detail: string;
-  measured: Record<string, number>;
-}
 
 const LEVEL_RANK: Record<AlertLevel, number> = { ok: 0, warn: 1, critical: 2 };
 

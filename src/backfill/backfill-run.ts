@@ -37,19 +37,8 @@ import type {
   BackfillStoreActivities,
 } from './activity-contracts.js';
 import { progressOf } from './backfill-state.js';
-import {
-  backfillProgressQuery,
-  backfillSettingsOf,
-  sliceDoneSignal,
-  sliceWorkflowId,
-  type BackfillCarried,
-  type BackfillInput,
-  type BackfillProgress,
-  type BackfillResult,
-  type BackfillSettings,
-  type SliceReport,
-} from './contracts.js';
-import { isComplete, type FrontierState, type OpenSlice } from './frontier.js';
+import { type BackfillCarried, type BackfillInput, type BackfillProgress, backfillProgressQuery, type BackfillResult, type BackfillSettings, backfillSettingsOf, type FrontierState, type OpenSlice, sliceDoneSignal, type SliceReport, sliceWorkflowId } from './contracts.js';
+import { isComplete } from './frontier.js';
 import { sliceInputOf } from './slice-window.js';
 import { backfillSliceWorkflow } from './slice-workflow.js';
 

@@ -3,9 +3,9 @@
 // of the account left, the state a run carries into the next, and the progress the query shows.
 import type { BackfillStoredState, PlanInput, PlanResult } from './activity-contracts.js';
 import { worstLevel } from './alerts.js';
-import type { BackfillCarried, BackfillCounters, BackfillOptions, BackfillProgress } from './contracts.js';
+import type { BackfillCarried, BackfillCounters, BackfillOptions, BackfillProgress, Granularity } from './contracts.js';
 import { newFrontier, runningCount } from './frontier.js';
-import { chooseGranularity, countSlices, type Granularity } from './slicing.js';
+import { chooseGranularity, countSlices } from './slicing.js';
 
 /** The range to plan: the options' bounds, else the ones an earlier backfill of the account saved, else Gmail's. */
 export function planRequest(options: BackfillOptions, stored: BackfillStoredState): PlanInput {

@@ -1,9 +1,5 @@
 // Inputs, signals and queries of the backfill and archiver workflows (workflow-safe: no Node).
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { FetchFormat } from './activity-contracts.js';
-import type { AlertKind, AlertLevel } from './alerts.js';
-import type { FrontierState } from './frontier.js';
-import type { Granularity } from './slicing.js';
 import { GMAIL_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 
 export interface BackfillTaskQueues {
@@ -246,4 +242,52 @@ export function backfillWorkflowId(accountId: string): string {
  */
 export function sliceWorkflowId(accountId: string, start: number, end: number, attempt = 1): string {
   return `backfill-${accountId}-slice-${start}-${end}${attempt > 1 ? `-a${attempt}` : ''}`;
+}
+
+/** Backfill alerts: the metadata budget, the Discord webhook and the email rate limit. */
+export interface BackfillAlertSettings {
+  metadataBudgetBytes: number;
+  discordWebhookUrl?: string;
+  emailEveryMs: number;
+}
+
+export type AlertLevel = 'ok' | 'warn' | 'critical';
+
+export type AlertKind = 'bad_rate' | 'bad_spike' | 'metadata';
+
+export interface Judgement {
+  level: AlertLevel;
+  /** What a person reads: the measurement against its threshold. */
+  detail: string;
+  measured: Record<string, number>;
+}
+
+export type FetchFormat = 'full' | 'metadata';
+
+/** A backfill slice's calendar unit (slicing.ts cuts the range into them). */
+export type Granularity = 'day' | 'week' | 'month';
+
+export type SliceStatus = 'pending' | 'running' | 'done';
+
+export interface OpenSlice {
+  start: number;
+  end: number;
+  status: SliceStatus;
+  /** How many times this slice has been started (restarts after failures). */
+  attempts: number;
+  /** Of those, how many ended on an account that could not be used (not the slice's fault: not counted against it). */
+  accountWaits?: number;
+}
+
+export interface FrontierState {
+  rangeStart: number;
+  rangeEnd: number;
+  granularity: Granularity;
+  /** Every slice ending at or before this is finished. Starts at rangeStart; never decreases. */
+  watermark: number;
+  /** Start of the first slice not yet planned. */
+  cursor: number;
+  /** Planned slices at or above the watermark, sorted by start, contiguous from the watermark to the cursor. */
+  open: OpenSlice[];
+  slicesDone: number;
 }

@@ -2,32 +2,8 @@
 // the property test). Slices run concurrently and finish in any order; the watermark moves only
 // to the end of the longest run of finished slices that starts at the range start, like TCP's
 // cumulative ACK. Everything is plain JSON so it can be carried through continue-as-new.
-import { sliceFrom, type Granularity } from './slicing.js';
-
-export type SliceStatus = 'pending' | 'running' | 'done';
-
-export interface OpenSlice {
-  start: number;
-  end: number;
-  status: SliceStatus;
-  /** How many times this slice has been started (restarts after failures). */
-  attempts: number;
-  /** Of those, how many ended on an account that could not be used (not the slice's fault: not counted against it). */
-  accountWaits?: number;
-}
-
-export interface FrontierState {
-  rangeStart: number;
-  rangeEnd: number;
-  granularity: Granularity;
-  /** Every slice ending at or before this is finished. Starts at rangeStart; never decreases. */
-  watermark: number;
-  /** Start of the first slice not yet planned. */
-  cursor: number;
-  /** Planned slices at or above the watermark, sorted by start, contiguous from the watermark to the cursor. */
-  open: OpenSlice[];
-  slicesDone: number;
-}
+import { sliceFrom } from './slicing.js';
+import type { FrontierState, Granularity, OpenSlice } from './contracts.js';
 
 export function newFrontier(rangeStart: number, rangeEnd: number, granularity: Granularity, watermark = rangeStart): FrontierState {
   const start = Math.max(rangeStart, Math.min(watermark, rangeEnd));

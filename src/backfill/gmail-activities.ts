@@ -10,7 +10,7 @@ import type { QuotaLimiter } from '../quota/limiter.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { GmailAuthError, GmailNotFoundError, GmailRateLimitError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
-import type { ThreadMessage } from '../gmail/types.js';
+import type { ThreadMessage } from '../mail/message.js';
 import { createLogger } from '../shared/log.js';
 import {
   BATCH_FAILED_TYPE,

@@ -1,10 +1,10 @@
 // Postgres side of the backfill: idempotent message upserts (one statement per chunk), the bad
 // message registry, the per-account watermark, and the archiver's selection. Raw SQL through the
 // SqlExecutor the quota limiter uses too (a Prisma client or a pg pool).
-import type { ThreadMessage } from '../gmail/types.js';
+import type { ThreadMessage } from '../mail/message.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import type { BackfillStoredState } from './activity-contracts.js';
-import type { Granularity } from './slicing.js';
+import type { Granularity } from './contracts.js';
 
 export interface MessageRow {
   gmail_id: string;

@@ -1,7 +1,7 @@
 // The backfill's sliding window of slices (pure, deterministic: workflow code). Which slice starts
 // next and with what input, and what a slice's report does to the window and the counters.
-import { BACKFILL_DEFAULTS, type BackfillCarried, type BackfillSettings, type SliceInput, type SliceReport } from './contracts.js';
-import { fail, runningCount, split, startNext, type FrontierState, type OpenSlice } from './frontier.js';
+import { BACKFILL_DEFAULTS, type BackfillCarried, type BackfillSettings, type FrontierState, type OpenSlice, type SliceInput, type SliceReport } from './contracts.js';
+import { fail, runningCount, split, startNext } from './frontier.js';
 
 /** The next slice to start, marked running; undefined while the window is full or nothing is left to start. */
 export function nextSlice(frontier: FrontierState, window: number): OpenSlice | undefined {

@@ -1,7 +1,6 @@
+import type { Granularity } from './contracts.js';
 // Time slices for the backfill (pure, deterministic: used inside workflows). A slice is
 // [start, end) in epoch ms, aligned to UTC calendar boundaries (midnight, Monday, 1st of month).
-
-export type Granularity = 'day' | 'week' | 'month';
 
 export const DAY_MS = 86_400_000;
 

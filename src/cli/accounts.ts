@@ -1,4 +1,4 @@
-// `npm run cli -- accounts <connect|list|disconnect|llm-resume>`.
+// `npm run cli -- accounts <connect|list|disconnect|llm-resume|timezone|doctor>`.
 //   connect [--login-hint you@example.com]  OAuth2 loopback consent in the browser; tokens sealed in
 //                                           Postgres, labels created, cursor set, watch, sync started.
 //   list                                    every account with its status and its LLM's (paused says
@@ -8,13 +8,17 @@
 //   llm-resume <account>                    the account's LLM, paused on a refused key or credits,
 //                                           resumes; its waiting threads carry on.
 //   timezone <account> [ZONE]               shows the account's time zone, or sets it (an IANA name).
+//   doctor <account>                        checks the account's Gmail API set-up (grant, scopes, the
+//                                           Gmail API enabled, the push topic and endpoint); one
+//                                           sentence per problem and what to do; exit 1 on a problem.
 import { parseArgs } from 'node:util';
 import { TokenVault } from '../accounts/token-vault.js';
-import { gmailOAuthSettings, threadSettingsFromConfig, userScheduleSettingsFromConfig, type Env } from '../config.js';
+import { gmailDoctorSettingsFromConfig, gmailOAuthSettings, threadSettingsFromConfig, userScheduleSettingsFromConfig } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';
-import { disconnectAccount, registerAccount, runLoopbackConsent, type RegisteredAccount } from '../accounts/connect.js';
+import { disconnectAccount, registerAccount, type RegisteredAccount } from '../sync/connect.js';
 import type { SyncTarget } from '../sync/notify.js';
 import { connectClient } from '../temporal/client.js';
 import type { Client } from '@temporalio/client';
@@ -24,13 +28,15 @@ import { moveAccountSchedules } from '../schedules/user-schedules.js';
 import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys.js';
 import { createBreakerStore } from '../llm/breaker-store.js';
 import { describePause } from '../llm/breaker.js';
-import { resumeLlm } from '../llm/resume.js';
+import { resumeLlm } from '../thread/llm-resume.js';
 import { findAccount, noSuchAccount, requireAccount } from './account-ref.js';
 import { usageFailure, UsageError, withDatabase } from './command.js';
 import { printTable } from './table.js';
 import { accountTimeSettings, setAccountTimeZone } from '../accounts/time-settings.js';
 import { describeLocal, TimeSpecError } from '../time/index.js';
 import { moveRemindersToAccountZone } from './reminders.js';
+import { GMAIL_SCOPES, runLoopbackConsent } from '../accounts/gmail-consent.js';
+import { diagnoseGmailAccount, explainConnectFailure, GmailSetupError, scopesFinding, type DoctorFinding } from '../accounts/gmail-doctor.js';
 
 const log = createLogger('cli');
 
@@ -47,6 +53,10 @@ export interface AccountsCliDeps {
   sync?: SyncTarget;
 }
 
+/**
+ * Consent, then the account registered. A set-up mistake (a scope left unticked, the Gmail API not
+ * enabled, a topic Gmail may not publish to) is a GmailSetupError that says what to do.
+ */
 export async function connectCommand(deps: AccountsCliDeps, io: AccountsCliIo, loginHint?: string): Promise<RegisteredAccount> {
   const oauth = gmailOAuthSettings(deps.cfg);
   const tokens = await runLoopbackConsent({
@@ -57,17 +67,25 @@ export async function connectCommand(deps: AccountsCliDeps, io: AccountsCliIo, l
     ...(loginHint ? { loginHint } : {}),
     openUrl: io.openUrl ?? ((url) => io.out(`Open this URL in your browser to connect Gmail:\n\n  ${url}\n`)),
   });
-  const account = await registerAccount(
-    {
-      prisma: deps.prisma,
-      vault: new TokenVault(await resolveTokenKey(deps.cfg)),
-      oauth,
-      labels: threadSettingsFromConfig(deps.cfg).labels,
-      ...(deps.sync ? { sync: deps.sync } : {}),
-      ...(deps.cfg.GMAIL_PUSH_TOPIC ? { pushTopic: deps.cfg.GMAIL_PUSH_TOPIC } : {}),
-    },
-    tokens,
-  );
+  // Google's consent lets the user untick scopes: such a grant would fail at its first label change.
+  const scopes = tokens.scope ? scopesFinding(loginHint, tokens.scope, GMAIL_SCOPES) : undefined;
+  if (scopes?.status === 'problem') throw new GmailSetupError(scopes);
+  let account: RegisteredAccount;
+  try {
+    account = await registerAccount(
+      {
+        prisma: deps.prisma,
+        vault: new TokenVault(await resolveTokenKey(deps.cfg)),
+        oauth,
+        labels: threadSettingsFromConfig(deps.cfg).labels,
+        ...(deps.sync ? { sync: deps.sync } : {}),
+        ...(deps.cfg.GMAIL_PUSH_TOPIC ? { pushTopic: deps.cfg.GMAIL_PUSH_TOPIC } : {}),
+      },
+      tokens,
+    );
+  } catch (err) {
+    throw explainConnectFailure(err, { ...(loginHint ? { email: loginHint } : {}), ...(deps.cfg.GMAIL_PUSH_TOPIC ? { pushTopic: deps.cfg.GMAIL_PUSH_TOPIC } : {}) });
+  }
   io.out(
     `${account.reconnected ? 'Reconnected' : 'Connected'} ${account.email} (account ${account.id}); sync cursor ${account.historyId}` +
       (account.watchExpiration ? `, Gmail watch until ${account.watchExpiration.toISOString()}` : ', no Gmail watch (GMAIL_PUSH_TOPIC unset)'),
@@ -166,16 +184,52 @@ export async function timezoneCommand(
   if (moved > 0) io.out(`${moved === 1 ? '1 reminder without a zone of its own now runs' : `${moved} reminders without a zone of their own now run`} in ${settings.zone}`);
 }
 
-const USAGE =
-  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE]';
+const CHECK_NAMES: Record<DoctorFinding['check'], string> = {
+  grant: 'OAuth grant',
+  scopes: 'scopes',
+  gmail_api: 'Gmail API',
+  push_topic: 'push topic',
+  push_endpoint: 'push endpoint',
+};
+
+/** A finding as the CLI prints it: status, check, what was found; below it, what to do. */
+export function formatFinding(f: DoctorFinding): string[] {
+  const head = `  ${(f.status === 'problem' ? 'PROBLEM' : f.status).padEnd(8)} ${CHECK_NAMES[f.check].padEnd(14)} ${f.found}`;
+  return f.todo ? [head, `  ${' '.repeat(8)} ${' '.repeat(14)} → ${f.todo}`] : [head];
+}
+
+/** `accounts doctor <account>`: prints every finding; returns how many are problems. */
+export async function doctorCommand(deps: Pick<AccountsCliDeps, 'cfg' | 'prisma'>, io: AccountsCliIo, ref: string): Promise<number> {
+  const row = await requireAccount(deps.prisma, ref);
+  const report = await diagnoseGmailAccount(
+    { prisma: deps.prisma, vault: new TokenVault(await resolveTokenKey(deps.cfg)), settings: gmailDoctorSettingsFromConfig(deps.cfg) },
+    row.id,
+  );
+  io.out(`Gmail set-up of ${report.email} (account ${report.accountId}):`);
+  for (const finding of report.findings) for (const line of formatFinding(finding)) io.out(line);
+  const problems = report.findings.filter((f) => f.status === 'problem').length;
+  io.out(problems === 0 ? 'No problems found.' : `${problems} problem${problems === 1 ? '' : 's'} found; docs/gmail-setup.md walks the set-up step by step.`);
+  return problems;
+}
+
+export const USAGE =
+  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE] | accounts doctor <EMAIL or id>';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo = { out: (l) => console.log(l) }): Promise<number> {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseArgs({ args: rest, options: { 'login-hint': { type: 'string' } }, allowPositionals: true });
-  if (sub !== 'connect' && sub !== 'list' && sub !== 'disconnect' && sub !== 'llm-resume' && sub !== 'timezone') {
+  if (sub !== 'connect' && sub !== 'list' && sub !== 'disconnect' && sub !== 'llm-resume' && sub !== 'timezone' && sub !== 'doctor') {
     io.out(USAGE);
     return 2;
+  }
+  if (sub === 'doctor') {
+    if (positionals.length !== 1) return usageFailure(io, 'accounts', 'doctor needs one account (its email or id)', USAGE);
+    let problems = 0;
+    const code = await withDatabase(cfg, io, { name: 'accounts', usage: USAGE }, async (prisma) => {
+      problems = await doctorCommand({ cfg, prisma }, io, positionals[0]!);
+    });
+    return code !== 0 ? code : problems > 0 ? 1 : 0;
   }
   if (sub === 'timezone') {
     if (positionals.length < 1 || positionals.length > 2) return usageFailure(io, 'accounts', 'timezone needs one account (its email or id) and, to set it, a zone such as Europe/Berlin', USAGE);
@@ -214,6 +268,11 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
       else if (sub === 'llm-resume') await llmResumeCommand(deps, io, positionals[0]!);
       else await connectCommand(deps, io, values['login-hint']);
     } catch (err) {
+      if (err instanceof GmailSetupError) {
+        io.out(`durable-inbox accounts ${sub}: ${err.finding.found}`);
+        if (err.finding.todo) io.out(`  → ${err.finding.todo}`);
+        return 1;
+      }
       if (!(err instanceof UsageError)) throw err;
       return usageFailure(io, 'accounts', err.message, USAGE);
     } finally {

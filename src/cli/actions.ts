@@ -11,13 +11,13 @@
 // <A> is an account id or its email address.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import type { Env } from '../config.js';
+import type { Env } from '../config/env.js';
 import type { PrismaClient } from '../db/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { connectClient } from '../temporal/client.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
-import { ACTION_KINDS, ACTION_STATES, reversalOf, type ActionKind } from '../actions/contracts.js';
-import { decideAction, undoSince, type DecideDeps, type Decision } from '../actions/decide.js';
+import { ACTION_KINDS, ACTION_STATES, type ActionKind, type Decision, reversalOf } from '../actions/contracts.js';
+import { decideAction, undoSince, type DecideDeps } from '../thread/decide.js';
 import { listActions, loadAction, loadCategoryActions, loadSafetyPolicy, setCategoryActions, updateSafetySettings } from '../actions/journal.js';
 import type { Allowance, AllowanceScope, SafetyPolicy } from '../actions/policy.js';
 import { CATEGORIES, type Category } from '../mail/types.js';
@@ -28,7 +28,7 @@ import { printTable } from './table.js';
 import { recipientsText } from '../actions/approval-request.js';
 import { displaySafe } from '../shared/display-text.js';
 
-const USAGE = `usage: npm run cli -- actions list [--account A] [--state ${ACTION_STATES.join('|')}] [--thread T] [--limit N]
+export const USAGE = `usage: npm run cli -- actions list [--account A] [--state ${ACTION_STATES.join('|')}] [--thread T] [--limit N]
        npm run cli -- actions show <action id>
        npm run cli -- actions approve|reject <action id>
        npm run cli -- actions undo <action id>

@@ -5,7 +5,7 @@
 //   remove <name>
 // Route mail to a profile with `rules add ... --category C --route <name>`.
 import { z } from 'zod';
-import type { Env } from '../config.js';
+import type { Env } from '../config/env.js';
 import type { PrismaClient } from '../db/client.js';
 import { AGENT_TOOLS, type AgentProfile, type AgentToolName } from '../agent/contracts.js';
 import { listAgentProfiles, loadAgentProfile, saveAgentProfile } from '../agent/profiles.js';
@@ -13,7 +13,7 @@ import { prismaExecutor } from '../db/sql-executor.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
-const USAGE = `usage: npm run cli -- agents list
+export const USAGE = `usage: npm run cli -- agents list
        npm run cli -- agents show <name>
        npm run cli -- agents set <name> --instructions TEXT [--tools ${AGENT_TOOLS.slice(0, 3).join(',')},...] [--max-steps N]
                                  [--model M] [--sends-need-approval yes|no] [--description TEXT]

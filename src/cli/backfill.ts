@@ -7,7 +7,7 @@
 // <account> is an account id or its email address.
 import { parseArgs } from 'node:util';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { Env } from '../config.js';
+import type { Env } from '../config/env.js';
 import { createPrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';
@@ -27,7 +27,7 @@ export interface BackfillCliIo {
   tty?: boolean;
 }
 
-const USAGE = `usage: npm run cli -- backfill start <account> [--granularity auto|day|week|month] [--from DATE] [--to DATE] [--batch-size N] [--window N] [--hand-off-days N] [--watch]
+export const USAGE = `usage: npm run cli -- backfill start <account> [--granularity auto|day|week|month] [--from DATE] [--to DATE] [--batch-size N] [--window N] [--hand-off-days N] [--watch]
        npm run cli -- backfill status <account> [--watch]
        npm run cli -- backfill cancel <account>
        npm run cli -- backfill archive [--account <account>] [--dry-run] [--trash]`;

@@ -1,7 +1,7 @@
 // What the database-backed CLI commands share: a bad argument is a UsageError, printed with the
 // command's usage (exit 2, nothing changed); the database is resolved for the command and released.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Env } from '../config.js';
+import type { Env } from '../config/env.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';

@@ -1,5 +1,5 @@
 // `npm run cli -- <command> ...`: a tiny dispatcher; each command lives in its own module.
-import { loadConfigOrExit } from '../config.js';
+import { loadConfigOrExit } from '../config/env.js';
 import { runAccountsCli } from './accounts.js';
 import { runActionsCli } from './actions.js';
 import { runAgentsCli } from './agents.js';
@@ -9,6 +9,7 @@ import { runMemoryCli } from './memory.js';
 import { runRulesCli } from './rules.js';
 import { runSchedulesCli } from './schedules.js';
 import { runThreadsCli } from './threads.js';
+import { groupHelp, isHelp, overallHelp } from './help.js';
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   accounts: (argv) => runAccountsCli(loadConfigOrExit(), argv),
@@ -23,10 +24,20 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
 };
 
 const [name, ...rest] = process.argv.slice(2);
-const command = name ? commands[name] : undefined;
+// Help needs no configuration: it is read before any is loaded. Asked for, it exits 0; shown for a
+// missing or unknown group or command, 2.
+if (name === undefined || isHelp(name)) {
+  console.log(overallHelp());
+  process.exit(name === undefined ? 2 : 0);
+}
+const command = commands[name];
 if (!command) {
-  console.log(`usage: npm run cli -- <${Object.keys(commands).join('|')}> ...`);
+  console.log(`durable-inbox: no group ${JSON.stringify(name)}\n${overallHelp()}`);
   process.exit(2);
+}
+if (rest.length === 0 || isHelp(rest[0])) {
+  console.log(groupHelp(name));
+  process.exit(rest.length === 0 ? 2 : 0);
 }
 try {
   process.exit(await command(rest));

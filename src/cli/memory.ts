@@ -10,12 +10,13 @@
 //   weekly --account A                              the "what I learned" report of the last seven days
 //   auto-accept --account A [--after N|off]         tone and sign-off lessons take hold alone after N confirmations (default off)
 import { parseArgs } from 'node:util';
-import { learningSettingsFromConfig, wholeDays, type Env, type LearningSettings } from '../config.js';
+import { learningSettingsFromConfig, wholeDays } from '../config/settings.js';
+import type { Env } from '../config/env.js';
+import { type LearningSettings, type Lesson, LESSON_KINDS, LESSON_STATES, type LessonKind, type LessonState, type TriageRule } from '../learning/contracts.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
 import { CATEGORIES, isCategory } from '../mail/types.js';
-import { LESSON_KINDS, LESSON_STATES, type Lesson, type LessonKind, type LessonState, type TriageRule } from '../learning/contracts.js';
 import { dryRunLines, scopeText } from '../learning/describe.js';
 import { previewLesson } from '../learning/lesson-preview.js';
 import {
@@ -42,7 +43,7 @@ import { accountIdOf } from './account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
-const USAGE = `usage: npm run cli -- memory list [--account A] [--state ${LESSON_STATES.join('|')}] [--kind ${LESSON_KINDS.join('|')}]
+export const USAGE = `usage: npm run cli -- memory list [--account A] [--state ${LESSON_STATES.join('|')}] [--kind ${LESSON_KINDS.join('|')}]
        npm run cli -- memory learn [--account A]
        npm run cli -- memory show <lesson id>
        npm run cli -- memory accept <lesson id> [--dry-run] [--note N]

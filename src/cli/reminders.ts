@@ -6,7 +6,8 @@
 //   show <reminder id>                the rule, the next occurrences (local and UTC), the last ones handled
 //   pause|resume|remove <reminder id>
 // <A> is an account id or its email address; without --account, the only account there is.
-import { reminderSettingsFromConfig, type Env } from '../config.js';
+import { reminderSettingsFromConfig } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { addReminder, changeReminderState, moveAccountReminders, type ReminderDeps } from '../reminders/reminders.js';
@@ -19,7 +20,7 @@ import { requireAccount } from './account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
-const USAGE = `usage: npm run cli -- reminders add TITLE --at HH:MM [--every ${EVERY_VALUES.join('|')}] [--on DAYS] [--interval N]
+export const USAGE = `usage: npm run cli -- reminders add TITLE --at HH:MM [--every ${EVERY_VALUES.join('|')}] [--on DAYS] [--interval N]
                                        [--start YYYY-MM-DD] [--rrule RULE] [--tz ZONE] [--account A]
        npm run cli -- reminders list [--account A] [--all]
        npm run cli -- reminders show <reminder id>

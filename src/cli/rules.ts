@@ -16,13 +16,14 @@
 // P: a case-insensitive substring, or a regular expression between slashes (/^re:/).
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { learningSettingsFromConfig, wholeDays, type Env } from '../config.js';
+import { learningSettingsFromConfig, wholeDays } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { describeOutcome, dryRunRuleChange, replayRules } from '../learning/dry-run.js';
 import { dryRunLines } from '../learning/describe.js';
 import type { PrismaClient } from '../db/client.js';
 import { ruleAction, ruleFromRow } from '../rules/rule-rows.js';
-import { applicableInstructions, BUILTIN_RULES, evaluateFollowUpRules, evaluateRules, InvalidRuleError, MAX_FOLLOW_UP_DAYS, validateRule, type Rule } from '../rules/rules.js';
+import { applicableInstructions, BUILTIN_RULES, evaluateFollowUpRules, evaluateRules, InvalidRuleError, MAX_FOLLOW_UP_DAYS, validateRule } from '../rules/rules.js';
 import { CATEGORIES } from '../mail/types.js';
 import { canonicalAddress, senderAddress } from '../gmail/addresses.js';
 import { formatActionList, InvalidActionSpecError, parseActionList } from '../actions/action-specs.js';
@@ -30,10 +31,11 @@ import type { ActionSpec } from '../actions/contracts.js';
 import { requireAccount } from './account-ref.js';
 import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
+import type { Rule } from '../rules/contracts.js';
 
 export type RulesCliIo = CliIo;
 
-const USAGE = `usage: npm run cli -- rules list [--account A]
+export const USAGE = `usage: npm run cli -- rules list [--account A]
        npm run cli -- rules add --scope global|account|domain|sender [--ref REF]
                                 (--category C [--actions LIST] [--route AGENT] | --instruction TEXT | --expects-reply yes|no [--follow-up-days N])
                                 [--from P] [--to P] [--subject P] [--body P] [--header NAME[=P]]... [--priority N]

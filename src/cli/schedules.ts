@@ -7,7 +7,8 @@
 // State comes from the Temporal Schedule: `temporal schedule toggle|trigger` show here too.
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import { userScheduleSettingsFromConfig, type Env } from '../config.js';
+import { userScheduleSettingsFromConfig } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { loadAgentProfile } from '../agent/profiles.js';
@@ -21,7 +22,7 @@ import { accountIdOf, requireAccount } from './account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
-const USAGE = `usage: npm run cli -- schedules add --account A --name N --profile brief|digest|<profile> --prompt TEXT
+export const USAGE = `usage: npm run cli -- schedules add --account A --name N --profile brief|digest|<profile> --prompt TEXT
                                    (--at HH:MM [--days ${WEEKDAYS.join(',')}] | --cron "30 7 * * 1-5")
                                    [--tz Europe/Berlin] [--label L] [--discord yes|no]
        npm run cli -- schedules list [--account A]

@@ -12,7 +12,8 @@
 // <A> is an account id or its email address; WHEN in the account's time zone (docs/time.md).
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { threadSettingsFromConfig, type Env } from '../config.js';
+import { threadSettingsFromConfig } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import type { PrismaClient } from '../db/client.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
@@ -26,7 +27,7 @@ import { printTable } from './table.js';
 
 export type ThreadsCliIo = CliIo;
 
-const USAGE = `usage: npm run cli -- threads list [--account A] [--state ${THREAD_STATES.join('|')}] [--limit N]
+export const USAGE = `usage: npm run cli -- threads list [--account A] [--state ${THREAD_STATES.join('|')}] [--limit N]
        npm run cli -- threads show <thread id> [--account A]
        npm run cli -- threads reclassify <thread id> [--account A]
        npm run cli -- threads reclassify --account A --since <N>m|h|d

@@ -1,5 +1,6 @@
 // Standalone codec server (`npm run start:codec`) for the Temporal Web UI.
-import { codecServerSettingsFromConfig, exitOnConfigError, loadConfigOrExit } from '../config.js';
+import { codecServerSettingsFromConfig } from '../config/settings.js';
+import { exitOnConfigError, loadConfigOrExit } from '../config/env.js';
 import { AesGcmPayloadCodec } from '../temporal/codec.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { createLogger } from '../shared/log.js';

@@ -5,7 +5,6 @@
 //      persisted in .data/pglite; or the one another of our processes already serves on its port.
 import { relative } from 'node:path';
 import pg from 'pg';
-import type { Env } from '../config.js';
 import { redactUrl } from './connection-url.js';
 import type { DbLogger } from './db-logger.js';
 import { EMBEDDED_POOL_SIZE, startEmbeddedPostgres } from './embedded-postgres.js';
@@ -27,10 +26,13 @@ export interface ResolvedDatabase {
   stop(): Promise<void>;
 }
 
-export type DatabaseSettings = Pick<
-  Env,
-  'DATABASE_URL' | 'EMBEDDED_POSTGRES' | 'EMBEDDED_POSTGRES_PORT' | 'DURABLE_INBOX_MODE'
->;
+/** The database settings, named as the environment names them (src/config/env.ts reads them). */
+export interface DatabaseSettings {
+  DATABASE_URL?: string | undefined;
+  EMBEDDED_POSTGRES: 'auto' | 'always' | 'never';
+  EMBEDDED_POSTGRES_PORT: number;
+  DURABLE_INBOX_MODE: 'dev' | 'production';
+}
 
 export interface ResolveDatabaseOptions {
   migrationsDir?: string;

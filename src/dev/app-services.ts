@@ -3,29 +3,18 @@
 // the demo account, and the banner that says where to look.
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import {
-  approvalsSettingsFromConfig,
-  archiverScheduleSettingsFromConfig,
-  codecServerSettingsFromConfig,
-  correctionsDays,
-  gmailOAuthSettings,
-  syncScheduleSettingsFromConfig,
-  threadSettingsFromConfig,
-  userScheduleSettingsFromConfig,
-  wholeDays,
-  learningSettingsFromConfig,
-  type Env,
-} from '../config.js';
+import { approvalsSettingsFromConfig, archiverScheduleSettingsFromConfig, codecServerSettingsFromConfig, correctionsDays, gmailOAuthSettings, syncScheduleSettingsFromConfig, threadSettingsFromConfig, userScheduleSettingsFromConfig, wholeDays, learningSettingsFromConfig } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import { TokenVault } from '../accounts/token-vault.js';
 import { startCodecServer, type CodecServer } from '../codec-server/server.js';
 import type { PrismaClient } from '../db/client.js';
 import { appRoutes } from '../http/routes.js';
-import { startHttpServer, type HttpServer } from '../http/server.js';
+import { startHttpServer, type HttpServer } from '../shared/http-server.js';
 import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../schedules/schedules.js';
 import { AesGcmPayloadCodec, type PayloadKey } from '../temporal/codec.js';
 import { resolveTokenKey } from '../temporal/encryption-keys.js';
 import { untilServerReady } from '../temporal/not-ready-retry.js';
-import { METRICS_PATH } from '../metrics/endpoint.js';
+import { METRICS_PATH } from '../http/metrics-route.js';
 import { connectDemoAccount, DEMO_EMAIL, ensureDemoBrief, ensureDemoRules, type DemoWorld } from './demo.js';
 import { ensureDemoTriageLesson, ensureDemoWritingLesson } from './demo-lessons.js';
 import type { Logger } from '../shared/log.js';

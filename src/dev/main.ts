@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Worker } from '@temporalio/worker';
-import { loadConfigOrExit } from '../config.js';
+import { loadConfigOrExit } from '../config/env.js';
 import { createGmailWorker } from '../workers/gmail-worker.js';
 import { createLlmWorker } from '../workers/llm-worker.js';
 import { startDemoWorld } from './demo.js';

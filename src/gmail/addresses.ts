@@ -5,9 +5,10 @@
 // is parsed first and only then is each display name RFC 2047-decoded, so a decoded name holding
 // `<`, `@` or `,` can never become an address. Display names are for showing; nothing matches on them.
 import { domainToASCII } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import addrs from 'email-addresses';
 import { decodeHeaderText, encodeHeaderText, needsHeaderEncoding } from './mime-encoding.js';
-import type { EmailAddress } from './types.js';
+import type { EmailAddress } from '../mail/message.js';
 
 /**
  * Longer address headers are not parsed: they give no addresses and a warning. The grammar backtracks
@@ -37,6 +38,30 @@ const READINGS: Array<Partial<addrs.Options>> = [
 ];
 
 type Parsed = addrs.ParsedMailbox | addrs.ParsedGroup;
+
+// C0 controls but tab, CR and LF (white space, read as such), DEL and C1 controls.
+// eslint-disable-next-line no-control-regex
+const UNSHOWABLE = /[\u0000-\u0008\u000b-\u000c\u000e-\u001f\u007f-\u009f]/g;
+
+/** Text without what cannot be shown: terminal escape sequences (an ANSI colour, a window title) and control characters. */
+function showable(text: string): string {
+  return stripVTControlCharacters(text).replace(UNSHOWABLE, '');
+}
+
+const ENCODED_WORD = /=\?[^?\s]+\?([BbQq])\?([^?\s]*)\?=/g;
+// What RFC 2047 allows in the text of an encoded word in a phrase.
+const PHRASE_WORD_TEXT = { b: /^[A-Za-z0-9+/=]*$/, q: /^[A-Za-z0-9!*+\-/=_]*$/ };
+
+/**
+ * The header as the grammar reads it: what cannot be shown removed, and an encoded word whose text
+ * breaks RFC 2047's rules (`=?UTF-8?Q?=07Alice=1B[31m?=`, which the grammar cannot read as one word)
+ * written again in B encoding, so it stays one word of the structure whatever it decodes to.
+ */
+function readable(value: string): string {
+  return showable(value).replace(ENCODED_WORD, (word, encoding: string, text: string) =>
+    PHRASE_WORD_TEXT[encoding.toLowerCase() as 'b' | 'q'].test(text) ? word : `=?UTF-8?B?${Buffer.from(showable(decodeHeaderText(word))).toString('base64')}?=`,
+  );
+}
 
 function grammar(value: string, readings: readonly Partial<addrs.Options>[]): Parsed[] | null {
   try {
@@ -79,7 +104,7 @@ function mailboxOf(parsed: addrs.ParsedMailbox, warnings?: string[]): EmailAddre
   }
   // An old-style `a@b.example (Name)` names the mailbox in its comment.
   const rawName = parsed.name ?? parsed.parts.comments.map((c) => c.tokens.trim().replace(/^\(|\)$/g, '')).join(' ');
-  const name = rawName ? decodeHeaderText(rawName, warnings).replace(/\s+/g, ' ').trim() : '';
+  const name = rawName ? showable(decodeHeaderText(rawName, warnings)).replace(/\s+/g, ' ').trim() : '';
   return name ? { name, address } : { address };
 }
 
@@ -101,7 +126,7 @@ function readList(value: string | undefined, warnings: string[] | undefined, max
     return { mailboxes: [], groups: 0 };
   }
   // A long list is read by the strict grammar only: each lenient reading costs another parse.
-  const parsed = grammar(text, text.length > MAX_SENDER_HEADER ? READINGS.slice(0, 1) : READINGS);
+  const parsed = grammar(readable(text), text.length > MAX_SENDER_HEADER ? READINGS.slice(0, 1) : READINGS);
   if (!parsed) {
     warnings?.push(`unreadable address header: ${JSON.stringify(value.slice(0, 80))}`);
     return { mailboxes: [], groups: 0 };

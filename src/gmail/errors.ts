@@ -153,7 +153,7 @@ export class GmailBadRequestError extends GmailError {
   }
 }
 
-/** 403 that is not a quota error: missing scope, domain policy, mailbox not enabled for Gmail. */
+/** 403 that is not a quota error: missing scope, the Gmail API disabled in the project, domain policy, mailbox not enabled for Gmail. */
 export class GmailPermissionError extends GmailError {
   override readonly name = 'GmailPermissionError';
   readonly retryable = false;
@@ -200,6 +200,8 @@ export class GmailUnexpectedError extends GmailError {
 export const MIN_RETRY_AFTER_MS = 1000;
 
 const QUOTA_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'dailyLimitExceeded', 'quotaExceeded']);
+/** The API is not enabled in the OAuth client's Cloud project (legacy reason, and google.rpc.ErrorInfo's). */
+const API_DISABLED_REASONS = new Set(['accessNotConfigured', 'SERVICE_DISABLED']);
 
 /** Parse a Retry-After value: delay-seconds or an HTTP date. Returns ms from `now`, or undefined. */
 export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
@@ -253,8 +255,12 @@ export function mapGmailError(err: unknown, context: GmailErrorContext = {}): Gm
     return new GmailAuthError(summary, fields, info.oauthError === 'invalid_grant');
   }
 
+  // The Gmail API disabled in the project is a 403 in the usageLimits domain too, but no wait ends it.
+  const apiDisabled = info.reasons.some((r) => API_DISABLED_REASONS.has(r));
   const isQuota403 =
-    status === 403 && (info.domain === 'usageLimits' || info.reasons.some((r) => QUOTA_REASONS.has(r)) || info.googleStatus === 'RESOURCE_EXHAUSTED');
+    status === 403 &&
+    !apiDisabled &&
+    (info.domain === 'usageLimits' || info.reasons.some((r) => QUOTA_REASONS.has(r)) || info.googleStatus === 'RESOURCE_EXHAUSTED');
   if (status === 429 || isQuota403) {
     const { ms, source } = retryAfterOf(response.headers, info.rawMessage);
     return new GmailRateLimitError(summary, fields, ms, source);

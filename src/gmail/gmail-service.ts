@@ -4,7 +4,8 @@
 
 import type { gmail_v1 } from 'googleapis';
 import { GmailConflictError, GmailNotFoundError, mapGmailError, type GmailResource } from './errors.js';
-import { parseGmailMessage } from './mime.js';
+import { bodyOnlyInRaw, parseGmailMessage } from './mime.js';
+import { decodeBase64Url } from './mime-encoding.js';
 import { htmlToText } from './html-text.js';
 import { inSpan } from '../temporal/tracing.js';
 import type {
@@ -22,7 +23,8 @@ import type {
   ThreadMessage,
   ThreadSnapshot,
   WatchResult,
-} from './types.js';
+} from '../mail/message.js';
+import type { DraftContent, Mailbox, MailboxCapabilities } from '../mail/mailbox.js';
 
 /** users.messages.batchModify accepts at most this many ids per call. */
 export const BATCH_MODIFY_MAX_IDS = 1000;
@@ -53,19 +55,18 @@ export interface WatchOptions {
   labelFilterBehavior?: 'include' | 'exclude';
 }
 
-export interface DraftContent {
-  threadId: string;
-  /** base64url RFC 2822 message, e.g. from buildReply(). */
-  raw: string;
-}
-
 /**
  * Runs every API call of a service, given the method name (as in the quota table, e.g.
  * 'threads.get'): the hook through which the shared quota limiter meters them.
  */
 export type GmailCallGate = <T>(method: string, call: () => Promise<T>) => Promise<T>;
 
-export class GmailService {
+/** What the Gmail API is, as a mailbox: labels and thread ids of its own, push through Pub/Sub, Sent filed by Gmail. */
+export const GMAIL_CAPABILITIES: MailboxCapabilities = { provider: 'gmail', labels: 'labels', threadIds: 'server', changes: 'push', sentCopy: 'server' };
+
+export class GmailService implements Mailbox {
+  readonly capabilities = GMAIL_CAPABILITIES;
+
   constructor(
     private readonly gmail: gmail_v1.Gmail,
     private readonly userId: string = 'me',
@@ -99,8 +100,24 @@ export class GmailService {
     return {
       threadId: data.id ?? threadId,
       historyId: data.historyId ?? '',
-      messages: (data.messages ?? []).map(parseGmailMessage),
+      messages: await Promise.all((data.messages ?? []).map((m) => this.parseFull(m))),
     };
+  }
+
+  /**
+   * A format=full message as ours. One whose body Gmail gave neither parts nor bytes of (a multipart whose
+   * boundary never appears) is read again in the raw format, so its body can be read as text.
+   */
+  private async parseFull(message: gmail_v1.Schema$Message): Promise<ThreadMessage> {
+    const id = message.id;
+    if (!id || !bodyOnlyInRaw(message.payload)) return parseGmailMessage(message);
+    try {
+      const data = await this.call('messages.get', 'message', () => this.gmail.users.messages.get({ userId: this.userId, id, format: 'raw' }));
+      return parseGmailMessage(message, decodeBase64Url(data.raw ?? ''));
+    } catch (err) {
+      if (err instanceof GmailNotFoundError) return parseGmailMessage(message); // deleted meanwhile: read what we have
+      throw err;
+    }
   }
 
   /** Subject and sender of the thread's first message, the snippet of its newest (threads.get, format metadata). */
@@ -350,7 +367,7 @@ export class GmailService {
         ...(format === 'metadata' && metadataHeaders ? { metadataHeaders } : {}),
       }),
     );
-    return parseGmailMessage(data);
+    return format === 'full' ? this.parseFull(data) : parseGmailMessage(data);
   }
 
   /**

@@ -43,11 +43,10 @@ export { htmlToText } from './html-text.js';
 export {
   GmailService,
   BATCH_MODIFY_MAX_IDS,
-  type DraftContent,
   type ListHistoryOptions,
   type ListMessagesOptions,
   type MessageFormat,
   type WatchOptions,
 } from './gmail-service.js';
 export { findSentReplyAfter, latestInboundMessage } from './thread-queries.js';
-export type * from './types.js';
+export type * from '../mail/message.js';

@@ -13,7 +13,7 @@ import {
   encodeHeaderText,
   encodeQuotedPrintable,
 } from './mime-encoding.js';
-import type { AttachmentInfo, BodySource, EmailAddress, ThreadMessage } from './types.js';
+import type { AttachmentInfo, BodySource, EmailAddress, ThreadMessage } from '../mail/message.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Building
@@ -45,7 +45,9 @@ export function buildPlainTextMessage(input: PlainTextMessageInput): string {
   const headers: Array<[string, string]> = [['From', formatAddress(input.from)]];
   if (input.to.length > 0) headers.push(['To', formatAddressList(input.to)]);
   if (input.cc && input.cc.length > 0) headers.push(['Cc', formatAddressList(input.cc)]);
-  headers.push(['Subject', encodeHeaderText(stripHeaderBreaks(input.subject))]);
+  // Encoded, not stripped: a line break or NUL in a subject travels inside encoded words, where it cannot
+  // start a header, and a reply keeps its parent's very subject, which Gmail's threading compares.
+  headers.push(['Subject', encodeHeaderText(input.subject)]);
   if (input.date) headers.push(['Date', formatRfc2822Date(input.date)]);
   if (input.messageId) headers.push(['Message-ID', stripHeaderBreaks(input.messageId)]);
   if (input.inReplyTo) headers.push(['In-Reply-To', stripHeaderBreaks(input.inReplyTo)]);
@@ -299,6 +301,8 @@ export interface ExtractedBody {
   bodySource: BodySource;
   attachments: AttachmentInfo[];
   parseWarnings: string[];
+  /** Set when the body was read as text despite its MIME (a multipart whose boundary never appears): what was wrong. */
+  bodyDefect?: string;
 }
 
 const MAX_DEPTH = 32;
@@ -308,6 +312,9 @@ interface WalkState {
   warnings: string[];
   attachments: AttachmentInfo[];
   partsSeen: number;
+  /** The raw message's body (after its header block), when the caller read the raw message. */
+  rawBody?: Uint8Array;
+  bodyDefect?: string;
 }
 
 interface BodyCandidate {
@@ -317,10 +324,11 @@ interface BodyCandidate {
 
 /**
  * The readable body and the attachment list of a format=full payload. Never throws: whatever is odd about
- * the tree is reported in parseWarnings and skipped.
+ * the tree is reported in parseWarnings and skipped. `raw`: the same message in Gmail's raw format, read
+ * when the payload does not carry its body (bodyOnlyInRaw).
  */
-export function extractBody(payload: Part | null | undefined): ExtractedBody {
-  const state: WalkState = { warnings: [], attachments: [], partsSeen: 0 };
+export function extractBody(payload: Part | null | undefined, raw?: Uint8Array): ExtractedBody {
+  const state: WalkState = { warnings: [], attachments: [], partsSeen: 0, ...(raw ? { rawBody: bodyOfRaw(raw) } : {}) };
   if (!payload || typeof payload !== 'object') {
     return { body: '', bodySource: 'none', attachments: [], parseWarnings: ['message has no payload'] };
   }
@@ -333,7 +341,31 @@ export function extractBody(payload: Part | null | undefined): ExtractedBody {
   }
   if (!candidate) return { body: '', bodySource: 'none', attachments: state.attachments, parseWarnings: state.warnings };
   const text = candidate.source === 'text/html' ? htmlToText(candidate.text) : candidate.text.replace(/\r\n?/g, '\n');
-  return { body: text, bodySource: candidate.source, attachments: state.attachments, parseWarnings: state.warnings };
+  return {
+    body: text,
+    bodySource: candidate.source,
+    attachments: state.attachments,
+    parseWarnings: state.warnings,
+    ...(state.bodyDefect ? { bodyDefect: state.bodyDefect } : {}),
+  };
+}
+
+/**
+ * A format=full payload whose top-level multipart came with neither parts nor bytes (its boundary never
+ * appears): only the raw message holds its body.
+ */
+export function bodyOnlyInRaw(payload: Part | null | undefined): boolean {
+  if (!payload || typeof payload !== 'object') return false;
+  const mimeType = (typeof payload.mimeType === 'string' ? payload.mimeType : '').toLowerCase();
+  const parts = Array.isArray(payload.parts) ? payload.parts : [];
+  return mimeType.startsWith('multipart/') && parts.length === 0 && typeof payload.body?.data !== 'string';
+}
+
+/** What follows the header block of a raw message (nothing when it has no blank line). */
+function bodyOfRaw(raw: Uint8Array): Uint8Array {
+  const text = Buffer.from(raw).toString('latin1');
+  const end = /\r?\n\r?\n/.exec(text);
+  return end ? raw.subarray(end.index + end[0].length) : new Uint8Array(0);
 }
 
 function walk(part: Part, depth: number, state: WalkState): BodyCandidate | null {
@@ -355,10 +387,7 @@ function walk(part: Part, depth: number, state: WalkState): BodyCandidate | null
   }
 
   if (mimeType.startsWith('multipart/') || (children.length > 0 && !mimeType.startsWith('text/'))) {
-    if (children.length === 0) {
-      state.warnings.push(`${mimeType || 'multipart'} ${partLabel(part)} has no children`);
-      return null;
-    }
+    if (children.length === 0) return brokenMultipart(part, headers, mimeType, contentType, depth, state);
     const found = children.map((child) => walk(child, depth + 1, state)).filter((c): c is BodyCandidate => c !== null);
     if (mimeType === 'multipart/alternative') {
       // Prefer plain text among the alternatives, whatever their order.
@@ -389,6 +418,62 @@ function walk(part: Part, depth: number, state: WalkState): BodyCandidate | null
   const text = decodePartText(part, headers, contentType, state.warnings);
   if (text === null) return null;
   return { source: isPlain ? 'text/plain' : 'text/html', text };
+}
+
+/**
+ * A multipart without parts. When its boundary never appears in its body (or it names none), mail clients
+ * show that body as text, and so do we, with the defect noted. A multipart that is only empty (its
+ * delimiter is there, with nothing between) or whose body is not text has no body.
+ */
+function brokenMultipart(part: Part, headers: PartHeaders, mimeType: string, contentType: ContentType, depth: number, state: WalkState): BodyCandidate | null {
+  const label = `${mimeType || 'multipart'} ${partLabel(part)}`;
+  const boundary = contentType.params.boundary;
+  const data = part.body?.data;
+  const bytes = typeof data === 'string' ? decodeBase64Url(data) : depth === 0 ? state.rawBody : undefined;
+  if (!bytes || bytes.length === 0 || (boundary && hasDelimiterLine(bytes, boundary))) {
+    state.warnings.push(`${label} has no children`);
+    return null;
+  }
+  const transferEncoding = (headers.get('content-transfer-encoding') ?? '').trim().toLowerCase();
+  const decoded = undoLeftoverTransferEncoding(bytes, transferEncoding, contentType.params.charset, state.warnings);
+  if (!looksLikeText(decoded)) {
+    state.warnings.push(`${label} has no parts, and its body is not text`);
+    return null;
+  }
+  const defect = `${label} has no parts (${boundary ? `its boundary ${JSON.stringify(boundary)} never appears` : 'it names no boundary'}): read as text`;
+  state.warnings.push(defect);
+  state.bodyDefect ??= defect;
+  return { source: 'text/plain', text: decodeUnlabelledText(decoded, contentType.params.charset, state.warnings) };
+}
+
+/** Whether a `--boundary` delimiter starts a line of the body. */
+function hasDelimiterLine(bytes: Uint8Array, boundary: string): boolean {
+  const text = Buffer.from(bytes).toString('latin1');
+  const delimiter = `--${boundary}`;
+  for (let at = text.indexOf(delimiter); at >= 0; at = text.indexOf(delimiter, at + 1)) {
+    if (at === 0 || text[at - 1] === '\n') return true;
+  }
+  return false;
+}
+
+/** No NUL, and few other control characters (tab, line ends, form feed and ESC, which ISO-2022 text uses, are text). */
+function looksLikeText(bytes: Uint8Array): boolean {
+  let controls = 0;
+  for (const b of bytes) {
+    if (b === 0) return false;
+    if ((b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d && b !== 0x1b) || b === 0x7f) controls++;
+  }
+  return controls * 20 <= bytes.length;
+}
+
+/** Text in its declared charset; without one, UTF-8 when it is valid UTF-8, else windows-1252 (8-bit mail of the Latin-1 era). */
+function decodeUnlabelledText(bytes: Uint8Array, charset: string | undefined, warnings: string[]): string {
+  if (charset) return decodeCharset(bytes, charset, warnings);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return decodeCharset(bytes, 'windows-1252', warnings);
+  }
 }
 
 function partLabel(part: Part): string {
@@ -461,8 +546,11 @@ function isPlausibleText(bytes: Uint8Array, charset: string | undefined): boolea
   }
 }
 
-/** A users.messages.get / threads.get (format full, metadata or minimal) message as our ThreadMessage. */
-export function parseGmailMessage(message: gmail_v1.Schema$Message): ThreadMessage {
+/**
+ * A users.messages.get / threads.get (format full, metadata or minimal) message as our ThreadMessage.
+ * `raw`: the same message in Gmail's raw format, for a payload whose body only the raw holds (bodyOnlyInRaw).
+ */
+export function parseGmailMessage(message: gmail_v1.Schema$Message, raw?: Uint8Array): ThreadMessage {
   const warnings: string[] = [];
   const payload = message.payload ?? undefined;
   const rawHeaders: PartHeaders = payload ? partHeaders(payload) : { get: () => undefined, all: () => [] };
@@ -473,9 +561,14 @@ export function parseGmailMessage(message: gmail_v1.Schema$Message): ThreadMessa
   const internalDate = Number(message.internalDate);
   if (!Number.isFinite(internalDate)) warnings.push('missing or invalid internalDate');
 
+  const subject = (headers['subject'] ?? '').replace(/\r\n|[\r\n]/g, ' ');
+  // Gmail hands the Subject over unfolded and decoded: a line break left in it came from an encoded word.
+  const subjectValue = rawHeaders.get('subject') ?? '';
+  const exactSubject = subjectValue.includes('=?') ? decodeHeaderText(subjectValue) : subjectValue;
+
   // Only format=full carries body parts; metadata/minimal messages have headers (or nothing) only.
   const hasBody = payload && (payload.body?.data != null || Array.isArray(payload.parts) || payload.body?.attachmentId != null);
-  const extracted = hasBody ? extractBody(payload) : { body: '', bodySource: 'none' as const, attachments: [], parseWarnings: [] };
+  const extracted: ExtractedBody = hasBody || raw ? extractBody(payload, raw) : { body: '', bodySource: 'none', attachments: [], parseWarnings: [] };
 
   return {
     id: message.id ?? '',
@@ -492,7 +585,8 @@ export function parseGmailMessage(message: gmail_v1.Schema$Message): ThreadMessa
     to: parseAddressList(rawHeaders.get('to'), warnings),
     cc: parseAddressList(rawHeaders.get('cc'), warnings),
     replyTo: rawHeaders.all('reply-to').flatMap((v) => parseAddressList(v, warnings, MAX_SENDER_HEADER)),
-    subject: headers['subject'] ?? '',
+    subject,
+    ...(exactSubject !== subject ? { exactSubject } : {}),
     date: headers['date'] ?? '',
     body: extracted.body,
     bodySource: extracted.bodySource,
@@ -501,6 +595,7 @@ export function parseGmailMessage(message: gmail_v1.Schema$Message): ThreadMessa
     isFromUser: labelIds.includes('SENT') || labelIds.includes('DRAFT'),
     isDraft: labelIds.includes('DRAFT'),
     parseWarnings: [...warnings, ...extracted.parseWarnings],
+    ...(extracted.bodyDefect ? { bodyDefect: extracted.bodyDefect } : {}),
   };
 }
 

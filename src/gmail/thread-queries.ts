@@ -1,7 +1,7 @@
 // Pure questions about a ThreadSnapshot that the per-thread workflow asks between Gmail calls.
 
 import { sameAddress } from './addresses.js';
-import type { ThreadMessage, ThreadSnapshot } from './types.js';
+import type { ThreadMessage, ThreadSnapshot } from '../mail/message.js';
 
 function isFrom(message: ThreadMessage, userEmails: string[]): boolean {
   return userEmails.some((email) => sameAddress(message.from?.address, email));

@@ -1,8 +1,7 @@
 // The approvals page's HTML: one action with its buttons, the operator's list, and the short pages
 // for refusals. Server-rendered, no script; every value from the journal goes through escapeHtml,
 // which also drops control characters and bidi overrides (src/shared/display-text.ts).
-import type { JournaledAction } from '../actions/contracts.js';
-import type { Decision } from '../actions/decide.js';
+import type { Decision, JournaledAction } from '../actions/contracts.js';
 import { reasonText, recipientsText, replyPreview } from '../actions/approval-request.js';
 import { displaySafe } from '../shared/display-text.js';
 
@@ -46,7 +45,7 @@ body.list { max-width: 100rem; } .table-scroll { overflow-x: auto; }
 .table-scroll th, .table-scroll td.expires, .table-scroll td.state { white-space: nowrap; overflow-wrap: normal; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; } dt { color: #666; } dd { margin: 0; }
 pre { white-space: pre-wrap; background: #f5f5f7; padding: .75rem; border-radius: 6px; }
-form { display: inline; } button { font: inherit; padding: .3rem .9rem; margin-right: .4rem; cursor: pointer; }
+form { display: inline; } button { font: inherit; padding: .3rem .9rem; margin-right: .4rem; cursor: pointer; white-space: nowrap; overflow-wrap: normal; }
 .outcome { padding: .6rem .9rem; border-radius: 6px; } .ok { background: #e3f6e8; } .failed { background: #fde8e8; }
 .state { font-weight: 600; }
 .lesson { border-top: 1px solid #ddd; } .lesson h3 { font-size: 1rem; margin-bottom: 0; } .lesson .says { font-weight: 600; }

@@ -6,7 +6,7 @@
 // A POST needs the link's fields, a CSRF token bound to the link and the browser's session cookie,
 // and an Origin (when sent) that is ours; anything less is a 403 that changes nothing.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ApprovalsSettings } from '../config.js';
+import type { ApprovalsSettings, Decision, JournaledAction } from '../actions/contracts.js';
 import {
   actionPath,
   operatorTokenMatches,
@@ -16,18 +16,17 @@ import {
   type SignedLink,
 } from '../actions/approval-links.js';
 import { accountEmail, openDecisions } from '../actions/approval-request.js';
-import type { JournaledAction } from '../actions/contracts.js';
-import type { Decision, DecisionOutcome } from '../actions/decide.js';
+import type { DecisionOutcome } from '../thread/decide.js';
 import { listActions, listFollowUps, loadAction } from '../actions/journal.js';
 import { gmailThreadLink } from '../learning/contracts.js';
-import { accountTimeZone } from '../schedules/account-zone.js';
+import { accountTimeZone } from '../accounts/time-settings.js';
 import { describeLocal } from '../time/index.js';
 import { CANCEL_FOLLOW_UP, followUpsSection, type FollowUpCard } from './follow-ups-page.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { createLogger } from '../shared/log.js';
 import { csrfToken, csrfTokenValid, newSession, originAllowed, sessionCookie, sessionOf } from './approvals-csrf.js';
 import { renderActionPage, renderListPage, renderMessagePage, type ActionCard, type Outcome } from './approvals-page.js';
-import type { Routes } from './server.js';
+import type { Routes } from '../shared/http-server.js';
 import { lessonCards, lessonRoutes, type LessonRouteDeps } from './lesson-routes.js';
 import { lessonsSection } from './lessons-page.js';
 

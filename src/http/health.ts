@@ -12,7 +12,7 @@ import { prismaExecutor } from '../db/sql-executor.js';
 import { sendJson } from '../shared/json-response.js';
 import { createLogger } from '../shared/log.js';
 import type { DegradedReason, ReasonSource } from './health-reasons.js';
-import type { RouteHandler } from './server.js';
+import type { RouteHandler } from '../shared/http-server.js';
 
 const log = createLogger('health');
 

@@ -6,7 +6,7 @@
 // link and the browser's session cookie, and an Origin (when sent) that is ours.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { signLessonLink, verifyLessonLink, type ApprovalKeys, type SignedLink } from '../actions/approval-links.js';
-import { wholeDays } from '../config.js';
+import { wholeDays } from '../config/settings.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { previewLesson } from '../learning/lesson-preview.js';
 import { acceptLesson, LessonChangeError, listLessons, loadLesson, rejectLesson } from '../learning/memory.js';

@@ -1,12 +1,12 @@
 // Standalone HTTP server (`npm run start:http`): the app's routes (src/http/routes.ts).
-import { loadConfigOrExit } from '../config.js';
+import { loadConfigOrExit } from '../config/env.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createPrismaClient } from '../db/client.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { createLogger } from '../shared/log.js';
 import { startTracing, stopTracing } from '../temporal/tracing.js';
-import { startHttpServer } from './server.js';
+import { startHttpServer } from '../shared/http-server.js';
 import { appRoutes } from './routes.js';
 
 const cfg = loadConfigOrExit(process.env, { modeRequired: true });

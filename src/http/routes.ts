@@ -2,10 +2,11 @@
 // push when PUSH_AUDIENCE and PUSH_SERVICE_ACCOUNT_EMAIL are set. `npm run dev` and
 // `npm run start:http` serve the same routes.
 import type { Client } from '@temporalio/client';
-import { approvalsSettingsFromConfig, healthSettingsFromConfig, learningSettingsFromConfig, threadSettingsFromConfig, type Env } from '../config.js';
+import { approvalsSettingsFromConfig, healthSettingsFromConfig, learningSettingsFromConfig, threadSettingsFromConfig } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import { deriveTriageLessons } from '../learning/triage-lessons.js';
 import { approvalKeysOnce } from '../actions/approval-links.js';
-import { cancelFollowUp, decideAction } from '../actions/decide.js';
+import { cancelFollowUp, decideAction } from '../thread/decide.js';
 import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { createLogger } from '../shared/log.js';
@@ -13,8 +14,8 @@ import { PUSH_PATH, pushRoute } from '../sync/push-route.js';
 import { approvalsRoutes } from './approvals-routes.js';
 import { healthRoute } from './health.js';
 import { defaultReasonSources } from './health-reasons.js';
-import { METRICS_PATH, metricsRoute } from '../metrics/endpoint.js';
-import type { Routes } from './server.js';
+import { METRICS_PATH, metricsRoute } from './metrics-route.js';
+import type { Routes } from '../shared/http-server.js';
 
 const log = createLogger('http');
 

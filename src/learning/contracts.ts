@@ -1,10 +1,8 @@
 // The lessons' memory as plain data (docs/learning.md): what a lesson is, what it was learned from,
 // and the rule a triage lesson stands for. zod contracts for what comes back out of JSON columns.
 import { z } from 'zod';
-import { actionSpecsSchema } from '../actions/action-specs.js';
-import { CATEGORIES } from '../mail/types.js';
-import type { ActionSpec } from '../actions/contracts.js';
-import type { Category } from '../mail/types.js';
+import { type ActionSpec, actionSpecsSchema } from '../actions/contracts.js';
+import { CATEGORIES, type Category } from '../mail/types.js';
 
 export const LESSON_KINDS = ['fact', 'preference', 'procedure', 'triage'] as const;
 export type LessonKind = (typeof LESSON_KINDS)[number];
@@ -106,3 +104,10 @@ export function widens(before: readonly ActionSpec[], after: readonly ActionSpec
 
 export const gmailThreadLink = (email: string, threadId: string) =>
   `https://mail.google.com/mail/u/${encodeURIComponent(email)}/#all/${encodeURIComponent(threadId)}`;
+
+export interface LearningSettings {
+  enabled: boolean;
+  triageLessonAfter: number;
+  lookbackMs: number;
+  dryRunWindowMs: number;
+}

@@ -6,26 +6,7 @@
 // of ours on the thread names it. One row per corrected action (per thread and label for an added
 // label), so the several messages of one moved thread, or a redelivered change, count once.
 import type { SqlExecutor } from '../db/sql-executor.js';
-
-/** A label change the sync read from history, as the thread workflow hands it over. */
-export interface SeenLabelChange {
-  accountId: string;
-  threadId: string;
-  /** The history change (its idempotency is the correction's key; kept as provenance). */
-  changeId: string;
-  inboxAdded: boolean;
-  /** Names of the user's own labels (not ours, not system ones). */
-  labelsAdded: readonly string[];
-  labelsRemoved: readonly string[];
-}
-
-export type CorrectionSource = 'moved_back' | 'label_removed' | 'label_added';
-
-export interface RecordedCorrection {
-  source: CorrectionSource;
-  kind: string;
-  argument?: string;
-}
+import type { CorrectionSource, RecordedCorrection, SeenLabelChange } from './activity-contracts.js';
 
 const FROM_OUR_ACTIONS = `
 INSERT INTO learning_corrections (account_id, gmail_thread_id, key, change_id, source, kind, argument, action_id, sender, subject, category)

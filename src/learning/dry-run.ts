@@ -7,11 +7,11 @@ import { loadCategoryActions } from '../actions/journal.js';
 import type { ActionSpec } from '../actions/contracts.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { senderAddress } from '../gmail/addresses.js';
-import type { Category } from '../mail/types.js';
-import { isCategory } from '../mail/types.js';
+import { type Category, isCategory } from '../mail/types.js';
 import { ruleFromRow, type RuleRow } from '../rules/rule-rows.js';
-import { BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule, type Rule, type RuleEmail } from '../rules/rules.js';
+import { BUILTIN_RULES, evaluateRules, InvalidRuleError, validateRule } from '../rules/rules.js';
 import { formatActionList } from '../actions/action-specs.js';
+import type { Rule, RuleEmail } from '../rules/contracts.js';
 
 export interface StoredThread {
   threadId: string;

@@ -5,31 +5,16 @@
 // Idempotent: a retry finds its lessons by key, and the evidence it read is marked.
 import type Anthropic from '@anthropic-ai/sdk';
 import { cancellationSignal } from '@temporalio/activity';
-import type { LearningSettings } from '../config.js';
+import type { LearningSettings } from './contracts.js';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
 import { loadEvidence, markLearned } from './writing-evidence.js';
 import { accountLessons, askForWritingLessons, proposalsOf, recordWritingProposals, settleWritingProposals } from './writing-lessons.js';
+import type { LearningLlmActivities } from './activity-contracts.js';
 
 /** Attempts at output that fails the tool's schema before the tick gives up (the next tick asks again). */
 const OUTPUT_ATTEMPTS = 3;
-
-export interface WritingLessonsProposed {
-  /** Lessons created, or whose evidence grew. */
-  changed: string[];
-  /** Evidence items the model read. */
-  read: number;
-  /** Lessons resting on this evidence that took hold without review (the account's auto-accept setting). */
-  accepted?: string[];
-  /** Lessons resting on this evidence that wait for the user (to announce). Absent in runs recorded before. */
-  waiting?: string[];
-}
-
-export interface LearningLlmActivities {
-  /** Proposes the writing lessons the account's evidence teaches, when there is evidence no derivation read yet. */
-  proposeWritingLessons(input: { accountId: string }): Promise<WritingLessonsProposed>;
-}
 
 export function createLearningLlmActivities(deps: {
   prisma: PrismaClient;

@@ -7,30 +7,7 @@
 // the `weekly-email` patch) each account with lessons gets the week's "what I learned" e-mail, which
 // the Gmail activity inserts once per ISO week however many ticks ask.
 import { ApplicationFailure, isCancellation, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { LearningActivities } from './learning-activities.js';
-import type { LearningLlmActivities } from './learning-llm-activities.js';
-import type { LessonNotifyActivities } from './notify-activities.js';
-import type { WeeklyEmailActivities, WeeklyEmailResult } from './weekly-email-activities.js';
-
-export interface LearningWorkflowInput {
-  /** The LLM task queue (LLM_TASK_QUEUE). */
-  llmTaskQueue: string;
-  /** The Gmail task queue (GMAIL_TASK_QUEUE), where the notifications and the weekly e-mail run: without it, neither. */
-  gmailTaskQueue?: string;
-  /** Only these accounts (`memory learn`, tests); absent: every account (the Schedule). */
-  accountIds?: string[];
-}
-
-export interface LearningWorkflowResult {
-  accounts: number;
-  proposed: string[];
-  /** Accounts skipped this tick, with why (LLM paused, budget spent, output that never fit). */
-  skipped: { accountId: string; reason: string }[];
-  /** Writing lessons announced on Discord (or found announced already) this tick. */
-  announced?: string[];
-  /** The weekly e-mail of each account with lessons (found or inserted). */
-  weekly?: WeeklyEmailResult[];
-}
+import type { LearningActivities, LearningLlmActivities, LearningWorkflowInput, LearningWorkflowResult, LessonNotifyActivities, WeeklyEmailActivities } from './activity-contracts.js';
 
 function failureReason(err: unknown): string {
   const cause = err instanceof Error && err.cause instanceof ApplicationFailure ? err.cause : undefined;

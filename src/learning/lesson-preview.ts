@@ -1,9 +1,9 @@
 // What a triage lesson would change if it took hold: its rule tried on the account's past mail
 // (the dry run), in place of the lesson it would supersede. For the CLI and the approvals page.
 import type { SqlExecutor } from '../db/sql-executor.js';
-import type { Rule } from '../rules/rules.js';
 import type { Lesson } from './contracts.js';
 import { dryRunRuleChange, type DryRunResult } from './dry-run.js';
+import type { Rule } from '../rules/contracts.js';
 
 /** The rule a triage lesson stands for, as the rules engine reads it. */
 export function ruleOfLesson(lesson: Lesson): Rule | null {

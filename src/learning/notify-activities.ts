@@ -4,18 +4,13 @@
 // activity, or evidence that grew later, posts nothing again.
 import { ApplicationFailure } from '@temporalio/common';
 import { lessonLink, type ApprovalKeys } from '../actions/approval-links.js';
-import { code, plain } from '../actions/notify-activities.js';
-import type { ApprovalsSettings } from '../config.js';
+import type { ApprovalsSettings } from '../actions/contracts.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { executeWebhook } from '../shared/discord-webhook.js';
+import { code, plain, postNoticeOnce } from '../shared/discord-webhook.js';
 import type { Lesson } from './contracts.js';
 import { scopeText } from './describe.js';
 import { loadLesson } from './memory.js';
-
-export interface LessonNotifyActivities {
-  /** Tells the user (Discord, when configured) that a lesson is proposed. Idempotent per lesson. */
-  notifyLessonProposed(input: { lessonId: string }): Promise<{ notified: boolean }>;
-}
+import type { LessonNotifyActivities } from './activity-contracts.js';
 
 export function lessonMessage(lesson: Lesson, link: string): string {
   return [
@@ -34,20 +29,24 @@ export function createLessonNotifyActivities(deps: {
   const now = deps.now ?? Date.now;
   return {
     async notifyLessonProposed({ lessonId }) {
-      const webhookUrl = deps.settings.discordWebhookUrl;
-      if (!webhookUrl) return { notified: false };
+      if (!deps.settings.discordWebhookUrl) return { notified: false };
       const lesson = await loadLesson(deps.db, lessonId);
       if (!lesson) throw ApplicationFailure.nonRetryable(`no lesson ${lessonId}`, 'LessonNotFound');
-      const [told] = await deps.db.query<{ id: string }>(`SELECT id FROM lesson_events WHERE lesson_id = $1 AND event = 'notified' LIMIT 1`, [lessonId]);
-      if (told) return { notified: true };
-      if (lesson.state !== 'proposed') return { notified: false }; // decided meanwhile
-      const link = lessonLink(await deps.keys(), deps.settings.publicBaseUrl, lesson.id, deps.settings.linkTtlMs, now());
-      const messageId = await executeWebhook(webhookUrl, { content: lessonMessage(lesson, link), allowed_mentions: { parse: [] } });
-      await deps.db.query(
-        `INSERT INTO lesson_events (lesson_id, event, from_state, to_state, version, decided_by, note) VALUES ($1, 'notified', $2, $2, $3, 'learning', $4)`,
-        [lesson.id, lesson.state, lesson.version, `discord message ${messageId}`],
-      );
-      return { notified: true };
+      // The message id is journaled as the lesson's `notified` event.
+      const notified = await postNoticeOnce(deps.settings.discordWebhookUrl, {
+        posted: async () => (await deps.db.query(`SELECT id FROM lesson_events WHERE lesson_id = $1 AND event = 'notified' LIMIT 1`, [lessonId])).length > 0,
+        content: async () => {
+          if (lesson.state !== 'proposed') return null; // decided meanwhile
+          return lessonMessage(lesson, lessonLink(await deps.keys(), deps.settings.publicBaseUrl, lesson.id, deps.settings.linkTtlMs, now()));
+        },
+        record: async (messageId) => {
+          await deps.db.query(
+            `INSERT INTO lesson_events (lesson_id, event, from_state, to_state, version, decided_by, note) VALUES ($1, 'notified', $2, $2, $3, 'learning', $4)`,
+            [lesson.id, lesson.state, lesson.version, `discord message ${messageId}`],
+          );
+        },
+      });
+      return { notified };
     },
   };
 }

@@ -9,11 +9,10 @@ import { formatActionList } from '../actions/action-specs.js';
 import { loadCategoryActions } from '../actions/journal.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { isCategory, type Category } from '../mail/types.js';
-import type { LearningSettings } from '../config.js';
-import { gmailThreadLink, widens, type Evidence, type TriageRule } from './contracts.js';
+import { type Evidence, gmailThreadLink, type LearningSettings, type TriageRule, widens } from './contracts.js';
 import { outcomeOf, rulesInForce, storedThreads } from './dry-run.js';
-import type { CorrectionSource } from './corrections.js';
 import { proposeLesson, type LessonProposal } from './memory.js';
+import type { CorrectionSource, DerivedLessons } from './activity-contracts.js';
 
 /** One correction as the journal holds it. */
 export interface Correction {
@@ -235,13 +234,6 @@ export function categoryLessonFor(input: {
       })),
     createdBy: 'learning',
   };
-}
-
-export interface DerivedLessons {
-  /** Lessons this run proposed or whose evidence grew. */
-  changed: string[];
-  /** Senders whose corrections were looked at. */
-  senders: number;
 }
 
 /**

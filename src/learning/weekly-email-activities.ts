@@ -9,29 +9,15 @@ import { GmailAuthError } from '../gmail/errors.js';
 import { insertOnce } from '../gmail/insert-once.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
-import { accountTimeZone } from '../schedules/account-zone.js';
+import { accountTimeZone } from '../accounts/time-settings.js';
 import { describeLocal, isoWeekOf, weeklyTimeIn, type WeeklyTime } from '../time/index.js';
 import { weeklyReport } from './weekly-report.js';
+import type { WeeklyEmailActivities } from './activity-contracts.js';
 
 /** Marks our weekly lessons e-mail (the built-in rule builtin:own-lessons files it as fyi). */
 export const LESSONS_REPORT_HEADER = 'X-Durable-Inbox-Lessons';
 
 export const weeklyReportMessageId = (accountId: string, week: string) => `<lessons.${accountId}.${week}@durable-inbox.local>`;
-
-export interface WeeklyEmailResult {
-  accountId: string;
-  /** The ISO week in the account's zone, e.g. 2026-W48. */
-  week: string;
-  /** Gmail's id of the week's e-mail; null when there was nothing to report or the account could not take it. */
-  gmailMessageId: string | null;
-  /** Whether this call inserted it (false: found from an earlier run, or not sent). */
-  inserted: boolean;
-  note?: string;
-}
-
-export interface WeeklyEmailActivities {
-  deliverWeeklyReport(input: { accountId: string }): Promise<WeeklyEmailResult>;
-}
 
 export function createWeeklyEmailActivities(deps: {
   db: SqlExecutor;

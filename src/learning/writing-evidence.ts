@@ -4,7 +4,8 @@
 // only its provenance (thread, time, this row's id), never the mail text.
 import { uuid7 } from '../db/uuid7.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { replyLines } from '../thread/rework.js';
+import { replyLines } from '../mail/reply-text.js';
+import type { EvidenceInput } from './activity-contracts.js';
 
 export interface LineDiff {
   added: string[];
@@ -34,19 +35,6 @@ export function lineDiff(draft: string, sent: string): LineDiff {
   if (b.length > 0 && !a.includes(b[0]!)) diff.opens = b[0]!;
   if (b.length > 1 && !a.includes(b.at(-1)!)) diff.closes = b.at(-1)!;
   return diff;
-}
-
-export interface EvidenceInput {
-  accountId: string;
-  threadId: string;
-  /** sent: our draft went out (final: what was sent); rework: the user's instructions (final). */
-  source: 'sent' | 'rework';
-  /** The draft's journal key (actions.key): the sender and subject come from its row. */
-  draftKey: string;
-  /** One row per key: a retry or a replay records nothing twice. */
-  key: string;
-  draft: string;
-  final: string;
 }
 
 /** Records one piece of evidence; idempotent by key. Returns whether it was new. */

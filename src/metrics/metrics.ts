@@ -1,11 +1,8 @@
 // durable-inbox's own metrics, one registry per process: the activities count into it where the
-// work happens, and GET /metrics renders it (src/metrics/endpoint.ts). Gauges about shared state
-// (accounts, backfill alerts, the LLM breaker) are read from PostgreSQL at scrape time, so every
-// process reports the same values for them.
-import { currentBackfillAlerts } from '../backfill/alert-journal.js';
-import { listBreakers } from '../llm/breaker-store.js';
+// work happens, and GET /metrics renders it (src/http/metrics-route.ts, which also adds the gauges
+// read from PostgreSQL at scrape time).
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { MetricsRegistry, type Sample } from './registry.js';
+import { MetricsRegistry } from './registry.js';
 
 export const registry = new MetricsRegistry<SqlExecutor>();
 
@@ -26,27 +23,3 @@ export const backfillMessages = registry.counter(
 );
 export const badMessages = registry.counter('durable_inbox_bad_messages_total', 'Messages the backfill recorded in bad_messages.');
 export const backfillAlertsRaised = registry.counter('durable_inbox_backfill_alerts_total', 'Backfill alert level changes raised, by kind and level.', ['kind', 'level']);
-
-registry.scrapedGauge({
-  name: 'durable_inbox_llm_breaker_open',
-  help: 'Whether the LLM circuit breaker of the account is open (1) or closed (0).',
-  read: async (db) => (await listBreakers(db, { openOnly: false })).map((b) => ({ labels: { account: b.accountId }, value: b.state === 'open' ? 1 : 0 })),
-});
-
-registry.scrapedGauge({
-  name: 'durable_inbox_accounts',
-  help: 'Connected accounts by status (needs_reauth: the grant was revoked, sync paused).',
-  read: async (db) => {
-    const rows = await db.query<{ status: string; n: number }>(`SELECT status::text AS status, count(*)::int AS n FROM accounts GROUP BY status`, []);
-    return rows.map((r) => ({ labels: { status: r.status }, value: Number(r.n) }));
-  },
-});
-
-const LEVEL_VALUE: Record<string, number> = { ok: 0, warn: 1, critical: 2 };
-
-registry.scrapedGauge({
-  name: 'durable_inbox_backfill_alert_level',
-  help: "The current backfill's alert level per account and kind: 0 ok, 1 warn, 2 critical.",
-  read: async (db): Promise<Sample[]> =>
-    (await currentBackfillAlerts(db)).map((a) => ({ labels: { account: a.accountId, kind: a.kind }, value: LEVEL_VALUE[a.level] ?? 0 })),
-});

@@ -82,3 +82,12 @@ export interface ReminderDeliveryActivities {
    */
   deliverReminder(input: OccurrenceRef): Promise<ReminderDelivery>;
 }
+
+/** Reminders: where their e-mails are labelled, the catch-up window, the Discord webhook. */
+export interface ReminderSettings {
+  label: string;
+  catchUpWindowMs: number;
+  /** One delivery attempt's limit: GMAIL_ACTIVITY_TIMEOUT when set. */
+  deliveryTimeoutMs?: number;
+  discordWebhookUrl?: string;
+}

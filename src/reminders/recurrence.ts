@@ -219,16 +219,185 @@ export function nextOccurrence(recurrence: Recurrence, zone: string, after: Date
   return occurrencesAfter(recurrence, zone, after, 1)[0];
 }
 
-/** The rule in words, as rrule says it, with the time of day: "every month on the 1st at 09:00". */
-export function describeRecurrence(recurrence: Recurrence): string {
-  const rule = ruleOf(recurrence);
-  const { byhour, byminute, bysecond, freq } = rule.options;
-  if (freq === RRule.HOURLY || freq === RRule.MINUTELY || freq === RRule.SECONDLY) return rule.toText();
+// ---- the rule in words ---------------------------------------------------------------------
+
+const DAY_NAMES: Record<string, string> = { MO: 'Monday', TU: 'Tuesday', WE: 'Wednesday', TH: 'Thursday', FR: 'Friday', SA: 'Saturday', SU: 'Sunday' };
+const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const UNITS: Record<string, string> = { YEARLY: 'year', MONTHLY: 'month', WEEKLY: 'week', DAILY: 'day', HOURLY: 'hour', MINUTELY: 'minute', SECONDLY: 'second' };
+/** The parts describeRecurrence puts in words (WKST changes no occurrence of the rules it describes). */
+const DESCRIBED = new Set(['FREQ', 'INTERVAL', 'COUNT', 'UNTIL', 'BYDAY', 'BYMONTHDAY', 'BYMONTH', 'BYSETPOS', 'BYHOUR', 'BYMINUTE', 'BYSECOND', 'WKST']);
+
+/** `a`, `a and b`, `a, b and c`. */
+function inWords(items: string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+/** After "on": Monday and Thursday; weekdays. */
+function onDays(names: string[]): string {
+  return names.length === 1 && names[0] === 'weekday' ? 'weekdays' : inWords(names);
+}
+
+/** 1st, 2nd, 3rd, 11th, 22nd ... */
+function ordinal(n: number): string {
+  const [tens, ones] = [n % 100, n % 10];
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : ones === 1 ? 'st' : ones === 2 ? 'nd' : ones === 3 ? 'rd' : 'th';
+  return `${n}${suffix}`;
+}
+
+/** A day of the month counted from its end (-1: the last day). */
+function fromTheEnd(n: number, what: string): string {
+  return n === -1 ? `the last ${what}` : n === -2 ? `the second-to-last ${what}` : `the ${ordinal(-n)}-to-last ${what}`;
+}
+
+const WEEKDAY_CODES = ['MO', 'TU', 'WE', 'TH', 'FR', 'SA', 'SU'];
+
+/** A BYDAY token: `MO` → Monday; `-1FR` → n -1, Friday. */
+function weekdayOf(token: string): { n?: number; name: string } | undefined {
+  const m = /^([+-]?\d{1,2})?(MO|TU|WE|TH|FR|SA|SU)$/.exec(token);
+  if (!m) return undefined;
+  return m[1] === undefined ? { name: DAY_NAMES[m[2]!]! } : { n: Number(m[1]), name: DAY_NAMES[m[2]!]! };
+}
+
+/** the last Friday, the second Tuesday, the 20th Monday. */
+function nthWeekdayWords({ n, name }: { n?: number; name: string }): string {
+  const nth = ['first', 'second', 'third', 'fourth', 'fifth'][n! - 1];
+  return n! < 0 ? fromTheEnd(n!, name) : nth ? `the ${nth} ${name}` : `the ${ordinal(n!)} ${name}`;
+}
+
+/** After "29 February" and the like: what happens in a year whose month is shorter. */
+function shorterMonthNote(day: number, months: number[]): string {
+  if (months.length === 1 && months[0] === 2 && day === 29) return ' (28 February in other years)';
+  const shortest = Math.min(...months.map((m) => DateTime.utc(2023, m, 1).daysInMonth ?? 31));
+  return day > shortest ? " (or the month's last day when it is shorter)" : '';
+}
+
+function numbers(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  const list = value.split(',').map(Number);
+  return list.every(Number.isInteger) ? list : undefined;
+}
+
+/**
+ * The CLI's "day N, or the month's last day when it is shorter" (BYMONTHDAY=28,...,N;BYSETPOS=-1, N
+ * past 28): N; otherwise undefined.
+ */
+function dayOrLastDay(days: number[], setpos: number[] | undefined): number | undefined {
+  const last = days.at(-1)!;
+  const shape = setpos?.length === 1 && setpos[0] === -1 && days.every((d, i) => d === 28 + i) && last > 28;
+  return shape ? last : undefined;
+}
+
+/** Days of the month: `the 1st and 15th`, `the last day`, `the 31st (or the last day of a shorter month)`. */
+function monthDayWords(days: number[], setpos: number[] | undefined): string | undefined {
+  if (setpos !== undefined) {
+    const day = dayOrLastDay(days, setpos);
+    return day === undefined ? undefined : `the ${ordinal(day)} (or the last day of a shorter month)`;
+  }
+  const positive = days.filter((d) => d > 0).map(ordinal);
+  const negative = days.filter((d) => d < 0).map((d) => fromTheEnd(d, 'day'));
+  return positive.length > 0 ? inWords([`the ${inWords(positive)}`, ...negative]) : inWords(negative);
+}
+
+function clock(hour: number, minute: number, second: number): string {
   const pad = (n: number) => String(n).padStart(2, '0');
-  const [hour, minute, second] = [byhour ?? [], byminute ?? [], bysecond ?? []];
-  const at =
-    hour.length === 1 && minute.length === 1
-      ? `${pad(hour[0]!)}:${pad(minute[0]!)}${second[0] ? `:${pad(second[0])}` : ''}`
-      : recurrence.startLocal.slice(11, 16);
-  return `${rule.toText()} at ${at}`;
+  return `${pad(hour)}:${pad(minute)}${second ? `:${pad(second)}` : ''}`;
+}
+
+/**
+ * The rule in words a person would use, from its parts, the time of day said once: "every day at
+ * 15:47", "every Monday and Thursday at 08:15", "every month on the last Friday at 17:00", "every
+ * year on 24 December at 07:00", "once on 2026-12-01 at 09:00". Parts it cannot put in words are
+ * shown as the rule itself, after the words. The one describer of `reminders add`, `list`, `show`
+ * and the reminder e-mail.
+ */
+export function describeRecurrence(recurrence: Pick<Recurrence, 'rrule' | 'startLocal'>): string {
+  const rule = ruleOf({ rrule: recurrence.rrule, startLocal: recurrence.startLocal });
+  const parts = new Map(
+    recurrence.rrule
+      .replace(/^RRULE:/i, '')
+      .split(';')
+      .filter((p) => p.includes('='))
+      .map((p) => [p.slice(0, p.indexOf('=')).toUpperCase(), p.slice(p.indexOf('=') + 1).toUpperCase()] as [string, string]),
+  );
+  const start = DateTime.fromISO(recurrence.startLocal, { zone: 'utc' });
+  const freq = parts.get('FREQ') ?? '';
+  const unit = UNITS[freq] ?? 'day';
+  const interval = Number(parts.get('INTERVAL') ?? 1);
+  const count = Number(parts.get('COUNT') ?? 0);
+  const untouched = [...parts.keys()].filter((k) => !DESCRIBED.has(k));
+  let unsaid = untouched.length > 0;
+
+  const byday = parts.get('BYDAY')?.split(',').map(weekdayOf);
+  if (byday?.some((d) => d === undefined)) unsaid = true;
+  const days = (byday ?? []).filter((d): d is { n?: number; name: string } => d !== undefined);
+  const plainNames = days.filter((d) => d.n === undefined).map((d) => d.name);
+  const workWeek = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday'];
+  const plainDays = plainNames.length === 5 && workWeek.every((d) => plainNames.includes(d)) ? ['weekday'] : plainNames;
+  const nthDays = days.filter((d) => d.n !== undefined).map(nthWeekdayWords);
+  if (plainDays.length > 0 && nthDays.length > 0) unsaid = true;
+  const monthDays = numbers(parts.get('BYMONTHDAY'));
+  const months = numbers(parts.get('BYMONTH'))?.map((m) => MONTH_NAMES[m - 1] ?? String(m));
+  const setpos = numbers(parts.get('BYSETPOS'));
+  const dayOfMonth = monthDays ? monthDayWords(monthDays, setpos) : undefined;
+  if ((monthDays && !dayOfMonth) || (setpos && !monthDays)) unsaid = true;
+  const every = interval > 1 ? `every ${interval} ${unit}s` : `every ${unit}`;
+  // Plain weekdays in a monthly or yearly rule: every such day of the months it runs in.
+  const everyPlainDay = interval > 1 ? `${every}, on every ${inWords(plainDays)}` : `every ${inWords(plainDays)}`;
+
+  let words: string;
+  const subDaily = freq === 'HOURLY' || freq === 'MINUTELY' || freq === 'SECONDLY';
+  if (count === 1) {
+    const first = rule.after(new Date(start.toMillis() - 1), true);
+    words = `once on ${first ? DateTime.fromJSDate(first, { zone: 'utc' }).toISODate() : start.toISODate()}`;
+  } else if (untouched.length > 0) {
+    words = every; // parts this describer does not know: the rule itself says when
+  } else if (subDaily) {
+    words = `${every} from ${clock(start.hour, start.minute, start.second)}`;
+    if (['BYDAY', 'BYMONTHDAY', 'BYMONTH', 'BYHOUR', 'BYMINUTE', 'BYSECOND'].some((k) => parts.has(k))) unsaid = true;
+  } else if (freq === 'WEEKLY') {
+    const names = plainDays.length > 0 ? plainDays : [DAY_NAMES[WEEKDAY_CODES[start.weekday - 1]!]!];
+    words = interval > 1 ? `${every} on ${onDays(names)}` : `every ${inWords(names)}`;
+    if (nthDays.length > 0 || monthDays || months) unsaid = true;
+  } else if (freq === 'DAILY') {
+    words = plainDays.length === 0 ? every : interval > 1 ? `${every}, on ${onDays(plainDays)}` : `every ${inWords(plainDays)}`;
+    if (dayOfMonth) words += ` on ${dayOfMonth}`;
+    if (months) words += ` in ${inWords(months)}`;
+    if (nthDays.length > 0) unsaid = true;
+  } else if (freq === 'MONTHLY') {
+    if (dayOfMonth) words = `${every} on ${dayOfMonth}${plainDays.length > 0 ? ` when it is a ${inWords(plainDays).replace(/ and (\w+)$/, ' or $1')}` : ''}`;
+    else if (nthDays.length > 0) words = `${every} on ${inWords(nthDays)}`;
+    else if (plainDays.length > 0) words = everyPlainDay;
+    else words = `${every} on the ${ordinal(start.day)}`;
+    if (months) words += ` in ${inWords(months)}`;
+    if (dayOfMonth && nthDays.length > 0) unsaid = true;
+  } else {
+    // Yearly: a date (24 December), a weekday of a month (the last Friday of November), a day of a month.
+    const monthList = inWords(months ?? [MONTH_NAMES[start.month - 1]!]);
+    const single = monthDays?.length === 1 && monthDays[0]! > 0 && !setpos ? monthDays[0] : undefined;
+    const orLast = monthDays && setpos ? dayOrLastDay(monthDays, setpos) : undefined;
+    if (nthDays.length > 0 && !monthDays) words = `${every} on ${inWords(nthDays)} of ${months ? monthList : 'the year'}`;
+    else if (plainDays.length > 0 && !monthDays) words = `${everyPlainDay}${months ? ` in ${monthList}` : ''}`;
+    else if (single !== undefined) words = `${every} on ${single} ${monthList}`;
+    else if (orLast !== undefined) words = `${every} on ${orLast} ${monthList}${shorterMonthNote(orLast, months ? numbers(parts.get('BYMONTH'))! : [start.month])}`;
+    else if (dayOfMonth) words = `${every} on ${dayOfMonth} of ${monthList}`;
+    else words = `${every} on ${start.day} ${monthList}`;
+    if (days.length > 0 && monthDays) unsaid = true;
+  }
+
+  if (!subDaily) {
+    const hours = numbers(parts.get('BYHOUR')) ?? [start.hour];
+    const minutes = numbers(parts.get('BYMINUTE')) ?? [start.minute];
+    const seconds = numbers(parts.get('BYSECOND')) ?? [start.second];
+    const times = hours.flatMap((h) => minutes.flatMap((m) => seconds.map((sec) => [h, m, sec] as const)));
+    times.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+    words += ` at ${inWords(times.map(([h, m, sec]) => clock(h, m, sec)))}`;
+  }
+  if (count > 1) words += `, ${count} times`;
+  const until = parts.get('UNTIL');
+  if (until) {
+    const end = DateTime.fromFormat(until.replace(/Z$/, ''), until.length > 8 ? "yyyyMMdd'T'HHmmss" : 'yyyyMMdd', { zone: 'utc' });
+    if (end.isValid) words += `, until ${end.toISODate()}${end.hour || end.minute || end.second ? ` ${clock(end.hour, end.minute, end.second)}` : ''}`;
+    else unsaid = true;
+  }
+  return unsaid ? `${words} (as the rule says: ${recurrence.rrule})` : words;
 }

@@ -3,10 +3,12 @@
 // reminder-workflow.ts holds the process that uses it.
 import { ActivityFailure } from '@temporalio/common';
 import { condition, continueAsNew, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { GmailQueueActivities } from '../activities/gmail-queue.js';
-import type { WorkflowQueueActivities } from '../activities/workflow-queue.js';
 import { activityErrorText } from '../temporal/workflow-failures.js';
-import { reminderChangedSignal, type OccurrenceRef, type ReminderPlan, type ReminderWorkflowInput } from './contracts.js';
+import {
+  reminderChangedSignal,
+  type OccurrenceRef,
+  type ReminderDeliveryActivities,
+  type ReminderStoreActivities, type ReminderPlan, type ReminderWorkflowInput } from './contracts.js';
 
 /** A run hands over to a fresh one after this many occurrences (or when the server suggests it): history stays short. */
 export const OCCURRENCES_PER_RUN = 100;
@@ -16,8 +18,8 @@ export type DueOccurrence = Extract<ReminderPlan, { kind: 'due' }>;
 export class ReminderRun {
   readonly reminderId: string;
   readonly catchUpWindowMs: number;
-  private readonly store: Pick<WorkflowQueueActivities, 'planReminder' | 'markOccurrenceSent' | 'skipOccurrence'>;
-  private readonly gmail: Pick<GmailQueueActivities, 'deliverReminder'>;
+  private readonly store: ReminderStoreActivities;
+  private readonly gmail: ReminderDeliveryActivities;
   /** The row changed since the last plan (paused, resumed, removed, a new zone). */
   private changed = false;
   private lastDueAt: string | undefined;
@@ -27,12 +29,12 @@ export class ReminderRun {
     this.reminderId = input.reminderId;
     this.catchUpWindowMs = input.catchUpWindowMs;
     this.lastDueAt = input.lastDueAt;
-    this.store = proxyLocalActivities<WorkflowQueueActivities>({
+    this.store = proxyLocalActivities<ReminderStoreActivities>({
       startToCloseTimeout: '30 seconds',
       retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
     });
     // Delivery is retried until it would be later than the catch-up window; then it is skipped.
-    this.gmail = proxyActivities<GmailQueueActivities>({
+    this.gmail = proxyActivities<ReminderDeliveryActivities>({
       taskQueue: input.gmailTaskQueue,
       startToCloseTimeout: input.deliveryTimeoutMs ?? '2 minutes',
       scheduleToCloseTimeout: Math.max(input.catchUpWindowMs, 60_000),

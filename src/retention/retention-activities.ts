@@ -1,6 +1,7 @@
 import type { PrismaClient } from '../db/client.js';
+import type { RetentionActivities } from './contracts.js';
 
-export function createRetentionActivities({ prisma }: { prisma: PrismaClient }) {
+export function createRetentionActivities({ prisma }: { prisma: PrismaClient }): RetentionActivities {
   return {
     /** Deletes decision-log entries written before the cutoff. Idempotent. */
     async pruneDecisionLog({ before }: { before: string }): Promise<number> {
@@ -27,5 +28,3 @@ export function createRetentionActivities({ prisma }: { prisma: PrismaClient }) 
     },
   };
 }
-
-export type RetentionActivities = ReturnType<typeof createRetentionActivities>;

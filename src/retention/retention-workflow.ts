@@ -1,7 +1,7 @@
 // Retention: the daily clean-up that old cron loops forgot to run. A Schedule starts it;
 // operators can also trigger it (`temporal schedule trigger --schedule-id retention`).
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { RetentionActivities } from './retention-activities.js';
+import type { RetentionActivities } from './contracts.js';
 
 const { pruneClosedThreads, pruneDecisionLog, purgeCorrections, purgeWritingEvidence } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',

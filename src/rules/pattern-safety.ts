@@ -4,7 +4,7 @@
 // with the input bounded (rules see at most RULE_HEADER_CHARS of a header, RULE_BODY_CHARS of the
 // body), a pattern is accepted when its worst case stays small on that input.
 import { check, checkSync, type Diagnostics } from 'recheck';
-import type { Rule } from './rules.js';
+import type { Rule } from './contracts.js';
 
 /** What a pattern is matched against: a header (From, To, Subject, any header) or the body. */
 export type PatternInput = 'header' | 'body';

@@ -1,9 +1,9 @@
 // A row of the `rules` table as the rules module's Rule: one mapping for the workflow's rules step
 // (raw SQL) and the CLI (Prisma), which select the same columns under the same names.
-import type { Rule } from './rules.js';
 import { isCategory } from '../mail/types.js';
 import { actionSpecsOf, InvalidActionSpecError } from '../actions/action-specs.js';
 import type { ActionSpec } from '../actions/contracts.js';
+import type { Rule } from './contracts.js';
 
 /** A rule's actions as stored; ones edited by hand into something invalid do nothing rather than guess. */
 function ruleActions(value: unknown): ActionSpec[] {

@@ -17,7 +17,7 @@ import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
 import type { ScheduleGmailActivities } from './activity-contracts.js';
 import type { FactItem, ScheduleFacts } from './contracts.js';
-import { accountTimeZone } from './account-zone.js';
+import { accountTimeZone } from '../accounts/time-settings.js';
 import { briefSections, digestSections, doneSince, type FactSection } from './facts.js';
 import { gmailThreadLink } from './report.js';
 import { loadAgentSchedule } from './schedule-store.js';

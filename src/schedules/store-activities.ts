@@ -4,7 +4,7 @@ import { loadActionsByKey } from '../actions/journal.js';
 import { loadAgentProfile } from '../agent/profiles.js';
 import { insertAgentSteps } from '../agent/store-activities.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { accountTimeZone } from './account-zone.js';
+import { accountTimeZone } from '../accounts/time-settings.js';
 import type { ProposedThreadAction, ScheduleStoreActivities } from './activity-contracts.js';
 import { localSlotOf } from './calendar-spec.js';
 import { loadAgentSchedule } from './schedule-store.js';

@@ -5,7 +5,7 @@
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
-import { accountTimeZone } from './account-zone.js';
+import { accountTimeZone } from '../accounts/time-settings.js';
 import { scheduleSpecOf } from './calendar-spec.js';
 import { scheduleIdOf, type AgentScheduleRow, type ScheduledRunInput, type SchedulePolicies } from './contracts.js';
 import type { scheduledAgentWorkflow } from './scheduled-agent-workflow.js';

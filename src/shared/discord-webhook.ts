@@ -1,5 +1,7 @@
-// Posting to a Discord webhook (Execute Webhook, ?wait=true): approval requests and backfill alerts.
+// Posting to a Discord webhook (Execute Webhook, ?wait=true): approval requests, lessons, reminders,
+// briefs and backfill alerts; a notice posted once whatever retries; values shown literally.
 import { ApplicationFailure } from '@temporalio/common';
+import { displaySafe } from './display-text.js';
 
 /**
  * POSTs a message; returns its id. A 429 is retried after Discord's retry_after, other 4xx are
@@ -37,4 +39,41 @@ export async function executeWebhook(webhookUrl: string, body: Record<string, un
     throw ApplicationFailure.nonRetryable(`Discord refused the message: ${res.status} ${said}`, 'DiscordWebhookRejected');
   }
   throw ApplicationFailure.retryable(`Discord answered ${res.status} ${said}`, 'DiscordUnavailable');
+}
+
+/** A notice that goes out once: the journal of whoever posts it says whether it went, and keeps its message id. */
+export interface DiscordNotice {
+  /** Whether an earlier attempt posted it (its message id is on record): a retry posts nothing. */
+  posted(): Promise<boolean>;
+  /** The message, or null when it is no longer wanted (decided meanwhile). */
+  content(): Promise<string | null>;
+  /** Records the posted message's id. Only a crash between Discord's answer and this write can post twice. */
+  record(messageId: string): Promise<void>;
+}
+
+/** Posts the notice unless it was posted before; false when there is no webhook or the notice is no longer wanted. */
+export async function postNoticeOnce(webhookUrl: string | undefined, notice: DiscordNotice): Promise<boolean> {
+  if (!webhookUrl) return false;
+  if (await notice.posted()) return true;
+  const content = await notice.content();
+  if (content === null) return false;
+  await notice.record(await executeWebhook(webhookUrl, { content, allowed_mentions: { parse: [] } }));
+  return true;
+}
+
+const MAX_FIELD = 200;
+
+function clip(text: string, max = MAX_FIELD): string {
+  const safe = displaySafe(text);
+  return safe.length <= max ? safe : `${safe.slice(0, max - 1)}…`;
+}
+
+/** A value as Discord markdown shows it literally (mentions are off through allowed_mentions), clipped and display-safe. */
+export function plain(text: string): string {
+  return clip(text).replace(/[\\`*_~|>#[\]]/g, (c) => `\\${c}`);
+}
+
+/** A value as inline code, clipped and display-safe. */
+export function code(text: string): string {
+  return `\`${clip(text).replace(/`/g, "'")}\``;
 }

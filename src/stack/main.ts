@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfigOrExit } from '../config.js';
+import { loadConfigOrExit } from '../config/env.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { connectDemo, operatorTokenForRun, runningBanner } from '../dev/app-services.js';
 import { startDemoWorld } from '../dev/demo.js';

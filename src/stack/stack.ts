@@ -3,12 +3,13 @@
 // schedules. `npm run stack` runs it against the emulators or real Gmail and Anthropic; the stack
 // tests run their scenarios on it. The app database and the emulators are the caller's.
 import type { Client } from '@temporalio/client';
-import { temporalServerOverridesFromConfig, type Env } from '../config.js';
+import { temporalServerOverridesFromConfig } from '../config/settings.js';
+import type { Env } from '../config/env.js';
 import type { CodecServer } from '../codec-server/server.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { withDatabaseName, databaseNameOf } from '../db/connection-url.js';
 import { ensureAppSchedules, startAppCodecServer, startAppHttpServer } from '../dev/app-services.js';
-import type { HttpServer } from '../http/server.js';
+import type { HttpServer } from '../shared/http-server.js';
 import type { Logger } from '../shared/log.js';
 import { connectClient } from '../temporal/client.js';
 import { temporalConnectionEnv } from '../temporal/connection.js';

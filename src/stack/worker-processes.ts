@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 // @temporalio/proto is CommonJS without named-export hints: under ESM only its default export exists.
 import proto from '@temporalio/proto';
-import type { Env } from '../config.js';
+import type { Env } from '../config/env.js';
 import { spawnBoundToUs, type BoundChild } from '../shared/bound-child.js';
 
 export type WorkerRole = 'workflow' | 'gmail' | 'llm';

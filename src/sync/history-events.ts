@@ -7,7 +7,7 @@
 //   - given the user's own labels: INBOX added, or one of theirs added/removed → labels_changed
 //     too, carrying them (what the thread learns from: src/thread/correction-steps.ts)
 // Drafts being created or updated (ours, mostly) produce nothing.
-import type { HistoryRecord } from '../gmail/types.js';
+import type { HistoryRecord } from '../mail/message.js';
 import type { LabelRole, MailboxEvent } from '../thread/contracts.js';
 
 export interface ThreadEvents {

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OAuth2Client } from 'google-auth-library';
 import { z } from 'zod';
 import type { PrismaClient } from '../db/client.js';
-import type { RouteHandler } from '../http/server.js';
+import type { RouteHandler } from '../shared/http-server.js';
 import { sendJson } from '../shared/json-response.js';
 import { createLogger } from '../shared/log.js';
 import { inSpan } from '../temporal/tracing.js';

@@ -13,7 +13,7 @@ import { readTimerLabel, resolveWhen, TimeSpecError, type TimeDefaults, type Tim
 import type { TimerRequest } from '../thread/contracts.js';
 import { GmailAuthError, GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService, ListMessagesOptions } from '../gmail/gmail-service.js';
-import type { HistoryRecord, MessageRef } from '../gmail/types.js';
+import type { HistoryRecord, MessageRef } from '../mail/message.js';
 import type { QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
 import { forEachLimited, historyToThreadEvents, timerLabelsAdded, type LabelRoles, type ThreadEvents, type UserLabels } from './history-events.js';

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, type Env } from '../config.js';
+import { ConfigError } from '../shared/config-error.js';
 import type { PayloadKey } from './codec.js';
 import { projectRoot } from './project-root.js';
 
@@ -16,8 +16,18 @@ export interface ResolvePayloadKeysOptions {
   dataDir?: string;
 }
 
+/**
+ * The key settings, named as the environment names them (src/config/env.ts reads them): production
+ * gives its keys; dev mode generates the missing ones.
+ */
+export interface KeySettings {
+  PAYLOAD_ENCRYPTION_KEYS?: PayloadKey[] | undefined;
+  TOKEN_ENCRYPTION_KEY?: string | undefined;
+  DURABLE_INBOX_MODE: 'dev' | 'production';
+}
+
 export async function resolvePayloadKeys(
-  cfg: Pick<Env, 'PAYLOAD_ENCRYPTION_KEYS' | 'DURABLE_INBOX_MODE'>,
+  cfg: Pick<KeySettings, 'PAYLOAD_ENCRYPTION_KEYS' | 'DURABLE_INBOX_MODE'>,
   opts: ResolvePayloadKeysOptions = {},
 ): Promise<PayloadKey[]> {
   if (cfg.PAYLOAD_ENCRYPTION_KEYS) return cfg.PAYLOAD_ENCRYPTION_KEYS;
@@ -30,7 +40,7 @@ export async function resolvePayloadKeys(
 
 /** The AES key for OAuth tokens at rest: TOKEN_ENCRYPTION_KEY, or in dev mode a generated one kept in .data/. */
 export async function resolveTokenKey(
-  cfg: Pick<Env, 'TOKEN_ENCRYPTION_KEY' | 'DURABLE_INBOX_MODE'>,
+  cfg: Pick<KeySettings, 'TOKEN_ENCRYPTION_KEY' | 'DURABLE_INBOX_MODE'>,
   opts: ResolvePayloadKeysOptions = {},
 ): Promise<Buffer> {
   if (cfg.TOKEN_ENCRYPTION_KEY) return Buffer.from(cfg.TOKEN_ENCRYPTION_KEY, 'base64');

@@ -1,10 +1,8 @@
 // The activities the thread workflow calls, as types: the workflow imports only these types,
 // the implementations (gmail-activities.ts, llm-activities.ts, store-activities.ts) satisfy them.
 import type { EmailForPrompt } from '../mail/types.js';
-import type { ActionSpec } from '../actions/contracts.js';
-import type { LifecycleAction } from '../actions/journal.js';
+import type { ActionSpec, LifecycleAction } from '../actions/contracts.js';
 import type { AgentProfile } from '../agent/contracts.js';
-import type { FollowUpRuleDecision } from '../rules/rules.js';
 import type {
   Category,
   DecisionRecord,
@@ -12,6 +10,10 @@ import type {
   LabelRole,
   ThreadMemory,
 } from './contracts.js';
+import type { AgentGmailActivities, AgentLlmActivities, AgentStoreActivities } from '../agent/activity-contracts.js';
+import type { ActionGmailActivities, ActionStoreActivities } from '../actions/activity-contracts.js';
+import type { LearningActivities } from '../learning/activity-contracts.js';
+import type { FollowUpRuleDecision } from '../rules/contracts.js';
 
 /** One message as the classifier and the drafter see it (bodies already cut to a cap). */
 export interface PromptMessage extends EmailForPrompt {
@@ -30,6 +32,8 @@ export interface PromptMessage extends EmailForPrompt {
   replyHeaders?: ReplyHeaders;
   /** Set when the message's MIME could not be read (no body, only parse warnings): what went wrong. */
   unreadable?: string;
+  /** Set when the body was read as text despite its MIME (a multipart whose boundary never appears): what was wrong. */
+  bodyDefect?: string;
 }
 
 export interface ReplyHeaders {
@@ -209,3 +213,30 @@ export interface StoreActivities {
   /** Appends decisions to the log of a thread Postgres knows, leaving its row as it is (a learn-only run); idempotent like saveThread's. */
   appendDecisions(input: { accountId: string; threadId: string; workflowRunId: string; decisions: { seq: number; decision: DecisionRecord }[] }): Promise<void>;
 }
+
+export interface TimerGmailActivities {
+  /** Archives the thread (a snooze starts); takes the request label off when given. False: the thread is gone. */
+  snoozeThread(input: { accountId: string; threadId: string; requestLabel?: string }): Promise<boolean>;
+  /** Back to the inbox, its newest message unread, with the label. False: the thread is gone. */
+  returnFromSnooze(input: { accountId: string; threadId: string; label: string }): Promise<boolean>;
+  /** Takes a label off the thread (a request label, once its timer is set). */
+  takeLabel(input: { accountId: string; threadId: string; label: string }): Promise<void>;
+}
+
+export interface TimerStoreActivities {
+  /** The follow-up rules' word on a message the user sent (its recipients, subject, body); undecided: ask the LLM. */
+  followUpRules(input: { accountId: string; sent: PromptMessage }): Promise<FollowUpRulesVerdict>;
+  /** `businessDays` business days after `fromMs`, in the account's zone (its weekend skipped), at the same local time. */
+  followUpDueAt(input: { accountId: string; fromMs: number; businessDays: number }): Promise<number>;
+  /** Whether a follow-up that falls due drafts a nudge (the account's policy, else the global one; off by default). */
+  followUpNudgeAllowed(input: { accountId: string }): Promise<boolean>;
+}
+
+/**
+ * What a thread run reaches on each task queue, every feature's steps it takes (the workers'
+ * registries, src/workers/*-queue.ts, satisfy these): the Gmail queue's calls, the LLM queue's, and
+ * the Postgres steps it runs as local activities.
+ */
+export type ThreadGmailSteps = GmailActivities & TimerGmailActivities & ActionGmailActivities & AgentGmailActivities;
+export type ThreadLlmSteps = LlmActivities & AgentLlmActivities;
+export type ThreadStoreSteps = StoreActivities & TimerStoreActivities & ActionStoreActivities & AgentStoreActivities & LearningActivities;

@@ -294,7 +294,9 @@ export interface DecisionRecord {
     | 'reclassify'
     | 'timer'
     /** A correction of our triage the user made in Gmail, recorded for learning. */
-    | 'correction';
+    | 'correction'
+    /** How a message with broken MIME was read (a multipart whose boundary never appears, as text). */
+    | 'read';
   source: 'rules' | 'llm' | 'user' | 'system';
   detail: string;
   model?: string;

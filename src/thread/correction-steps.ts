@@ -4,11 +4,10 @@
 // account's triage lessons are derived again at once, so a proposal waits for the user as soon as
 // the corrections repeat, and the user is told on Discord. Separate from the thread's steps: it changes nothing in the thread.
 import { isCancellation, patched } from '@temporalio/workflow';
-import type { RecordedCorrection } from '../learning/corrections.js';
-import type { LessonNotifyActivities } from '../learning/notify-activities.js';
 import { proxyNotifyActivities } from './activity-proxies.js';
 import type { ThreadEvent } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';
+import type { LessonNotifyActivities, RecordedCorrection } from '../learning/activity-contracts.js';
 
 export async function learnFromCorrections(run: ThreadRun, event: ThreadEvent): Promise<void> {
   if (event.type !== 'labels_changed' || event.reconcile) return;

@@ -11,7 +11,7 @@ import { findSentReplyAfter, latestInboundMessage } from '../gmail/thread-querie
 import { GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
-import type { ThreadMessage } from '../gmail/types.js';
+import type { ThreadMessage } from '../mail/message.js';
 import type { LabelNames, LabelRole } from './contracts.js';
 import { BUILTIN_RULES, evaluateRules } from '../rules/rules.js';
 import type { DraftRef, GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './activity-contracts.js';
@@ -47,6 +47,7 @@ function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
     headers,
     fromUser: m.isFromUser || m.from?.address.toLowerCase() === userEmail.toLowerCase(),
     ...(m.bodySource === 'none' && m.parseWarnings.length > 0 ? { unreadable: m.parseWarnings.join('; ') } : {}),
+    ...(m.bodyDefect ? { bodyDefect: m.bodyDefect } : {}),
   };
 }
 
@@ -55,7 +56,7 @@ function replyHeadersOf(m: ThreadMessage, userEmail: string): ReplyHeaders {
     rfcMessageId: m.messageId,
     references: m.references,
     inReplyTo: m.inReplyTo,
-    subject: m.subject,
+    subject: m.exactSubject ?? m.subject,
     // Bare addresses: a display name written by the sender never reaches our To header.
     recipients: replyRecipients(m, userEmail).map((r) => ({ address: r.address })),
   };

@@ -7,7 +7,7 @@
 // would go to the recipient whenever the user sends it unedited. Instead we find where our text begins
 // in the edited draft by comparing it with the body we generated (which the workflow keeps), so edits
 // to the reply itself, Gmail's re-wrapping and its HTML editor do not confuse the extraction.
-import { htmlToText, looksLikeHtml } from '../mail/headers.js';
+import { isQuotation, replyLines, toLines, toPlainText } from '../mail/reply-text.js';
 
 export interface ReworkExtraction {
   /** What the user asked for, one instruction per line, or null when the draft holds no instructions. */
@@ -18,22 +18,6 @@ export interface ReworkExtraction {
 const BRACKETED = /\[\[([\s\S]*?)\]\]/g;
 /** Lines of at least this length also match our text by prefix (Gmail re-wraps long lines). */
 const PREFIX_MATCH_MIN = 16;
-
-/** A draft body as plain text: Gmail's editor may hand us HTML. */
-function toPlainText(body: string): string {
-  const text = looksLikeHtml(body) ? htmlToText(body) : body;
-  return text.replace(/\r\n?/g, '\n').replace(/\u200b|\u200c|\u200d|\ufeff/g, '');
-}
-
-/** Lines with whitespace (including non-breaking spaces) collapsed, so re-spacing is not an edit. */
-function toLines(text: string): string[] {
-  return text.split('\n').map((line) => line.replace(/[\s\u00a0]+/g, ' ').trim());
-}
-
-/** Quoted mail and Gmail's attribution lines are never instructions. */
-function isQuotation(line: string): boolean {
-  return line.startsWith('>') || /^On .{4,200} wrote:$/.test(line);
-}
 
 /** Lines of at least this similarity to one of ours count as the user's edit of it, not as an instruction. */
 const EDITED_LINE_SIMILARITY = 0.5;
@@ -116,7 +100,3 @@ export function draftEditedByUser(draftBody: string, generatedBody: string): boo
   return text(draftBody) !== text(generatedBody);
 }
 
-/** A reply's own lines as the user reads them: plain text, whitespace collapsed, no blank or quoted lines. */
-export function replyLines(body: string): string[] {
-  return toLines(toPlainText(body)).filter((line) => line !== '' && !isQuotation(line));
-}

@@ -7,8 +7,9 @@ import { loadAgentProfile } from '../agent/profiles.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { precheckRules } from '../rules/pattern-safety.js';
 import { ruleFromRow, type RuleRow } from '../rules/rule-rows.js';
-import { applicableInstructions, BUILTIN_RULES, evaluateFollowUpRules, evaluateRules, InvalidRuleError, validateRule, type Rule, type RuleEmail } from '../rules/rules.js';
+import { applicableInstructions, BUILTIN_RULES, evaluateFollowUpRules, evaluateRules, InvalidRuleError, validateRule } from '../rules/rules.js';
 import type { FollowUpRulesVerdict, RulesVerdict } from './activity-contracts.js';
+import type { Rule, RuleEmail } from '../rules/contracts.js';
 
 const ENABLED_RULES_SQL = `
 SELECT id, scope::text AS scope, scope_ref AS "scopeRef", kind::text AS kind, conditions, action, instruction, priority, enabled, actions, route,

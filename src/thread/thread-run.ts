@@ -14,14 +14,10 @@ import {
 } from '@temporalio/workflow';
 import { AccountAccess } from '../accounts/account-access.js';
 import { givingUpOnStuckSteps, StuckSteps } from '../accounts/stuck-steps.js';
-import type { GmailQueueActivities } from '../activities/gmail-queue.js';
-import type { LlmQueueActivities } from '../activities/llm-queue.js';
-import type { WorkflowQueueActivities } from '../activities/workflow-queue.js';
 import type { ApprovalNotifyActivities } from '../actions/activity-contracts.js';
-import { DEFAULT_ACTION_SETTINGS, type ActionSettings } from '../actions/contracts.js';
-import type { LifecycleAction } from '../actions/journal.js';
+import { type ActionSettings, DEFAULT_ACTION_SETTINGS, type LifecycleAction } from '../actions/contracts.js';
 import { InboxAccountId, InboxCategory, InboxLlmPaused, InboxState, WakeAt } from '../temporal/search-attributes.js';
-import type { GmailActivities } from './activity-contracts.js';
+import type { GmailActivities, ThreadGmailSteps, ThreadLlmSteps, ThreadStoreSteps } from './activity-contracts.js';
 import { proxyGmailProbe, proxyNotifyActivities, proxyQueueActivities, STEP_LIMITS, STORE_ACTIVITY_OPTIONS } from './activity-proxies.js';
 import { LlmPause, waitingWhileLlmPaused } from './llm-pause.js';
 import {
@@ -73,11 +69,11 @@ export class ThreadRun {
    * The Gmail task queue's steps, every feature's (thread, actions, agent). Each waits, for hours if
    * need be, while the account's grant is lost or its Gmail is out (account-access.ts, stuck-steps.ts).
    */
-  readonly gmail: GmailQueueActivities;
+  readonly gmail: ThreadGmailSteps;
   /** The LLM task queue's steps; each waits, for a day if need be, while the account's LLM is paused (llm-pause.ts). */
-  readonly llm: LlmQueueActivities;
+  readonly llm: ThreadLlmSteps;
   /** Postgres reads and writes, every feature's: local activities (a marker in history, no task round trip). */
-  readonly store: WorkflowQueueActivities;
+  readonly store: ThreadStoreSteps;
   /** The approval notification (Gmail task queue, a few attempts: the approval waits elsewhere too). */
   readonly notify: ApprovalNotifyActivities;
   readonly actionSettings: ActionSettings;
@@ -96,7 +92,7 @@ export class ThreadRun {
   private constructor(
     private readonly input: ThreadWorkflowInput,
     readonly record: ThreadRecord,
-    store: WorkflowQueueActivities,
+    store: ThreadStoreSteps,
     /** The state earlier runs left in Postgres (a learn-only run answers with it). */
     private readonly rememberedState?: ThreadState,
   ) {
@@ -116,9 +112,9 @@ export class ThreadRun {
     const limits = input.settings.stepLimits ?? STEP_LIMITS;
     const probe = proxyGmailProbe<GmailActivities>(input.settings);
     this.stuckSteps = new StuckSteps(() => probe.gmailAnswers({ accountId: input.accountId }), limits.outageRecheckMs);
-    const gmail = this.access.activitiesWhileUsable(givingUpOnStuckSteps(proxyQueueActivities<GmailQueueActivities>('gmail', input.settings), this.stuckSteps));
+    const gmail = this.access.activitiesWhileUsable(givingUpOnStuckSteps(proxyQueueActivities<ThreadGmailSteps>('gmail', input.settings), this.stuckSteps));
     this.llmPause = new LlmPause((reason) => upsertSearchAttributes([{ key: InboxLlmPaused, value: reason }]));
-    const llm = waitingWhileLlmPaused(proxyQueueActivities<LlmQueueActivities>('llm', input.settings), this.llmPause);
+    const llm = waitingWhileLlmPaused(proxyQueueActivities<ThreadLlmSteps>('llm', input.settings), this.llmPause);
     this.gmail = gmail;
     this.llm = llm;
     this.store = store;
@@ -145,7 +141,7 @@ export class ThreadRun {
 
   /** The run's record: what continue-as-new carried, else what earlier runs left in Postgres. */
   static async open(input: ThreadWorkflowInput): Promise<ThreadRun> {
-    const store = proxyLocalActivities<WorkflowQueueActivities>(STORE_ACTIVITY_OPTIONS);
+    const store = proxyLocalActivities<ThreadStoreSteps>(STORE_ACTIVITY_OPTIONS);
     const remembered = input.carried ? null : await store.loadThread({ accountId: input.accountId, threadId: input.threadId });
     return new ThreadRun(input, openRecord(input.carried, remembered), store, remembered?.state);
   }

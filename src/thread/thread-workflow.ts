@@ -122,6 +122,8 @@ async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promis
   const previousCategory = record.category;
   // Mail we cannot read is not guessed at: the user gets it, with the reason recorded.
   if (email.unreadable) return needsTheUser(run, `message ${email.messageId} could not be read: ${email.unreadable}`);
+  // Broken MIME that mail clients show as text is read as text; the log says so.
+  if (email.bodyDefect) run.logDecision({ kind: 'read', source: 'system', detail: `message ${email.messageId}: ${email.bodyDefect}` });
 
   // A draft the user has edited is their work: new mail in the thread does not overwrite it (and
   // no reply is written for it). Rework rewrites it on request, with the new mail.

@@ -8,15 +8,7 @@ import { toActivityFailure } from '../accounts/gmail-failures.js';
 import { GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
-
-export interface TimerGmailActivities {
-  /** Archives the thread (a snooze starts); takes the request label off when given. False: the thread is gone. */
-  snoozeThread(input: { accountId: string; threadId: string; requestLabel?: string }): Promise<boolean>;
-  /** Back to the inbox, its newest message unread, with the label. False: the thread is gone. */
-  returnFromSnooze(input: { accountId: string; threadId: string; label: string }): Promise<boolean>;
-  /** Takes a label off the thread (a request label, once its timer is set). */
-  takeLabel(input: { accountId: string; threadId: string; label: string }): Promise<void>;
-}
+import type { TimerGmailActivities } from './activity-contracts.js';
 
 export function createTimerGmailActivities({ accounts }: { accounts: GmailAccounts }): TimerGmailActivities {
   const labels = new LabelDirectory();

@@ -7,17 +7,8 @@ import { accountTimeSettings } from '../accounts/time-settings.js';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { addBusinessDays, type TimeDefaults } from '../time/index.js';
-import type { FollowUpRulesVerdict, PromptMessage } from './activity-contracts.js';
 import { followUpRulesVerdict } from './rules-verdict.js';
-
-export interface TimerStoreActivities {
-  /** The follow-up rules' word on a message the user sent (its recipients, subject, body); undecided: ask the LLM. */
-  followUpRules(input: { accountId: string; sent: PromptMessage }): Promise<FollowUpRulesVerdict>;
-  /** `businessDays` business days after `fromMs`, in the account's zone (its weekend skipped), at the same local time. */
-  followUpDueAt(input: { accountId: string; fromMs: number; businessDays: number }): Promise<number>;
-  /** Whether a follow-up that falls due drafts a nudge (the account's policy, else the global one; off by default). */
-  followUpNudgeAllowed(input: { accountId: string }): Promise<boolean>;
-}
+import type { TimerStoreActivities } from './activity-contracts.js';
 
 export function createTimerStoreActivities({ db, prisma, time }: { db: SqlExecutor; prisma: PrismaClient; time: TimeDefaults }): TimerStoreActivities {
   return {

@@ -35,7 +35,7 @@ export function checkTimeSettings(settings: TimeSettings): TimeSettings {
   return settings;
 }
 
-/** The configuration's defaults for every account (src/config.ts: MORNING_HOUR, EVENING_HOUR, WEEKEND_DAYS, DEFAULT_TIME_ZONE). */
+/** The configuration's defaults for every account (src/config/env.ts: MORNING_HOUR, EVENING_HOUR, WEEKEND_DAYS, DEFAULT_TIME_ZONE). */
 export interface TimeDefaults {
   DEFAULT_TIME_ZONE: string;
   MORNING_HOUR: number;

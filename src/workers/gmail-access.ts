@@ -2,7 +2,7 @@
 // OAuth client per account, and (when metered) every call drawing from the shared quota bucket.
 import { GmailAccounts } from '../accounts/gmail-accounts.js';
 import { TokenVault } from '../accounts/token-vault.js';
-import { gmailOAuthSettings } from '../config.js';
+import { gmailOAuthSettings } from '../config/settings.js';
 import type { GmailCallGate } from '../gmail/gmail-service.js';
 import { resolveTokenKey } from '../temporal/encryption-keys.js';
 import type { WorkerContext } from './context.js';

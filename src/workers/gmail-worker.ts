@@ -1,7 +1,7 @@
-// Worker for the Gmail task queue (its activities: src/activities/gmail-queue.ts). Its own queue
+// Worker for the Gmail task queue (its activities: gmail-queue.ts). Its own queue
 // lets operators cap Gmail calls (GMAIL_ACTIVITIES_PER_SECOND, all workers of the queue together).
 import { Worker } from '@temporalio/worker';
-import { createGmailQueueActivities } from '../activities/gmail-queue.js';
+import { createGmailQueueActivities } from './gmail-queue.js';
 import { isMainModule } from '../shared/main-module.js';
 import { ioWorkerInterceptors, type WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';

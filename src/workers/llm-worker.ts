@@ -1,7 +1,7 @@
-// Worker for the LLM task queue (its activities: src/activities/llm-queue.ts). Its own queue lets
+// Worker for the LLM task queue (its activities: llm-queue.ts). Its own queue lets
 // operators cap LLM calls (LLM_ACTIVITIES_PER_SECOND) apart from Gmail's.
 import { Worker } from '@temporalio/worker';
-import { createLlmQueueActivities } from '../activities/llm-queue.js';
+import { createLlmQueueActivities } from './llm-queue.js';
 import { isMainModule } from '../shared/main-module.js';
 import { ioWorkerInterceptors, type WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';

@@ -3,10 +3,10 @@
 // Temporal runtime's signal handlers shut the worker down gracefully), then release everything
 // and exit 0.
 import type { Worker } from '@temporalio/worker';
-import { loadConfigOrExit, type Env } from '../config.js';
+import { loadConfigOrExit, type Env } from '../config/env.js';
 import { resolveDatabase } from '../db/resolve-database.js';
-import type { HttpServer } from '../http/server.js';
-import { METRICS_PATH, startMetricsServer } from '../metrics/endpoint.js';
+import type { HttpServer } from '../shared/http-server.js';
+import { METRICS_PATH, startMetricsServer } from '../http/metrics-route.js';
 import { createLogger, type Logger } from '../shared/log.js';
 import { describeTemporalConnection } from '../temporal/connection.js';
 import { startTracing, stopTracing } from '../temporal/tracing.js';

@@ -1,7 +1,7 @@
 // Worker for the main task queue: every workflow (src/workflows/index.ts) and the activities that
-// run beside them (src/activities/workflow-queue.ts). `npm run dev` runs it in-process.
+// run beside them (workflow-queue.ts). `npm run dev` runs it in-process.
 import { Worker } from '@temporalio/worker';
-import { createWorkflowQueueActivities } from '../activities/workflow-queue.js';
+import { createWorkflowQueueActivities } from './workflow-queue.js';
 import { isMainModule } from '../shared/main-module.js';
 import { workerTracingOptions } from '../temporal/tracing.js';
 import type { WorkerContext } from './context.js';

@@ -3,7 +3,7 @@
 // in Gmail, sends after their delay (and undo during it), the policy's refusals, the kill switch,
 // the send cap, protected senders, mail that tries to instruct the assistant, duplicate signals.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decideAction, undoSince, type DecideDeps } from '../../src/actions/decide.js';
+import { decideAction, undoSince, type DecideDeps } from '../../src/thread/decide.js';
 import { listActions, loadAction, updateSafetySettings } from '../../src/actions/journal.js';
 import type { ActionGmailActivities } from '../../src/actions/activity-contracts.js';
 import type { ActionSpec, JournaledAction } from '../../src/actions/contracts.js';
@@ -373,6 +373,19 @@ describe('auto-reply', () => {
     expect((await mailbox()).drafts.filter((d) => d.threadId === threadId)).toHaveLength(0);
     await h.waitFor(threadId, (s) => s.state === 'sent');
     await recordHistory(h, threadId, 'thread-actions-auto-reply-approved');
+  });
+
+  it('keeps an auto-reply to a subject holding an encoded CR/LF in its thread: its approval draft and the reply it sends', async () => {
+    await ruleFor('auto-crlf.example', 'needs_response', [{ kind: 'auto_reply' }]);
+    const { threadId, messageId } = await deliverAndIngest(h, { from: 'Lu <lu@auto-crlf.example>', subject: 'Invoice\r\ncopy', text: 'Can you resend the invoice?' });
+    const waiting = await actionUntil(threadId, 'auto_reply', (a) => a.state === 'awaiting_approval' && !!a.result?.draftId);
+    expect((await mailbox()).drafts.find((d) => d.id === waiting.result!.draftId)?.threadId).toBe(threadId);
+    await decideAction(deps, waiting.id, 'approve', 'cli');
+    const done = await actionUntil(threadId, 'auto_reply', (a) => a.state === 'done');
+    expect((await sentIn(threadId)).map((m) => m.id)).toEqual([done.result!.sentMessageId]);
+    const { gmail } = await h.accountGmail();
+    const [reply, original] = await Promise.all([gmail.getMessage(done.result!.sentMessageId!, 'full'), gmail.getMessage(messageId, 'full')]);
+    expect(reply).toMatchObject({ threadId, exactSubject: 'Re: Invoice\r\ncopy', inReplyTo: original.messageId, references: [original.messageId] });
   });
 
   it('runs without approval once earned: the last 5 drafts to the sender went out unedited', async () => {

@@ -10,7 +10,7 @@ import {
   signLink,
   verifyLink,
 } from '../../src/actions/approval-links.js';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError } from '../../src/shared/config-error.js';
 
 const keys = deriveApprovalKeys('a-test-secret-of-at-least-32-characters!');
 const ACTION = '0190f1d2-3c4b-7a5e-8f60-112233445566';

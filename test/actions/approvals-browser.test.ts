@@ -75,7 +75,7 @@ it('undoes an archive from the page: the thread is back in the inbox', async () 
   const token = h.cfg.APPROVALS_OPERATOR_TOKEN;
   expect(token).toBeUndefined(); // no operator token configured: the list page stays shut, the signed link works
   const { approvalKeysOnce, signLink, linkUrl } = await import('../../src/actions/approval-links.js');
-  const { approvalsSettingsFromConfig } = await import('../../src/config.js');
+  const { approvalsSettingsFromConfig } = await import('../../src/config/settings.js');
   const settings = approvalsSettingsFromConfig(h.cfg);
   const url = linkUrl(settings.publicBaseUrl, signLink(await approvalKeysOnce(h.cfg)(), archive.id, Date.now() + settings.linkTtlMs));
 

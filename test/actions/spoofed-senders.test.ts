@@ -8,7 +8,7 @@
 // mailboxes of alice and mallory, which the emulator delivers a copy to).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JournaledAction } from '../../src/actions/contracts.js';
-import { decideAction, type DecideDeps } from '../../src/actions/decide.js';
+import { decideAction, type DecideDeps } from '../../src/thread/decide.js';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { escapeHtml } from '../../src/http/approvals-page.js';

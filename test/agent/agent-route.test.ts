@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProfile } from '../../src/agent/contracts.js';
 import { saveAgentProfile } from '../../src/agent/profiles.js';
-import { decideAction } from '../../src/actions/decide.js';
+import { decideAction } from '../../src/thread/decide.js';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { renderActionPage } from '../../src/http/approvals-page.js';

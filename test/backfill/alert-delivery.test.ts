@@ -11,7 +11,7 @@ import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
 import { backfillProgressQuery, backfillWorkflowId } from '../../src/backfill/contracts.js';
 import { startDiscordEmulator, type RunningDiscordEmulator, type WebhookRecord } from '../../emulators/discord/index.js';
 import { backfillAlerts } from '../../src/http/health-reasons.js';
-import { registry } from '../../src/metrics/metrics.js';
+import { renderMetrics } from '../../src/http/metrics-route.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { createBackfillHarness, listableMessages, type BackfillHarness } from '../helpers/backfill-harness.js';
 
@@ -88,7 +88,7 @@ describe('backfill alerts delivered', () => {
     const db = prismaExecutor(h.prisma);
     const reasons = (await backfillAlerts(db, new Date())).filter((r) => r.accountId === h.accountId);
     expect(reasons).toEqual([{ kind: 'backfill_alert', accountId: h.accountId, level: 'critical', message: `${h.email}: backfill metadata critical: ${alert!.detail}` }]);
-    const metrics = await registry.render(db);
+    const metrics = await renderMetrics(db);
     expect(metrics).toContain(`durable_inbox_backfill_alert_level{account="${h.accountId}",kind="metadata"} 2`);
     expect(metrics).toMatch(/^durable_inbox_backfill_alerts_total\{kind="metadata",level="critical"\} [1-9]/m);
     expect(metrics).toMatch(/^durable_inbox_bad_messages_total [3-9]/m);

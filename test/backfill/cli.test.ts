@@ -1,7 +1,7 @@
 // `npm run cli -- backfill ...` against the real stack: start shows progress to completion, status
 // renders bar/rate/ETA, archive --dry-run lists, cancel stops a running backfill and its slices.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/env.js';
 import { renderProgress, runBackfillCli } from '../../src/cli/backfill.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { backfillWorkflowId, type BackfillProgress } from '../../src/backfill/contracts.js';

@@ -3,8 +3,9 @@
 // slice that is not finished, never moves back, and reaches the end once everything is done.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { complete, fail, isComplete, newFrontier, runningCount, split, startNext, type FrontierState, type OpenSlice } from '../../src/backfill/frontier.js';
-import { DAY_MS, type Granularity } from '../../src/backfill/slicing.js';
+import { complete, fail, isComplete, newFrontier, runningCount, split, startNext } from '../../src/backfill/frontier.js';
+import { DAY_MS } from '../../src/backfill/slicing.js';
+import type { FrontierState, Granularity, OpenSlice } from '../../src/backfill/contracts.js';
 
 type Op = { kind: 'finish' | 'fail' | 'split'; pick: number };
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { accountTimeSettings } from '../../src/accounts/time-settings.js';
 import { runAccountsCli } from '../../src/cli/accounts.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/env.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { cliRunner } from '../helpers/run-cli.js';
 

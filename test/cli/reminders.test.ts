@@ -62,6 +62,15 @@ describe('reminders cli', () => {
     expect((await cli('list', '--account', h.email)).out).toMatch(new RegExp(`${id}\\s+${h.email}\\s+Pay the rent\\s+every month on the 1st.*Europe/Berlin\\s+active\\s+2030-02-01 08:00`));
   });
 
+  it('says a daily reminder in words, its time once, in add, list and show: every day at 15:47', async () => {
+    const add = await cli('add', 'Water the plants', '--at', '15:47', '--every', 'day', '--tz', 'Europe/Berlin', '--start', '2030-01-15', '--account', h.email);
+    expect(add.code, add.out).toBe(0);
+    expect(add.out).toMatch(/Added reminder \S+: Water the plants — every day at 15:47, Europe\/Berlin$/m);
+    const id = /Added reminder (\S+):/.exec(add.out)![1]!;
+    expect((await cli('list', '--account', h.email)).out).toMatch(new RegExp(`${id}\\s+${h.email}\\s+Water the plants\\s+every day at 15:47\\s+Europe/Berlin\\s+active`));
+    expect((await cli('show', id)).out).toMatch(/^when {7}every day at 15:47$/m);
+  });
+
   it('02:30 on the day clocks go forward fires once (at 03:30), and on the day they go back once (the first 02:30)', async () => {
     const spring = await added('Spring', '--at', '02:30', '--every', 'day', '--start', '2030-03-30', '--tz', 'Europe/Berlin');
     expect((await nextLines(spring)).slice(0, 3)).toEqual([

@@ -68,6 +68,31 @@ describe('the sender of a From header', () => {
     expect(senderAddress(raw)).toBe('');
   });
 
+  it.each([
+    // As Gmail hands them over (encoded words decoded), and as written.
+    ['a bell and an ANSI colour', '\u0007Alice\u001b[31m Martin <alice.martin@example.com>'],
+    ['a bell and an ANSI colour, Q-encoded', '=?UTF-8?Q?=07Alice=1B[31m_Martin?= <alice.martin@example.com>'],
+    ['a bell and an ANSI colour, properly Q-encoded', '=?UTF-8?Q?=07Alice=1B=5B31m_Martin?= <alice.martin@example.com>'],
+    ['a bell and an ANSI colour, quoted', '"\u0007Alice\u001b[31m Martin\u001b[0m" <alice.martin@example.com>'],
+    ['a terminal title sequence', 'Alice \u001b]0;owned\u0007Martin <alice.martin@example.com>'],
+    ['NUL and C1 controls', 'Alice\u0000 Martin\u0085\u009b <alice.martin@example.com>'],
+    ['an encoded CR/LF', 'Alice\r\n Martin <alice.martin@example.com>'],
+    ['an encoded CR/LF, as written', '=?UTF-8?Q?Alice=0D=0A_Martin?= <alice.martin@example.com>'],
+  ])('%s in the display name: shown without them, the address kept', (_, raw) => {
+    const warnings: string[] = [];
+    expect(parseSender(raw, warnings)).toEqual({ name: 'Alice Martin', address: 'alice.martin@example.com' });
+    expect(warnings).toEqual([]);
+  });
+
+  it('control characters never make mallory alice', () => {
+    expect(parseSender('alice.martin@example.com\u0007 <mallory@evil.example>')?.address).toBe('mallory@evil.example');
+    expect(parseSender('\u001b[31m<alice.martin@example.com>\u001b[0m <mallory@evil.example>')).toBeNull();
+    expect(parseSender(`${b64('\u0007<alice.martin@example.com>')} <mallory@evil.example>`)).toEqual({
+      name: '<alice.martin@example.com>',
+      address: 'mallory@evil.example',
+    });
+  });
+
   it('two From headers give no single sender, even when both name one address', () => {
     expect(parseSender(['alice.martin@example.com', 'mallory@evil.example'])).toBeNull();
     expect(parseSender(['alice.martin@example.com', 'alice.martin@example.com'])).toBeNull();

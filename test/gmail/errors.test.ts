@@ -273,6 +273,20 @@ describe('other statuses', () => {
     expect(err).toMatchObject({ status: 403, reason: 'insufficientPermissions', retryable: false });
   });
 
+  it('403 accessNotConfigured (the Gmail API off in the project) → GmailPermissionError, not a rate limit, though its domain is usageLimits', async () => {
+    const account = await harness.account('api-disabled');
+    await harness.emulator.control.setFaults({ gmailApiDisabled: [account.clientId] });
+    try {
+      const err = await caught(() => account.service.getProfile());
+      expect(err).toBeInstanceOf(GmailPermissionError);
+      expect(err).toMatchObject({ status: 403, reason: 'accessNotConfigured', domain: 'usageLimits', retryable: false });
+      expect((err as GmailPermissionError).reasons).toContain('SERVICE_DISABLED');
+      expect((err as Error).message).toMatch(/^Gmail users\.getProfile failed: HTTP 403 accessNotConfigured: Gmail API has not been used in project \d+ before or it is disabled/);
+    } finally {
+      await harness.emulator.control.setFaults({ gmailApiDisabled: [] });
+    }
+  });
+
   it('409 on a duplicate label → GmailConflictError', async () => {
     const account = await harness.account('conflict');
     await account.gmail.users.labels.create({ userId: 'me', requestBody: { name: 'Dup' } });

@@ -180,7 +180,7 @@ describe('RFC 2047 header encoding', () => {
     expect(message.headers['subject']).toBe(subject);
   });
 
-  it('strips CR/LF from caller data so a subject cannot inject headers', () => {
+  it('encodes the CR/LF of a subject, so it cannot inject headers and the subject keeps its text', () => {
     const injected = buildPlainTextMessage({
       from: { address: 'a@example.com' },
       to: [{ address: 'b@example.com' }],
@@ -189,7 +189,18 @@ describe('RFC 2047 header encoding', () => {
     });
     const split = splitMessage(injected);
     expect(header(split.headers, 'Bcc')).toBeUndefined();
-    expect(header(split.headers, 'Subject')).toBe('Hi Bcc: evil@example.com');
+    expect(injected.slice(0, injected.indexOf('\r\n\r\n'))).toMatch(/^[\x20-\x7e\r\n\t]*$/);
+    expect(decodeHeaderText(header(split.headers, 'Subject')!)).toBe('Hi\r\nBcc: evil@example.com');
+  });
+
+  it('answers a subject holding an encoded CR/LF (or NUL) with that very subject, as Gmail\'s same-subject threading needs', () => {
+    for (const subject of ['Quarterly\r\nnumbers', 'Quarterly\u0000 numbers']) {
+      const reply = buildReply({ parent: { ...parent, subject }, from: { address: 'me@example.com' }, to: [{ address: 'bob@example.com' }], body: 'Sure.' });
+      const { headers } = splitMessage(Buffer.from(decodeBase64Url(reply.raw)).toString('latin1'));
+      expect(decodeHeaderText(header(headers, 'Subject')!)).toBe(`Re: ${subject}`);
+      expect(header(headers, 'In-Reply-To')).toBe('<m3@example.com>');
+      expect(header(headers, 'References')).toBe('<m1@example.com> <m2@example.com> <m3@example.com>');
+    }
   });
 });
 

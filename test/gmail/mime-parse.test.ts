@@ -1,6 +1,7 @@
 import type { gmail_v1 } from 'googleapis';
 import { describe, expect, it } from 'vitest';
 import { extractBody, getHeader, htmlToText, parseGmailMessage } from '../../src/gmail/index.js';
+import { bodyOnlyInRaw } from '../../src/gmail/mime.js';
 import { toMessageRow } from '../../src/backfill/message-store.js';
 import { decodeHeaderText, decodeQuotedPrintable, encodeQuotedPrintable } from '../../src/gmail/mime-encoding.js';
 
@@ -128,6 +129,14 @@ describe('parseGmailMessage', () => {
     expect(bare.messageId).toBe('<ken-no-brackets@garage.example>');
     expect(parseGmailMessage(message(leaf('text/plain', 'x'), { ...headers, 'Message-ID': '' })).messageId).toBe('');
     expect(parseGmailMessage(message(leaf('text/plain', 'x'), { From: 'a@b.example' })).messageId).toBe('');
+  });
+
+  it('keeps the exact Subject, line breaks an encoded word held included, beside the one shown', () => {
+    for (const value of ['Quarterly\r\nnumbers', '=?UTF-8?Q?Quarterly=0D=0Anumbers?=']) {
+      const parsed = parseGmailMessage(message(leaf('text/plain', 'x'), { Subject: value }));
+      expect(parsed).toMatchObject({ subject: 'Quarterly numbers', exactSubject: 'Quarterly\r\nnumbers' });
+    }
+    expect(parseGmailMessage(message(leaf('text/plain', 'x'), { Subject: '=?UTF-8?Q?Caf=C3=A9?=' })).exactSubject).toBeUndefined();
   });
 
   it('decodes the body charset', () => {
@@ -259,6 +268,70 @@ describe('broken MIME never throws', () => {
 
   it('extractBody tolerates a non-object payload', () => {
     expect(extractBody('garbage' as unknown as Part)).toMatchObject({ body: '', bodySource: 'none' });
+  });
+});
+
+describe('a multipart whose boundary never appears', () => {
+  // As mail clients do, its body is read as text, the defect noted; CPython's msg_17 and msg_41 and two
+  // SpamAssassin spams (their declared boundary is not the one used) are of this kind.
+  const top = (contentType: string, data?: Buffer): Part => ({
+    mimeType: contentType.split(';')[0]!,
+    filename: '',
+    headers: [{ name: 'Content-Type', value: contentType }],
+    body: data ? { size: data.length, data: data.toString('base64url') } : { size: 0 },
+    parts: [],
+  });
+  const raw = (contentType: string, body: string | Buffer) =>
+    Buffer.concat([Buffer.from(`From: Barry <barry@example.com>\r\nSubject: Dingus\r\nContent-Type: ${contentType}\r\n\r\n`), Buffer.from(body)]);
+
+  it('is read as text from the bytes Gmail hands over, the defect in the warnings', () => {
+    const body = 'Hi there,\r\n\r\nThis is the dingus fish.\r\n';
+    const parsed = parseGmailMessage(message(top('multipart/mixed; boundary="BOUNDARY"', Buffer.from(body))));
+    expect(parsed).toMatchObject({ body: 'Hi there,\n\nThis is the dingus fish.\n', bodySource: 'text/plain' });
+    expect(parsed.bodyDefect).toBe('multipart/mixed top-level part has no parts (its boundary "BOUNDARY" never appears): read as text');
+    expect(parsed.parseWarnings).toContain(parsed.bodyDefect);
+  });
+
+  it('is read from the raw message when Gmail gives neither parts nor bytes, in its 8-bit charset', () => {
+    const contentType = 'multipart/alternative; boundary="=Multipart Boundary 0925021429"';
+    const payload = top(contentType);
+    expect(bodyOnlyInRaw(payload)).toBe(true);
+    const latin1 = Buffer.from('This is a multipart MIME message.\r\n\r\n--= Multipart Boundary 0925021429\r\nContent-Type: text/plain\r\n\r\nIncroyable, déjà là !\r\n', 'latin1');
+    expect(parseGmailMessage(message(payload)).bodySource).toBe('none'); // without the raw: nothing to read
+    const parsed = parseGmailMessage(message(top(contentType)), raw(contentType, latin1));
+    expect(parsed.bodySource).toBe('text/plain');
+    expect(parsed.body).toContain('Incroyable, déjà là !');
+    expect(parsed.body).toMatch(/^This is a multipart MIME message\.\n/);
+    expect(parsed.bodyDefect).toMatch(/has no parts \(its boundary "=Multipart Boundary 0925021429" never appears\): read as text$/);
+  });
+
+  it('is read as text when it names no boundary at all', () => {
+    for (const contentType of ['multipart/alternative;', 'multipart/report; report-type=delivery-status; bo']) {
+      const parsed = parseGmailMessage(message(top(contentType)), raw(contentType, 'Blah blah blah\r\n'));
+      expect(parsed).toMatchObject({ body: 'Blah blah blah\n', bodySource: 'text/plain' });
+      expect(parsed.bodyDefect).toMatch(/has no parts \(it names no boundary\): read as text$/);
+    }
+  });
+
+  it('stays without a body when the multipart is only empty, or its body is not text', () => {
+    const empty = 'multipart/alternative; boundary="nothing"';
+    const parsedEmpty = parseGmailMessage(message(top(empty)), raw(empty, 'This is a multi-part message in MIME format.\r\n--nothing--\r\n'));
+    expect(parsedEmpty).toMatchObject({ body: '', bodySource: 'none' });
+    expect(parsedEmpty.bodyDefect).toBeUndefined();
+    expect(parsedEmpty.parseWarnings).toContain('multipart/alternative top-level part has no children');
+
+    const binary = 'multipart/mixed; boundary="x"';
+    const parsedBinary = parseGmailMessage(message(top(binary)), raw(binary, Buffer.from([0x47, 0x49, 0x46, 0x00, 0x01, 0x02, 0x00, 0xff])));
+    expect(parsedBinary).toMatchObject({ body: '', bodySource: 'none' });
+    expect(parsedBinary.parseWarnings).toContain('multipart/mixed top-level part has no parts, and its body is not text');
+  });
+
+  it('asks for the raw message only for a top-level multipart that came without parts and bytes', () => {
+    expect(bodyOnlyInRaw(top('multipart/mixed; boundary="b"'))).toBe(true);
+    expect(bodyOnlyInRaw(top('multipart/mixed; boundary="b"', Buffer.from('text')))).toBe(false);
+    expect(bodyOnlyInRaw(multipart('mixed', [leaf('text/plain', 'x')]))).toBe(false);
+    expect(bodyOnlyInRaw(leaf('text/plain', 'x'))).toBe(false);
+    expect(bodyOnlyInRaw(undefined)).toBe(false);
   });
 });
 

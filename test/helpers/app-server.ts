@@ -1,7 +1,7 @@
 // The inbox harness with the app's HTTP routes (the approvals page, its forms) served on a port of
 // their own, which PUBLIC_BASE_URL names as production's does, so the links in notifications open.
 import { appRoutes } from '../../src/http/routes.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { startHttpServer, type HttpServer } from '../../src/shared/http-server.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { startInboxHarness, type HarnessOptions, type InboxHarness } from './inbox-harness.js';
 

@@ -11,10 +11,10 @@ import { launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { approvalLink, deriveApprovalKeys, linkUrl, signLink } from '../../src/actions/approval-links.js';
 import type { JournaledAction } from '../../src/actions/contracts.js';
-import { decideAction } from '../../src/actions/decide.js';
+import { decideAction } from '../../src/thread/decide.js';
 import { loadAction } from '../../src/actions/journal.js';
 import { approvalsRoutes } from '../../src/http/approvals-routes.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { startHttpServer, type HttpServer } from '../../src/shared/http-server.js';
 import type { SqlExecutor } from '../../src/db/sql-executor.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
@@ -260,6 +260,33 @@ describe('the approvals page', () => {
           const box = (await th.boundingBox())!;
           expect(box.x + box.width, `${await th.textContent()} at ${width} px`).toBeLessThanOrEqual(width);
         }
+      }
+    }
+  });
+
+  it('keeps every Approve and Reject button on one line, at every window width', async () => {
+    await seedAction(db, {
+      accountId,
+      kind: 'auto_reply',
+      subject: 'Re-'.repeat(30) + 'a-subject-without-spaces',
+      recipients: ['someone.with.a.rather.long.address@subdomain.example-company.example'],
+      result: { body: `Thanks.\n${'We will get back to you with the numbers soon. '.repeat(8)}` },
+    });
+    await seedAction(db, { accountId, kind: 'forward', argument: 'boss@example.com' });
+    const page = await newPage();
+    for (const width of [360, 800, 1300, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect((await page.goto(`${server.url}/approvals?token=${OPERATOR_TOKEN}`))?.status()).toBe(200);
+      const buttons = page.locator('tbody button');
+      expect(await buttons.count(), `buttons at ${width} px`).toBeGreaterThanOrEqual(4);
+      for (const button of await buttons.all()) {
+        // One line box for the label: a label broken between letters has one per line.
+        const lines = await button.evaluate((b) => {
+          const range = b.ownerDocument.createRange();
+          range.selectNodeContents(b);
+          return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+        });
+        expect.soft(lines, `"${await button.textContent()}" at ${width} px`).toBe(1);
       }
     }
   });

@@ -4,15 +4,14 @@
 // codes only; the operator token shows which account and why. A route that throws answers a
 // generic 500.
 import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { journalAlertLevels } from '../../src/backfill/alert-journal.js';
 import { judgeMetadata } from '../../src/backfill/alerts.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { applyMigrations } from '../../src/db/migrate.js';
 import { healthRoute } from '../../src/http/health.js';
 import { defaultReasonSources } from '../../src/http/health-reasons.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { startHttpServer, type HttpServer } from '../../src/shared/http-server.js';
 import { prismaExecutor, type SqlExecutor } from '../../src/db/sql-executor.js';
 import { seedAccount } from '../helpers/approvals.js';
 import { createScratchDatabase, unusedDatabaseUrl } from '../helpers/scratch-database.js';

@@ -8,7 +8,7 @@ import { deriveApprovalKeys, signLink } from '../../src/actions/approval-links.j
 import { setCategoryActions } from '../../src/actions/journal.js';
 import { uuid7 } from '../../src/db/uuid7.js';
 import { approvalsRoutes } from '../../src/http/approvals-routes.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { startHttpServer, type HttpServer } from '../../src/shared/http-server.js';
 import { deriveTriageLessons } from '../../src/learning/triage-lessons.js';
 import { listLessons, loadLesson } from '../../src/learning/memory.js';
 import { freePort } from '../../src/shared/free-port.js';

@@ -1,7 +1,8 @@
 // The recurrence the reminder workflow's planning activity computes (pure: rrule in floating local
 // time, luxon for the zone). The daylight-saving edges and the short months, as docs say.
 import { describe, expect, it } from 'vitest';
-import { nextOccurrence, occurrencesAfter, RecurrenceError, recurrenceFromSpec, type Recurrence } from '../../src/reminders/recurrence.js';
+import { describeRecurrence, nextOccurrence, occurrencesAfter, RecurrenceError, recurrenceFromSpec, type Recurrence } from '../../src/reminders/recurrence.js';
+import { reminderText } from '../../src/reminders/delivery-activities.js';
 
 const iso = (d: Date) => d.toISOString();
 const berlin = 'Europe/Berlin';
@@ -103,5 +104,55 @@ describe('reminder recurrence', () => {
     ];
     for (const [spec, zone, message] of cases) expect(() => recurrenceFromSpec(spec, zone, now)).toThrow(message);
     expect(() => recurrenceFromSpec({ at: 'noon' }, berlin, now)).toThrow(RecurrenceError);
+  });
+});
+
+describe('a reminder\'s rule in words', () => {
+  const now = new Date('2026-11-25T12:00:00Z'); // a Wednesday
+  const words = (spec: Parameters<typeof recurrenceFromSpec>[0]) => describeRecurrence(recurrenceFromSpec(spec, berlin, now));
+
+  it.each<[Parameters<typeof recurrenceFromSpec>[0], string]>([
+    [{ at: '15:47', every: 'day' }, 'every day at 15:47'],
+    [{ at: '07:00:30', every: 'day', interval: 2 }, 'every 2 days at 07:00:30'],
+    [{ at: '09:00' }, 'once on 2026-11-26 at 09:00'],
+    [{ at: '13:00', start: '2027-01-04' }, 'once on 2027-01-04 at 13:00'],
+    [{ at: '10:00', every: 'week' }, 'every Wednesday at 10:00'],
+    [{ at: '08:15', every: 'week', on: 'mon,thu' }, 'every Monday and Thursday at 08:15'],
+    [{ at: '10:00', every: 'week', interval: 2, on: 'mo,we,fr' }, 'every 2 weeks on Monday, Wednesday and Friday at 10:00'],
+    [{ at: '09:00', every: 'month' }, 'every month on the 25th at 09:00'],
+    [{ at: '09:00', every: 'month', on: '1' }, 'every month on the 1st at 09:00'],
+    [{ at: '09:00', every: 'month', on: '22', interval: 3 }, 'every 3 months on the 22nd at 09:00'],
+    [{ at: '09:00', every: 'month', on: '31' }, 'every month on the 31st (or the last day of a shorter month) at 09:00'],
+    [{ at: '09:00', every: 'month', on: 'last' }, 'every month on the last day at 09:00'],
+    [{ at: '17:00', every: 'month', on: 'last-friday' }, 'every month on the last Friday at 17:00'],
+    [{ at: '17:00', every: 'month', on: 'first-monday' }, 'every month on the first Monday at 17:00'],
+    [{ at: '07:00', every: 'year' }, 'every year on 25 November at 07:00'],
+    [{ at: '07:00', every: 'year', on: '12-24' }, 'every year on 24 December at 07:00'],
+    [{ at: '07:00', every: 'year', on: '02-29' }, 'every year on 29 February (28 February in other years) at 07:00'],
+    [{ at: '17:00', rrule: 'FREQ=MONTHLY;BYDAY=-1FR' }, 'every month on the last Friday at 17:00'],
+    [{ at: '09:00', rrule: 'FREQ=DAILY;BYHOUR=9,17;BYMINUTE=0' }, 'every day at 09:00 and 17:00'],
+    [{ at: '09:00', rrule: 'FREQ=DAILY;BYDAY=MO,TU,WE,TH,FR' }, 'every weekday at 09:00'],
+    [{ at: '09:00', every: 'week', on: 'sat,sun' }, 'every Saturday and Sunday at 09:00'],
+    [{ at: '09:00', every: 'week', interval: 2, on: 'mo,tu,we,th,fr' }, 'every 2 weeks on weekdays at 09:00'],
+    [{ at: '09:00', rrule: 'FREQ=DAILY;COUNT=5' }, 'every day at 09:00, 5 times'],
+    [{ at: '09:00', rrule: 'FREQ=WEEKLY;BYDAY=MO;UNTIL=20270101T000000' }, 'every Monday at 09:00, until 2027-01-01'],
+    [{ at: '18:00', rrule: 'FREQ=YEARLY;BYMONTH=11;BYDAY=4TH' }, 'every year on the fourth Thursday of November at 18:00'],
+    [{ at: '09:00', rrule: 'FREQ=HOURLY;INTERVAL=2' }, 'every 2 hours from 09:00'],
+    [{ at: '09:00', rrule: 'FREQ=MINUTELY;INTERVAL=15' }, 'every 15 minutes from 09:00'],
+  ])('%j: %s', (spec, expected) => {
+    expect(words(spec)).toBe(expected);
+  });
+
+  it('says the time of day once, never an hour of its own ("at 15 at 15:47")', () => {
+    for (const at of ['00:05', '09:30', '15:47', '23:59']) expect(words({ at, every: 'day' })).toBe(`every day at ${at}`);
+  });
+
+  it('shows a rule it cannot put in words as the rule itself', () => {
+    expect(words({ at: '09:00', rrule: 'FREQ=YEARLY;BYWEEKNO=20;BYDAY=MO' })).toBe('every year at 09:00 (as the rule says: FREQ=YEARLY;BYWEEKNO=20;BYDAY=MO)');
+  });
+
+  it('is what the reminder e-mail says', () => {
+    const recurrence = recurrenceFromSpec({ at: '15:47', every: 'day' }, berlin, now);
+    expect(reminderText({ id: 'r1', title: 'Water the plants', ...recurrence }, '2026-11-25 15:47')).toContain('Due 2026-11-25 15:47 (every day at 15:47).');
   });
 });

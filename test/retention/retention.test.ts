@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/env.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../../src/schedules/schedules.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { precheckRules, regexLiteral, unsafePatternReason } from '../../src/rules/pattern-safety.js';
-import { BUILTIN_RULES, evaluateRules, InvalidRuleError, RULE_BODY_CHARS, RULE_HEADER_CHARS, validateRule, type Rule, type RuleEmail } from '../../src/rules/rules.js';
+import { BUILTIN_RULES, evaluateRules, InvalidRuleError, RULE_BODY_CHARS, RULE_HEADER_CHARS, validateRule } from '../../src/rules/rules.js';
 import { rulesVerdict } from '../../src/thread/rules-verdict.js';
+import type { Rule, RuleEmail } from '../../src/rules/contracts.js';
 
 const email = (overrides: Partial<RuleEmail> = {}): RuleEmail => ({
   from: 'Jane Doe <jane@example.com>',

@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  BUILTIN_RULES,
-  InvalidRuleError,
-  applicableInstructions,
-  evaluateFollowUpRules,
-  evaluateRules,
-  validateRule,
-  type Rule,
-  type RuleEmail,
-} from '../../src/rules/rules.js';
+import { BUILTIN_RULES, InvalidRuleError, applicableInstructions, evaluateFollowUpRules, evaluateRules, validateRule } from '../../src/rules/rules.js';
 import { senderAddress } from '../../src/gmail/addresses.js';
+import type { Rule, RuleEmail } from '../../src/rules/contracts.js';
 
 /** An email as readThread hands it to the rules: the sender read from the From header by the one parser. */
 function email(overrides: Partial<RuleEmail> = {}): RuleEmail {

@@ -3,7 +3,7 @@
 // workflow (running, or started for it), which judges, journals and carries it out or waits for the
 // user. Real dev server, Postgres, Gmail and Anthropic emulators (a scripted tool-use conversation).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decideAction } from '../../src/actions/decide.js';
+import { decideAction } from '../../src/thread/decide.js';
 import { listActions, updateSafetySettings } from '../../src/actions/journal.js';
 import { saveAgentProfile } from '../../src/agent/profiles.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';

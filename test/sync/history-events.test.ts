@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { historyToThreadEvents } from '../../src/sync/history-events.js';
 import { parsePushBody } from '../../src/sync/push-route.js';
-import type { HistoryRecord } from '../../src/gmail/types.js';
+import type { HistoryRecord } from '../../src/mail/message.js';
 import type { LabelRole } from '../../src/thread/contracts.js';
 
 const roles = new Map<string, LabelRole>([

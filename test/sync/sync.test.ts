@@ -13,7 +13,7 @@ import { DEFAULT_TIMER_LABEL_PREFIXES } from '../../src/time/index.js';
 import { DateTime } from 'luxon';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
-import { startHttpServer, type HttpServer } from '../../src/http/server.js';
+import { startHttpServer, type HttpServer } from '../../src/shared/http-server.js';
 import { pushRoute, PUSH_PATH } from '../../src/sync/push-route.js';
 import { pushSilent } from '../../src/http/health-reasons.js';
 import {
@@ -22,12 +22,12 @@ import {
   SYNC_POLL_SCHEDULE_ID,
   WATCH_RENEWAL_SCHEDULE_ID,
 } from '../../src/schedules/schedules.js';
-import { ensureDemoAccount, registerAccount, type AccountDeps } from '../../src/accounts/connect.js';
+import { ensureDemoAccount, registerAccount, type AccountDeps } from '../../src/sync/connect.js';
 import { connectCommand, disconnectCommand, listCommand, runAccountsCli } from '../../src/cli/accounts.js';
 import { notifySync, type SyncTarget } from '../../src/sync/notify.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
-import { gmailOAuthSettings, quotaOptionsFromConfig } from '../../src/config.js';
+import { gmailOAuthSettings, quotaOptionsFromConfig } from '../../src/config/settings.js';
 import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
 import { syncStatusQuery, syncWorkflow } from '../../src/sync/sync-workflow.js';
 import { HISTORY_ID_BACKWARDS_MARGIN, syncWorkflowId, type SyncStatus } from '../../src/sync/contracts.js';

@@ -5,7 +5,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/shared/config-error.js';
+import { loadConfig } from '../../src/config/env.js';
 import { describeTemporalConnection, temporalConnectionEnv, temporalConnectionOptions } from '../../src/temporal/connection.js';
 
 /** A deployment's settings: remote clusters are production's (dev mode refuses non-loopback addresses). */

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError } from '../../src/shared/config-error.js';
 import { AesGcmPayloadCodec } from '../../src/temporal/codec.js';
 import { DEV_PAYLOAD_KEY_FILE, fixedTestPayloadKeys, resolvePayloadKeys } from '../../src/temporal/encryption-keys.js';
 

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/env.js';
 import { databaseNameOf, withDatabaseName } from '../../src/db/connection-url.js';
 import { clientTlsSettings } from '../../src/stack/stack.js';
 import { resolveTemporalCli } from '../../src/temporal/cli-binary.js';

@@ -7,6 +7,8 @@ import { recordHistory } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import { accountReconnectedSignal } from '../../src/accounts/account-access.js';
 import { breakMime } from '../../emulators/gmail/faults.js';
+import { readSpamAssassin, spamAssassinEntries } from '../../bench/corpus/spam-assassin.js';
+import { IN_PROGRESS_STATES } from '../../bench/corpus/settle.js';
 
 let h: InboxHarness;
 
@@ -88,6 +90,42 @@ describe('thread workflow under failure', () => {
     const thread = (await h.gmail.control.getState(h.email)).messages.find((m) => m.threadId === threadId)!;
     expect(thread.labelIds).toContain((await h.gmail.control.getState(h.email)).labels.find((l) => l.name === h.settings.labels.actionRequired)!.id);
     await recordHistory(h, threadId, 'thread-unreadable-mail');
+  });
+
+  it('reads mail whose multipart boundary never appears as text, as mail clients show it, with the defect in the decision log', async () => {
+    await h.startWorkers();
+    const head = (subject: string, contentType: string) =>
+      `From: Barry <barry@python.example>\r\nTo: ${h.email}\r\nSubject: ${subject}\r\nMIME-Version: 1.0\r\nContent-Type: ${contentType}\r\n\r\n`;
+    // The shapes of CPython's test messages msg_17, msg_25, msg_31 and msg_41, and two SpamAssassin spams
+    // whose declared boundary is not the one their parts use.
+    const spam = (name: string) => readSpamAssassin(spamAssassinEntries().find((e) => e.name.startsWith(name))!);
+    const mail: Array<{ raw: Buffer; text: string }> = [
+      { raw: Buffer.from(head('Here is your dingus fish', 'multipart/mixed; boundary="BOUNDARY"') + 'Hi there,\r\n\r\nThis is the dingus fish.\r\n'), text: 'This is the dingus fish.' },
+      {
+        raw: Buffer.from(head('Returned mail: Too many hops', 'multipart/report; report-type=delivery-status;\r\n\tbo') + 'This is a MIME-encapsulated message\r\n\r\n--JAB03225.986577786/zinfandel.lacita.com\r\n\r\nThe original message was received at Fri, 6 Apr 2001\r\n'),
+        text: 'The original message was received',
+      },
+      { raw: Buffer.from(head('Two messages', 'multipart/mixed; boundary=BOUNDARY_') + '--BOUNDARY\r\nContent-Type: text/plain\r\n\r\nmessage 1\r\n\r\n--BOUNDARY\r\nContent-Type: text/plain\r\n\r\nmessage 2\r\n\r\n--BOUNDARY--\r\n'), text: 'message 2' },
+      { raw: Buffer.from(head('64423', 'multipart/alternative;') + 'Blah blah blah\r\n'), text: 'Blah blah blah' },
+      { raw: spam('spam-1/00467.'), text: 'Incredible Deals on Inkjet Cartridges!' },
+      { raw: spam('spam-2/01214.'), text: 'NEED A PROFESSIONAL LOOKING  WEBSITE?' },
+    ];
+    const delivered = await Promise.all(mail.map(({ raw }) => deliverAndIngest(h, { from: '', raw: raw.toString('base64url') })));
+    const byModel: string[] = [];
+    for (const [i, { threadId, messageId }] of delivered.entries()) {
+      const status = await h.waitFor(threadId, (s) => s.pendingEvents === 0 && !IN_PROGRESS_STATES.includes(s.state), 60_000);
+      expect(status.state, `message ${i}: ${JSON.stringify(status.decisions.at(-1))}`).not.toBe('action_required');
+      expect(status.decisions).toContainEqual(
+        expect.objectContaining({ kind: 'read', source: 'system', detail: expect.stringMatching(new RegExp(`^message ${messageId}: multipart/\\w+ top-level part has no parts \\(.+\\): read as text$`)) }),
+      );
+      const classified = status.decisions.find((d) => d.kind === 'classify');
+      expect(classified, `message ${i} classified`).toBeDefined();
+      if (classified!.source === 'llm') byModel.push(mail[i]!.text);
+    }
+    // The model was given what the user sees (the rules settle the report without it).
+    expect(byModel.length).toBeGreaterThanOrEqual(4);
+    const prompts = h.anthropic.recentRequests().map((r) => JSON.stringify(r.body));
+    for (const text of byModel) expect(prompts.some((p) => p.includes(text)), text).toBe(true);
   });
 
   it('waits while the grant is revoked, says so in its status, and drafts once the account is reconnected', async () => {

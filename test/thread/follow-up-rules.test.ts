@@ -4,11 +4,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountTimeSettings } from '../../src/accounts/time-settings.js';
-import type { Rule } from '../../src/rules/rules.js';
 import { addBusinessDays } from '../../src/time/index.js';
 import type { ThreadStatus } from '../../src/thread/contracts.js';
 import { recordHistory } from '../helpers/histories.js';
 import { deliverAndIngest, startInboxHarness, userSends, type InboxHarness } from '../helpers/inbox-harness.js';
+import type { Rule } from '../../src/rules/contracts.js';
 
 let h: InboxHarness;
 const tag = randomUUID().slice(0, 8);

@@ -4,7 +4,7 @@ import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from 
 import { recordHistory } from '../helpers/histories.js';
 import { QuotaLimiter } from '../../src/quota/limiter.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
-import { quotaOptionsFromConfig } from '../../src/config.js';
+import { quotaOptionsFromConfig } from '../../src/config/settings.js';
 
 let h: InboxHarness;
 
@@ -73,6 +73,38 @@ describe('thread workflow lifecycle', () => {
     const bucket = await new QuotaLimiter(prismaExecutor(h.prisma), quotaOptionsFromConfig(h.cfg)).state(h.accountId);
     expect(bucket?.rate).toBeGreaterThan(0);
     await recordHistory(h, threadId, 'thread-drafted');
+  });
+
+  it('answers a sender whose display name holds control characters and an ANSI escape, at her address', async () => {
+    const raw = [
+      'From: =?UTF-8?Q?=07Alice=1B[31m_Martin?= <alice.martin@example.com>',
+      `To: ${h.email}`,
+      'Subject: Quarterly numbers, coloured',
+      'Message-ID: <ansi-1@example.com>',
+      '',
+      'Hi,\r\n\r\nCould you send me the quarterly numbers by Friday?\r\n\r\nThanks, Alice',
+    ].join('\r\n');
+    const { threadId } = await deliverAndIngest(h, { from: '', raw: Buffer.from(raw).toString('base64url') });
+    const status = await h.waitFor(threadId, (s) => s.state !== 'pending' && s.pendingEvents === 0);
+    expect(status.state, JSON.stringify(status.decisions.at(-1))).toBe('drafted');
+    const { gmail } = await h.accountGmail();
+    const draft = await gmail.getDraft(status.draftId!);
+    expect(draft?.message.to).toEqual([{ address: 'alice.martin@example.com' }]);
+    expect(draft?.threadId).toBe(threadId);
+  });
+
+  it('keeps its draft in the thread when the subject holds an encoded CR/LF: same subject, threading headers, thread id', async () => {
+    const { threadId, messageId } = await deliverAndIngest(h, question('Quarterly\r\nnumbers'));
+    const status = await h.waitFor(threadId, (s) => s.state !== 'pending' && s.pendingEvents === 0);
+    expect(status.state, JSON.stringify(status.decisions.at(-1))).toBe('drafted');
+    const drafts = await draftsOf(threadId);
+    expect(drafts.map((d) => d.id)).toEqual([status.draftId]);
+    const { gmail } = await h.accountGmail();
+    const [draft, original] = await Promise.all([gmail.getDraft(status.draftId!), gmail.getMessage(messageId, 'full')]);
+    expect(draft?.threadId).toBe(threadId);
+    expect(draft?.message.exactSubject).toBe('Re: Quarterly\r\nnumbers');
+    expect(draft?.message.inReplyTo).toBe(original.messageId);
+    expect(draft?.message.references).toEqual([original.messageId]);
   });
 
   it('keeps card numbers and passwords in the mail out of the model’s prompts', async () => {

@@ -1,7 +1,8 @@
 // Timer labels set in Gmail ("Snooze/Tomorrow", "Remind/3 days", "Send/Tomorrow 8:00") → a timer.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, timerLabelPrefixesFromConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/env.js';
+import { timerLabelPrefixesFromConfig } from '../../src/config/settings.js';
 import {
   DEFAULT_TIMER_LABEL_PREFIXES as prefixes,
   readTimerLabel,

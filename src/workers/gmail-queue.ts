@@ -9,14 +9,30 @@ import { createWeeklyEmailActivities } from '../learning/weekly-email-activities
 import { createAgentGmailActivities } from '../agent/gmail-activities.js';
 import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
 import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
-import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig, reminderSettingsFromConfig } from '../config.js';
+import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig, reminderSettingsFromConfig } from '../config/settings.js';
 import { createReminderDeliveryActivities } from '../reminders/delivery-activities.js';
 import { createScheduleGmailActivities } from '../schedules/gmail-activities.js';
 import { createGmailActivities } from '../thread/gmail-activities.js';
 import { createTimerGmailActivities } from '../thread/timer-activities.js';
-import type { WorkerContext } from '../workers/context.js';
-import { createGmailAccounts } from '../workers/gmail-access.js';
-import { mergeActivities } from './merge.js';
+import type { WorkerContext } from './context.js';
+import { createGmailAccounts } from './gmail-access.js';
+import { mergeActivities } from './merge-activities.js';
+import type { ApprovalNotifyActivities } from '../actions/activity-contracts.js';
+import type { BackfillAlertDeliveryActivities, BackfillGmailActivities } from '../backfill/activity-contracts.js';
+import type { LessonNotifyActivities, WeeklyEmailActivities } from '../learning/activity-contracts.js';
+import type { ReminderDeliveryActivities } from '../reminders/contracts.js';
+import type { ScheduleGmailActivities } from '../schedules/activity-contracts.js';
+import type { ThreadGmailSteps } from '../thread/activity-contracts.js';
+
+/** Every step the workflows call on the Gmail queue, by their contracts: one missing or mistyped here fails to compile. */
+type GmailQueueSteps = ThreadGmailSteps &
+  BackfillGmailActivities &
+  BackfillAlertDeliveryActivities &
+  ScheduleGmailActivities &
+  ApprovalNotifyActivities &
+  LessonNotifyActivities &
+  ReminderDeliveryActivities &
+  WeeklyEmailActivities;
 
 export async function createGmailQueueActivities(ctx: WorkerContext) {
   // The thread's, actions' and agent's calls draw from the account's shared budget; the backfill
@@ -35,7 +51,7 @@ export async function createGmailQueueActivities(ctx: WorkerContext) {
     createLessonNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),
     createReminderDeliveryActivities({ db: ctx.sql, accounts: metered, ...reminderSettingsFromConfig(ctx.cfg) }),
     createWeeklyEmailActivities({ db: ctx.sql, accounts: metered, label: ctx.cfg.LABEL_LESSONS, sendFrom: ctx.cfg.LEARNING_WEEKLY_EMAIL, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
-  );
+  ) satisfies GmailQueueSteps;
 }
 
 export type GmailQueueActivities = Awaited<ReturnType<typeof createGmailQueueActivities>>;

@@ -7,7 +7,7 @@ import { createActionStoreActivities } from '../actions/store-activities.js';
 import { createAgentStoreActivities } from '../agent/store-activities.js';
 import { createBackfillHandoffActivities } from '../backfill/handoff-activities.js';
 import { createBackfillStoreActivities } from '../backfill/store-activities.js';
-import { backfillAlertSettingsFromConfig, learningSettingsFromConfig, threadSettingsFromConfig, timerLabelPrefixesFromConfig } from '../config.js';
+import { backfillAlertSettingsFromConfig, learningSettingsFromConfig, threadSettingsFromConfig, timerLabelPrefixesFromConfig } from '../config/settings.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { createReminderStoreActivities } from '../reminders/store-activities.js';
 import { createScheduleHandoffActivities } from '../schedules/handoff-activities.js';
@@ -18,9 +18,24 @@ import type { SyncActivities, SyncFanoutActivities } from '../sync/contracts.js'
 import { createSyncActivities } from '../sync/sync-activities.js';
 import { createStoreActivities } from '../thread/store-activities.js';
 import { createTimerStoreActivities } from '../thread/timer-store-activities.js';
-import type { WorkerContext } from '../workers/context.js';
-import { createGmailAccounts } from '../workers/gmail-access.js';
-import { mergeActivities } from './merge.js';
+import type { WorkerContext } from './context.js';
+import { createGmailAccounts } from './gmail-access.js';
+import { mergeActivities } from './merge-activities.js';
+import type { BackfillHandoffActivities, BackfillStoreActivities } from '../backfill/activity-contracts.js';
+import type { ReminderStoreActivities } from '../reminders/contracts.js';
+import type { RetentionActivities } from '../retention/contracts.js';
+import type { ScheduleHandoffActivities, ScheduleStoreActivities } from '../schedules/activity-contracts.js';
+import type { ThreadStoreSteps } from '../thread/activity-contracts.js';
+
+/** Every step the workflows run on the main queue (activities and local activities), by their contracts. */
+type WorkflowQueueSteps = ThreadStoreSteps &
+  BackfillStoreActivities &
+  BackfillHandoffActivities &
+  ScheduleStoreActivities &
+  ScheduleHandoffActivities &
+  ReminderStoreActivities &
+  RetentionActivities &
+  AllSyncActivities;
 
 /** `taskQueue`: the worker's own queue, where the sync and thread workflows run. */
 export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: string) {
@@ -39,7 +54,7 @@ export function createWorkflowQueueActivities(ctx: WorkerContext, taskQueue: str
     createBackfillHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
     createScheduleHandoffActivities({ db: ctx.sql, client: () => ctx.client(), settings: threadSettings, taskQueue }),
     syncActivitiesOnFirstUse(ctx, taskQueue),
-  );
+  ) satisfies WorkflowQueueSteps;
 }
 
 export type WorkflowQueueActivities = ReturnType<typeof createWorkflowQueueActivities>;

@@ -1,18 +1,23 @@
 // The LLM task queue's activities (LLM_TASK_QUEUE, src/workers/llm-worker.ts): classification,
 // drafting, the agent's turns and the learning's writing lessons through @anthropic-ai/sdk. Workflow code imports the type only.
 import { createAgentLlmActivities } from '../agent/llm-activities.js';
-import { learningSettingsFromConfig, llmSettingsFromConfig } from '../config.js';
+import { learningSettingsFromConfig, llmSettingsFromConfig } from '../config/settings.js';
 import { createLearningLlmActivities } from '../learning/learning-llm-activities.js';
 import { createLlmClient } from '../llm/index.js';
 import { createLlmActivities } from '../thread/llm-activities.js';
-import type { WorkerContext } from '../workers/context.js';
-import { mergeActivities } from './merge.js';
+import type { WorkerContext } from './context.js';
+import { mergeActivities } from './merge-activities.js';
+import type { LearningLlmActivities } from '../learning/activity-contracts.js';
+import type { ThreadLlmSteps } from '../thread/activity-contracts.js';
+
+/** Every step the workflows call on the LLM queue, by their contracts. */
+type LlmQueueSteps = ThreadLlmSteps & LearningLlmActivities;
 
 export function createLlmQueueActivities(ctx: WorkerContext) {
   const { cfg } = ctx;
   if (!cfg.ANTHROPIC_API_KEY) throw new Error('ANTHROPIC_API_KEY is needed (npm run dev uses the Anthropic emulator)');
   const deps = { prisma: ctx.prisma, sql: ctx.sql, anthropic: createLlmClient({ apiKey: cfg.ANTHROPIC_API_KEY, baseURL: cfg.ANTHROPIC_BASE_URL }), settings: llmSettingsFromConfig(cfg) };
-  return mergeActivities(createLlmActivities(deps), createAgentLlmActivities(deps), createLearningLlmActivities({ ...deps, learning: learningSettingsFromConfig(cfg) }));
+  return mergeActivities(createLlmActivities(deps), createAgentLlmActivities(deps), createLearningLlmActivities({ ...deps, learning: learningSettingsFromConfig(cfg) })) satisfies LlmQueueSteps;
 }
 
 export type LlmQueueActivities = ReturnType<typeof createLlmQueueActivities>;

@@ -1,5 +1,7 @@
-// Our own small shapes for what the rest of the app needs from Gmail. Everything here is plain JSON so it
-// can cross the Temporal activity boundary unchanged (no Dates, no Maps, no class instances).
+// The product's own shapes of mail, whichever mailbox it comes from (the Gmail API, IMAP): messages,
+// threads, drafts, label changes and the change records the sync reads. Everything here is plain JSON
+// so it can cross the Temporal activity boundary unchanged (no Dates, no Maps, no class instances).
+// A few shapes are the Gmail API's alone (profile, labels list, watch) and say so.
 
 /** An RFC 5322 mailbox: `name` is decoded display text, `address` the bare addr-spec. */
 export interface EmailAddress {
@@ -39,7 +41,14 @@ export interface ThreadMessage {
   to: EmailAddress[];
   cc: EmailAddress[];
   replyTo: EmailAddress[];
+  /** The Subject, decoded, line breaks read as spaces: for showing. */
   subject: string;
+  /**
+   * The Subject exactly as Gmail holds it, when that differs from `subject` (a line break or NUL an
+   * encoded word held): what a reply repeats, since Gmail keeps a reply in its thread only when the
+   * subjects match.
+   */
+  exactSubject?: string;
   /** The Date header as written by the sender (unparsed; use internalDate for ordering). */
   date: string;
   body: string;
@@ -52,6 +61,8 @@ export interface ThreadMessage {
   isDraft: boolean;
   /** Everything odd the MIME walker noticed; parsing never throws. */
   parseWarnings: string[];
+  /** Set when the body was read as text despite its MIME (a multipart whose boundary never appears): what was wrong. */
+  bodyDefect?: string;
 }
 
 export interface ThreadSnapshot {

@@ -1,7 +1,7 @@
 // A task queue's activities are assembled from the feature folders' factories; two features naming
 // an activity alike must fail loudly, not let one silently replace the other.
 import { describe, expect, it } from 'vitest';
-import { DuplicateActivityError, mergeActivities } from '../../src/activities/merge.js';
+import { DuplicateActivityError, mergeActivities } from '../../src/workers/merge-activities.js';
 
 describe('mergeActivities', () => {
   it("keeps every group's activities", async () => {

@@ -5,12 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { actionDecisionSignal } from '../thread/signals.js';
-import { threadWorkflowId, type ThreadSettings } from '../thread/contracts.js';
-import { requestTimer } from '../thread/ingest.js';
-import { reversalOf, type ActionDecisionEvent, type ActionState, type JournaledAction } from './contracts.js';
-import { listActions, loadAction, type ActionFilter } from './journal.js';
-import { undoActionWorkflow, undoWorkflowId } from './undo-workflow.js';
+import { actionDecisionSignal } from './signals.js';
+import { threadWorkflowId, type ThreadSettings } from './contracts.js';
+import { requestTimer } from './ingest.js';
+import { reversalOf, type ActionDecisionEvent, type ActionState, type Decision, type JournaledAction } from '../actions/contracts.js';
+import { listActions, loadAction, type ActionFilter } from '../actions/journal.js';
+import { undoActionWorkflow, undoWorkflowId } from '../actions/undo-workflow.js';
 
 export interface DecideDeps {
   client: Client;
@@ -19,8 +19,6 @@ export interface DecideDeps {
   taskQueue: string;
   gmailTaskQueue: string;
 }
-
-export type Decision = ActionDecisionEvent['decision'];
 
 export interface DecisionOutcome {
   /** Whether the decision took effect. */

@@ -1,8 +1,8 @@
 // The app's HTTP server (node:http): health, the Gmail push endpoint, the approvals page.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sendJson } from '../shared/json-response.js';
-import { createLogger } from '../shared/log.js';
+import { sendJson } from './json-response.js';
+import { createLogger } from './log.js';
 
 const log = createLogger('http');
 

@@ -3,9 +3,9 @@
 import type { Client } from '@temporalio/client';
 import type { PrismaClient } from '../db/client.js';
 import { createLogger } from '../shared/log.js';
-import { llmResumedSignal } from '../thread/llm-pause.js';
-import { afterSuccess, type BreakerState } from './breaker.js';
-import { createBreakerStore } from './breaker-store.js';
+import { llmResumedSignal } from './llm-pause.js';
+import { afterSuccess, type BreakerState } from '../llm/breaker.js';
+import { createBreakerStore } from '../llm/breaker-store.js';
 
 const log = createLogger('llm');
 

@@ -1,0 +1,262 @@
+// A private Dovecot for one test run: its own config, sockets, state and mail under `dir`, IMAP on
+// 127.0.0.1 only (STARTTLS port and implicit-TLS port), LMTP and the SASL auth socket for Postfix as
+// unix sockets in `dir/run`. Debian 12 ships Dovecot 2.3, Debian 13 Dovecot 2.4, whose config syntax
+// differs: the config is written for the version installed.
+import { execFile } from 'node:child_process';
+import { chown, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { spawnBoundToUs, type BoundChild } from '../../../src/shared/bound-child.js';
+import { waitForGreeting } from './greeting.js';
+
+const run = promisify(execFile);
+
+/** Mail files belong to this uid/gid; Dovecot refuses root, and it need not exist in /etc/passwd. */
+export const MAIL_UID = 5000;
+
+export interface MailAccount {
+  address: string;
+  password: string;
+}
+
+export interface DovecotOptions {
+  dir: string;
+  imapPort: number;
+  imapsPort: number;
+  certFile: string;
+  keyFile: string;
+  accounts: MailAccount[];
+  /** Replaces the advertised CAPABILITY list (Dovecot's imap_capability), e.g. to leave CONDSTORE out. */
+  imapCapability?: string;
+  log?: (line: string) => void;
+}
+
+export interface DovecotPaths {
+  config: string;
+  /** Postfix delivers here (LMTP). */
+  lmtpSocket: string;
+  /** Postfix authenticates SMTP submission here (smtpd_sasl_type = dovecot). */
+  authSocket: string;
+}
+
+export interface Dovecot extends DovecotPaths {
+  version: string;
+  /** Stops Dovecot (every IMAP connection drops) and starts it again on the same ports and mail. */
+  restart(): Promise<void>;
+  /** doveadm kick: drops every IMAP connection of `address`; resolves with how many were dropped. */
+  kick(address: string): Promise<number>;
+  outputTail(): string;
+  stop(): Promise<void>;
+}
+
+export async function dovecotVersion(): Promise<string> {
+  const { stdout } = await run('dovecot', ['--version']);
+  return stdout.trim().split(/\s+/)[0] ?? '';
+}
+
+export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
+  const version = await dovecotVersion();
+  const paths = await writeDovecotConfig(opts, version);
+  let child = await launch(opts, paths.config);
+  const kick = async (address: string): Promise<number> => {
+    // doveadm kick exits 0 when it dropped someone; its stdout names the users it kicked.
+    const { stdout } = await run('doveadm', ['-c', paths.config, 'kick', address]).catch(
+      (err: { stdout?: string; code?: number }) => {
+        if (err.code === 68) return { stdout: '' }; // EX_NOUSER: nobody connected
+        throw err;
+      },
+    );
+    const counted = /\((\d+)\)/.exec(stdout);
+    return counted ? Number(counted[1]) : stdout.includes(address) ? 1 : 0;
+  };
+  return {
+    ...paths,
+    version,
+    restart: async () => {
+      await child.stop();
+      child = await launch(opts, paths.config);
+    },
+    kick,
+    outputTail: () => child.outputTail(),
+    stop: () => child.stop(),
+  };
+}
+
+async function launch(opts: DovecotOptions, config: string): Promise<BoundChild> {
+  const child = spawnBoundToUs('dovecot', ['-F', '-c', config], { log: opts.log, stopGraceMs: 5_000 });
+  try {
+    await waitForGreeting('Dovecot', child, opts.imapPort, '* OK');
+  } catch (err) {
+    await child.stop();
+    throw err;
+  }
+  return child;
+}
+
+async function writeDovecotConfig(opts: DovecotOptions, version: string): Promise<DovecotPaths> {
+  const { dir } = opts;
+  const runDir = join(dir, 'run');
+  const homes = join(dir, 'home');
+  await mkdir(join(dir, 'state'), { recursive: true });
+  await mkdir(homes, { recursive: true });
+  await chown(homes, MAIL_UID, MAIL_UID);
+  const lines = opts.accounts.map((a) => {
+    if (/[:\s]/.test(a.address + a.password)) throw new Error(`test account ${a.address}: no ':' or spaces`);
+    return `${a.address}:{PLAIN}${a.password}:${MAIL_UID}:${MAIL_UID}::${join(homes, a.address)}::`;
+  });
+  const passwd = join(dir, 'dovecot.passwd');
+  await writeFile(passwd, lines.join('\n') + '\n', { mode: 0o640 });
+  // Dovecot's auth process runs as its internal user "dovecot".
+  const dovecotGid = await run('id', ['-g', 'dovecot']).then((r) => Number(r.stdout.trim()));
+  await chown(passwd, 0, dovecotGid);
+  const config = join(dir, 'dovecot.conf');
+  const is24 = /^2\.(4|[5-9])|^[3-9]\./.test(version);
+  await writeFile(config, (is24 ? dovecot24Config : dovecot23Config)({ ...opts, runDir, passwd, version }));
+  return { config, lmtpSocket: join(runDir, 'lmtp'), authSocket: join(runDir, 'auth-postfix') };
+}
+
+interface ConfigInput extends DovecotOptions {
+  runDir: string;
+  passwd: string;
+  version: string;
+}
+
+// Special-use folders, created and subscribed on first login. sdbox rather than Maildir: Maildir
+// keeps at most 26 keywords per mailbox, and the product stores its state in keywords.
+const MAILBOXES = [
+  ['Drafts', '\\Drafts'],
+  ['Sent', '\\Sent'],
+  ['Archive', '\\Archive'],
+  ['Junk', '\\Junk'],
+  ['Trash', '\\Trash'],
+]
+  .map(([name, use]) => `  mailbox ${name} {\n    special_use = ${use}\n    auto = subscribe\n  }`)
+  .join('\n');
+
+function dovecot23Config(c: ConfigInput): string {
+  return `# Written by test/helpers/mail-servers for one test run (Dovecot ${c.version}).
+base_dir = ${c.runDir}
+state_dir = ${join(c.dir, 'state')}
+log_path = /dev/stderr
+protocols = imap lmtp
+listen = 127.0.0.1
+ssl = required
+ssl_cert = <${c.certFile}
+ssl_key = <${c.keyFile}
+auth_mechanisms = plain login
+# Tests try wrong passwords on purpose: answer at once (the default waits 2 s).
+auth_failure_delay = 0
+auth_username_format = %Lu
+mail_location = sdbox:~/mail
+first_valid_uid = ${MAIL_UID}
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%u ${c.passwd}
+}
+userdb {
+  driver = passwd-file
+  args = username_format=%u ${c.passwd}
+}
+namespace inbox {
+  inbox = yes
+  separator = /
+${MAILBOXES}
+}
+protocol imap {
+  mail_max_userip_connections = 100
+}
+${c.imapCapability ? `imap_capability = ${c.imapCapability}\n` : ''}service imap-login {
+  inet_listener imap {
+    address = 127.0.0.1
+    port = ${c.imapPort}
+  }
+  inet_listener imaps {
+    address = 127.0.0.1
+    port = ${c.imapsPort}
+    ssl = yes
+  }
+}
+service lmtp {
+  unix_listener lmtp {
+    mode = 0666
+  }
+}
+service auth {
+  unix_listener auth-postfix {
+    mode = 0666
+  }
+}
+# No auth penalty (up to 15 s per login after failed ones from the same IP): tests fail logins on purpose.
+service anvil {
+  unix_listener anvil-auth-penalty {
+    mode = 0
+  }
+}
+`;
+}
+
+// From the Dovecot 2.4 documentation (settings were renamed); not run on this project's Debian 12 machines.
+function dovecot24Config(c: ConfigInput): string {
+  const v = c.version.split('.').slice(0, 3).join('.');
+  return `dovecot_config_version = ${v}
+dovecot_storage_version = ${v}
+# Written by test/helpers/mail-servers for one test run (Dovecot ${c.version}).
+base_dir = ${c.runDir}
+state_dir = ${join(c.dir, 'state')}
+log_path = /dev/stderr
+protocols = imap lmtp
+listen = 127.0.0.1
+ssl = required
+ssl_server_cert_file = ${c.certFile}
+ssl_server_key_file = ${c.keyFile}
+auth_mechanisms = plain login
+# Tests try wrong passwords on purpose: answer at once (the default waits 2 s).
+auth_failure_delay = 0
+auth_username_format = %{user | lower}
+mail_driver = sdbox
+mail_path = ~/mail
+first_valid_uid = ${MAIL_UID}
+passdb passwd-file {
+  passwd_file_path = ${c.passwd}
+  default_password_scheme = PLAIN
+}
+userdb passwd-file {
+  passwd_file_path = ${c.passwd}
+}
+namespace inbox {
+  inbox = yes
+  separator = /
+${MAILBOXES}
+}
+protocol imap {
+  mail_max_userip_connections = 100
+}
+${c.imapCapability ? `imap_capability = ${c.imapCapability}\n` : ''}service imap-login {
+  inet_listener imap {
+    listen = 127.0.0.1
+    port = ${c.imapPort}
+  }
+  inet_listener imaps {
+    listen = 127.0.0.1
+    port = ${c.imapsPort}
+    ssl = yes
+  }
+}
+service lmtp {
+  unix_listener lmtp {
+    mode = 0666
+  }
+}
+service auth {
+  unix_listener auth-postfix {
+    mode = 0666
+  }
+}
+# No auth penalty (up to 15 s per login after failed ones from the same IP): tests fail logins on purpose.
+service anvil {
+  unix_listener anvil-auth-penalty {
+    mode = 0
+  }
+}
+`;
+}

@@ -1,0 +1,284 @@
+// ImapMailbox against the real Dovecot and Postfix of test/helpers/mail-servers: mail in through the
+// MX, read as ThreadMessages with thread ids from the References chain; labels as keywords and the
+// changes they make; drafts; an idempotent send; archive/trash/back; a reset folder; a restart.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTransport } from 'nodemailer';
+import { startMailServers, type MailServers } from '../helpers/mail-servers/index.js';
+import { waitUntil } from '../helpers/wait-until.js';
+import { ImapMailbox, type ImapChangePage } from '../../src/imap/imap-mailbox.js';
+import { labelToKeyword, messageIdOf, threadIdOf } from '../../src/imap/mail-ids.js';
+import { MailboxResetError } from '../../src/imap/mailbox-errors.js';
+import { MailServerError } from '../../src/imap/errors.js';
+import { imapAddress, imapClient, submissionAddress } from './mail-test-clients.js';
+
+let servers: MailServers;
+let mailbox: ImapMailbox;
+const run = Date.now().toString(36);
+const mid = (name: string) => `<${name}.${run}@correspondent.test>`;
+
+beforeAll(async () => {
+  servers = await startMailServers();
+  const credentials = { user: servers.user.address, password: servers.user.password };
+  mailbox = await ImapMailbox.open({
+    address: servers.user.address,
+    imap: { server: imapAddress(servers), credentials },
+    smtp: { server: submissionAddress(servers), credentials },
+  });
+});
+
+afterAll(async () => {
+  await mailbox?.close();
+  await servers?.stop();
+});
+
+/** A message from the correspondent's server to the user, through the MX port (no login). */
+async function deliver(mail: { messageId?: string; subject: string; text: string; references?: string[]; inReplyTo?: string }) {
+  const transport = createTransport({ host: servers.host, port: servers.smtp.mxPort, secure: false, tls: { ca: servers.caPem }, logger: false });
+  const lines = [
+    `From: Alice <${servers.correspondent.address}>`,
+    `To: ${servers.user.address}`,
+    `Subject: ${mail.subject}`,
+    `Date: ${new Date().toUTCString()}`,
+    ...(mail.messageId ? [`Message-ID: ${mail.messageId}`] : []),
+    ...(mail.inReplyTo ? [`In-Reply-To: ${mail.inReplyTo}`] : []),
+    ...(mail.references ? [`References: ${mail.references.join(' ')}`] : []),
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    mail.text,
+    '',
+  ];
+  try {
+    await transport.sendMail({ envelope: { from: servers.correspondent.address, to: [servers.user.address] }, raw: lines.join('\r\n') });
+  } finally {
+    transport.close();
+  }
+}
+
+const arrived = (messageId: string) =>
+  waitUntil(`${messageId} in INBOX`, async () => {
+    try {
+      return await mailbox.getMessage(messageIdOf(messageId));
+    } catch {
+      return undefined;
+    }
+  });
+
+const threadOf = (root: string) => threadIdOf({ messageId: root, references: [], inReplyTo: '' }, new Uint8Array());
+
+/** listChanges until `accept` finds what it waits for; the cursor advances with each page. */
+async function changesUntil(cursor: string, what: string, accept: (page: ImapChangePage) => boolean): Promise<{ page: ImapChangePage; pages: ImapChangePage[] }> {
+  const pages: ImapChangePage[] = [];
+  let at = cursor;
+  const page = await waitUntil(what, async () => {
+    const p = await mailbox.listChanges(at);
+    pages.push(p);
+    at = p.cursor;
+    return pages.some(accept) ? p : undefined;
+  });
+  return { page, pages };
+}
+
+describe('ImapMailbox', () => {
+  it('declares what the product reads instead of asking for the provider: keywords, computed thread ids, IDLE, Sent appended', () => {
+    // Dovecot as the tests run it: PERMANENTFLAGS \*, IDLE, no X-GM extensions.
+    expect(mailbox.capabilities).toEqual({ provider: 'imap', labels: 'keywords', threadIds: 'computed', changes: 'idle', sentCopy: 'appended' });
+  });
+
+  it('reads mail from the correspondent as a ThreadMessage', async () => {
+    await deliver({ messageId: mid('hello'), subject: 'Grüße from Alice', text: 'Can we meet on Tuesday?' });
+    const message = await arrived(mid('hello'));
+    expect(message).toMatchObject({
+      id: messageIdOf(mid('hello')),
+      threadId: threadOf(mid('hello')),
+      messageId: mid('hello'),
+      from: { name: 'Alice', address: servers.correspondent.address },
+      to: [{ address: servers.user.address }],
+      subject: 'Grüße from Alice',
+      bodySource: 'text/plain',
+      isFromUser: false,
+      isDraft: false,
+    });
+    expect(message.body.trim()).toBe('Can we meet on Tuesday?');
+    expect(message.labelIds).toEqual(expect.arrayContaining(['INBOX', 'UNREAD']));
+    expect(message.internalDate).toBeGreaterThan(0);
+    expect(Number(message.historyId)).toBeGreaterThan(0);
+    const listed = await mailbox.listMessages({ from: servers.correspondent.address, subject: 'from Alice' });
+    expect(listed.messages).toContainEqual({ id: message.id, threadId: message.threadId });
+  });
+
+  it('gives a reply chain one thread id, also when a reply arrives before its parent', async () => {
+    const [root, second, third] = [mid('root'), mid('second'), mid('third')];
+    // The third message comes first: its References name the root, which is all its thread id needs.
+    await deliver({ messageId: third, subject: 'Re: plan', text: 'third', inReplyTo: second, references: [root, second] });
+    const early = await arrived(third);
+    expect(early.threadId).toBe(threadOf(root));
+    await deliver({ messageId: root, subject: 'plan', text: 'first' });
+    await deliver({ messageId: second, subject: 'Re: plan', text: 'second', inReplyTo: root });
+    await arrived(second);
+    const thread = await mailbox.getThread(threadOf(root));
+    expect(thread.messages.map((m) => m.messageId).sort()).toEqual([root, second, third].sort());
+    expect(new Set(thread.messages.map((m) => m.threadId))).toEqual(new Set([threadOf(root)]));
+    // No Message-ID at all (Postfix would add one, so another client stores it): a thread of its own,
+    // the same id every time it is read.
+    const other = await imapClient(servers, servers.user);
+    try {
+      await other.append('INBOX', `From: ${servers.correspondent.address}\r\nSubject: anonymous\r\n\r\nno id here\r\n`);
+    } finally {
+      await other.logout();
+    }
+    const found = await waitUntil('the message without Message-ID', async () => (await mailbox.listMessages({ subject: 'anonymous' })).messages[0]);
+    expect(found.threadId).toMatch(/^h/);
+    expect((await mailbox.getMessage(found.id)).threadId).toBe(found.threadId);
+  });
+
+  it('shows our label as a keyword in listChanges, and a keyword another client set as a label added', async () => {
+    const id = messageIdOf(mid('hello'));
+    await mailbox.getMessage(id);
+    const cursor = await mailbox.getCursor();
+    expect(await mailbox.modifyMessage(id, { add: ['Action Required', 'Snooze/2026-12-01'] })).toEqual(
+      expect.arrayContaining(['Action Required', 'Snooze/2026-12-01']),
+    );
+    const added = await mailbox.listChanges(cursor);
+    const inbox = added.records.find((r) => r.labelsAdded.length > 0);
+    expect(inbox?.labelsAdded).toEqual([expect.objectContaining({ message: expect.objectContaining({ id }), labelIds: ['Action Required', 'Snooze/2026-12-01'] })]);
+    expect(added.cursor).not.toBe(cursor);
+    // Nothing changed since: an empty page, the same cursor.
+    const quiet = await mailbox.listChanges(added.cursor);
+    expect(quiet.records).toEqual([]);
+
+    await mailbox.modifyMessage(id, { remove: ['Action Required'], add: ['UNREAD'] });
+    const removed = await mailbox.listChanges(quiet.cursor);
+    expect(removed.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ labelIds: ['Action Required'] })]);
+
+    // The user, in their own mail app, tags the message "Done".
+    const other = await imapClient(servers, servers.user);
+    try {
+      const lock = await other.getMailboxLock('INBOX');
+      try {
+        const uids = (await other.search({ header: { 'message-id': mid('hello').slice(1, -1) } }, { uid: true })) || [];
+        await other.messageFlagsAdd(uids.join(','), [labelToKeyword('Done'), '\\Seen'], { uid: true });
+      } finally {
+        lock.release();
+      }
+    } finally {
+      await other.logout();
+    }
+    const done = await mailbox.listChanges(removed.cursor);
+    expect(done.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ labelIds: ['Done'] })]);
+    expect(done.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ labelIds: ['UNREAD'] })]);
+
+    // New mail is a message added, with its labels.
+    await deliver({ messageId: mid('later'), subject: 'later', text: 'one more' });
+    const { pages } = await changesUntil(done.cursor, 'the new message in listChanges', (p) =>
+      p.records.some((r) => r.messagesAdded.some((m) => m.id === messageIdOf(mid('later')))),
+    );
+    const addedRecord = pages.flatMap((p) => p.records).flatMap((r) => r.messagesAdded).find((m) => m.id === messageIdOf(mid('later')));
+    expect(addedRecord).toMatchObject({ threadId: threadOf(mid('later')), labelIds: expect.arrayContaining(['INBOX', 'UNREAD']) });
+  });
+
+  it('appends, replaces, reads, lists and deletes a draft', async () => {
+    const threadId = threadOf(mid('hello'));
+    const raw = (body: string) =>
+      Buffer.from(
+        [`From: ${servers.user.address}`, `To: ${servers.correspondent.address}`, 'Subject: Re: Grüße from Alice', `In-Reply-To: ${mid('hello')}`, `References: ${mid('hello')}`, 'Content-Type: text/plain; charset=utf-8', '', body, ''].join('\r\n'),
+      ).toString('base64url');
+    const created = await mailbox.createDraft({ threadId, raw: raw('Tuesday works.') });
+    expect(created.threadId).toBe(threadId);
+    expect((await mailbox.getDraft(created.draftId))?.body.trim()).toBe('Tuesday works.');
+    const updated = await mailbox.updateDraft(created.draftId, { threadId, raw: raw('Tuesday at ten works.') });
+    expect(updated.draftId).toBe(created.draftId);
+    const read = await mailbox.getDraft(created.draftId);
+    expect(read?.body.trim()).toBe('Tuesday at ten works.');
+    expect(read?.message.labelIds).toEqual(expect.arrayContaining(['DRAFT']));
+    expect(read?.message.isDraft).toBe(true);
+    expect(await mailbox.listDraftsForThread(threadId)).toEqual([{ draftId: created.draftId, messageId: created.draftId, threadId }]);
+    expect(await mailbox.deleteDraft(created.draftId)).toBe(true);
+    expect(await mailbox.deleteDraft(created.draftId)).toBe(false);
+    expect(await mailbox.getDraft(created.draftId)).toBeNull();
+    expect(await mailbox.listDraftsForThread(threadId)).toEqual([]);
+  });
+
+  it('sends once, even when send is called twice with the same Message-ID, and files a copy in Sent', async () => {
+    const sentId = `<sent.${run}@inbox.test>`;
+    const raw = Buffer.from(
+      [`From: ${servers.user.address}`, `To: ${servers.correspondent.address}`, 'Subject: Re: plan', `Message-ID: ${sentId}`, `In-Reply-To: ${mid('root')}`, `References: ${mid('root')}`, '', 'Agreed.', ''].join('\r\n'),
+    ).toString('base64url');
+    const first = await mailbox.sendMessage(raw);
+    const second = await mailbox.sendMessage(raw);
+    expect(second).toEqual(first);
+    expect(first).toEqual({ id: messageIdOf(sentId), threadId: threadOf(mid('root')) });
+    expect(await mailbox.isSent(first.id)).toBe(true);
+    // A marker sent after both: once it is in Alice's INBOX, a second copy would be too.
+    const marker = `<marker.${run}@inbox.test>`;
+    await mailbox.sendMessage(Buffer.from([`From: ${servers.user.address}`, `To: ${servers.correspondent.address}`, 'Subject: marker', `Message-ID: ${marker}`, '', '.', ''].join('\r\n')).toString('base64url'));
+    const alice = await imapClient(servers, servers.correspondent);
+    try {
+      await alice.mailboxOpen('INBOX');
+      await waitUntil('the marker in the correspondent INBOX', async () => ((await alice.search({ header: { 'message-id': marker.slice(1, -1) } }, { uid: true })) || []).length > 0);
+      const copies = (await alice.search({ header: { 'message-id': sentId.slice(1, -1) } }, { uid: true })) || [];
+      expect(copies).toHaveLength(1);
+    } finally {
+      await alice.logout();
+    }
+    const thread = await mailbox.getThread(threadOf(mid('root')));
+    expect(thread.messages.find((m) => m.messageId === sentId)?.labelIds).toEqual(expect.arrayContaining(['SENT']));
+    expect(thread.messages.find((m) => m.messageId === sentId)?.isFromUser).toBe(true);
+  });
+
+  it('archives, trashes and brings a thread back to the inbox', async () => {
+    const threadId = threadOf(mid('root'));
+    const cursor = await mailbox.getCursor();
+    await mailbox.archiveThread(threadId);
+    const archived = await mailbox.getThread(threadId);
+    for (const m of archived.messages) expect(m.labelIds).not.toContain('INBOX');
+    expect(archived.messages.find((m) => m.messageId === `<sent.${run}@inbox.test>`)?.labelIds).toContain('SENT');
+    // The move is INBOX removed, as on Gmail, not a deletion.
+    const page = await mailbox.listChanges(cursor);
+    const removed = page.records.flatMap((r) => r.labelsRemoved).filter((c) => c.labelIds.includes('INBOX'));
+    expect(removed.map((c) => c.message.id).sort()).toEqual([mid('root'), mid('second'), mid('third')].map(messageIdOf).sort());
+    expect(page.records.flatMap((r) => r.messagesDeleted)).toEqual([]);
+
+    await mailbox.trashThread(threadId);
+    for (const m of (await mailbox.getThread(threadId)).messages) expect(m.labelIds).toContain('TRASH');
+    await mailbox.moveThreadToInbox(threadId);
+    const back = await mailbox.getThread(threadId);
+    expect(back.messages.filter((m) => m.labelIds.includes('INBOX')).map((m) => m.messageId).sort()).toEqual([mid('root'), mid('second'), mid('third')].sort());
+    expect(back.messages.find((m) => m.messageId === `<sent.${run}@inbox.test>`)?.labelIds).toContain('SENT');
+    for (const m of back.messages) expect(m.labelIds).not.toContain('TRASH');
+  });
+
+  it('reports a folder whose UIDVALIDITY changed as a rescan', async () => {
+    const cursor = await mailbox.getCursor();
+    const other = await imapClient(servers, servers.user);
+    try {
+      await other.mailboxDelete('Archive');
+      await other.mailboxCreate('Archive');
+    } finally {
+      await other.logout();
+    }
+    const err = await mailbox.listChanges(cursor).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(MailboxResetError);
+    expect((err as MailboxResetError).folder).toBe('Archive');
+    // A fresh cursor works again.
+    await expect(mailbox.listChanges(await mailbox.getCursor())).resolves.toMatchObject({ records: [] });
+  });
+
+  it('reconnects after a Dovecot restart (or fails retryably, then reconnects)', async () => {
+    await servers.restartDovecot();
+    const first = await mailbox.getCursor().then(
+      (cursor) => ({ cursor }),
+      (err: unknown) => ({ err }),
+    );
+    if ('err' in first) {
+      expect(first.err).toBeInstanceOf(MailServerError);
+      expect((first.err as MailServerError).retryable).toBe(true);
+      expect((first.err as MailServerError).message).not.toMatch(/\r|\n/);
+    }
+    const message = await mailbox.getMessage(messageIdOf(mid('hello')));
+    expect(message.subject).toBe('Grüße from Alice');
+  });
+});
