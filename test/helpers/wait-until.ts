@@ -18,11 +18,18 @@ export async function waitUntil<T>(
       lastError = err;
     }
     if (Date.now() > deadline) {
-      const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
+      const cause = lastError instanceof Error ? ` (last error: ${messages(lastError)})` : '';
       throw new Error(`${what}: not within ${timeoutMs} ms${cause}`);
     }
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** An error's message and its causes' (a client error's cause says what the server answered). */
+function messages(err: Error): string {
+  const parts = [err.message];
+  for (let cause = err.cause; cause instanceof Error && parts.length < 4; cause = cause.cause) parts.push(cause.message);
+  return parts.join(': ');
 }
 
 /**
