@@ -1,16 +1,25 @@
 import { defineConfig } from 'vitest/config';
+import SlowFirstSequencer from './test/setup/sequencer.js';
 
 export default defineConfig({
   test: {
     // Forks, not threads: the Temporal core bridge (a native addon) and wasm misbehave in worker threads.
     pool: 'forks',
     globalSetup: ['test/setup/global-setup.ts'],
+    setupFiles: ['test/setup/temporal-runtime.ts'],
     // The tests run in dev mode, chosen: worker processes they start alone require a chosen mode.
     env: { DURABLE_INBOX_MODE: 'dev' },
     include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     fileParallelism: true,
-    maxWorkers: 2,
+    maxWorkers: 3,
+    // One process per worker for all its files, not one per file: the modules (googleapis, the
+    // Temporal SDK, Prisma, ours) are loaded once per worker. Every file cleans up after itself.
+    isolate: false,
+    // Slow files first, also on a clean clone without vitest's results cache (test/setup/sequencer.ts).
+    sequence: { sequencer: SlowFirstSequencer },
+    // Every file's time, slowest first, at the end of the run (CI's output shows the next slow file).
+    reporters: ['default', './test/setup/file-times-reporter.ts'],
   },
 });

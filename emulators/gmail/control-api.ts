@@ -87,6 +87,7 @@ const CONTROL_ROUTES: ControlRoute[] = [
   }),
   route('GET', 'metrics', ({ world }) => ({
     methods: world.metrics.snapshot(),
+    inFlight: world.metrics.inFlight(),
     quota: { ...world.quota.stats },
     push: { ...world.push.stats, recent: world.push.log.slice(-20) },
     oauth: { refreshes: world.oauth.refreshCount, codeExchanges: world.oauth.codeExchangeCount },

@@ -41,6 +41,8 @@ export interface MailboxState {
 
 export interface EmulatorMetrics {
   methods: Record<string, MethodMetrics>;
+  /** Calls read in full and not answered yet, per method (a slow answer's call has taken effect already). */
+  inFlight: Record<string, number>;
   quota: QuotaStats;
   push: PushStats & { recent: PushDeliveryLog[] };
   oauth: { refreshes: number; codeExchanges: number };

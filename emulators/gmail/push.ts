@@ -60,6 +60,8 @@ export interface Watch {
 export interface PushStats {
   scheduled: number;
   coalesced: number;
+  /** Notifications published to the topic when their coalescing window closed (before the switches: drop, duplicate, delay, reorder). */
+  published: number;
   sent: number;
   delivered: number;
   failedAttempts: number;
@@ -126,7 +128,7 @@ export class PushService {
   }
 
   private static emptyStats(): PushStats {
-    return { scheduled: 0, coalesced: 0, sent: 0, delivered: 0, failedAttempts: 0, abandoned: 0, dropped: 0, duplicated: 0, reordered: 0, undeliverable: 0 };
+    return { scheduled: 0, coalesced: 0, published: 0, sent: 0, delivered: 0, failedAttempts: 0, abandoned: 0, dropped: 0, duplicated: 0, reordered: 0, undeliverable: 0 };
   }
 
   configure(patch: Partial<PushConfig>): void {
@@ -236,6 +238,7 @@ export class PushService {
 
   /** Applies the misbehaviour switches, then hands notifications to delivery. */
   private emit(notification: Notification): void {
+    this.stats.published++;
     if (this.random.chance(this.config.dropRate)) {
       this.stats.dropped++;
       return;

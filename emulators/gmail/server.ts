@@ -90,6 +90,7 @@ async function handleGmail(world: GmailWorld, req: IncomingMessage, res: ServerR
   let status = 200;
   let units = 0;
   let release: (() => void) | undefined;
+  let inFlight = false;
   try {
     const auth = authenticate(world, req);
     // The API must be enabled in the project of the client the token was issued to; Google checks this first.
@@ -104,6 +105,8 @@ async function handleGmail(world: GmailWorld, req: IncomingMessage, res: ServerR
     // The body is read first, as Gmail has it in full before it answers: a client that dies while
     // waiting for a slow answer has still made its change (a send goes out).
     const body = await readJson(req);
+    world.metrics.begin(method);
+    inFlight = true;
     const fault = world.faults.decide(method);
     if (fault.delayMs > 0) await sleep(fault.delayMs);
     if (fault.error) throw fault.error;
@@ -114,6 +117,7 @@ async function handleGmail(world: GmailWorld, req: IncomingMessage, res: ServerR
     status = sendError(res, err);
   } finally {
     release?.();
+    if (inFlight) world.metrics.end(method);
     world.metrics.record(method, units, status);
   }
 }

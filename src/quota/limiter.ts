@@ -304,6 +304,12 @@ export class QuotaLimiter {
     };
   }
 
+  /** The account's calls of this process waiting for a slot, by lane. */
+  waiting(accountId: string): Record<QuotaLane, number> {
+    const gate = this.gates.get(accountId);
+    return { live: gate?.waiters.live.length ?? 0, bulk: gate?.waiters.bulk.length ?? 0 };
+  }
+
   /** The rate last seen for the account (units/s), or the start rate. */
   currentRate(accountId: string): number {
     return this.lastRate.get(accountId) ?? this.options.startRate;

@@ -1,7 +1,10 @@
 // The workflow bundle, built once. Production images prebuild it (`npm run build:workflows`
 // writes dist/workflow-bundle.js, and dist/workflow-bundle-traced.js with the tracing interceptors);
 // otherwise the first worker in the process bundles it and every other worker of the process reuses it.
+// WORKFLOW_BUNDLE_DIR names another directory of prebuilt bundles: `npm test` builds them once per
+// run (test/setup/workflow-bundles.ts) for its workers and the worker processes they start.
 import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle, type WorkflowBundleOption } from '@temporalio/worker';
 import { failureConverterPath } from '../temporal/data-converter.js';
@@ -33,7 +36,9 @@ export function getWorkflowBundle(): Promise<WorkflowBundleOption> {
   const tracing = tracingEnabled();
   let bundle = bundles.get(tracing);
   if (!bundle) {
-    const prebuilt = tracing ? prebuiltTracedBundlePath : prebuiltBundlePath;
+    const path = tracing ? prebuiltTracedBundlePath : prebuiltBundlePath;
+    const dir = process.env['WORKFLOW_BUNDLE_DIR'];
+    const prebuilt = dir ? join(dir, basename(path)) : path;
     bundle = existsSync(prebuilt)
       ? Promise.resolve({ codePath: prebuilt })
       : bundleWorkflows(workflowsPath, { tracing }).then(({ code }) => ({ code }));

@@ -12,10 +12,13 @@ import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { actionDecisionSignal } from '../../src/thread/signals.js';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory } from '../helpers/histories.js';
-import { waitUntil } from '../helpers/wait-until.js';
+import { untilTime, waitUntil } from '../helpers/wait-until.js';
+import { untilQuiet } from '../helpers/workflow-quiet.js';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 
 const SEND_DELAY_MS = 1500;
+/** PAUSE_LABEL_CHECK_EVERY: how long an answer to "is the pause label set?" is reused. */
+const PAUSE_CHECK_MS = 1000;
 
 let h: InboxHarness;
 let deps: DecideDeps;
@@ -28,7 +31,7 @@ beforeAll(async () => {
   discord = await startDiscordEmulator();
   webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
   h = await startInboxHarness({
-    env: { PAUSE_LABEL_CHECK_EVERY: '1s', DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: 'http://127.0.0.1:3999' },
+    env: { PAUSE_LABEL_CHECK_EVERY: `${PAUSE_CHECK_MS}ms`, DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: 'http://127.0.0.1:3999' },
     settings: {
       actions: { sendDelayMs: SEND_DELAY_MS, approvalExpiryMs: 10 * 60_000, pauseLabel: 'Assistant Paused', awaitingApprovalLabel: 'Awaiting Approval' },
     },
@@ -228,7 +231,9 @@ describe('the safety policy', () => {
     const scheduled = await actionUntil(threadId, 'forward', (a) => a.state === 'scheduled');
     const outcome = await decideAction(deps, scheduled.id, 'undo', 'test');
     expect(outcome).toMatchObject({ ok: true, action: { state: 'undone', decidedBy: 'test' } });
-    await new Promise((r) => setTimeout(r, SEND_DELAY_MS + 500));
+    // Past the time it was to go out, with nothing under way in the thread: it did not.
+    await untilTime(Date.parse(scheduled.scheduledFor!));
+    await untilQuiet([h.handle(threadId)]);
     expect(await sentIn(threadId)).toHaveLength(0);
     expect((await h.handle(threadId).query('status') as { openActions?: unknown[] }).openActions).toBeUndefined();
   });
@@ -265,7 +270,8 @@ describe('the safety policy', () => {
     await h.handle(threadId).signal(actionDecisionSignal, approve);
     const done = await actionUntil(threadId, 'forward', (a) => a.state === 'done');
     expect(done.decidedBy).toBe('signal');
-    await new Promise((r) => setTimeout(r, 500));
+    // Both signals handled, nothing under way: one send.
+    await untilQuiet([h.handle(threadId)]);
     expect(await sentIn(threadId)).toHaveLength(1);
     await recordHistory(h, threadId, 'thread-actions-forward-approved');
   });
@@ -302,8 +308,9 @@ describe('the safety policy', () => {
     // The label, set on any message from a phone, pauses too (after the cached answer expires).
     await policy({ paused: false });
     const other = await deliver(h, { from: 'Someone <s@elsewhere.example>', subject: 'hello', text: 'hi' });
+    const labelledAt = Date.now();
     await h.gmail.control.modifyLabels(h.email, { messageIds: [other.messageId], add: ['Assistant Paused'] });
-    await new Promise((r) => setTimeout(r, 1100));
+    await untilTime(labelledAt + PAUSE_CHECK_MS + 1); // a cached answer from before the label has expired by then
     const second = await deliverAndIngest(h, { from: 'News <n@paused.example>', subject: 'Issue 2', text: 'More news.' });
     const heldByLabel = await actionUntil(second.threadId, 'archive', (a) => a.state === 'awaiting_approval');
     expect(heldByLabel.because).toContain('automatic actions are paused (the pause label is set in Gmail)');
@@ -311,8 +318,9 @@ describe('the safety policy', () => {
     const question = await deliverAndIngest(h, { from: 'Alice <alice@partner.example>', subject: 'Numbers?', text: 'Could you send me the numbers?' });
     const drafted = await idle(question.threadId, 'drafted');
     expect(drafted.draftId).toBeDefined();
+    const unlabelledAt = Date.now();
     await h.gmail.control.modifyLabels(h.email, { messageIds: [other.messageId], remove: ['Assistant Paused'] });
-    await new Promise((r) => setTimeout(r, 1100));
+    await untilTime(unlabelledAt + PAUSE_CHECK_MS + 1); // the next test finds no cached "paused"
   });
 });
 

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/common';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { deriveApprovalKeys, verifyLink } from '../../src/actions/approval-links.js';
 import { loadAction } from '../../src/actions/journal.js';
@@ -136,8 +136,6 @@ describe('notifyApproval in a worker', () => {
   let workflowBundle: WorkflowBundle;
 
   beforeAll(async () => {
-    // The activity failures below are on purpose: keep the worker's warnings about them out of the output.
-    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
     const address = inject('temporalAddress');
     connection = await Connection.connect({ address });
     nativeConnection = await NativeConnection.connect({ address });

@@ -40,10 +40,10 @@ it('leaves exactly one sent message when the worker dies between the send and th
   await h.gmail.control.setFaults({ latency: [{ method: 'messages.send', distribution: { type: 'fixed', ms: 10_000 } }] });
   try {
     const { threadId } = await deliverAndIngest(h, { from: 'Ray <ray@sigkill.example>', subject: 'Forward me', text: 'Please keep a copy.' });
-    const scheduled = await waitUntil('the forward to be scheduled', async () =>
+    await waitUntil('the forward to be scheduled', async () =>
       (await listActions(prismaExecutor(h.prisma), { accountId: h.accountId, threadId })).find((a) => a.state === 'scheduled'), { timeoutMs: 60_000, everyMs: 50 });
-    // The send starts when the delay is over (plus a few reads); three seconds later it is in flight.
-    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(scheduled.scheduledFor!) - Date.now()) + 3000));
+    // The send starts when the delay is over: the worker dies once Gmail holds it.
+    await waitUntil('the send in flight at Gmail', async () => (await h.gmail.control.metrics()).inFlight['messages.send'] === 1, { timeoutMs: 60_000, everyMs: 50 });
     expect(await sent(threadId)).toHaveLength(0);
     await killWorker(worker);
     await waitUntil('Gmail to have taken the message', async () => (await sent(threadId)).length === 1, { timeoutMs: 20_000, everyMs: 100 });

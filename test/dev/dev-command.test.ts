@@ -1,119 +1,17 @@
 // `npm run dev` as a user runs it: it comes up on embedded defaults (its own Temporal dev server,
-// Postgres, the emulators with a demo mailbox), thread workflows appear, and Ctrl-C stops it all;
-// started again on the same DATA_DIR, the demo continues and new mail is processed.
-import { spawn } from 'node:child_process';
+// Postgres, the emulators with a demo mailbox), thread workflows appear, and Ctrl-C stops it all.
+// Started again on the same DATA_DIR: test/dev/dev-restart.test.ts.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { expect, it } from 'vitest';
 import { waitUntil } from '../helpers/wait-until.js';
-import { freePort } from '../../src/shared/free-port.js';
 import { unusedDatabaseUrl } from '../helpers/scratch-database.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { DEMO_AUTO_REPLY_SENDER, DEMO_EMAIL } from '../../src/dev/demo.js';
 import { DEMO_NEWS_SENDER } from '../../src/dev/demo-lessons.js';
-import { EmulatorControlClient } from '../../emulators/gmail/index.js';
-import { syncWorkflowId } from '../../src/sync/contracts.js';
-import { threadWorkflowId } from '../../src/thread/contracts.js';
-import { diagnoseWorkflows } from '../helpers/workflow-diagnosis.js';
-
-const portOpen = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
-
-/** Free ports for everything `npm run dev` listens on. */
-async function devPorts() {
-  return {
-    temporal: await freePort(),
-    ui: await freePort(),
-    codec: await freePort(),
-    http: await freePort(),
-    gmail: await freePort(),
-    anthropic: await freePort(),
-    discord: await freePort(),
-    sdkMetrics: await freePort(),
-  };
-}
-
-type DevPorts = Awaited<ReturnType<typeof devPorts>>;
-
-/** `npm run dev` as a user starts it, on these ports and this data directory; resolves once it says it is running. */
-async function startDev(
-  dataDir: string,
-  ports: DevPorts,
-  demoMessages: number,
-  databaseUrl: string,
-  logLevel = 'warn',
-) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: `127.0.0.1:${ports.temporal}`,
-      TEMPORAL_UI_PORT: String(ports.ui),
-      CODEC_SERVER_PORT: String(ports.codec),
-      HTTP_PORT: String(ports.http),
-      GMAIL_EMULATOR_PORT: String(ports.gmail),
-      ANTHROPIC_EMULATOR_PORT: String(ports.anthropic),
-      DISCORD_EMULATOR_PORT: String(ports.discord),
-      TEMPORAL_METRICS_PORT: String(ports.sdkMetrics),
-      DEMO_MAILBOX_MESSAGES: String(demoMessages),
-      LOG_LEVEL: process.env['DEV_TEST_LOG_LEVEL'] ?? logLevel,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const dev = {
-    child,
-    output: '',
-    exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))),
-  };
-  child.stdout.on('data', (d: Buffer) => (dev.output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (dev.output += d.toString()));
-  return dev;
-}
-
-/**
- * Runs `use` on a started `npm run dev`, then Ctrl-C. A failure of `use` is the test's error (the
- * exit code of a process stopped mid-way must not hide it); otherwise the exit code must be 0.
- */
-async function whileRunning(dev: Awaited<ReturnType<typeof startDev>>, use: () => Promise<void>): Promise<void> {
-  let failure: unknown;
-  try {
-    await use();
-  } catch (err) {
-    failure = err;
-  }
-  const code = await stopDev(dev);
-  if (failure) throw failure;
-  expect(code, dev.output.slice(-2000)).toBe(0);
-}
-
-async function untilRunning(dev: Awaited<ReturnType<typeof startDev>>, what: string): Promise<void> {
-  await waitUntil(
-    `${what}: dev up`,
-    async () => {
-      if (dev.child.exitCode !== null) throw new Error(`dev exited:\n${dev.output.slice(-3000)}`);
-      return dev.output.includes('durable-inbox is running');
-    },
-    { timeoutMs: 90_000, everyMs: 250 },
-  ).catch((err: Error) => {
-    throw new Error(`${err.message}\n${dev.output.slice(-3000)}`);
-  });
-}
-
-/** Ctrl-C; the exit code (SIGKILL after 45 s without one). */
-async function stopDev(dev: Awaited<ReturnType<typeof startDev>>): Promise<number | null | 'hung'> {
-  dev.child.kill('SIGINT');
-  const code = await Promise.race([dev.exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 45_000))]);
-  if (code === 'hung') dev.child.kill('SIGKILL');
-  return code;
-}
+import { devPorts, portOpen, startDev, stopDev, untilRunning, whileRunning } from '../helpers/dev-process.js';
 
 it('comes up with the demo mailbox flowing into thread workflows and its actions, and Ctrl-C leaves nothing running', async () => {
   const startedAt = Date.now();
@@ -282,74 +180,3 @@ it('Ctrl-C during start-up stops what has started and exits 0', async () => {
     await database.drop();
   }
 }, 150_000);
-
-it('started, stopped and started again three times on the same DATA_DIR, processes newly delivered demo mail each time', async () => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'durable-inbox-dev-restart-'));
-  const ports = await devPorts();
-  const database = unusedDatabaseUrl(); // its own, as above
-  const prisma = createPrismaClient(database.url);
-  const gmail = new EmulatorControlClient(`http://127.0.0.1:${ports.gmail}`);
-  const accountIds: string[] = [];
-  let previous: { id: string; threadId: string } | undefined;
-  try {
-    for (let round = 1; round <= 3; round++) {
-      // At info, a slow round's failure shows what the product did (the output is only printed then).
-      const dev = await startDev(dataDir, ports, 0, database.url, 'info');
-      await whileRunning(dev, async () => {
-        await untilRunning(dev, `round ${round}`);
-        const account = await prisma.account.findUniqueOrThrow({ where: { email: DEMO_EMAIL } });
-        accountIds.push(account.id);
-        // The restarted demo continues with its mailbox (the emulator's state file), not a new account.
-        if (round > 1) expect(account.id).toBe(accountIds[0]);
-
-        const mail = await gmail.deliver(DEMO_EMAIL, {
-          from: { name: 'Carol Reyes', email: 'carol@example.org' },
-          to: [DEMO_EMAIL],
-          subject: `Quarterly numbers, round ${round}`,
-          text: 'Hi,\n\nCould you send me the quarterly numbers by Friday?\n\nCarol',
-        });
-        const handled = (what: string, m: { id: string; threadId: string }) =>
-          waitUntil(
-            `round ${round}: ${what} processed`,
-            async () => {
-              const thread = await prisma.thread.findFirst({
-                where: { accountId: account.id, gmailThreadId: m.threadId },
-              });
-              return thread?.handledMessageIds.includes(m.id);
-            },
-            { timeoutMs: 30_000, everyMs: 250 },
-          ).catch(async (err: Error) => {
-            const workflows = [syncWorkflowId(account.id), threadWorkflowId(account.id, m.threadId)];
-            const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
-            const diagnosis = await diagnoseWorkflows(connection, workflows).finally(() => connection.close());
-            // The emulator's push deliveries: whether the mail's notification reached the HTTP server.
-            const push = await gmail.metrics().then(
-              (m) => JSON.stringify(m.push, null, 1),
-              (e: Error) => e.message,
-            );
-            throw new Error(
-              `${err.message}\n${diagnosis}\n--- push deliveries:\n${push}\n--- npm run dev said:\n${dev.output.slice(-8000)}`,
-            );
-          });
-        await handled('the new mail', mail);
-        if (previous) {
-          // The mailbox is the one the last run left: a reply joins the thread of its mail, and is processed too.
-          const reply = await gmail.deliver(DEMO_EMAIL, {
-            from: { name: 'Carol Reyes', email: 'carol@example.org' },
-            threadId: previous.threadId,
-            text: 'Any news on the numbers?',
-          });
-          expect(reply.threadId).toBe(previous.threadId);
-          await handled("the reply in the last run's thread", reply);
-        }
-        previous = mail;
-      });
-      for (const port of Object.values(ports))
-        expect(await portOpen(port), `round ${round}: port ${port} still open`).toBe(false);
-    }
-  } finally {
-    await prisma.$disconnect();
-    await rm(dataDir, { recursive: true, force: true });
-    await database.drop();
-  }
-}, 300_000);

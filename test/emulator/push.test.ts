@@ -8,6 +8,7 @@ import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { connect, failure, startEmulator } from '../helpers/googleapis-clients.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 const OWNER = 'watched@example.com';
 const TOPIC = 'projects/durable-inbox/topics/gmail';
@@ -168,7 +169,8 @@ describe('push misbehaviour switches', () => {
     await emu.control.setPush({ reorder: true, coalesceMs: 100 });
     await watchInbox();
     await deliver('one');
-    await new Promise((r) => setTimeout(r, 250));
+    // Its own notification: the first is published (and held back) before the second change.
+    await waitUntil('the first notification published', async () => (await emu.control.metrics()).push.published === 1, { everyMs: 10 });
     await deliver('two');
     await emu.control.flushPush();
     expect(received).toHaveLength(2);

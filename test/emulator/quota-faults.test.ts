@@ -4,6 +4,7 @@ import type { gmail_v1 } from 'googleapis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGmailEmulator, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { connect, failure, startEmulator } from '../helpers/googleapis-clients.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 const OWNER = 'quota@example.com';
 let emu: RunningGmailEmulator;
@@ -137,6 +138,22 @@ describe('faults', () => {
     const start = Date.now();
     await gmail.users.getProfile({ userId: 'me' });
     expect(Date.now() - start).toBeGreaterThanOrEqual(115);
+  });
+
+  it('counts a slow call as in flight from when it is read until it is answered, its client gone or not', async () => {
+    await emu.control.setFaults({ latency: [{ method: 'getProfile', distribution: { type: 'fixed', ms: 3000 } }] });
+    const metrics = () => emu.control.metrics();
+    const controller = new AbortController();
+    const call = gmail.users.getProfile({ userId: 'me' }, { signal: controller.signal }).then(() => 'answered', () => 'aborted');
+    await waitUntil('the call in flight', async () => (await metrics()).inFlight['getProfile'] === 1);
+    // The client gives up; Gmail holds the call until its answer is due, and counts it then.
+    controller.abort();
+    expect(await call).toBe('aborted');
+    const held = await metrics();
+    expect(held.inFlight['getProfile']).toBe(1);
+    expect(held.methods['getProfile']).toBeUndefined();
+    await waitUntil('the call answered', async () => (await metrics()).inFlight['getProfile'] === undefined, { timeoutMs: 10_000 });
+    expect((await metrics()).methods['getProfile']?.calls).toBe(1);
   });
 
   it('poison messages: get always fails, or returns broken MIME', async () => {

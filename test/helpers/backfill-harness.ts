@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { registerAccount, type RegisteredAccount } from '../../src/sync/connect.js';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
@@ -23,27 +23,12 @@ import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';
-import { bundleWorkflows, workflowsPath } from '../../src/workers/workflow-bundle.js';
-
-let bundle: Promise<WorkflowBundle> | undefined;
+import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
 
 const threadSettings = () => threadSettingsFromConfig(loadConfig({ LOG_LEVEL: 'warn' }));
-let runtimeInstalled = false;
-
-function installRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
-  } catch {
-    // another harness in this process installed it
-  }
-}
-
-export function backfillBundle(): Promise<WorkflowBundle> {
-  installRuntime();
-  bundle ??= bundleWorkflows(workflowsPath);
-  return bundle;
+/** Our workflow bundle (the run's prebuilt one: test/setup/workflow-bundles.ts). */
+export function backfillBundle(): Promise<WorkflowBundleOption> {
+  return getWorkflowBundle();
 }
 
 export interface WorkerProcess {
@@ -88,7 +73,6 @@ export async function createBackfillHarness(opts: {
   /** Backfill alerts: the metadata budget, and where and how often they are delivered (default: no Discord, one email an hour). */
   alerts?: Partial<BackfillAlertOptions> & { discordWebhookUrl?: string; emailEveryMs?: number };
 }): Promise<BackfillHarness> {
-  installRuntime();
   const tag = randomUUID().slice(0, 8);
   const email = `backfill-${tag}@example.com`;
   const emulator = await startGmailEmulator({

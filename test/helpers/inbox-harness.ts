@@ -16,6 +16,7 @@ import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { waitUntil } from './wait-until.js';
+import { diagnoseWorkflows } from './workflow-diagnosis.js';
 import { createWorkerContext, type WorkerContext } from '../../src/workers/context.js';
 import { createGmailWorker } from '../../src/workers/gmail-worker.js';
 import { createLlmWorker } from '../../src/workers/llm-worker.js';
@@ -166,7 +167,9 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
           return done(last) && last;
         }, { timeoutMs });
       } catch (err) {
-        throw new Error(`${(err as Error).message}; last status ${JSON.stringify(last)}`, { cause: err });
+        // What the workflow was doing: its pending tasks and activities, its last events.
+        const diagnosis = await diagnoseWorkflows(connection, [threadWorkflowId(account.id, threadId)]);
+        throw new Error(`${(err as Error).message}; last status ${JSON.stringify(last)}\n${diagnosis}`, { cause: err });
       }
     },
     async close() {

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/shared/free-port.js';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
+import { startDevServer, type DevServer, type DevServerOptions } from '../../src/temporal/dev-server.js';
 
 export interface OwnDevServer {
   /** host:port, the same across restarts (TEMPORAL_ADDRESS for the harness). */
@@ -18,11 +18,27 @@ export interface OwnDevServer {
   close(): Promise<void>;
 }
 
+/**
+ * startDevServer, tried again when the server exits during start-up. `temporal server start-dev`
+ * takes free ports of its own for its internal services when it starts; another process of a busy
+ * test run can bind one of them first, and the server then panics. A new start picks other ports.
+ */
+export async function startDevServerRetrying(options: DevServerOptions | (() => Promise<DevServerOptions>), attempts = 3): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServer(typeof options === 'function' ? await options() : options);
+    } catch (err) {
+      if (attempt >= attempts || !/exited during start-up/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
 export async function startOwnDevServer(): Promise<OwnDevServer> {
   const dir = await mkdtemp(join(tmpdir(), 'own-dev-server-'));
-  const port = await freePort();
-  const options = { port, headless: true, dbFile: join(dir, 'temporal.db') };
-  let server: DevServer | undefined = await startDevServer(options);
+  const dbFile = join(dir, 'temporal.db');
+  let options: DevServerOptions | undefined;
+  let server: DevServer | undefined = await startDevServerRetrying(async () => (options = { port: await freePort(), headless: true, dbFile }));
+  const fixed = options!;
   const { address } = server;
   return {
     address,
@@ -31,7 +47,7 @@ export async function startOwnDevServer(): Promise<OwnDevServer> {
       server = undefined;
     },
     async start() {
-      server ??= await startDevServer(options);
+      server ??= await startDevServerRetrying(fixed);
     },
     async close() {
       await server?.stop();

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -60,7 +60,6 @@ beforeAll(async () => {
   journal = await openJournal('page-test@durable-inbox.test');
   ({ db, accountId } = journal);
 
-  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
   const address = inject('temporalAddress');
   connection = await Connection.connect({ address });
   nativeConnection = await NativeConnection.connect({ address });

@@ -197,16 +197,18 @@ describe('quota limiter', () => {
     const running = [call('bulk-1', 'bulk'), call('bulk-2', 'bulk')];
     await waitUntil('both slots taken', async () => order.length === 2, { timeoutMs: 5_000 });
     running.push(call('bulk-3', 'bulk'), call('bulk-4', 'bulk'), call('bulk-5', 'bulk'));
-    await new Promise((r) => setTimeout(r, 50));
+    await waitUntil('three bulk calls waiting', async () => limiter.waiting(key).bulk === 3, { timeoutMs: 5_000, everyMs: 10 });
     running.push(call('live-1', 'live'));
-    await new Promise((r) => setTimeout(r, 50));
+    await waitUntil('the live call waiting', async () => limiter.waiting(key).live === 1, { timeoutMs: 5_000, everyMs: 10 });
     gates.shift()!(); // one slot frees up
-    await waitUntil('the next call started', async () => order.length === 3, { timeoutMs: 5_000 });
+    await waitUntil('the next call started', async () => order.length === 3, { timeoutMs: 5_000, everyMs: 10 });
     expect(order[2]).toBe('live-1');
-    while (order.length < 6 || gates.length > 0) {
-      gates.shift()?.();
-      await new Promise((r) => setTimeout(r, 10));
+    // Then one slot at a time, each once the call before has started: the bulk calls in the order they queued.
+    for (let started = 3; started < 6; started++) {
+      gates.shift()!();
+      await waitUntil(`call ${started + 1} started`, async () => order.length === started + 1, { timeoutMs: 5_000, everyMs: 10 });
     }
+    for (const open of gates.splice(0)) open();
     await Promise.all(running);
     expect(order.slice(3)).toEqual(['bulk-3', 'bulk-4', 'bulk-5']);
   });

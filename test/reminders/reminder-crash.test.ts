@@ -42,9 +42,9 @@ it('delivers once when the Gmail worker dies between Gmail taking the e-mail and
       { db: prismaExecutor(h.prisma), client: h.client, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE, catchUpWindowMs: 300_000, deliveryTimeoutMs: 15_000 },
       { accountId: h.accountId, title, spec: { at: DateTime.utc().plus({ seconds: 3 }).toFormat('HH:mm:ss') }, accountZone: 'UTC' },
     );
-    // The insert is in flight once the label exists (it is made just before); the worker dies then.
-    await waitUntil('the insert to be in flight', async () => (await h.gmail.control.getState(h.email)).labels.some((l) => l.name === 'Reminders'), { timeoutMs: 60_000, everyMs: 50 });
-    await new Promise((r) => setTimeout(r, 2000));
+    // The worker dies once Gmail holds the insert.
+    await waitUntil('the insert in flight at Gmail', async () => (await h.gmail.control.metrics()).inFlight['messages.insert'] === 1, { timeoutMs: 60_000, everyMs: 50 });
+    expect(await inbox()).toHaveLength(0);
     await killWorker(worker);
     await waitUntil('Gmail to have taken the e-mail', async () => (await inbox()).length === 1, { timeoutMs: 20_000, everyMs: 100 });
     const [cut] = await listOccurrences(prismaExecutor(h.prisma), reminder.id);

@@ -12,7 +12,8 @@ import { addReminder, changeReminderState, type ReminderDeps } from '../../src/r
 import type { RecurrenceSpec } from '../../src/reminders/recurrence.js';
 import { recordWorkflowHistory } from '../helpers/histories.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
-import { waitUntil } from '../helpers/wait-until.js';
+import { untilTime, waitUntil } from '../helpers/wait-until.js';
+import { untilQuiet } from '../helpers/workflow-quiet.js';
 
 let h: InboxHarness;
 let discord: RunningDiscordEmulator;
@@ -90,10 +91,15 @@ describe('reminder workflow', () => {
     const reminder = await add(title, { at: inSeconds(2), rrule: 'FREQ=SECONDLY;INTERVAL=2' });
     await waitUntil('one sent', async () => (await occurrences(reminder.id)).some((o) => o.state === 'sent'), { timeoutMs: 20_000 });
     expect(await changeReminderState(deps(), reminder.id, 'paused')).toBe(true);
+    // The pause taken: the workflow handled the signal and has nothing under way (an occurrence in
+    // flight when it was paused has landed).
+    const handle = h.client.workflow.getHandle(reminderWorkflowId(reminder.id));
+    await untilQuiet([handle]);
     const pausedAt = Date.now();
-    await new Promise((r) => setTimeout(r, 2500)); // an occurrence in flight when paused may still land
     const before = (await occurrences(reminder.id)).length;
-    await new Promise((r) => setTimeout(r, 5000));
+    // Two occurrences' times (every 2 s) go by while paused; the workflow still has nothing under way.
+    await untilTime(pausedAt + 5000);
+    await untilQuiet([handle]);
     expect((await occurrences(reminder.id)).length).toBe(before);
 
     const resumedAt = Date.now();
@@ -103,7 +109,7 @@ describe('reminder workflow', () => {
     await h.client.workflow.getHandle(reminderWorkflowId(reminder.id)).result();
     const rows = await occurrences(reminder.id);
     // Nothing due in the paused stretch was delivered or recorded.
-    expect(rows.filter((o) => o.dueAt.getTime() > pausedAt + 2500 && o.dueAt.getTime() < resumedAt)).toEqual([]);
+    expect(rows.filter((o) => o.dueAt.getTime() > pausedAt && o.dueAt.getTime() < resumedAt)).toEqual([]);
     expect(rows.every((o) => o.state === 'sent')).toBe(true);
     expect(await inboxMessages(title)).toHaveLength(rows.length);
     await recordWorkflowHistory(h.client.workflow.getHandle(reminderWorkflowId(reminder.id)), 'reminder-paused-resumed');
@@ -113,12 +119,13 @@ describe('reminder workflow', () => {
     const within = await add('Within the window', { at: inSeconds(4) }, { catchUpWindowMs: 120_000 });
     const past = await add('Past the window', { at: inSeconds(4) }, { catchUpWindowMs: 1_000 });
     // Both workflows sleep on their timers; the workers stop and the timers fire while none runs.
-    await waitUntil('both planned', async () => {
+    const planned = await waitUntil('both planned', async () => {
       const rows = await Promise.all([within.id, past.id].map((id) => loadReminder(prismaExecutor(h.prisma), id)));
-      return rows.every((r) => r?.nextAt);
+      return rows.every((r) => r?.nextAt) && rows.map((r) => r!.nextAt!.getTime());
     }, { timeoutMs: 10_000 });
     await h.stopWorkers();
-    await new Promise((r) => setTimeout(r, 9000));
+    // Both fall due while no worker runs; the workers come back past the 1 s window, within the 120 s one.
+    await untilTime(Math.max(...planned) + 3000);
     await h.startWorkers({ llm: false });
     for (const id of [within.id, past.id]) await h.client.workflow.getHandle(reminderWorkflowId(id)).result();
 

@@ -10,7 +10,7 @@ import { listScheduleRuns } from '../../src/schedules/schedule-store.js';
 import { addUserSchedule, userScheduleState, type UserScheduleSettings } from '../../src/schedules/user-schedules.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { startOwnDevServer, type OwnDevServer } from '../helpers/own-dev-server.js';
-import { waitUntil } from '../helpers/wait-until.js';
+import { untilTime, waitUntil } from '../helpers/wait-until.js';
 
 let h: InboxHarness;
 let server: OwnDevServer;
@@ -54,7 +54,7 @@ it('runs a missed brief once within its catch-up window, and not at all past it'
   await h.stopWorkers();
   await server.stop();
   expect(Date.now()).toBeLessThan(t0 + 5_000);
-  await new Promise((r) => setTimeout(r, t0 + 21_000 - Date.now()));
+  await untilTime(t0 + 21_000);
   await server.start();
   await h.startWorkers();
 
@@ -64,8 +64,14 @@ it('runs a missed brief once within its catch-up window, and not at all past it'
   }, { timeoutMs: 60_000 });
   expect(run).toMatchObject({ status: 'delivered', scheduledAt: new Date(t0 + 9_000) });
 
-  // Give the Schedules time to do anything more they would do, then look: once, and never the other.
-  await new Promise((r) => setTimeout(r, 5_000));
+  // Both Schedules have taken their one firing (run, or counted as missed) and run nothing; then
+  // look: once, and never the other.
+  await h.client.workflow.getHandle(run!.workflowId).result();
+  const taken = async (row: AgentScheduleRow) => {
+    const { info } = await h.client.schedule.getHandle(scheduleIdOf(row.id)).describe();
+    return info.runningActions.length === 0 && info.recentActions.length + info.numActionsMissedCatchupWindow > 0;
+  };
+  await waitUntil('both firings taken', async () => (await taken(within)) && (await taken(past)));
   expect(await listScheduleRuns(db, within.id)).toHaveLength(1);
   expect(await listScheduleRuns(db, past.id)).toHaveLength(0);
   const pastState = await userScheduleState(h.client, past);

@@ -15,7 +15,7 @@ import { listScheduleRuns } from '../../src/schedules/schedule-store.js';
 import { addUserSchedule } from '../../src/schedules/user-schedules.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { startOwnDevServer, type OwnDevServer } from '../helpers/own-dev-server.js';
-import { waitUntil } from '../helpers/wait-until.js';
+import { untilTime, waitUntil } from '../helpers/wait-until.js';
 
 let h: InboxHarness;
 let server: OwnDevServer;
@@ -67,8 +67,14 @@ describe('a dev-server restart', () => {
       }, { timeoutMs: 90_000 });
       expect(run).toMatchObject({ status: 'delivered', steps: 1 });
       expect(run!.output).toContain('All quiet today.');
-      // Settle, then look: one run, one report, one model step recorded.
-      await new Promise((r) => setTimeout(r, 2000));
+      // Its workflow closed and the Schedule started it alone and runs nothing: one run, one report,
+      // one model step recorded.
+      await h.client.workflow.getHandle(run!.workflowId).result();
+      const schedule = await waitUntil('the Schedule to run nothing', async () => {
+        const { info } = await h.client.schedule.getHandle(scheduleIdOf(row.id)).describe();
+        return info.runningActions.length === 0 && info;
+      });
+      expect(schedule.recentActions.map((a) => a.action.workflow.workflowId)).toEqual([run!.workflowId]);
       expect(await listScheduleRuns(db(), row.id)).toHaveLength(1);
       const reports = (await h.gmail.control.getState(h.email)).messages.filter((m) => m.subject === '[durable-inbox] restart brief');
       expect(reports.map((m) => m.id)).toEqual([run!.gmailMessageId]);
@@ -89,7 +95,7 @@ describe('a dev-server restart', () => {
     // Down before it is due, back well after it.
     expect(Date.now()).toBeLessThan(planned.getTime());
     await server.stop();
-    await new Promise((r) => setTimeout(r, Math.max(0, planned.getTime() + 5000 - Date.now())));
+    await untilTime(planned.getTime() + 5000);
     await server.start();
 
     expect(await h.client.workflow.getHandle(reminderWorkflowId(reminder.id)).result()).toEqual({ ended: 'finished' });

@@ -119,8 +119,10 @@ describe('a scheduled brief', () => {
 
     // A second run goes into the same Gmail thread; "since the last brief" starts at the first.
     // The run writes its end one step before its workflow closes, and the Schedule's overlap policy
-    // (SKIP) drops a trigger while a run is open: trigger once the first has closed, as days apart would.
+    // (SKIP) drops a trigger while it counts a run as open: trigger once the first has closed and the
+    // Schedule has seen it close (it learns of it a moment later), as days apart would.
     await h.client.workflow.getHandle(run!.workflowId).result();
+    await waitUntil('the Schedule to see the first run closed', async () => (await handle.describe()).info.runningActions.length === 0);
     await handle.trigger();
     const runs = await runsDone(row, 2);
     const second = (await h.gmail.control.getState(h.email)).messages.find((m) => m.id === runs[0]!.gmailMessageId);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ensureSchedules, RETENTION_SCHEDULE_ID } from '../../src/schedules/schedules.js';
 import { freePort } from '../../src/shared/free-port.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 describe('ensureSchedules', () => {
   it('waits for a server that is still coming up, then creates the schedules', async () => {
@@ -16,7 +17,7 @@ describe('ensureSchedules', () => {
     try {
       const ensured = ensureSchedules(client, { retentionDays: 30, idPrefix: 'late-' }, { waitMs: 90_000, attemptMs: 1_000, log: (m) => waits.push(m) });
       // The server comes up only after the first calls were refused.
-      await new Promise((r) => setTimeout(r, 1_500));
+      await waitUntil('a refused call', async () => waits.length > 0);
       server = await startDevServer({ port, headless: true });
       expect(await ensured).toEqual([`late-${RETENTION_SCHEDULE_ID}`]);
       expect(waits.length).toBeGreaterThan(0);

@@ -1,10 +1,13 @@
-// One Temporal dev server, one freshly migrated test database and one browser per `npm test` run.
-// Tests read them with `inject('temporalAddress')` / `inject('databaseUrl')` / `inject('chromiumPath')`.
+// One Temporal dev server, one freshly migrated test database, one browser and one build of the
+// workflow bundles per `npm test` run. Tests read them with `inject('temporalAddress')` /
+// `inject('databaseUrl')` / `inject('chromiumPath')`; workers find the bundles through
+// WORKFLOW_BUNDLE_DIR (test/setup/workflow-bundles.ts).
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { startTestTemporal } from './temporal.js';
 import { prepareTestDatabase } from './database.js';
 import { NoBrowserError, prepareTestBrowser } from './browser.js';
+import { buildTestWorkflowBundles } from './workflow-bundles.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,11 +19,14 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   project.provide('chromiumPath', await browserOrExit());
-  const [temporal, database] = await Promise.all([startTestTemporal(), prepareTestDatabase()]);
+  const [temporal, database, bundles] = await Promise.all([startTestTemporal(), prepareTestDatabase(), buildTestWorkflowBundles()]);
   project.provide('temporalAddress', temporal.address);
   project.provide('databaseUrl', database.url);
+  // Set before the test processes start: they, and the processes they start, inherit it.
+  process.env['WORKFLOW_BUNDLE_DIR'] = bundles.dir;
   return async () => {
     await temporal.stop();
+    await bundles.remove();
   };
 }
 

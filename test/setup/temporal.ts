@@ -1,7 +1,8 @@
 // The Temporal server for a test run: a fresh in-memory dev server on a free port with our search
 // attributes, or the server named by TEMPORAL_TEST_ADDRESS (e.g. one you keep running while iterating).
 import { Connection } from '@temporalio/client';
-import { ensureSearchAttributes, startDevServer } from '../../src/temporal/dev-server.js';
+import { ensureSearchAttributes } from '../../src/temporal/dev-server.js';
+import { startDevServerRetrying } from '../helpers/own-dev-server.js';
 import { freePort } from '../../src/shared/free-port.js';
 
 export interface TestTemporal {
@@ -20,10 +21,10 @@ export async function startTestTemporal(): Promise<TestTemporal> {
     }
     return { address: existing, stop: async () => {} };
   }
-  const server = await startDevServer({
+  const server = await startDevServerRetrying(async () => ({
     port: await freePort(),
     headless: true,
-    log: process.env['TEMPORAL_TEST_LOG'] ? (m) => console.error(`[temporal] ${m}`) : undefined,
-  });
+    log: process.env['TEMPORAL_TEST_LOG'] ? (m: string) => console.error(`[temporal] ${m}`) : undefined,
+  }));
   return { address: server.address, stop: () => server.stop() };
 }

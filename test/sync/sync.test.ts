@@ -859,8 +859,13 @@ describe('accounts', () => {
       const second = await storedGrant(id);
       expect(second).not.toBe(first);
 
-      await worker.call(id, (g) => g.getProfile()); // refreshes with the first grant, still valid at Google
-      await new Promise((r) => setTimeout(r, 300)); // the refreshed tokens are saved in the background
+      // Refreshes with the first grant, still valid at Google; the refreshed tokens are saved in the
+      // background (GmailAccounts.saveRefreshed): wait for that save to be done.
+      const saves = vi.spyOn(worker as unknown as { saveRefreshed(...args: unknown[]): Promise<void> }, 'saveRefreshed');
+      await worker.call(id, (g) => g.getProfile());
+      await waitUntil('the save of the refreshed tokens', async () => saves.mock.results.length > 0, { everyMs: 10 });
+      await saves.mock.results[0]!.value;
+      saves.mockRestore();
       expect(await storedGrant(id)).toBe(second);
     } finally {
       await h.gmail.control.setOAuth({ accessTokenTtlSeconds: 3599 });

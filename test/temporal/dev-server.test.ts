@@ -4,12 +4,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { resolveTemporalCli } from '../../src/temporal/cli-binary.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
 import { searchAttributeDefinitions } from '../../src/temporal/search-attributes.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 async function freePort(): Promise<number> {
   const probe = createServer();
@@ -68,7 +68,7 @@ describe('startDevServer', () => {
     });
     const exited = new Promise((resolve) => bare.once('exit', resolve));
     try {
-      while (!(await answers(address))) await sleep(200);
+      await waitUntil('the bare dev server to answer', () => answers(address), { timeoutMs: 60_000, everyMs: 200 });
       const before = await Connection.connect({ address });
       const initial = await before.operatorService.listSearchAttributes({ namespace: 'default' });
       await before.close();

@@ -7,13 +7,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { ActivityFailure, ApplicationFailure, Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import {
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundle,
-} from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startCodecServer } from '../../src/codec-server/server.js';
 import { resolveTemporalCli } from '../../src/temporal/cli-binary.js';
@@ -37,11 +31,6 @@ let nativeConnection: NativeConnection;
 let connection: Connection;
 
 beforeAll(async () => {
-  // The keyless replay below fails on purpose; keep core's warning about it out of the output.
-  Runtime.install({
-    logger: new DefaultLogger('WARN'),
-    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
-  });
   workflowBundle = await bundleWorkflows(fileURLToPath(new URL('../fixtures/workflows/echo.ts', import.meta.url)));
   const address = inject('temporalAddress');
   nativeConnection = await NativeConnection.connect({ address });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config/env.js';
 import { databaseNameOf, withDatabaseName } from '../../src/db/connection-url.js';
@@ -47,7 +47,6 @@ function stackClientConfig() {
 }
 
 beforeAll(async () => {
-  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
   const [binaries, ui, cli] = await Promise.all([resolveTemporalServer({}), resolveTemporalUiServer({}), resolveTemporalCli({})]);
   if (!binaries || !ui || !cli) throw new Error('these tests need Go (to build the Temporal server, Web UI and CLI)');
   temporalCli = cli.path;

@@ -10,13 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import {
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundle,
-} from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseNameOf, withDatabaseName } from '../../src/db/connection-url.js';
@@ -57,11 +51,6 @@ function figure(name: string, ms: number) {
 }
 
 beforeAll(async () => {
-  Runtime.install({
-    logger: new DefaultLogger('WARN'),
-    // The restart test stops the server under a connected worker: core's reconnect warnings are expected.
-    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
-  });
   const buildStarted = Date.now();
   const [server_, ui, cli] = await Promise.all([
     resolveTemporalServer({ log: (m) => console.info(`[server.test] ${m}`) }),

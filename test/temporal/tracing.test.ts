@@ -3,7 +3,6 @@
 // Gmail push through the sync workflow and its activity, the thread workflow, readThread and its Gmail
 // HTTP call, the LLM calls, to the draft placed in Gmail. Spans land in the SDK's in-memory exporter.
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -27,7 +26,7 @@ import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { startTracing, stopTracing, workerTracingOptions } from '../../src/temporal/tracing.js';
 import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
 import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
-import { historiesDir } from '../helpers/histories.js';
+import { recordedHistories, replayHistories } from '../helpers/histories.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
 const TOPIC = 'projects/durable-inbox-test/topics/gmail';
@@ -171,16 +170,12 @@ describe('tracing', () => {
   }, 90_000);
 
   it('leaves workflow code deterministic: every recorded history replays with the traced bundle', async () => {
-    const files = (await readdir(historiesDir, { recursive: true })).filter((f) => f.endsWith('.json')).sort();
+    const files = await recordedHistories();
     expect(files.length).toBeGreaterThanOrEqual(5);
     const workflowBundle = await getWorkflowBundle(); // traced: tracing is on in this file
-    for (const file of files) {
-      const history: unknown = JSON.parse(await readFile(`${historiesDir}${file}`, 'utf8'));
-      await Worker.runReplayHistory(
-        { workflowBundle, dataConverter: createDataConverter(fixedTestPayloadKeys()), ...workerTracingOptions() },
-        history,
-        file,
-      );
-    }
+    const results = await replayHistories({ workflowBundle, dataConverter: createDataConverter(fixedTestPayloadKeys()), ...workerTracingOptions() }, files);
+    expect([...results.keys()]).toEqual(files);
+    const failed = [...results].filter(([, error]) => error).map(([file, error]) => `${file}: ${error!.message}`);
+    expect(failed).toEqual([]);
   }, 120_000);
 });

@@ -12,7 +12,8 @@ import { prismaExecutor } from '../../src/db/sql-executor.js';
 import type { ThreadStatus } from '../../src/thread/contracts.js';
 import { deliverAndIngest, startInboxHarness, userSends, type InboxHarness } from '../helpers/inbox-harness.js';
 import { draftsOf, fyi, journalOf, labelsOf, question, sentIn, setTimer } from '../helpers/thread-timers.js';
-import { waitUntil } from '../helpers/wait-until.js';
+import { untilTime, waitUntil } from '../helpers/wait-until.js';
+import { untilQuiet } from '../helpers/workflow-quiet.js';
 import { killWorker, spawnWorker, type WorkerName } from '../helpers/worker-process.js';
 
 let h: InboxHarness;
@@ -63,7 +64,9 @@ it('fires each pending timer exactly once after the workers are SIGKILLed, one o
   await h.waitFor(outgoing.threadId, (s) => (s.wakes ?? []).length === 1 && settled(s));
   await h.waitFor(snoozed.threadId, (s) => (s.wakes ?? []).length === 1 && settled(s));
   expect(Date.now()).toBeLessThan(sendAt);
-  await new Promise((r) => setTimeout(r, sendAt + 3_000 - Date.now()));
+  // The send later fires at its time; the workers die once Gmail holds its send.
+  await waitUntil('the send in flight at Gmail', async () => (await h.gmail.control.metrics()).inFlight['messages.send'] === 1, { timeoutMs: 60_000, everyMs: 50 });
+  expect(Date.now()).toBeGreaterThanOrEqual(sendAt);
   expect(Date.now()).toBeLessThan(followUpAt);
   expect(await sentIn(h, outgoing.threadId)).toHaveLength(0);
   expect((await journalOf(h, outgoing.threadId, 'send_later')).map((a) => a.state)).toEqual(['scheduled']);
@@ -74,7 +77,7 @@ it('fires each pending timer exactly once after the workers are SIGKILLed, one o
   expect((await journalOf(h, outgoing.threadId, 'send_later')).map((a) => a.state)).toEqual(['scheduled']);
   await h.gmail.control.setFaults({ latency: [] });
   // The snooze and the follow-up fall due while no worker runs.
-  await new Promise((r) => setTimeout(r, Math.max(0, Math.max(snoozeAt, followUpAt) + 1_000 - Date.now())));
+  await untilTime(Math.max(snoozeAt, followUpAt) + 1_000);
   expect((await journalOf(h, snoozed.threadId, 'snooze')).map((a) => a.state)).toEqual(['scheduled']);
   expect((await journalOf(h, waiting.threadId, 'follow_up')).map((a) => a.state)).toEqual(['scheduled']);
 
@@ -83,19 +86,22 @@ it('fires each pending timer exactly once after the workers are SIGKILLed, one o
     const [row] = await journalOf(h, outgoing.threadId, 'send_later');
     return row?.state === 'done' && row;
   }, { timeoutMs: 90_000 });
-  const back = await h.waitFor(snoozed.threadId, (s) => !s.wakes && settled(s), 90_000);
-  const nudged = await h.waitFor(waiting.threadId, (s) => !s.wakes && s.decisions.some((d) => d.detail.startsWith('nudge ')) && settled(s), 90_000);
-  // Time for anything that would fire twice to do so.
-  await new Promise((r) => setTimeout(r, 3_000));
+  await h.waitFor(snoozed.threadId, (s) => !s.wakes && settled(s), 90_000);
+  await h.waitFor(waiting.threadId, (s) => !s.wakes && s.decisions.some((d) => d.detail.startsWith('nudge ')) && settled(s), 90_000);
+  // Then nothing under way that could fire anything twice (no event, workflow task or activity
+  // pending), and each thread as it is now.
+  await untilQuiet([outgoing, snoozed, waiting].map((m) => h.handle(m.threadId)));
+  const [afterSend, back, nudged] = (await Promise.all([outgoing, snoozed, waiting].map((m) => h.waitFor(m.threadId, settled)))) as [ThreadStatus, ThreadStatus, ThreadStatus];
 
   // The send later: the one message Gmail took, recorded; the draft gone.
   const messages = await sentIn(h, outgoing.threadId);
   expect(messages).toHaveLength(1);
   expect(sent.result?.sentMessageId).toBe(messages[0]!.id);
   expect(await draftsOf(h, outgoing.threadId)).toHaveLength(0);
-  expect(fired(await h.waitFor(outgoing.threadId, settled), 'send later')).toBe(1);
+  expect(fired(afterSend, 'send later')).toBe(1);
 
   // The snooze: back once, in the inbox, labelled.
+  expect(back.wakes).toBeUndefined();
   expect(fired(back, 'snooze')).toBe(1);
   expect((await journalOf(h, snoozed.threadId, 'snooze')).map((a) => a.state)).toEqual(['done']);
   expect(await labelsOf(h, snoozed.threadId)).toEqual(expect.arrayContaining(['INBOX', 'UNREAD', 'Snoozed']));

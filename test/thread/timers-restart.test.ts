@@ -3,31 +3,25 @@
 // and a follow-up fall due while the server is down, and a reminder after it is back. The workers
 // run on through the outage. After the restart each fires exactly once, none is lost. Real
 // Postgres and the Gmail, Anthropic and Discord emulators; durations injected (seconds).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { updateSafetySettings } from '../../src/actions/journal.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
-import { freePort } from '../../src/shared/free-port.js';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import type { ThreadStatus } from '../../src/thread/contracts.js';
 import { deliverAndIngest, startInboxHarness, userSends, type InboxHarness } from '../helpers/inbox-harness.js';
+import { startOwnDevServer, type OwnDevServer } from '../helpers/own-dev-server.js';
 import { draftsOf, fyi, journalOf, labelsOf, question, sentIn, setTimer } from '../helpers/thread-timers.js';
+import { untilTime } from '../helpers/wait-until.js';
+import { untilQuiet } from '../helpers/workflow-quiet.js';
 
 let h: InboxHarness;
-let server: DevServer;
+let server: OwnDevServer;
 let discord: RunningDiscordEmulator;
 let webhookId: string;
-let dir: string;
-let port: number;
 const FOLLOW_UP_MS = 8_000;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'timers-restart-'));
-  port = await freePort();
-  server = await startDevServer({ port, headless: true, dbFile: join(dir, 'temporal.db') });
+  server = await startOwnDevServer();
   discord = await startDiscordEmulator();
   const webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
   webhookId = webhook.id;
@@ -38,9 +32,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h?.close();
-  await server?.stop();
+  await server?.close();
   await discord?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const settled = (s: ThreadStatus) => s.pendingEvents === 0;
@@ -70,17 +63,21 @@ it('fires each timer once after the server restarts: those due during the outage
   // The server goes down before any of them is due, and comes back after the snooze, the send and the follow-up.
   await server.stop();
   expect(Date.now()).toBeLessThan(Math.min(t0 + 4_000, followUpAt));
-  await new Promise((r) => setTimeout(r, Math.max(t0 + 4_500, followUpAt) + 2_000 - Date.now()));
+  await untilTime(Math.max(t0 + 4_500, followUpAt) + 2_000);
   expect(await sentIn(h, outgoing.threadId)).toHaveLength(0);
   expect((await journalOf(h, snoozed.threadId, 'snooze')).map((a) => a.state)).toEqual(['scheduled']);
-  server = await startDevServer({ port, headless: true, dbFile: join(dir, 'temporal.db') });
+  await server.start();
   expect(Date.now()).toBeLessThan(remindAt);
 
-  const back = await h.waitFor(snoozed.threadId, (s) => !s.wakes && settled(s), 60_000);
-  const sent = await h.waitFor(outgoing.threadId, (s) => !s.wakes && settled(s), 60_000);
-  const nudged = await h.waitFor(waiting.threadId, (s) => !s.wakes && s.decisions.some((d) => d.detail.startsWith('nudge ')) && settled(s), 60_000);
+  await h.waitFor(snoozed.threadId, (s) => !s.wakes && settled(s), 60_000);
+  await h.waitFor(outgoing.threadId, (s) => !s.wakes && settled(s), 60_000);
+  await h.waitFor(waiting.threadId, (s) => !s.wakes && s.decisions.some((d) => d.detail.startsWith('nudge ')) && settled(s), 60_000);
   expect(Date.now()).toBeGreaterThanOrEqual(remindAt);
-  await new Promise((r) => setTimeout(r, 3_000)); // time for anything that would fire twice
+  // Then nothing under way that could fire anything twice (no timer left, no event, workflow task or
+  // activity pending), and each thread as it is now.
+  await untilQuiet([snoozed, outgoing, waiting].map((m) => h.handle(m.threadId)));
+  const [back, sent, nudged] = (await Promise.all([snoozed, outgoing, waiting].map((m) => h.waitFor(m.threadId, settled)))) as [ThreadStatus, ThreadStatus, ThreadStatus];
+  expect([back, sent, nudged].map((s) => s.wakes)).toEqual([undefined, undefined, undefined]);
 
   // The snooze and the reminder: once each, the thread back in the inbox, the user told once.
   expect(fired(back, 'snooze')).toBe(1);

@@ -1,0 +1,61 @@
+// A vitest reporter that prints, at the end of a run, every test file with its time, slowest first:
+// the wall time from its start to its end (what the run waited for), and within it the import of the
+// file and the time of its tests and hooks. So the next slow file is seen in CI's output as it lands.
+// Used beside the default reporter (vitest.config.ts, .ci/run); it prints nothing else.
+import { relative } from 'node:path';
+import type { Reporter, TestModule } from 'vitest/node';
+
+interface FileTime {
+  file: string;
+  wallMs: number;
+  importMs: number;
+  testsMs: number;
+  tests: number;
+  state: string;
+}
+
+export default class FileTimesReporter implements Reporter {
+  private started = new Map<string, number>();
+  private times: FileTime[] = [];
+  private root = process.cwd();
+
+  onInit(vitest: { config: { root: string } }): void {
+    this.root = vitest.config.root;
+  }
+
+  /** Queued: its worker has it, before its import. */
+  onTestModuleQueued(module: TestModule): void {
+    this.started.set(module.id, performance.now());
+  }
+
+  onTestModuleEnd(module: TestModule): void {
+    const start = this.started.get(module.id);
+    const diagnostic = module.diagnostic();
+    this.times.push({
+      file: relative(this.root, module.moduleId),
+      wallMs: start === undefined ? diagnostic.duration : performance.now() - start,
+      importMs: diagnostic.collectDuration,
+      testsMs: diagnostic.duration,
+      tests: [...module.children.allTests()].length,
+      state: module.state(),
+    });
+  }
+
+  onTestRunEnd(): void {
+    if (this.times.length === 0) return;
+    const rows = [...this.times].sort((a, b) => b.wallMs - a.wallMs);
+    const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`.padStart(13);
+    const row = (wall: string, imp: string, tests: string, n: string, file: string) => `${wall}${imp}${tests}${n.padStart(7)}  ${file}`;
+    const lines = rows.map((r) => row(s(r.wallMs), s(r.importMs), s(r.testsMs), String(r.tests), `${r.file}${r.state === 'passed' ? '' : `  (${r.state})`}`));
+    const total = rows.reduce((sum, r) => sum + r.wallMs, 0);
+    process.stdout.write(
+      [
+        '',
+        `Test files by time (${rows.length} files, ${(total / 1000).toFixed(0)} s of file time in all):`,
+        row('wall'.padStart(13), 'import'.padStart(13), 'tests+hooks'.padStart(13), 'tests', 'file'),
+        ...lines,
+        '',
+      ].join('\n'),
+    );
+  }
+}
