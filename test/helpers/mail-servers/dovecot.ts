@@ -157,42 +157,7 @@ userdb {
   driver = passwd-file
   args = username_format=%u ${c.passwd}
 }
-namespace inbox {
-  inbox = yes
-  separator = /
-${MAILBOXES}
-}
-protocol imap {
-  mail_max_userip_connections = 100
-}
-${c.imapCapability ? `imap_capability = ${c.imapCapability}\n` : ''}service imap-login {
-  inet_listener imap {
-    address = 127.0.0.1
-    port = ${c.imapPort}
-  }
-  inet_listener imaps {
-    address = 127.0.0.1
-    port = ${c.imapsPort}
-    ssl = yes
-  }
-}
-service lmtp {
-  unix_listener lmtp {
-    mode = 0666
-  }
-}
-service auth {
-  unix_listener auth-postfix {
-    mode = 0666
-  }
-}
-# No auth penalty (up to 15 s per login after failed ones from the same IP): tests fail logins on purpose.
-service anvil {
-  unix_listener anvil-auth-penalty {
-    mode = 0
-  }
-}
-`;
+${sharedTail(c, 'address')}`;
 }
 
 // From the Dovecot 2.4 documentation (settings were renamed); not run on this project's Debian 12 machines.
@@ -223,7 +188,12 @@ passdb passwd-file {
 userdb passwd-file {
   passwd_file_path = ${c.passwd}
 }
-namespace inbox {
+${sharedTail(c, 'listen')}`;
+}
+
+/** The namespace, the IMAP listeners and the sockets, alike in both versions but for the listener's address setting. */
+function sharedTail(c: ConfigInput, addressSetting: 'address' | 'listen'): string {
+  return `namespace inbox {
   inbox = yes
   separator = /
 ${MAILBOXES}
@@ -233,11 +203,11 @@ protocol imap {
 }
 ${c.imapCapability ? `imap_capability = ${c.imapCapability}\n` : ''}service imap-login {
   inet_listener imap {
-    listen = 127.0.0.1
+    ${addressSetting} = 127.0.0.1
     port = ${c.imapPort}
   }
   inet_listener imaps {
-    listen = 127.0.0.1
+    ${addressSetting} = 127.0.0.1
     port = ${c.imapsPort}
     ssl = yes
   }
