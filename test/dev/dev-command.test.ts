@@ -101,7 +101,10 @@ it('comes up with the demo mailbox flowing into thread workflows and its actions
           "the demo writing lesson's Discord message",
           async () => {
             const { messages } = (await (await fetch(`http://127.0.0.1:${ports.discord}/__emulator/messages`)).json()) as { messages: { message: { content: string } }[] };
-            return messages.some((m) => m.message.content.includes(writing.id) && m.message.content.includes('Open every reply with "Hello" and the first name.'));
+            // Announced by kind and link; its text quotes the user's mail, so the message does not.
+            const told = messages.find((m) => m.message.content.includes(writing.id));
+            if (told) expect(told.message.content).not.toContain('Hello');
+            return told?.message.content.includes('Writing lesson proposed');
           },
           { timeoutMs: 30_000, everyMs: 500 },
         );
