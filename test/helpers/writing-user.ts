@@ -2,8 +2,10 @@
 // draft from its thread workflow; the user edits it and sends it, or types rework instructions into
 // it; the mailbox events reach the thread workflow as the sync hands them over.
 import { randomUUID } from 'node:crypto';
+import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
+import { runMemoryCli } from '../../src/cli/memory.js';
 import { learningWorkflow } from '../../src/learning/learning-workflow.js';
-import { deliverAndIngest, type InboxHarness } from './inbox-harness.js';
+import { deliverAndIngest, startInboxHarness, type InboxHarness } from './inbox-harness.js';
 
 export type WritingUser = ReturnType<typeof writingUser>;
 
@@ -47,6 +49,13 @@ export function writingUser(h: InboxHarness) {
       await h.waitFor(threadId, (s) => s.reworkCount === 1 && s.state === 'drafted' && s.pendingEvents === 0);
     },
 
+    /** `npm run cli -- memory …` as the user types it: its exit code and what it printed. */
+    async memory(...argv: string[]): Promise<{ code: number; out: string }> {
+      const lines: string[] = [];
+      const code = await runMemoryCli(h.cfg, argv, { out: (l) => lines.push(l) });
+      return { code, out: lines.join('\n') };
+    },
+
     /** One run of the learning Schedule's workflow on the harness's queues, for the harness's account only (the shared test database holds other files' accounts, whose emulators are gone). */
     async learn(opts: { announce?: boolean } = {}) {
       const handle = await h.client.workflow.start(learningWorkflow, {
@@ -55,6 +64,34 @@ export function writingUser(h: InboxHarness) {
         args: [{ llmTaskQueue: h.cfg.LLM_TASK_QUEUE, accountIds: [h.accountId], ...(opts.announce === false ? {} : { gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE }) }],
       });
       return { handle, result: await handle.result() };
+    },
+  };
+}
+
+export interface WritingWorld {
+  h: InboxHarness;
+  user: WritingUser;
+  /** With `announce`: the Discord emulator and the webhook lessons are announced on. */
+  discord?: { emulator: RunningDiscordEmulator; webhookId: string };
+  /** Deletes the account's lessons and evidence, then closes the harness and the emulator. */
+  close(): Promise<void>;
+}
+
+/** An inbox harness with its workers and its writing user; with `announce`, lessons are announced on a Discord emulator. */
+export async function startWritingWorld(opts: { announce?: boolean } = {}): Promise<WritingWorld> {
+  const emulator = opts.announce ? await startDiscordEmulator() : undefined;
+  const webhook = emulator ? await emulator.control.createWebhook({ name: 'Durable Inbox' }) : undefined;
+  const h = await startInboxHarness(webhook ? { env: { DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: 'http://127.0.0.1:3999' } } : {});
+  await h.startWorkers();
+  return {
+    h,
+    user: writingUser(h),
+    ...(emulator && webhook ? { discord: { emulator, webhookId: webhook.id } } : {}),
+    async close() {
+      await h.prisma.lesson.deleteMany({ where: { accountId: h.accountId } });
+      await h.prisma.writingEvidence.deleteMany({ where: { accountId: h.accountId } });
+      await h.close();
+      await emulator?.close();
     },
   };
 }

@@ -8,18 +8,18 @@
 // sentence for its value, so the model's text never reaches the prompt. None of the Discord
 // messages quotes a lesson's text.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
-import { runMemoryCli } from '../../src/cli/memory.js';
+import type { RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { PROPOSE_LESSONS_TOOL_NAME } from '../../src/learning/writing-lessons.js';
 import type { Lesson } from '../../src/learning/contracts.js';
 import { lessonEvents, listLessons } from '../../src/learning/memory.js';
 import { lessonDecisions, lessonPageBody } from '../../src/http/lessons-page.js';
-import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
-import { writingUser } from '../helpers/writing-user.js';
+import type { InboxHarness } from '../helpers/inbox-harness.js';
+import { startWritingWorld, type WritingUser, type WritingWorld } from '../helpers/writing-user.js';
 
 let h: InboxHarness;
-let user: ReturnType<typeof writingUser>;
+let world: WritingWorld;
+let user: WritingUser;
 let discord: RunningDiscordEmulator;
 let webhookId: string;
 const db = () => prismaExecutor(h.prisma);
@@ -35,26 +35,17 @@ const PROPOSALS = {
   fits: { text: `Always add the IBAN ${IBAN} under the name.`, value: 'Kind regards, Sam' },
 };
 
-async function memory(...argv: string[]): Promise<{ code: number; out: string }> {
-  const lines: string[] = [];
-  const code = await runMemoryCli(h.cfg, argv, { out: (l) => lines.push(l) });
-  return { code, out: lines.join('\n') };
-}
+const memory = (...argv: string[]) => user.memory(...argv);
 
 beforeAll(async () => {
-  discord = await startDiscordEmulator();
-  const webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
-  webhookId = webhook.id;
-  h = await startInboxHarness({ env: { DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: 'http://127.0.0.1:3999' } });
-  await h.startWorkers();
-  user = writingUser(h);
+  world = await startWritingWorld({ announce: true });
+  ({ h, user } = world);
+  discord = world.discord!.emulator;
+  webhookId = world.discord!.webhookId;
 });
 
 afterAll(async () => {
-  await h?.prisma.lesson.deleteMany({ where: { accountId: h.accountId } });
-  await h?.prisma.writingEvidence.deleteMany({ where: { accountId: h.accountId } });
-  await h?.close();
-  await discord?.close();
+  await world?.close();
 });
 
 describe('typed lessons: what may take hold without review', () => {

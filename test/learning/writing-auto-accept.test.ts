@@ -6,27 +6,23 @@
 // reaches the next draft's prompt, while a procedure from the same tick waits and is announced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { worded } from '../../emulators/anthropic/learning.js';
-import { startDiscordEmulator, type RunningDiscordEmulator } from '../../emulators/discord/index.js';
-import { runMemoryCli } from '../../src/cli/memory.js';
+import type { RunningDiscordEmulator } from '../../emulators/discord/index.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { lessonAspect } from '../../src/learning/auto-accept.js';
 import type { Lesson } from '../../src/learning/contracts.js';
 import { lessonEvents, listLessons } from '../../src/learning/memory.js';
 import { recordWorkflowHistory } from '../helpers/histories.js';
-import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
-import { writingUser } from '../helpers/writing-user.js';
+import type { InboxHarness } from '../helpers/inbox-harness.js';
+import { startWritingWorld, type WritingUser, type WritingWorld } from '../helpers/writing-user.js';
 
 let h: InboxHarness;
-let user: ReturnType<typeof writingUser>;
+let world: WritingWorld;
+let user: WritingUser;
 let discord: RunningDiscordEmulator;
 let webhookId: string;
 const db = () => prismaExecutor(h.prisma);
 
-async function memory(...argv: string[]): Promise<{ code: number; out: string }> {
-  const lines: string[] = [];
-  const code = await runMemoryCli(h.cfg, argv, { out: (l) => lines.push(l) });
-  return { code, out: lines.join('\n') };
-}
+const memory = (...argv: string[]) => user.memory(...argv);
 
 const lessonWith = async (text: string): Promise<Lesson> => {
   const lesson = (await listLessons(db(), { accountId: h.accountId })).find((l) => l.current.text === text);
@@ -45,19 +41,14 @@ async function signedOff(signOff: string, subjects: [string, string]): Promise<s
 }
 
 beforeAll(async () => {
-  discord = await startDiscordEmulator();
-  const webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
-  webhookId = webhook.id;
-  h = await startInboxHarness({ env: { DISCORD_WEBHOOK_URL: webhook.url, PUBLIC_BASE_URL: 'http://127.0.0.1:3999' } });
-  await h.startWorkers();
-  user = writingUser(h);
+  world = await startWritingWorld({ announce: true });
+  ({ h, user } = world);
+  discord = world.discord!.emulator;
+  webhookId = world.discord!.webhookId;
 });
 
 afterAll(async () => {
-  await h?.prisma.lesson.deleteMany({ where: { accountId: h.accountId } });
-  await h?.prisma.writingEvidence.deleteMany({ where: { accountId: h.accountId } });
-  await h?.close();
-  await discord?.close();
+  await world?.close();
 });
 
 describe('writing lessons: auto-accept and announcements', () => {

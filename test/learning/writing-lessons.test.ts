@@ -17,12 +17,13 @@ import { LEARNING_SCHEDULE_ID, scheduleDefinitions } from '../../src/schedules/s
 import { waitUntil } from '../helpers/wait-until.js';
 import { worded, writingLessons } from '../../emulators/anthropic/learning.js';
 import { buildWritingLessonsPrompt } from '../../src/learning/writing-lessons.js';
-import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
-import { writingUser, type WritingUser } from '../helpers/writing-user.js';
+import type { InboxHarness } from '../helpers/inbox-harness.js';
+import { startWritingWorld, type WritingUser, type WritingWorld } from '../helpers/writing-user.js';
 import { recordHistory, recordWorkflowHistory } from '../helpers/histories.js';
 
 const tag = randomUUID().slice(0, 8);
 const SIGN_OFF = 'Cheers, Sam';
+let world: WritingWorld;
 let h: InboxHarness;
 
 const db = () => prismaExecutor(h.prisma);
@@ -57,15 +58,12 @@ function draftPromptFor(subject: string): string {
 }
 
 beforeAll(async () => {
-  h = await startInboxHarness();
-  await h.startWorkers();
-  user = writingUser(h);
+  world = await startWritingWorld();
+  ({ h, user } = world);
 });
 
 afterAll(async () => {
-  await h?.prisma.lesson.deleteMany({ where: { accountId: h.accountId } });
-  await h?.prisma.writingEvidence.deleteMany({ where: { accountId: h.accountId } });
-  await h?.close();
+  await world?.close();
 });
 
 describe('the line diff of our draft and what was sent', () => {
