@@ -1,10 +1,8 @@
 // OAuth contract tests: google-auth-library's refresh flow against the emulated token endpoint,
 // invalid_grant after revocation, 401 for bad tokens, scopes, and the loopback consent flow.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
-import { connect, failure, gmailClient, oauthClientFor, startEmulator } from '../helpers/googleapis-clients.js';
+import { connect, failure, gmailClient, oauthClientFor, startEmulator, startRedirectReceiver } from '../helpers/googleapis-clients.js';
 
 let emu: RunningGmailEmulator;
 
@@ -94,22 +92,17 @@ describe('token endpoint', () => {
 });
 
 describe('loopback consent flow', () => {
-  let receiver: Server;
+  let receiver: Awaited<ReturnType<typeof startRedirectReceiver>>;
   let redirectUri: string;
-  const received: URLSearchParams[] = [];
+  let received: URLSearchParams[];
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      received.push(new URL(req.url ?? '/', 'http://127.0.0.1').searchParams);
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('You can close this window.');
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    redirectUri = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/oauth2callback`;
+    receiver = await startRedirectReceiver();
+    ({ redirectUri, received } = receiver);
   });
 
   afterAll(async () => {
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver.close();
   });
 
   it('generateAuthUrl → consent redirect to the loopback receiver → getToken(code) → Gmail calls', async () => {

@@ -1,12 +1,10 @@
 // The emulator's Cloud project set-up failures (docs/gmail-setup.md), as the official clients see
 // them: the Gmail API disabled, a topic Gmail may not publish to, an app in Testing whose refresh
 // tokens die after 7 days, and a consent screen on which the user left a scope unticked.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGmailEmulator } from '../../emulators/gmail/index.js';
 import { projectNumberOf } from '../../emulators/gmail/oauth.js';
-import { connect, failure, gmailClient, oauthClientFor, startEmulator } from '../helpers/googleapis-clients.js';
+import { connect, failure, gmailClient, oauthClientFor, startEmulator, startRedirectReceiver } from '../helpers/googleapis-clients.js';
 
 const MODIFY = 'https://www.googleapis.com/auth/gmail.modify';
 const READONLY = 'https://www.googleapis.com/auth/gmail.readonly';
@@ -121,21 +119,17 @@ describe('an OAuth app in Testing', () => {
 });
 
 describe('a scope left unticked on the consent screen', () => {
-  let receiver: Server;
+  let receiver: Awaited<ReturnType<typeof startRedirectReceiver>>;
   let redirectUri: string;
-  const received: URLSearchParams[] = [];
+  let received: URLSearchParams[];
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      received.push(new URL(req.url ?? '/', 'http://127.0.0.1').searchParams);
-      res.writeHead(200).end('ok');
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    redirectUri = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/oauth2callback`;
+    receiver = await startRedirectReceiver();
+    ({ redirectUri, received } = receiver);
   });
 
   afterAll(async () => {
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver.close();
   });
 
   it('grants the other scopes: the redirect and the token response list what was granted, and a call that needs the missing one is 403', async () => {

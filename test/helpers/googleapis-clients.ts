@@ -1,5 +1,7 @@
 // Shared setup for the Gmail emulator contract tests: an in-process emulator, and googleapis
 // clients authorised through the emulator's OAuth token endpoint, exactly as the app does it.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { OAuth2Client } from 'google-auth-library';
 import { google, type gmail_v1 } from 'googleapis';
 import { startGmailEmulator, type CreatedAccount, type GmailEmulatorOptions, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
@@ -55,3 +57,19 @@ export async function failure(call: Promise<unknown>): Promise<{ status: number;
 }
 
 export const raw = (text: string): string => Buffer.from(text.replace(/\r?\n/g, '\r\n')).toString('base64url');
+
+/** A loopback OAuth redirect receiver, as the CLI's consent flow runs one: every redirect's query is kept. */
+export async function startRedirectReceiver(): Promise<{ redirectUri: string; received: URLSearchParams[]; close(): Promise<void> }> {
+  const received: URLSearchParams[] = [];
+  const receiver = createServer((req, res) => {
+    received.push(new URL(req.url ?? '/', 'http://127.0.0.1').searchParams);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('You can close this window.');
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return {
+    redirectUri: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/oauth2callback`,
+    received,
+    close: () => new Promise((resolve) => receiver.close(() => resolve())),
+  };
+}
