@@ -51,9 +51,8 @@ export interface DiscordNotice {
   record(messageId: string): Promise<void>;
 }
 
-/** Posts the notice unless it was posted before; false when there is no webhook or the notice is no longer wanted. */
-export async function postNoticeOnce(webhookUrl: string | undefined, notice: DiscordNotice): Promise<boolean> {
-  if (!webhookUrl) return false;
+/** Posts the notice unless it was posted before; false when the notice is no longer wanted. */
+export async function postNoticeOnce(webhookUrl: string, notice: DiscordNotice): Promise<boolean> {
   if (await notice.posted()) return true;
   const content = await notice.content();
   if (content === null) return false;
