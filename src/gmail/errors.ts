@@ -6,6 +6,8 @@
 // never tokens, request bodies, or a raw response body (a 502 HTML page would otherwise end up in history).
 // We deliberately do not attach the GaxiosError as `cause`: its config holds headers and request data.
 
+import type { NotInMailbox } from '../mail/mailbox-errors.js';
+
 export type GmailResource =
   | 'thread'
   | 'message'
@@ -120,9 +122,10 @@ export class GmailAuthError extends GmailError {
 }
 
 /** 404: the thread, message, draft or label is gone, or (resource 'history') the start history id expired. */
-export class GmailNotFoundError extends GmailError {
+export class GmailNotFoundError extends GmailError implements NotInMailbox {
   override readonly name = 'GmailNotFoundError';
   readonly retryable = false;
+  readonly notInMailbox = true;
   constructor(
     message: string,
     fields: GmailErrorFields,

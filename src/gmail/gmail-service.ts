@@ -11,7 +11,7 @@ import { inSpan } from '../temporal/tracing.js';
 import type {
   DraftInfo,
   DraftRef,
-  GmailLabel,
+  MailboxLabel,
   GmailProfile,
   HistoryPage,
   HistoryRecord,
@@ -24,7 +24,8 @@ import type {
   ThreadSnapshot,
   WatchResult,
 } from '../mail/message.js';
-import type { DraftContent, Mailbox, MailboxCapabilities } from '../mail/mailbox.js';
+import { searchableAddress, type ChangesRequest, type DraftContent, type Mailbox, type MailboxCapabilities, type MailSearch } from '../mail/mailbox.js';
+import { MailboxCursorExpiredError } from '../mail/mailbox-errors.js';
 
 /** users.messages.batchModify accepts at most this many ids per call. */
 export const BATCH_MODIFY_MAX_IDS = 1000;
@@ -138,7 +139,7 @@ export class GmailService implements Mailbox {
     return [...new Set((data.messages ?? []).flatMap((m) => m.labelIds ?? []))];
   }
 
-  async listLabels(): Promise<GmailLabel[]> {
+  async listLabels(): Promise<MailboxLabel[]> {
     const data = await this.call('labels.list', 'label', () => this.gmail.users.labels.list({ userId: this.userId }));
     return (data.labels ?? []).flatMap((label) =>
       label.id && label.name ? [{ id: label.id, name: label.name, type: label.type === 'system' ? 'system' : 'user' } as const] : [],
@@ -358,6 +359,36 @@ export class GmailService implements Mailbox {
     };
   }
 
+  /** A neutral search as a Gmail query (quoted terms only: an address that is not plain matches nothing). */
+  async searchMessages(search: MailSearch): Promise<MessageList> {
+    const q = gmailQuery(search);
+    if (q === null) return { messages: [], resultSizeEstimate: 0 };
+    return this.listMessages({
+      ...(q ? { q } : {}),
+      ...(search.labelId ? { labelIds: [search.labelId] } : {}),
+      ...(search.maxResults ? { maxResults: search.maxResults } : {}),
+      ...(search.pageToken ? { pageToken: search.pageToken } : {}),
+      ...(search.in === 'TRASH' || search.in === 'SPAM' ? { includeSpamTrash: true } : {}),
+    });
+  }
+
+  /** history.list from the cursor (the types the sync follows); an expired history id is MailboxCursorExpiredError. */
+  async listChanges({ cursor, pageSize, pageToken }: ChangesRequest): Promise<HistoryPage> {
+    try {
+      return await this.listHistory({
+        startHistoryId: cursor,
+        historyTypes: ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'],
+        ...(pageSize ? { maxResults: pageSize } : {}),
+        ...(pageToken ? { pageToken } : {}),
+      });
+    } catch (err) {
+      if (err instanceof GmailNotFoundError && err.resource === 'history') {
+        throw new MailboxCursorExpiredError(`Gmail history id ${cursor.slice(0, 40)} has expired: the mailbox must be read again.`);
+      }
+      throw err;
+    }
+  }
+
   async getMessage(messageId: string, format: MessageFormat = 'full', metadataHeaders?: string[]): Promise<ThreadMessage> {
     const data = await this.call('messages.get', 'message', () =>
       this.gmail.users.messages.get({
@@ -425,7 +456,7 @@ export class GmailService implements Mailbox {
   }
 }
 
-function findLabel(labels: GmailLabel[], name: string): GmailLabel | undefined {
+function findLabel(labels: MailboxLabel[], name: string): MailboxLabel | undefined {
   return labels.find((l) => l.name === name) ?? labels.find((l) => l.name.toLowerCase() === name.toLowerCase());
 }
 
@@ -460,4 +491,30 @@ function historyRecord(record: gmail_v1.Schema$History): HistoryRecord {
     labelsAdded: labelChanges(record.labelsAdded),
     labelsRemoved: labelChanges(record.labelsRemoved),
   };
+}
+
+const GMAIL_IN: Record<NonNullable<MailSearch['in']>, string> = {
+  INBOX: 'in:inbox',
+  SENT: 'in:sent',
+  DRAFT: 'in:drafts',
+  TRASH: 'in:trash',
+  SPAM: 'in:spam',
+  ALL: '',
+};
+
+/** A neutral search in Gmail's syntax; null when it can match nothing (an address that is not plain). */
+export function gmailQuery(search: MailSearch): string | null {
+  const terms = [GMAIL_IN[search.in ?? 'INBOX']];
+  for (const field of ['from', 'to'] as const) {
+    const value = search[field];
+    if (value === undefined) continue;
+    const address = searchableAddress(value);
+    if (!address) return null;
+    terms.push(`${field}:"${address}"`);
+  }
+  if (search.subject !== undefined) terms.push(`subject:"${search.subject.replace(/["\\\s]+/g, ' ').trim()}"`);
+  if (search.since) terms.push(`after:${Math.floor(search.since.getTime() / 1000)}`);
+  if (search.before) terms.push(`before:${Math.floor(search.before.getTime() / 1000)}`);
+  if (search.unread !== undefined) terms.push(search.unread ? 'is:unread' : '-is:unread');
+  return terms.filter(Boolean).join(' ');
 }

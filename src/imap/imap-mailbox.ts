@@ -7,6 +7,7 @@ import type { ImapFlow, SearchObject } from 'imapflow';
 import { decodeBase64Url } from '../gmail/mime-encoding.js';
 import { withTopHeader } from '../gmail/mime.js';
 import type {
+  MailboxLabel,
   DraftInfo,
   DraftRef,
   HistoryPage,
@@ -38,7 +39,7 @@ import { MailboxNotFoundError, MailboxResetError, MailboxUnsupportedError, imapO
 import { readRawMessage } from './raw-message.js';
 import { headerBlock, rawHeader, recipientsOf, withoutHeader } from './raw-headers.js';
 import { createSmtpTransport, smtpSendFailure, type SmtpTransport } from './smtp.js';
-import type { Mailbox, MailboxCapabilities } from '../mail/mailbox.js';
+import { searchableAddress, type ChangesRequest, type Mailbox, type MailboxCapabilities, type MailSearch } from '../mail/mailbox.js';
 
 export interface ImapMailboxSettings {
   /** The account's address: the sender of what it sends, the domain of the Message-IDs it makes. */
@@ -49,24 +50,14 @@ export interface ImapMailboxSettings {
   memory?: LabelMemory;
 }
 
-/** The neutral search of listMessages: every field narrows (AND). */
-export interface MailSearch {
-  from?: string;
-  to?: string;
-  subject?: string;
+/** The neutral search (src/mail/mailbox.ts), plus what only IMAP can ask. */
+export interface ImapSearch extends Omit<MailSearch, 'in'> {
   /** Anywhere in headers or body. */
   text?: string;
-  /** Received on or after / before this day (IMAP SEARCH has day precision). */
-  since?: Date;
-  before?: Date;
-  unread?: boolean;
-  /** A label of the product (a keyword) the messages carry. */
-  label?: string;
-  /** Where to look: a system label (default INBOX): INBOX, SENT, DRAFT, TRASH, SPAM, ARCHIVE, ALL. */
-  in?: 'INBOX' | 'SENT' | 'DRAFT' | 'TRASH' | 'SPAM' | 'ARCHIVE' | 'ALL';
+  /** Where to look: a system label (default INBOX); ARCHIVE is the \\Archive folder. */
+  in?: MailSearch['in'] | 'ARCHIVE';
   /** On Gmail's IMAP: a Gmail search (X-GM-RAW) instead of the fields above. */
   gmailRaw?: string;
-  maxResults?: number;
 }
 
 /** What the mailbox remembers of a message seen in a folder (for label diffs and for naming vanished UIDs). */
@@ -190,6 +181,11 @@ export class ImapMailbox implements Mailbox {
     return { emailAddress: this.settings.address, historyId: await this.getCursor() };
   }
 
+  /** IMAP keeps no signature: replies go without one (the user's client adds its own when they send). */
+  async getSignature(): Promise<string | undefined> {
+    return undefined;
+  }
+
   /** A message by id, read in full. MailboxNotFoundError when it is in no folder. */
   async getMessage(id: string): Promise<ThreadMessage> {
     return this.run('reading a message', async (client) => {
@@ -228,16 +224,17 @@ export class ImapMailbox implements Mailbox {
     return [...new Set(thread.messages.flatMap((m) => m.labelIds))];
   }
 
-  /** Messages matching a neutral search, newest first (ids and thread ids only, like messages.list). */
-  async listMessages(search: MailSearch = {}): Promise<MessageList> {
+  /** Messages matching a search, newest first (ids and thread ids only, like messages.list); one page. */
+  async searchMessages(search: ImapSearch = {}): Promise<MessageList> {
+    const query = searchQuery(search);
+    if (!query) return { messages: [], resultSizeEstimate: 0 };
     return this.run('searching', async (client) => {
       const caps = this.server;
       const folders = this.searchFolders(search.in ?? 'INBOX');
       const refs: Array<MessageRef & { date: number }> = [];
       for (const folder of folders) {
         await this.inFolder(client, folder, async (uidValidity) => {
-          const query = caps.gmail && search.gmailRaw ? { gmraw: search.gmailRaw } : searchQuery(search);
-          const uids = (await client.search(query, { uid: true })) || [];
+          const uids = (await client.search(caps.gmail && search.gmailRaw ? { gmraw: search.gmailRaw } : query, { uid: true })) || [];
           if (uids.length === 0) return;
           const newest = uids.sort((a, b) => b - a).slice(0, search.maxResults ?? 100);
           for await (const m of client.fetch(newest.join(','), { uid: true, headers: true, internalDate: true }, { uid: true })) {
@@ -255,6 +252,30 @@ export class ImapMailbox implements Mailbox {
   // ------------------------------------------------------------------------------------------------
   // Labels
   // ------------------------------------------------------------------------------------------------
+
+  /**
+   * The labels in use: the system labels the folders stand for, and ours from the keywords the watched
+   * folders have defined (their FLAGS). An id is the name.
+   */
+  async listLabels(): Promise<MailboxLabel[]> {
+    return this.run('listing labels', async (client) => {
+      const names = new Set<string>();
+      for (const folder of this.watchedFolders()) {
+        const lock = await this.openFolder(client, folder);
+        if (!lock) continue;
+        try {
+          for (const flag of client.mailbox ? client.mailbox.flags : []) {
+            const label = keywordToLabel(flag);
+            if (label !== undefined) names.add(label);
+          }
+        } finally {
+          lock.release();
+        }
+      }
+      const system = ['INBOX', 'SENT', 'DRAFT', 'TRASH', 'SPAM', 'UNREAD', 'STARRED'].map((id) => ({ id, name: id, type: 'system' as const }));
+      return [...system, ...[...names].map((name) => ({ id: name, name, type: 'user' as const }))];
+    });
+  }
 
   /** On IMAP a label's id is its name; nothing needs creating in keywords mode. */
   async ensureLabels(names: string[]): Promise<Map<string, string>> {
@@ -361,7 +382,7 @@ export class ImapMailbox implements Mailbox {
    * A message moved between watched folders in one page is a label change (INBOX removed, say), as on
    * Gmail. MailboxResetError when a folder's UIDVALIDITY changed: read the mailbox again from the start.
    */
-  async listChanges(cursorText: string): Promise<ImapChangePage> {
+  async listChanges({ cursor: cursorText }: ChangesRequest): Promise<ImapChangePage> {
     const cursor = decodeCursor(cursorText);
     if (!cursor) throw new MailboxResetError('(cursor)', cursorText.slice(0, 40), undefined);
     return this.run('reading changes', async (client) => {
@@ -723,7 +744,7 @@ export class ImapMailbox implements Mailbox {
     return labels;
   }
 
-  private searchFolders(where: NonNullable<MailSearch['in']>): string[] {
+  private searchFolders(where: NonNullable<ImapSearch['in']>): string[] {
     const f = this.server.folders;
     switch (where) {
       case 'INBOX':
@@ -920,16 +941,22 @@ function pairMoves(records: HistoryRecord[], labelOf: (folder: string) => string
   }
 }
 
-function searchQuery(search: MailSearch): SearchObject {
+/** IMAP SEARCH keys for a search; null when it can match nothing (an address that is not plain). */
+function searchQuery(search: ImapSearch): SearchObject | null {
   const q: SearchObject = {};
-  if (search.from) q.from = search.from;
-  if (search.to) q.to = search.to;
+  for (const field of ['from', 'to'] as const) {
+    const value = search[field];
+    if (value === undefined) continue;
+    const address = searchableAddress(value);
+    if (!address) return null;
+    q[field] = address;
+  }
   if (search.subject) q.subject = search.subject;
   if (search.text) q.text = search.text;
   if (search.since) q.since = search.since;
   if (search.before) q.before = search.before;
   if (search.unread !== undefined) q.seen = !search.unread;
-  if (search.label) q.keyword = labelToKeyword(search.label);
+  if (search.labelId) q.keyword = labelToKeyword(search.labelId);
   if (Object.keys(q).length === 0) q.all = true;
   return q;
 }

@@ -3,11 +3,11 @@
 // like Gmail's 404s: a folder whose UIDVALIDITY changed (the sync's full rescan, as a Gmail history
 // 404) and a message or thread that is not there.
 import { MailServerError, imapFailure, type FailureContext } from './errors.js';
+import { MailboxCursorExpiredError, type NotInMailbox } from '../mail/mailbox-errors.js';
 
 /** A folder's UIDVALIDITY changed (or it was deleted): every id and cursor position in it is void. Rescan. */
-export class MailboxResetError extends Error {
+export class MailboxResetError extends MailboxCursorExpiredError {
   override readonly name = 'MailboxResetError';
-  readonly retryable = false;
   constructor(
     readonly folder: string,
     readonly was: string,
@@ -22,9 +22,10 @@ export class MailboxResetError extends Error {
 }
 
 /** The message, draft or thread an id names is not in the mailbox (any more). */
-export class MailboxNotFoundError extends Error {
+export class MailboxNotFoundError extends Error implements NotInMailbox {
   override readonly name = 'MailboxNotFoundError';
   readonly retryable = false;
+  readonly notInMailbox = true;
   constructor(
     readonly resource: 'message' | 'thread' | 'draft',
     readonly id: string,

@@ -91,7 +91,7 @@ export interface GmailProfile {
   threadsTotal: number;
 }
 
-export interface GmailLabel {
+export interface MailboxLabel {
   id: string;
   name: string;
   type: 'system' | 'user';

@@ -71,7 +71,7 @@ async function changesUntil(cursor: string, what: string, accept: (page: ImapCha
   const pages: ImapChangePage[] = [];
   let at = cursor;
   const page = await waitUntil(what, async () => {
-    const p = await mailbox.listChanges(at);
+    const p = await mailbox.listChanges({ cursor: at });
     pages.push(p);
     at = p.cursor;
     return pages.some(accept) ? p : undefined;
@@ -103,7 +103,7 @@ describe('ImapMailbox', () => {
     expect(message.labelIds).toEqual(expect.arrayContaining(['INBOX', 'UNREAD']));
     expect(message.internalDate).toBeGreaterThan(0);
     expect(Number(message.historyId)).toBeGreaterThan(0);
-    const listed = await mailbox.listMessages({ from: servers.correspondent.address, subject: 'from Alice' });
+    const listed = await mailbox.searchMessages({ from: servers.correspondent.address, subject: 'from Alice' });
     expect(listed.messages).toContainEqual({ id: message.id, threadId: message.threadId });
   });
 
@@ -127,7 +127,7 @@ describe('ImapMailbox', () => {
     } finally {
       await other.logout();
     }
-    const found = await waitUntil('the message without Message-ID', async () => (await mailbox.listMessages({ subject: 'anonymous' })).messages[0]);
+    const found = await waitUntil('the message without Message-ID', async () => (await mailbox.searchMessages({ subject: 'anonymous' })).messages[0]);
     expect(found.threadId).toMatch(/^h/);
     expect((await mailbox.getMessage(found.id)).threadId).toBe(found.threadId);
   });
@@ -139,16 +139,16 @@ describe('ImapMailbox', () => {
     expect(await mailbox.modifyMessage(id, { add: ['Action Required', 'Snooze/2026-12-01'] })).toEqual(
       expect.arrayContaining(['Action Required', 'Snooze/2026-12-01']),
     );
-    const added = await mailbox.listChanges(cursor);
+    const added = await mailbox.listChanges({ cursor });
     const inbox = added.records.find((r) => r.labelsAdded.length > 0);
     expect(inbox?.labelsAdded).toEqual([expect.objectContaining({ message: expect.objectContaining({ id }), labelIds: ['Action Required', 'Snooze/2026-12-01'] })]);
     expect(added.cursor).not.toBe(cursor);
     // Nothing changed since: an empty page, the same cursor.
-    const quiet = await mailbox.listChanges(added.cursor);
+    const quiet = await mailbox.listChanges({ cursor: added.cursor });
     expect(quiet.records).toEqual([]);
 
     await mailbox.modifyMessage(id, { remove: ['Action Required'], add: ['UNREAD'] });
-    const removed = await mailbox.listChanges(quiet.cursor);
+    const removed = await mailbox.listChanges({ cursor: quiet.cursor });
     expect(removed.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ labelIds: ['Action Required'] })]);
 
     // The user, in their own mail app, tags the message "Done".
@@ -164,7 +164,7 @@ describe('ImapMailbox', () => {
     } finally {
       await other.logout();
     }
-    const done = await mailbox.listChanges(removed.cursor);
+    const done = await mailbox.listChanges({ cursor: removed.cursor });
     expect(done.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ labelIds: ['Done'] })]);
     expect(done.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ labelIds: ['UNREAD'] })]);
 
@@ -234,7 +234,7 @@ describe('ImapMailbox', () => {
     for (const m of archived.messages) expect(m.labelIds).not.toContain('INBOX');
     expect(archived.messages.find((m) => m.messageId === `<sent.${run}@inbox.test>`)?.labelIds).toContain('SENT');
     // The move is INBOX removed, as on Gmail, not a deletion.
-    const page = await mailbox.listChanges(cursor);
+    const page = await mailbox.listChanges({ cursor });
     const removed = page.records.flatMap((r) => r.labelsRemoved).filter((c) => c.labelIds.includes('INBOX'));
     expect(removed.map((c) => c.message.id).sort()).toEqual([mid('root'), mid('second'), mid('third')].map(messageIdOf).sort());
     expect(page.records.flatMap((r) => r.messagesDeleted)).toEqual([]);
@@ -257,14 +257,14 @@ describe('ImapMailbox', () => {
     } finally {
       await other.logout();
     }
-    const err = await mailbox.listChanges(cursor).then(
+    const err = await mailbox.listChanges({ cursor }).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(MailboxResetError);
     expect((err as MailboxResetError).folder).toBe('Archive');
     // A fresh cursor works again.
-    await expect(mailbox.listChanges(await mailbox.getCursor())).resolves.toMatchObject({ records: [] });
+    await expect(mailbox.listChanges({ cursor: await mailbox.getCursor() })).resolves.toMatchObject({ records: [] });
   });
 
   it('reconnects after a Dovecot restart (or fails retryably, then reconnects)', async () => {
