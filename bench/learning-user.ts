@@ -11,6 +11,7 @@
 // the learning workflow and the triage derivation, `memory list`, then `memory accept` / `reject`, judged by
 // its own habits); with auto-accept on, typed lessons take hold alone. A scope check counts drafts
 // to senders outside a scoped lesson's scope that were written with it or show its habit.
+import type { MailboxAccounts } from '../src/accounts/mailbox-accounts.js';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { AccountGmail } from '../src/accounts/gmail-accounts.js';
@@ -40,6 +41,8 @@ export interface LearningWorld {
   accountGmail(): Promise<AccountGmail>;
   /** What the sync's activities read the mailbox with. */
   gmailAccounts(): GmailAccounts;
+  /** Both providers' access, as the workers have it (the sync's). */
+  mailboxAccounts(): MailboxAccounts;
 }
 
 /** The user's habits, hidden from the product: it learns them only from what the user does. */
@@ -185,7 +188,7 @@ export async function simulateUser(
 
   // The sync's activities, as the account's sync workflow runs them: the mailbox's history since the
   // cursor, label changes included, handed to the threads. One reader at a time (one cursor).
-  const sync = createSyncActivities({ prisma: w.prisma, accounts: w.gmailAccounts(), client: w.client, threadSettings: w.settings, threadTaskQueue: w.cfg.TEMPORAL_TASK_QUEUE, learnFromLabels: true });
+  const sync = createSyncActivities({ prisma: w.prisma, accounts: w.mailboxAccounts(), client: w.client, threadSettings: w.settings, threadTaskQueue: w.cfg.TEMPORAL_TASK_QUEUE, learnFromLabels: true });
   let cursor = await sync.loadCursor({ accountId: w.accountId });
   let reading = Promise.resolve();
   const syncNow = () =>

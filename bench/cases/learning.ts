@@ -8,6 +8,7 @@
 // triage corrections the user made in Gmail.
 //   --threads T (200)  --block B (20)  --concurrency C (4): threads in flight at once
 //   --auto-accept N (2; 0: off): typed lessons take hold alone after N confirmations
+import { mailboxAccounts } from '../../src/accounts/mailbox-accounts.js';
 import { loadavg } from 'node:os';
 import { countFlag, wholeFlag } from '../args.js';
 import { startBenchTemporal } from '../bench-kit.js';
@@ -65,6 +66,7 @@ export async function run(args: string[]): Promise<void> {
       cfg, prisma, client, gmail, accountId: account!.id, email: account!.email, settings: threadSettingsFromConfig(cfg),
       accountGmail: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)).forAccount(account!.id),
       gmailAccounts: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)),
+      mailboxAccounts: () => mailboxAccounts(prisma, vault, gmailOAuthSettings(cfg)),
     };
     console.log('learning: block  drafts  mean edit distance (chars, Levenshtein)  sent unedited  scope leaks (of drafts checked)  newsletters  triage corrections (Gmail)  lessons: accepted / rejected (CLI) / alone');
     const all = await simulateUser(world, {

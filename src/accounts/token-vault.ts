@@ -1,5 +1,6 @@
-// OAuth tokens at rest: AES-256-GCM with TOKEN_ENCRYPTION_KEY. Layout: version(1) | iv(12) | tag(16) | ciphertext.
-// Tokens never leave this module in clear except to the Gmail client that uses them.
+// Account secrets at rest (Gmail's OAuth tokens, an IMAP account's app password): AES-256-GCM with
+// TOKEN_ENCRYPTION_KEY. Layout: version(1) | iv(12) | tag(16) | ciphertext (JSON).
+// Secrets never leave this module in clear except to the client that uses them.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
 export interface StoredTokens {
@@ -17,18 +18,27 @@ export class TokenVault {
   }
 
   seal(tokens: StoredTokens): Uint8Array<ArrayBuffer> {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    const ciphertext = Buffer.concat([cipher.update(JSON.stringify(tokens), 'utf8'), cipher.final()]);
-    return new Uint8Array(Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), ciphertext]));
+    return this.sealJson(tokens);
   }
 
   open(sealed: Uint8Array): StoredTokens {
+    return this.openJson(sealed) as StoredTokens;
+  }
+
+  /** Any JSON value, sealed the same way (an IMAP account's password). */
+  sealJson(value: object): Uint8Array<ArrayBuffer> {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const ciphertext = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+    return new Uint8Array(Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), ciphertext]));
+  }
+
+  openJson(sealed: Uint8Array): unknown {
     const buf = Buffer.from(sealed);
     if (buf[0] !== VERSION || buf.length < 29) throw new Error('sealed tokens: unknown format');
     const decipher = createDecipheriv('aes-256-gcm', this.key, buf.subarray(1, 13));
     decipher.setAuthTag(buf.subarray(13, 29));
     const json = Buffer.concat([decipher.update(buf.subarray(29)), decipher.final()]).toString('utf8');
-    return JSON.parse(json) as StoredTokens;
+    return JSON.parse(json) as unknown;
   }
 }

@@ -5,7 +5,7 @@
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
-import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { toActivityFailure } from '../accounts/mailbox-failures.js';
 import { canonicalAddress, parseAddressList } from '../gmail/addresses.js';
 import { GmailNotFoundError } from '../gmail/errors.js';
 import type { GmailService } from '../gmail/gmail-service.js';

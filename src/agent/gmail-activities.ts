@@ -1,7 +1,7 @@
 // The agent's Gmail activity (task queue durable-inbox-gmail): a mailbox search in the thread's own
 // account. The account comes from the workflow, never from the model.
 import type { GmailAccounts } from '../accounts/gmail-accounts.js';
-import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { toActivityFailure } from '../accounts/mailbox-failures.js';
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import type { AgentGmailActivities } from './activity-contracts.js';
 

@@ -28,7 +28,7 @@ import {
 } from './activity-contracts.js';
 import { markArchived, selectArchivable, toMessageRow, upsertMessages, type MessageRow } from './message-store.js';
 import { sliceQuery, DAY_MS } from './slicing.js';
-import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { toActivityFailure } from '../accounts/mailbox-failures.js';
 import { backfillMessages } from '../metrics/metrics.js';
 
 const log = createLogger('backfill');

@@ -3,7 +3,7 @@
 // Message-ID is made of the account and the week, and insertOnce looks for it before inserting, so
 // the hourly learning run (and any retry) finds the week's e-mail and never puts a second one there.
 import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
-import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { toActivityFailure } from '../accounts/mailbox-failures.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { GmailAuthError } from '../gmail/errors.js';
 import { insertOnce } from '../gmail/insert-once.js';

@@ -5,7 +5,7 @@
 // crash is found again by its Message-ID.
 import { ApplicationFailure } from '@temporalio/common';
 import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
-import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { toActivityFailure } from '../accounts/mailbox-failures.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { canonicalAddress } from '../gmail/addresses.js';
 import { GmailAuthError, GmailBadRequestError, GmailNotFoundError } from '../gmail/errors.js';

@@ -122,15 +122,22 @@ export function syncWorkflowId(accountId: string): string {
  */
 export const HISTORY_ID_BACKWARDS_MARGIN = 500n;
 
-/** `historyId` is behind `cursor` by more than HISTORY_ID_BACKWARDS_MARGIN. */
+const DECIMAL = /^\d+$/;
+
+/** `historyId` is behind `cursor` by more than HISTORY_ID_BACKWARDS_MARGIN (Gmail's ids; an IMAP cursor never is). */
 export function historyIdWentBackwards(historyId: string | undefined, cursor: string | undefined): boolean {
-  if (!historyId || !cursor) return false;
+  if (!historyId || !cursor || !DECIMAL.test(historyId) || !DECIMAL.test(cursor)) return false;
   return BigInt(cursor) - BigInt(historyId) > HISTORY_ID_BACKWARDS_MARGIN;
 }
 
-/** Compares Gmail history ids (decimal strings of up to 64 bits). */
+/**
+ * Compares change cursors: Gmail's history ids (decimal strings of up to 64 bits) by value; an IMAP
+ * cursor (folder states, src/imap/mail-ids.ts) only comes from the mailbox after the one before it,
+ * so any other cursor is taken as later.
+ */
 export function historyIdGreater(a: string | undefined, b: string | undefined): boolean {
   if (a === undefined || a === '') return false;
   if (b === undefined || b === '') return true;
-  return BigInt(a) > BigInt(b);
+  if (DECIMAL.test(a) && DECIMAL.test(b)) return BigInt(a) > BigInt(b);
+  return a !== b;
 }

@@ -3,7 +3,7 @@
 // scan (gap repair and the hourly full scan) and the schedule fan-outs (poll, watch renewal).
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { GmailAccounts } from '../accounts/gmail-accounts.js';
+import type { MailboxAccounts } from '../accounts/mailbox-accounts.js';
 import type { PrismaClient } from '../db/client.js';
 import { ingestThreadEvent, learnAfterClose, requestTimer } from '../thread/ingest.js';
 import { mayHoldCorrections } from '../learning/corrections.js';
@@ -11,8 +11,10 @@ import { prismaExecutor } from '../db/sql-executor.js';
 import { accountTimeSettings } from '../accounts/time-settings.js';
 import { readTimerLabel, resolveWhen, TimeSpecError, type TimeDefaults, type TimerLabelPrefixes } from '../time/index.js';
 import type { TimerRequest } from '../thread/contracts.js';
-import { GmailAuthError, GmailNotFoundError } from '../gmail/errors.js';
-import type { GmailService, ListMessagesOptions } from '../gmail/gmail-service.js';
+import { GmailAuthError } from '../gmail/errors.js';
+import type { GmailService } from '../gmail/gmail-service.js';
+import type { Mailbox, MailSearch } from '../mail/mailbox.js';
+import { MailboxCursorExpiredError } from '../mail/mailbox-errors.js';
 import type { HistoryRecord, MessageRef } from '../mail/message.js';
 import type { QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
@@ -20,12 +22,12 @@ import { forEachLimited, historyToThreadEvents, timerLabelsAdded, type LabelRole
 import { notifySync, requestFullScan, type SyncTarget } from './notify.js';
 import { carriesCorrection, type LabelRole, type MailboxEvent, type ThreadSettings } from '../thread/contracts.js';
 import { historyIdGreater, historyIdWentBackwards, type SyncActivities, type SyncFanoutActivities } from './contracts.js';
-import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { toActivityFailure } from '../accounts/mailbox-failures.js';
 import { heartbeatingWhileRunning } from '../shared/activity-heartbeat.js';
 
 export interface SyncActivityDeps {
   prisma: PrismaClient;
-  accounts: GmailAccounts;
+  accounts: MailboxAccounts;
   /** Client for the ingest function and the sync workflows. */
   client: Client;
   threadSettings: ThreadSettings;
@@ -50,7 +52,6 @@ export interface SyncActivityDeps {
   learnFromLabels?: boolean;
 }
 
-const HISTORY_TYPES = ['messageAdded', 'messageDeleted', 'labelAdded', 'labelRemoved'] as const;
 /** Labels the user adds to ask for something; we take them off once it is done. */
 const REQUEST_ROLES: readonly LabelRole[] = ['done', 'rework', 'needsResponse'];
 const LABEL_CACHE_MS = 60_000;
@@ -79,13 +80,13 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
   // Labels of ours that are not roles: the kill switch and the approval draft's, never a correction.
   const actionLabels = new Set([threadSettings.actions?.pauseLabel, threadSettings.actions?.awaitingApprovalLabel].flatMap((n) => (n ? [n.toLowerCase()] : [])));
 
-  /** One Gmail call of the account, through the shared quota budget; errors as they come. */
-  function rawGmail<T>(accountId: string, method: string, fn: (g: GmailService) => Promise<T>): Promise<T> {
+  /** One mailbox call of the account, through the shared quota budget; errors as they come. */
+  function rawGmail<T>(accountId: string, method: string, fn: (g: Mailbox) => Promise<T>): Promise<T> {
     const limiter = deps.limiter;
     return accounts.call(accountId, (g) => (limiter ? limiter.run(accountId, method, () => fn(g)) : fn(g)));
   }
 
-  async function gmail<T>(accountId: string, method: string, fn: (g: GmailService) => Promise<T>): Promise<T> {
+  async function gmail<T>(accountId: string, method: string, fn: (g: Mailbox) => Promise<T>): Promise<T> {
     try {
       return await rawGmail(accountId, method, fn);
     } catch (err) {
@@ -164,18 +165,14 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     return added.length;
   }
 
-  /** Every message messages.list returns for `query`, all pages (heartbeating the count); returns how many. */
-  async function forEachListedMessage(
-    accountId: string,
-    query: Pick<ListMessagesOptions, 'q' | 'labelIds'>,
-    visit: (message: MessageRef) => void,
-  ): Promise<number> {
+  /** Every message the search finds, all pages (heartbeating the count); returns how many. */
+  async function forEachListedMessage(accountId: string, query: MailSearch, visit: (message: MessageRef) => void): Promise<number> {
     let listed = 0;
     let pageToken: string | undefined;
     do {
       const token = pageToken;
       const page = await gmail(accountId, 'messages.list', (g) =>
-        g.listMessages({ ...query, maxResults: 500, ...(token ? { pageToken: token } : {}) }),
+        g.searchMessages({ ...query, maxResults: 500, ...(token ? { pageToken: token } : {}) }),
       );
       for (const m of page.messages) visit(m);
       listed += page.messages.length;
@@ -212,7 +209,7 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     const byThread = new Map<string, { messageId: string; roles: Set<LabelRole> }>();
     for (const [labelId, role] of await labelRoles(accountId)) {
       if (!REQUEST_ROLES.includes(role)) continue;
-      await forEachListedMessage(accountId, { labelIds: [labelId] }, (m) => {
+      await forEachListedMessage(accountId, { labelId, in: 'ALL' }, (m) => {
         const entry = byThread.get(m.threadId) ?? { messageId: m.id, roles: new Set<LabelRole>() };
         entry.roles.add(role);
         byThread.set(m.threadId, entry);
@@ -266,12 +263,10 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     async syncHistoryPage({ accountId, startHistoryId, pageSize }) {
       let page;
       try {
-        page = await rawGmail(accountId, 'history.list', (g) =>
-          g.listHistory({ startHistoryId, historyTypes: [...HISTORY_TYPES], maxResults: pageSize }),
-        );
+        page = await rawGmail(accountId, 'history.list', (g) => g.listChanges({ cursor: startHistoryId, pageSize }));
       } catch (err) {
-        if (err instanceof GmailNotFoundError && err.resource === 'history') {
-          log.warn(`history id ${startHistoryId} of account ${accountId} expired: gap repair`);
+        if (err instanceof MailboxCursorExpiredError) {
+          log.warn(`the change cursor of account ${accountId} expired (${err.message}): gap repair`);
           return { kind: 'expired' };
         }
         throw toActivityFailure(err);
@@ -300,8 +295,7 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
       // The fresh id comes first: anything that changes while we list shows up in history after it.
       const profile = await gmail(accountId, 'getProfile', (g) => g.getProfile());
       const newestByThread = new Map<string, string>();
-      const q = `in:inbox after:${Math.floor(Math.max(0, sinceMs) / 1000)}`;
-      const listed = await forEachListedMessage(accountId, { q }, (m) => {
+      const listed = await forEachListedMessage(accountId, { in: 'INBOX', since: new Date(Math.max(0, sinceMs)) }, (m) => {
         // messages.list answers newest first: the first message seen is the thread's newest.
         if (!newestByThread.has(m.threadId)) newestByThread.set(m.threadId, m.id);
       });
@@ -351,8 +345,9 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     },
 
     async renewWatches({ renewWithinMs }) {
+      // Only the Gmail API pushes through a watch; an IMAP account's changes come by IDLE or the poll.
       const active = await prisma.account.findMany({
-        where: { status: 'active', ...scoped() },
+        where: { status: 'active', provider: 'gmail', ...scoped() },
         select: { id: true, watchExpiration: true },
       });
       const topic = deps.pushTopic;
@@ -401,7 +396,7 @@ export async function renewWatch(
 ): Promise<{ historyId: string; expiration: number }> {
   const limiter = deps.limiter;
   const watch = (g: GmailService) => g.watch({ topicName });
-  const result = await deps.accounts.call(accountId, (g) => (limiter ? limiter.run(accountId, 'watch', () => watch(g)) : watch(g)));
+  const result = await deps.accounts.gmail.call(accountId, (g) => (limiter ? limiter.run(accountId, 'watch', () => watch(g)) : watch(g)));
   await deps.prisma.account.update({ where: { id: accountId }, data: { watchExpiration: new Date(result.expiration) } });
   return result;
 }

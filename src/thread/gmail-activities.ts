@@ -1,21 +1,21 @@
-// Gmail activities of the thread workflow (task queue durable-inbox-gmail). Each wraps one
-// Gmail side effect through GmailService (readThread also reads the rules' verdict from Postgres);
-// errors become Temporal failures that say whether a retry can help (429 → retry after
-// Retry-After; revoked grant → non-retryable).
+// Mailbox activities of the thread workflow (task queue durable-inbox-gmail). Each wraps one side
+// effect on the account's mailbox, Gmail's or IMAP's (readThread also reads the rules' verdict from
+// Postgres); errors become Temporal failures that say whether a retry can help (429 → retry after
+// Retry-After; revoked grant or refused password → non-retryable).
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import { ACCOUNT_UNUSABLE_TYPES } from '../accounts/account-access.js';
-import type { GmailAccounts } from '../accounts/gmail-accounts.js';
+import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
 import { buildReply, replyRecipients, type ReplyParent } from '../gmail/mime.js';
 import { findSentReplyAfter, latestInboundMessage } from '../gmail/thread-queries.js';
-import { GmailNotFoundError } from '../gmail/errors.js';
-import type { GmailService } from '../gmail/gmail-service.js';
+import { isNotInMailbox } from '../mail/mailbox-errors.js';
+import type { Mailbox } from '../mail/mailbox.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import type { ThreadMessage } from '../mail/message.js';
 import type { LabelNames, LabelRole } from './contracts.js';
 import { BUILTIN_RULES, evaluateRules } from '../rules/rules.js';
 import type { DraftRef, GmailActivities, PromptMessage, ReplyContext, ReplyHeaders } from './activity-contracts.js';
-import { toActivityFailure } from '../accounts/gmail-failures.js';
+import { toActivityFailure } from '../accounts/mailbox-failures.js';
 import { draftsWritten } from '../metrics/metrics.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { mayNeedReply, rulesVerdict } from './rules-verdict.js';
@@ -68,7 +68,7 @@ const SIGNATURE_TTL_MS = 10 * 60_000;
 class SignatureCache {
   private readonly byAccount = new Map<string, { at: number; signature: Promise<string | undefined> }>();
 
-  get(accountId: string, gmail: GmailService): Promise<string | undefined> {
+  get(accountId: string, gmail: Mailbox): Promise<string | undefined> {
     const cached = this.byAccount.get(accountId);
     if (cached && Date.now() - cached.at < SIGNATURE_TTL_MS) return cached.signature;
     const signature = gmail.getSignature();
@@ -78,22 +78,12 @@ class SignatureCache {
   }
 }
 
-/**
- * A Gmail search term for one address, quoted; null for anything that is not a plain addr-spec, so
- * mail content can never add search operators (a sender of `x OR in:anywhere`) or an empty `to:`.
- */
-function addressTerm(operator: 'to' | 'from', address: string): string | null {
-  return /^[^\s"\\(){}<>@]+@[^\s"\\(){}<>@]+$/.test(address) ? `${operator}:"${address}"` : null;
-}
-
 /** The user's recent replies to this sender (tone); none when the mail has no usable sender address. */
-async function toneExamplesFor(gmail: GmailService, sender: string): Promise<string[]> {
-  const term = addressTerm('to', sender);
-  if (!term) return [];
-  const sent = await gmail.listMessages({ q: `in:sent ${term}`, maxResults: TONE_EXAMPLES });
+async function toneExamplesFor(mailbox: Mailbox, sender: string): Promise<string[]> {
+  const sent = await mailbox.searchMessages({ in: 'SENT', to: sender, maxResults: TONE_EXAMPLES });
   const examples: string[] = [];
   for (const ref of sent.messages) {
-    const message = await gmail.getMessage(ref.id, 'full');
+    const message = await mailbox.getMessage(ref.id);
     if (message.body.trim()) examples.push(message.body.slice(0, 1500));
   }
   return examples;
@@ -104,18 +94,13 @@ async function toneExamplesFor(gmail: GmailService, sender: string): Promise<str
  * retry, so a retry or a restarted worker never leaves two drafts in the thread.
  */
 async function writeDraft(
-  gmail: GmailService,
+  gmail: Mailbox,
   userEmail: string,
   { threadId, draftId, body, replyTo }: { threadId: string; draftId?: string; body: string; replyTo: PromptMessage },
 ): Promise<DraftRef> {
   // The message we answer, as readThread saw it; histories from before replyHeaders existed
-  // read its headers from Gmail.
-  const parent =
-    replyTo.replyHeaders ??
-    replyHeadersOf(
-      await gmail.getMessage(replyTo.messageId, 'metadata', ['Message-ID', 'References', 'In-Reply-To', 'Subject', 'From', 'To', 'Reply-To']),
-      userEmail,
-    );
+  // read its headers from the mailbox.
+  const parent = replyTo.replyHeaders ?? replyHeadersOf(await gmail.getMessage(replyTo.messageId), userEmail);
   const replyParent: ReplyParent = {
     messageId: parent.rfcMessageId,
     references: parent.references,
@@ -151,17 +136,17 @@ function sameText(a: string, b: string): boolean {
   return norm(a) === norm(b);
 }
 
-export function createGmailActivities({ accounts, db }: { accounts: GmailAccounts; db: SqlExecutor }): GmailActivities {
+export function createGmailActivities({ accounts, db }: { accounts: MailboxAccess; db: SqlExecutor }): GmailActivities {
   const labels = new LabelDirectory();
   const signatures = new SignatureCache();
 
   /** What a reply to `sender` is written with: tone examples and the user's signature. */
-  async function replyContextFor(gmail: GmailService, accountId: string, sender: string): Promise<ReplyContext> {
+  async function replyContextFor(gmail: Mailbox, accountId: string, sender: string): Promise<ReplyContext> {
     const [toneExamples, signature] = await Promise.all([toneExamplesFor(gmail, sender), signatures.get(accountId, gmail)]);
     return signature ? { toneExamples, signature } : { toneExamples };
   }
 
-  const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
+  const withGmail = async <T>(accountId: string, fn: (gmail: Mailbox, email: string) => Promise<T>): Promise<T> => {
     try {
       return await heartbeatWhile(() => accounts.call(accountId, fn));
     } catch (err) {
@@ -172,7 +157,7 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
   const roleNames = (names: LabelNames, roles: LabelRole[]) => roles.map((role) => names[role]);
 
   async function applyLabels(
-    gmail: GmailService,
+    gmail: Mailbox,
     accountId: string,
     threadId: string,
     names: LabelNames,
@@ -188,7 +173,7 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
         remove: [...roleNames(names, remove).map(idOf), ...(archive ? ['INBOX'] : [])],
       });
     } catch (err) {
-      if (!(err instanceof GmailNotFoundError)) throw err; // a deleted thread has no labels to change
+      if (!(isNotInMailbox(err))) throw err; // a deleted thread has no labels to change
     }
   }
 
@@ -199,7 +184,7 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
         try {
           snapshot = await gmail.getThread(threadId);
         } catch (err) {
-          if (err instanceof GmailNotFoundError) return null; // the thread was deleted: finish quietly
+          if (isNotInMailbox(err)) return null; // the thread was deleted: finish quietly
           throw err;
         }
         const visible = snapshot.messages.filter((m) => !m.isDraft);
@@ -256,7 +241,7 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
         try {
           onThread = await gmail.getThreadLabelIds(threadId);
         } catch (err) {
-          if (err instanceof GmailNotFoundError) return null;
+          if (isNotInMailbox(err)) return null;
           throw err;
         }
         const ids = await labels.ids(accountId, gmail, Object.values(names));
@@ -283,7 +268,7 @@ export function createGmailActivities({ accounts, db }: { accounts: GmailAccount
           const sent = findSentReplyAfter(await gmail.getThread(threadId), afterMs, userEmail);
           return sent ? { messageId: sent.id, body: sent.body.slice(0, BODY_CAP) } : null;
         } catch (err) {
-          if (err instanceof GmailNotFoundError) return null;
+          if (isNotInMailbox(err)) return null;
           throw err;
         }
       });

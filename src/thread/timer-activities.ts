@@ -3,17 +3,17 @@
 // label has that label taken off. Each is a label change Gmail applies idempotently, so a retry
 // changes nothing twice.
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
-import type { GmailAccounts } from '../accounts/gmail-accounts.js';
-import { toActivityFailure } from '../accounts/gmail-failures.js';
-import { GmailNotFoundError } from '../gmail/errors.js';
-import type { GmailService } from '../gmail/gmail-service.js';
+import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
+import { toActivityFailure } from '../accounts/mailbox-failures.js';
+import { isNotInMailbox } from '../mail/mailbox-errors.js';
+import type { Mailbox } from '../mail/mailbox.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import type { TimerGmailActivities } from './activity-contracts.js';
 
-export function createTimerGmailActivities({ accounts }: { accounts: GmailAccounts }): TimerGmailActivities {
+export function createTimerGmailActivities({ accounts }: { accounts: MailboxAccess }): TimerGmailActivities {
   const labels = new LabelDirectory();
 
-  const withGmail = async <T>(accountId: string, fn: (gmail: GmailService) => Promise<T>): Promise<T> => {
+  const withGmail = async <T>(accountId: string, fn: (gmail: Mailbox) => Promise<T>): Promise<T> => {
     try {
       return await heartbeatWhile(() => accounts.call(accountId, fn));
     } catch (err) {
@@ -27,7 +27,7 @@ export function createTimerGmailActivities({ accounts }: { accounts: GmailAccoun
       await change();
       return true;
     } catch (err) {
-      if (err instanceof GmailNotFoundError) return false;
+      if (isNotInMailbox(err)) return false;
       throw err;
     }
   };

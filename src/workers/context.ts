@@ -29,6 +29,8 @@ export interface WorkerContext {
   activityInterceptors?: ActivityInterceptorsFactory[];
   /** A Temporal client (for activities that start or signal workflows), connected on first use. */
   client(): Promise<Client>;
+  /** Runs `fn` when the context closes, before the pools (open IMAP connections, say). */
+  onClose(fn: () => Promise<void>): void;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,7 @@ export async function createWorkerContext(cfg: Env, databaseUrl: string): Promis
   const keys = await resolvePayloadKeys(cfg);
   const dataConverter = createDataConverter(keys);
   let client: Promise<Client> | undefined;
+  const closers: Array<() => Promise<void>> = [];
   return {
     cfg,
     connection,
@@ -51,7 +54,11 @@ export async function createWorkerContext(cfg: Env, databaseUrl: string): Promis
       client.catch(() => (client = undefined));
       return client;
     },
+    onClose(fn) {
+      closers.push(fn);
+    },
     async close() {
+      for (const fn of closers.splice(0)) await fn().catch(() => undefined);
       const connected = await client?.catch(() => undefined);
       await connected?.connection.close();
       await prisma.$disconnect();

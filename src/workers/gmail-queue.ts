@@ -15,7 +15,7 @@ import { createScheduleGmailActivities } from '../schedules/gmail-activities.js'
 import { createGmailActivities } from '../thread/gmail-activities.js';
 import { createTimerGmailActivities } from '../thread/timer-activities.js';
 import type { WorkerContext } from './context.js';
-import { createGmailAccounts } from './gmail-access.js';
+import { createGmailAccounts, createMailboxAccounts } from './mailbox-access.js';
 import { mergeActivities } from './merge-activities.js';
 import type { ApprovalNotifyActivities } from '../actions/activity-contracts.js';
 import type { BackfillAlertDeliveryActivities, BackfillGmailActivities } from '../backfill/activity-contracts.js';
@@ -39,9 +39,10 @@ export async function createGmailQueueActivities(ctx: WorkerContext) {
   // meters its batches itself.
   const metered = await createGmailAccounts(ctx, { metered: true });
   const unmetered = await createGmailAccounts(ctx, { metered: false });
+  const mailboxes = await createMailboxAccounts(ctx, { metered: true });
   return mergeActivities(
-    createGmailActivities({ accounts: metered, db: ctx.sql }),
-    createTimerGmailActivities({ accounts: metered }),
+    createGmailActivities({ accounts: mailboxes, db: ctx.sql }),
+    createTimerGmailActivities({ accounts: mailboxes }),
     createAgentGmailActivities({ accounts: metered }),
     createActionGmailActivities({ accounts: metered, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_EVERY }),
     createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: ctx.sql }),

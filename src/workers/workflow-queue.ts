@@ -19,7 +19,7 @@ import { createSyncActivities } from '../sync/sync-activities.js';
 import { createStoreActivities } from '../thread/store-activities.js';
 import { createTimerStoreActivities } from '../thread/timer-store-activities.js';
 import type { WorkerContext } from './context.js';
-import { createGmailAccounts } from './gmail-access.js';
+import { createMailboxAccounts } from './mailbox-access.js';
 import { mergeActivities } from './merge-activities.js';
 import type { BackfillHandoffActivities, BackfillStoreActivities } from '../backfill/activity-contracts.js';
 import type { ReminderStoreActivities } from '../reminders/contracts.js';
@@ -73,7 +73,7 @@ function syncActivitiesOnFirstUse(ctx: WorkerContext, taskQueue: string): AllSyn
       createSyncActivities({
         prisma: ctx.prisma,
         client: await ctx.client(),
-        accounts: await createGmailAccounts(ctx, { metered: false }),
+        accounts: await createMailboxAccounts(ctx, { metered: false }),
         limiter: ctx.quota,
         threadSettings: threadSettingsFromConfig(ctx.cfg),
         timerLabels: { prefixes: timerLabelPrefixesFromConfig(ctx.cfg), time: ctx.cfg },

@@ -1,6 +1,7 @@
 // Everything a thread-workflow test needs, all real: the dev server (global setup), the test
 // database, the Gmail and Anthropic emulators over HTTP, the three workers on task queues of
 // this test file, and an account whose sealed tokens are in Postgres.
+import { mailboxAccounts, type MailboxAccounts } from '../../src/accounts/mailbox-accounts.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import type { ActivityInterceptorsFactory, Worker } from '@temporalio/worker';
@@ -43,6 +44,8 @@ export interface InboxHarness {
   accountGmail(): Promise<AccountGmail>;
   /** The account directory a Gmail worker uses (unmetered). */
   gmailAccounts(): GmailAccounts;
+  /** Both providers' access, as the workers have it (the sync's). */
+  mailboxAccounts(): MailboxAccounts;
   /** The user connects the account again: a new grant in the emulator, stored as `accounts connect` stores it. */
   regrant(): Promise<void>;
   /** Starts the three workers of this harness (again, after stopWorkers). */
@@ -116,6 +119,7 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
     settings,
     accountGmail: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)).forAccount(account.id),
     gmailAccounts: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)),
+    mailboxAccounts: () => mailboxAccounts(prisma, vault, gmailOAuthSettings(cfg)),
     async regrant() {
       const grant = await gmail.control.createAccount({ email });
       await prisma.account.update({

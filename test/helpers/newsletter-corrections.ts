@@ -24,7 +24,7 @@ export async function newsletterCorrections(h: InboxHarness, domain: string): Pr
   await h.prisma.rule.create({ data: { scope: 'domain', scopeRef: domain, kind: 'deterministic', action: 'newsletter' } });
   const sync = createSyncActivities({
     prisma: h.prisma,
-    accounts: h.gmailAccounts(),
+    accounts: h.mailboxAccounts(),
     client: h.client,
     threadSettings: h.settings,
     threadTaskQueue: h.cfg.TEMPORAL_TASK_QUEUE,

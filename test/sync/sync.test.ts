@@ -2,6 +2,7 @@
 // tokens signed by its key, history 404s, revocation) over googleapis/google-auth-library, the
 // Anthropic emulator, the thread workflow's three workers (test/helpers/inbox-harness.ts), and a
 // sync worker + the push endpoint of this file.
+import { mailboxAccounts } from '../../src/accounts/mailbox-accounts.js';
 import { randomUUID } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -120,7 +121,7 @@ beforeAll(async () => {
     workflowBundle: await getWorkflowBundle(),
     activities: createSyncActivities({
       prisma: h.prisma,
-      accounts: new GmailAccounts(h.prisma, vault, oauth),
+      accounts: mailboxAccounts(h.prisma, vault, oauth),
       client: h.client,
       threadSettings: h.settings,
       syncTaskQueue: syncQueue,

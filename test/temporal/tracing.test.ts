@@ -2,12 +2,12 @@
 // emulators over HTTP, the push endpoint): one email delivered to the mailbox is one trace, from the
 // Gmail push through the sync workflow and its activity, the thread workflow, readThread and its Gmail
 // HTTP call, the LLM calls, to the draft placed in Gmail. Spans land in the SDK's in-memory exporter.
+import { mailboxAccounts } from '../../src/accounts/mailbox-accounts.js';
 import { randomUUID } from 'node:crypto';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { registerAccount } from '../../src/sync/connect.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { gmailOAuthSettings, quotaOptionsFromConfig } from '../../src/config/settings.js';
@@ -58,7 +58,7 @@ beforeAll(async () => {
     workflowBundle: await getWorkflowBundle(),
     activities: createSyncActivities({
       prisma: h.prisma,
-      accounts: new GmailAccounts(h.prisma, vault, oauth),
+      accounts: mailboxAccounts(h.prisma, vault, oauth),
       client,
       threadSettings: h.settings,
       syncTaskQueue: syncQueue,

@@ -1,0 +1,108 @@
+// Per-account IMAP/SMTP access for activities: the account's servers from Postgres, its app password
+// sealed beside them (as Gmail's tokens are), one ImapMailbox (one IMAP connection) per account and
+// process, opened on first use. A refused password marks the account needs_reauth, as a revoked
+// Gmail grant does; a dropped connection is opened again by the next call.
+import { z } from 'zod';
+import type { PrismaClient } from '../db/client.js';
+import type { MailConnectDeps } from '../imap/connect.js';
+import { MailServerError } from '../imap/errors.js';
+import { ImapMailbox } from '../imap/imap-mailbox.js';
+import { createLogger } from '../shared/log.js';
+import { AccountNotConnectedError } from './gmail-accounts.js';
+import type { TokenVault } from './token-vault.js';
+
+const serverSchema = z.object({
+  host: z.string().min(1),
+  port: z.number().int().min(1).max(65535),
+  tls: z.enum(['implicit', 'starttls']),
+  ca: z.string().optional(),
+  servername: z.string().optional(),
+});
+
+/** What accounts.mail_servers holds for an IMAP account: the servers and user names, no secret. */
+export const imapServersSchema = z.object({
+  imap: z.object({ server: serverSchema, user: z.string().min(1) }),
+  smtp: z.object({ server: serverSchema, user: z.string().min(1) }),
+});
+export type ImapServers = z.infer<typeof imapServersSchema>;
+
+/** What encrypted_tokens holds for an IMAP account. */
+const imapSecretSchema = z.object({ password: z.string().min(1), smtpPassword: z.string().min(1).optional() });
+export type ImapSecret = z.infer<typeof imapSecretSchema>;
+
+const log = createLogger('imap-accounts');
+
+interface OpenedImap {
+  email: string;
+  mailbox: ImapMailbox;
+}
+
+export class ImapAccounts {
+  private readonly cache = new Map<string, Promise<OpenedImap>>();
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly vault: TokenVault,
+    private readonly connect: MailConnectDeps = {},
+  ) {}
+
+  /** Runs `fn` on the account's mailbox. A refused login marks the account needs_reauth before the error goes on. */
+  async call<T>(accountId: string, fn: (mailbox: ImapMailbox, email: string) => Promise<T>): Promise<T> {
+    const opened = await this.openCached(accountId);
+    try {
+      return await fn(opened.mailbox, opened.email);
+    } catch (err) {
+      if (err instanceof MailServerError && err.kind === 'bad-credentials') await this.markNeedsReauth(accountId, err.message);
+      throw err;
+    }
+  }
+
+  /** Closes every open connection (worker shutdown). */
+  async close(): Promise<void> {
+    const opened = [...this.cache.values()];
+    this.cache.clear();
+    await Promise.all(opened.map((p) => p.then((o) => o.mailbox.close()).catch(() => undefined)));
+  }
+
+  forget(accountId: string): void {
+    const entry = this.cache.get(accountId);
+    this.cache.delete(accountId);
+    void entry?.then((o) => o.mailbox.close()).catch(() => undefined);
+  }
+
+  private async markNeedsReauth(accountId: string, reason: string): Promise<void> {
+    this.forget(accountId);
+    await this.prisma.account.updateMany({ where: { id: accountId, status: 'active' }, data: { status: 'needs_reauth' } });
+    log.warn(`account ${accountId} needs to be reconnected: ${reason}`);
+  }
+
+  private openCached(accountId: string): Promise<OpenedImap> {
+    let entry = this.cache.get(accountId);
+    if (!entry) {
+      entry = this.open(accountId);
+      entry.catch(() => this.cache.delete(accountId));
+      this.cache.set(accountId, entry);
+    }
+    return entry;
+  }
+
+  private async open(accountId: string): Promise<OpenedImap> {
+    const account = await this.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
+    if (account.status !== 'active' || !account.encryptedTokens || !account.mailServers) {
+      throw new AccountNotConnectedError(accountId, account.encryptedTokens ? account.status : 'not connected');
+    }
+    const servers = imapServersSchema.parse(account.mailServers);
+    const secret = imapSecretSchema.parse(this.vault.openJson(account.encryptedTokens));
+    const mailbox = await ImapMailbox.open(imapMailboxSettings(account.email, servers, secret), this.connect);
+    return { email: account.email, mailbox };
+  }
+}
+
+/** The mailbox settings of an account: its servers and its secret. */
+export function imapMailboxSettings(address: string, servers: ImapServers, secret: ImapSecret) {
+  return {
+    address,
+    imap: { server: servers.imap.server, credentials: { user: servers.imap.user, password: secret.password } },
+    smtp: { server: servers.smtp.server, credentials: { user: servers.smtp.user, password: secret.smtpPassword ?? secret.password } },
+  };
+}
