@@ -15,7 +15,7 @@ const serverSchema = z.object({
   host: z.string().min(1),
   port: z.number().int().min(1).max(65535),
   tls: z.enum(['implicit', 'starttls']),
-  ca: z.string().optional(),
+  ca: z.union([z.string(), z.array(z.string())]).optional(),
   servername: z.string().optional(),
 });
 

@@ -1,6 +1,10 @@
 // `npm run cli -- accounts <connect|list|disconnect|llm-resume|timezone|doctor>`.
 //   connect [--login-hint you@example.com]  OAuth2 loopback consent in the browser; tokens sealed in
 //                                           Postgres, labels created, cursor set, watch, sync started.
+//   connect --imap --email ADDRESS --imap-host HOST [--imap-port 993] [--smtp-host HOST]
+//           [--smtp-port 587] [--user NAME] (--password-file FILE | --password-stdin) [--ca-file PEM]
+//                                           an IMAP/SMTP mailbox with an app password: both servers
+//                                           checked, the password sealed, the sync started.
 //   list                                    every account with its status and its LLM's (paused says
 //                                           why and what to do).
 //   disconnect <account>                    watch stopped, grant revoked, tokens deleted, sync stopped;
@@ -18,7 +22,10 @@ import type { Env } from '../config/env.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';
-import { disconnectAccount, registerAccount, type RegisteredAccount } from '../sync/connect.js';
+import { AccountConflictError, disconnectAccount, registerAccount, registerImapAccount, type RegisteredAccount } from '../sync/connect.js';
+import { MailServerError } from '../imap/errors.js';
+import type { ImapServers } from '../accounts/imap-accounts.js';
+import { readFileSync } from 'node:fs';
 import type { SyncTarget } from '../sync/notify.js';
 import { connectClient } from '../temporal/client.js';
 import type { Client } from '@temporalio/client';
@@ -42,6 +49,8 @@ const log = createLogger('cli');
 
 export interface AccountsCliIo {
   out: (line: string) => void;
+  /** Standard input, read whole (`--password-stdin`); default: the process's. */
+  readStdin?: () => string;
   /** Shows the consent URL; default: print it for the user to open. */
   openUrl?: (url: string) => Promise<void> | void;
 }
@@ -89,6 +98,44 @@ export async function connectCommand(deps: AccountsCliDeps, io: AccountsCliIo, l
   io.out(
     `${account.reconnected ? 'Reconnected' : 'Connected'} ${account.email} (account ${account.id}); sync cursor ${account.historyId}` +
       (account.watchExpiration ? `, Gmail watch until ${account.watchExpiration.toISOString()}` : ', no Gmail watch (GMAIL_PUSH_TOPIC unset)'),
+  );
+  return account;
+}
+
+export interface ImapConnectOptions {
+  email: string;
+  imapHost: string;
+  imapPort?: number;
+  smtpHost?: string;
+  smtpPort?: number;
+  user?: string;
+  password: string;
+  /** Extra trust anchors (PEM) for a server whose certificate no public CA signed. */
+  ca?: string;
+}
+
+/** 993 and 465 speak TLS from the first byte; any other port is upgraded with STARTTLS (which must succeed). */
+const tlsFor = (port: number) => (port === 993 || port === 465 ? 'implicit' : 'starttls');
+
+/** `accounts connect --imap`: the servers checked and the account registered (a MailServerError says what failed). */
+export async function connectImapCommand(deps: AccountsCliDeps, io: AccountsCliIo, opts: ImapConnectOptions): Promise<RegisteredAccount> {
+  const imapPort = opts.imapPort ?? 993;
+  const smtpPort = opts.smtpPort ?? 587;
+  const user = opts.user ?? opts.email;
+  const trust = opts.ca ? { ca: opts.ca } : {};
+  const servers: ImapServers = {
+    imap: { server: { host: opts.imapHost, port: imapPort, tls: tlsFor(imapPort), ...trust }, user },
+    smtp: { server: { host: opts.smtpHost ?? opts.imapHost, port: smtpPort, tls: tlsFor(smtpPort), ...trust }, user },
+  };
+  const account = await registerImapAccount(
+    { prisma: deps.prisma, vault: new TokenVault(await resolveTokenKey(deps.cfg)), ...(deps.sync ? { sync: deps.sync } : {}) },
+    { address: opts.email, servers, secret: { password: opts.password } },
+  );
+  const caps = account.capabilities;
+  io.out(
+    `${account.reconnected ? 'Reconnected' : 'Connected'} ${account.email} over IMAP (account ${account.id}): ` +
+      `${caps.idle ? 'changes pushed by IDLE' : 'no IDLE, changes polled'}, labels kept as ${caps.stateIn === 'keywords' ? 'IMAP keywords' : 'folders'}` +
+      `${caps.qresync ? '' : ', no QRESYNC (deletions found by listing)'}.`,
   );
   return account;
 }
@@ -213,12 +260,28 @@ export async function doctorCommand(deps: Pick<AccountsCliDeps, 'cfg' | 'prisma'
 }
 
 export const USAGE =
-  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE] | accounts doctor <EMAIL or id>';
+  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts connect --imap --email ADDRESS --imap-host HOST [--imap-port 993] [--smtp-host HOST] [--smtp-port 587] [--user NAME] (--password-file FILE | --password-stdin) [--ca-file PEM] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE] | accounts doctor <EMAIL or id>';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo = { out: (l) => console.log(l) }): Promise<number> {
   const [sub, ...rest] = argv;
-  const { values, positionals } = parseArgs({ args: rest, options: { 'login-hint': { type: 'string' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: {
+      'login-hint': { type: 'string' },
+      imap: { type: 'boolean' },
+      email: { type: 'string' },
+      'imap-host': { type: 'string' },
+      'imap-port': { type: 'string' },
+      'smtp-host': { type: 'string' },
+      'smtp-port': { type: 'string' },
+      user: { type: 'string' },
+      'password-file': { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      'ca-file': { type: 'string' },
+    },
+    allowPositionals: true,
+  });
   if (sub !== 'connect' && sub !== 'list' && sub !== 'disconnect' && sub !== 'llm-resume' && sub !== 'timezone' && sub !== 'doctor') {
     io.out(USAGE);
     return 2;
@@ -266,8 +329,13 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
       const deps = { cfg, prisma, ...(client ? { sync: { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE } } : {}) };
       if (sub === 'disconnect') await disconnectCommand(deps, io, positionals[0]!);
       else if (sub === 'llm-resume') await llmResumeCommand(deps, io, positionals[0]!);
+      else if (values.imap) await connectImapCommand(deps, io, imapOptions(values, io.readStdin));
       else await connectCommand(deps, io, values['login-hint']);
     } catch (err) {
+      if (err instanceof MailServerError || err instanceof AccountConflictError) {
+        io.out(`durable-inbox accounts ${sub}: ${err.message}`);
+        return 1;
+      }
       if (err instanceof GmailSetupError) {
         io.out(`durable-inbox accounts ${sub}: ${err.finding.found}`);
         if (err.finding.todo) io.out(`  → ${err.finding.todo}`);
@@ -285,3 +353,36 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
   }
 }
 
+const port = (name: string, value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError(`--${name} must be a port number (1-65535), not ${JSON.stringify(value.slice(0, 20))}`);
+  return n;
+};
+
+/** The connect --imap options, or a UsageError naming what is missing. The password never comes on the command line. */
+function imapOptions(values: Record<string, string | boolean | undefined>, readStdin: () => string = () => readFileSync(0, 'utf8')): ImapConnectOptions {
+  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const email = text('email');
+  const imapHost = text('imap-host');
+  if (!email || !imapHost) throw new UsageError('connect --imap needs --email and --imap-host');
+  const file = text('password-file');
+  if (!file && !values['password-stdin']) throw new UsageError('connect --imap needs the app password: --password-file FILE or --password-stdin');
+  const password = (file ? readFileSync(file, 'utf8') : readStdin()).replace(/\r?\n$/, '');
+  if (!password) throw new UsageError('the app password is empty');
+  const ca = text('ca-file');
+  const imapPort = port('imap-port', text('imap-port'));
+  const smtpPort = port('smtp-port', text('smtp-port'));
+  const smtpHost = text('smtp-host');
+  const user = text('user');
+  return {
+    email,
+    imapHost,
+    password,
+    ...(imapPort ? { imapPort } : {}),
+    ...(smtpPort ? { smtpPort } : {}),
+    ...(smtpHost ? { smtpHost } : {}),
+    ...(user ? { user } : {}),
+    ...(ca ? { ca: readFileSync(ca, 'utf8') } : {}),
+  };
+}

@@ -19,8 +19,10 @@ function asList(userEmail: string | string[]): string[] {
  */
 export function findSentReplyAfter(thread: ThreadSnapshot, afterInternalDate: number, userEmail: string | string[]): ThreadMessage | null {
   const emails = asList(userEmail);
+  // An IMAP server keeps INTERNALDATE to the second: a reply sent in the second the draft was written counts.
+  const after = Math.floor(afterInternalDate / 1000) * 1000;
   const sent = thread.messages.filter(
-    (m) => m.labelIds.includes('SENT') && !m.isDraft && m.internalDate >= afterInternalDate && isFrom(m, emails),
+    (m) => m.labelIds.includes('SENT') && !m.isDraft && m.internalDate >= after && isFrom(m, emails),
   );
   if (sent.length === 0) return null;
   return sent.reduce((earliest, m) => (m.internalDate < earliest.internalDate ? m : earliest));

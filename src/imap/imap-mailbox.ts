@@ -927,6 +927,9 @@ function pairMoves(records: HistoryRecord[], labelOf: (folder: string) => string
         if (came === gone) continue;
         const index = came.messagesAdded.findIndex((a) => a.id === deleted.id);
         if (index < 0) continue;
+        // A draft gone from Drafts and its Message-ID in Sent is a draft sent, not moved: a mail client
+        // submits the draft and files a copy in Sent, and the thread must see both (draft gone, sent seen).
+        if (labelOf(folderOf(gone)) === 'DRAFT' && labelOf(folderOf(came)) === 'SENT') continue;
         const [added] = came.messagesAdded.splice(index, 1);
         gone.messagesDeleted.splice(gone.messagesDeleted.indexOf(deleted), 1);
         const message = { id: added!.id, threadId: added!.threadId, labelIds: added!.labelIds };

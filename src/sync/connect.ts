@@ -9,6 +9,10 @@ import type { PrismaClient } from '../db/client.js';
 import { createGmailClient } from '../gmail/client.js';
 import { GmailService } from '../gmail/gmail-service.js';
 import { createLogger } from '../shared/log.js';
+import { imapMailboxSettings, type ImapSecret, type ImapServers } from '../accounts/imap-accounts.js';
+import { checkImapAccount, type MailConnectDeps } from '../imap/connect.js';
+import { ImapMailbox } from '../imap/imap-mailbox.js';
+import { checkSmtpSubmission } from '../imap/smtp.js';
 import { syncWorkflowId } from './contracts.js';
 import { backfillWorkflowId } from '../backfill/contracts.js';
 import { accountReconnectedSignal } from '../accounts/account-access.js';
@@ -88,6 +92,66 @@ export async function registerAccount(deps: AccountDeps, tokens: StoredTokens): 
   return { id: account.id, email, reconnected, historyId, ...(watchExpiration ? { watchExpiration } : {}) };
 }
 
+/** An account that cannot be connected as asked (one sentence, what to do). */
+export class AccountConflictError extends Error {
+  override readonly name = 'AccountConflictError';
+}
+
+/**
+ * An IMAP/SMTP account: both servers checked (TLS, login, the extensions the product needs; each
+ * failure a MailServerError of one sentence), the password sealed, the account active with the
+ * mailbox's cursor of now (kept on a reconnect), the sync started.
+ */
+export async function registerImapAccount(
+  deps: Pick<AccountDeps, 'prisma' | 'vault' | 'sync'>,
+  input: { address: string; servers: ImapServers; secret: ImapSecret },
+  connect: MailConnectDeps = {},
+): Promise<RegisteredAccount & { capabilities: { idle: boolean; qresync: boolean; stateIn: 'keywords' | 'folders' } }> {
+  const email = input.address.toLowerCase();
+  const settings = imapMailboxSettings(email, input.servers, input.secret);
+  const capabilities = await checkImapAccount(settings.imap.server, settings.imap.credentials, connect);
+  await checkSmtpSubmission(settings.smtp.server, settings.smtp.credentials, connect);
+  const previous = await deps.prisma.account.findUnique({ where: { email } });
+  if (previous && previous.provider !== 'imap') {
+    throw new AccountConflictError(`${email} is connected through the Gmail API; disconnect it first (npm run cli -- accounts disconnect ${email}) to connect it over IMAP.`);
+  }
+  let historyId = previous?.historyId ?? undefined;
+  if (!historyId) {
+    const mailbox = await ImapMailbox.open(settings, connect);
+    try {
+      historyId = (await mailbox.getProfile()).historyId;
+    } finally {
+      await mailbox.close();
+    }
+  }
+  const reconnected = previous !== null && previous.status !== 'active';
+  const data = {
+    status: 'active' as const,
+    provider: 'imap' as const,
+    mailServers: input.servers,
+    encryptedTokens: deps.vault.sealJson(input.secret),
+    historyId,
+    connectedAt: new Date(),
+  };
+  const account = await deps.prisma.account.upsert({ where: { email }, create: { email, ...data }, update: data });
+  if (deps.sync) {
+    if (reconnected) {
+      await notifyReconnected(deps.sync, account.id);
+      await resumeWaitingWorkflows(deps.sync.client, account.id);
+    } else {
+      await notifySync(deps.sync, account.id, { source: 'connect' });
+    }
+  }
+  log.info(`IMAP account ${account.id} connected${reconnected ? ' again' : ''}`);
+  return {
+    id: account.id,
+    email,
+    reconnected,
+    historyId,
+    capabilities: { idle: capabilities.idle, qresync: capabilities.qresync, stateIn: capabilities.stateIn },
+  };
+}
+
 export interface DisconnectedAccount {
   id: string;
   email: string;
@@ -110,7 +174,7 @@ export async function disconnectAccount(deps: Pick<AccountDeps, 'prisma' | 'vaul
   const account = await deps.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
   let watchStopped = false;
   let grantRevoked = false;
-  if (account.encryptedTokens) {
+  if (account.encryptedTokens && account.provider === 'gmail') {
     const tokens = deps.vault.open(account.encryptedTokens);
     const { gmail, auth } = createGmailClient({ ...deps.oauth, credentials: tokens });
     try {

@@ -1,6 +1,7 @@
 // Everything a thread-workflow test needs, all real: the dev server (global setup), the test
 // database, the Gmail and Anthropic emulators over HTTP, the three workers on task queues of
 // this test file, and an account whose sealed tokens are in Postgres.
+import type { ImapServers } from '../../src/accounts/imap-accounts.js';
 import { mailboxAccounts, type MailboxAccounts } from '../../src/accounts/mailbox-accounts.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -62,6 +63,8 @@ export interface HarnessOptions {
   anthropicLatencyMs?: number;
   /** Extra environment for the workers' configuration. */
   env?: Record<string, string>;
+  /** The account is this IMAP/SMTP mailbox (test/helpers/mail-servers) instead of the Gmail emulator's. */
+  imap?: { address: string; password: string; servers: ImapServers };
 }
 
 export async function startInboxHarness(opts: HarnessOptions = {}): Promise<InboxHarness> {
@@ -92,8 +95,11 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
   const cfg = loadConfig(env);
   const prisma = createPrismaClient(cfg.DATABASE_URL!);
   const vault = new TokenVault(Buffer.from(cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
+  const imap = opts.imap;
   const account = await prisma.account.create({
-    data: { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) },
+    data: imap
+      ? { email: imap.address, provider: 'imap', mailServers: imap.servers, encryptedTokens: vault.sealJson({ password: imap.password }) }
+      : { email, encryptedTokens: vault.seal({ refresh_token: created.refreshToken }) },
   });
 
   const connection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS });
@@ -115,7 +121,7 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
     gmail,
     anthropic,
     accountId: account.id,
-    email,
+    email: account.email,
     settings,
     accountGmail: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)).forAccount(account.id),
     gmailAccounts: () => new GmailAccounts(prisma, vault, gmailOAuthSettings(cfg)),

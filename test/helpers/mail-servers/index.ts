@@ -67,6 +67,8 @@ export interface MailServerOptions {
   postfix?: boolean;
   /** Replaces Dovecot's advertised CAPABILITY list (its imap_capability setting). */
   imapCapability?: string;
+  /** The user's mailbox (default USER): a test that stores the account in the shared database gives it an address of its own. */
+  user?: MailAccount;
   /** Each server log line (default: kept for logs() only; MAIL_SERVERS_LOG=1 prints them). */
   log?: (line: string) => void;
 }
@@ -114,7 +116,8 @@ async function startOnce(options: MailServerOptions, log: ((line: string) => voi
       'submissionPort',
       'submissionsPort',
     ] as const);
-    const accounts = [USER, CORRESPONDENT];
+    const user = options.user ?? USER;
+    const accounts = [user, CORRESPONDENT];
     dovecot = await startDovecot({
       dir,
       imapPort,
@@ -144,7 +147,7 @@ async function startOnce(options: MailServerOptions, log: ((line: string) => voi
       host: '127.0.0.1',
       imap: { starttlsPort: imapPort, implicitTlsPort: imapsPort },
       smtp: { mxPort, submissionPort, submissionsPort },
-      user: USER,
+      user,
       correspondent: CORRESPONDENT,
       caPem: certs.caPem,
       certificateNames: certs.names,

@@ -1,0 +1,185 @@
+// The core scenarios as one test body run on both providers: the Gmail API (our emulator, through
+// googleapis) and IMAP/SMTP (a real Dovecot and Postfix). Mail comes in, the sync (polled, as the
+// schedule polls) hands it to the thread, which classifies it and drafts a reply in the thread; the
+// user marks a thread Done with a label (an IMAP keyword), or sends our draft, and the thread sees it.
+// Everything runs on the real Temporal dev server and PostgreSQL; the workers are the product's.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
+import { imapMailboxSettings, type ImapServers } from '../../src/accounts/imap-accounts.js';
+import type { Mailbox } from '../../src/mail/mailbox.js';
+import { notifySync } from '../../src/sync/notify.js';
+import { syncWorkflowId } from '../../src/sync/contracts.js';
+import { syncStatusQuery } from '../../src/sync/signals.js';
+import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { startMailServers, type MailServers } from '../helpers/mail-servers/index.js';
+import { waitUntil } from '../helpers/wait-until.js';
+import { deliverFromOutside, imapAddress, imapClient, submissionAddress } from '../imap/mail-test-clients.js';
+
+/** What differs between the providers, behind one shape: how mail arrives and how the user acts. */
+interface ProviderWorld {
+  h: InboxHarness;
+  /** The user's own client on the mailbox (not the workers'): what they see and what they do. */
+  user: Mailbox;
+  /** A correspondent writes to the user; resolves with the thread's id once the mailbox has it. */
+  incoming(mail: { subject: string; text: string }): Promise<string>;
+  /** The user sends our draft as it is, from their mail client. */
+  sendDraft(threadId: string, draftId: string): Promise<void>;
+  /** How many messages with this subject the correspondent received from the user. */
+  receivedByCorrespondent(subject: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+const run = randomUUID().slice(0, 8);
+
+async function gmailWorld(): Promise<ProviderWorld> {
+  const h = await startInboxHarness();
+  await h.startWorkers();
+  const { gmail } = await h.accountGmail();
+  return {
+    h,
+    user: gmail,
+    async incoming(mail) {
+      return (await deliver(h, { from: 'Alice Example <alice@partner.example>', ...mail })).threadId;
+    },
+    async sendDraft(_threadId, draftId) {
+      await h.gmail.control.sendDraft(h.email, draftId);
+    },
+    async receivedByCorrespondent(subject) {
+      // The emulator keeps one mailbox: what the user sent is in it, addressed to the correspondent.
+      const state = await h.gmail.control.getState(h.email);
+      return state.messages.filter((m) => m.labelIds.includes('SENT') && m.subject.includes(subject) && m.to.includes('alice@partner.example')).length;
+    },
+    close: () => h.close(),
+  };
+}
+
+async function imapWorld(): Promise<ProviderWorld> {
+  const servers: MailServers = await startMailServers({ user: { address: `user-${run}@inbox.test`, password: 'user-app-password' } });
+  const account: ImapServers = {
+    imap: { server: imapAddress(servers), user: servers.user.address },
+    smtp: { server: submissionAddress(servers), user: servers.user.address },
+  };
+  const h = await startInboxHarness({ imap: { address: servers.user.address, password: servers.user.password, servers: account } });
+  await h.startWorkers();
+  const user = await ImapMailbox.open(imapMailboxSettings(servers.user.address, account, { password: servers.user.password }));
+  return {
+    h,
+    user,
+    async incoming(mail) {
+      const messageId = `<${randomUUID()}@correspondent.test>`;
+      await deliverFromOutside(servers, {
+        from: `Alice Example <${servers.correspondent.address}>`,
+        to: servers.user.address,
+        subject: mail.subject,
+        text: mail.text,
+        messageId,
+      });
+      const found = await waitUntil(`${mail.subject} in the INBOX`, async () => (await user.searchMessages({ subject: mail.subject })).messages[0]);
+      return found.threadId;
+    },
+    async sendDraft(threadId, draftId) {
+      // What a mail client does: submit the draft's message, file a copy in Sent, delete the draft.
+      const draft = await user.getDraftRaw(draftId);
+      if (!draft) throw new Error(`draft ${draftId} is gone`);
+      await user.sendMessage(draft.raw, threadId);
+      await user.deleteDraft(draftId);
+    },
+    async receivedByCorrespondent(subject) {
+      const alice = await imapClient(servers, servers.correspondent);
+      try {
+        await alice.mailboxOpen('INBOX');
+        return ((await alice.search({ subject, from: servers.user.address }, { uid: true })) || []).length;
+      } finally {
+        await alice.logout();
+      }
+    },
+    async close() {
+      await user.close();
+      await h.close();
+      await servers.stop();
+    },
+  };
+}
+
+const question = (subject: string) => ({ subject, text: 'Hi,\n\nCould you send me the quarterly numbers by Friday?\n\nThanks, Alice' });
+
+describe.each([
+  ['Gmail API', gmailWorld],
+  ['IMAP and SMTP', imapWorld],
+] as const)('core scenarios on %s', (_name, start) => {
+  let w: ProviderWorld;
+
+  beforeAll(async () => {
+    w = await start();
+    // As connecting does: the sync's cursor is the mailbox's now, before any mail of the tests.
+    await poll();
+    await waitUntil('the sync cursor', async () => (await w.h.prisma.account.findUniqueOrThrow({ where: { id: w.h.accountId } })).historyId ?? false);
+  }, 120_000);
+
+  afterAll(async () => {
+    await w?.close();
+  });
+
+  /** The poll schedule's nudge: the account's sync reads what changed since its cursor. */
+  const poll = () => notifySync({ client: w.h.client, taskQueue: w.h.cfg.TEMPORAL_TASK_QUEUE }, w.h.accountId, { source: 'poll' });
+
+  /** Polls until the thread's workflow reaches the state (the sync hands over what changed). */
+  async function pollUntil(threadId: string, state: string) {
+    let last: unknown;
+    try {
+      return await waitUntil(`thread ${threadId} ${state}`, async () => {
+        await poll();
+        const row = await w.h.prisma.thread.findUnique({ where: { accountId_gmailThreadId: { accountId: w.h.accountId, gmailThreadId: threadId } } });
+        last = row?.state;
+        return row?.state === state && row;
+      }, { timeoutMs: 45_000 });
+    } catch (err) {
+      const status = await w.h.waitFor(threadId, () => true, 5_000).catch((e: unknown) => String(e));
+      const sync = await w.h.client.workflow.getHandle(syncWorkflowId(w.h.accountId)).query(syncStatusQuery).catch((e: unknown) => String(e));
+      throw new Error(`${(err as Error).message}; its row says ${String(last)}; its workflow: ${JSON.stringify(status)}; the sync: ${JSON.stringify(sync)}`, { cause: err });
+    }
+  }
+
+  async function labelNames(threadId: string): Promise<string[]> {
+    const names = new Map((await w.user.listLabels()).map((l) => [l.id, l.name]));
+    return (await w.user.getThreadLabelIds(threadId)).map((id) => names.get(id) ?? id);
+  }
+
+  it('new mail → classified → a reply drafted in the thread, labelled Outbox → Done by label archives it', { timeout: 120_000 }, async () => {
+    const subject = `Quarterly numbers ${run}`;
+    const threadId = await w.incoming(question(subject));
+
+    const drafted = await pollUntil(threadId, 'drafted');
+    expect(drafted.category).toBe('needs_response');
+    const drafts = await w.user.listDraftsForThread(threadId);
+    expect(drafts.map((d) => d.draftId)).toEqual([drafted.draftId]);
+    const draft = await w.user.getDraft(drafted.draftId!);
+    expect(draft?.message.threadId).toBe(threadId);
+    expect(draft?.body).toMatch(/Quarterly numbers/);
+    expect(await labelNames(threadId)).toEqual(expect.arrayContaining(['INBOX', 'Outbox']));
+
+    // The user marks it Done in their client (a Gmail label; an IMAP keyword set over another connection).
+    const ids = await w.user.ensureLabels(['Done']);
+    await w.user.modifyThread(threadId, { add: [ids.get('Done')!] });
+
+    await pollUntil(threadId, 'archived');
+    await waitUntil('the thread out of the inbox, Done and Outbox taken off', async () => {
+      const labels = await labelNames(threadId);
+      return !labels.includes('INBOX') && !labels.includes('Outbox') && labels;
+    });
+  });
+
+  it('the user sends our draft from their client: the thread sees the reply sent, and the correspondent has it', { timeout: 120_000 }, async () => {
+    const subject = `Offsite dates ${run}`;
+    const threadId = await w.incoming(question(subject));
+    const drafted = await pollUntil(threadId, 'drafted');
+
+    await w.sendDraft(threadId, drafted.draftId!);
+
+    const sent = await pollUntil(threadId, 'sent');
+    expect(sent.draftId).toBe(drafted.draftId);
+    expect(await w.user.listDraftsForThread(threadId)).toEqual([]);
+    expect(await waitUntil('the reply at the correspondent', async () => (await w.receivedByCorrespondent(subject)) || false)).toBe(1);
+  });
+});
