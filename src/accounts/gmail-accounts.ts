@@ -30,6 +30,14 @@ export class AccountNotConnectedError extends Error {
   }
 }
 
+/** A Gmail-only step (a Pub/Sub watch, inserting a message with Gmail's labels, the backfill) asked of an IMAP account. */
+export class NotAGmailAccountError extends Error {
+  constructor(accountId: string, provider: string) {
+    super(`account ${accountId} is served over ${provider.toUpperCase()}, and this step needs the Gmail API (docs/imap.md says what IMAP accounts do not have yet)`);
+    this.name = 'NotAGmailAccountError';
+  }
+}
+
 const log = createLogger('gmail-accounts');
 
 /**
@@ -115,6 +123,7 @@ export class GmailAccounts {
 
   private async open(accountId: string): Promise<CachedAccount> {
     const account = await this.prisma.account.findUniqueOrThrow({ where: { id: accountId } });
+    if (account.provider !== 'gmail') throw new NotAGmailAccountError(accountId, account.provider);
     if (account.status !== 'active' || !account.encryptedTokens) {
       throw new AccountNotConnectedError(accountId, account.encryptedTokens ? account.status : 'not connected');
     }

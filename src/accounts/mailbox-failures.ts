@@ -2,7 +2,7 @@
 // workflows can tell a revoked grant from a throttle; Retry-After becomes nextRetryDelay. Gmail's
 // errors and the IMAP/SMTP servers' say themselves whether a retry can help.
 import { ApplicationFailure } from '@temporalio/activity';
-import { AccountNotConnectedError } from './gmail-accounts.js';
+import { AccountNotConnectedError, NotAGmailAccountError } from './gmail-accounts.js';
 import { GmailError, GmailRateLimitError } from '../gmail/errors.js';
 import { MailServerError } from '../imap/errors.js';
 import { MailboxUnsupportedError } from '../imap/mailbox-errors.js';
@@ -17,7 +17,7 @@ export function toActivityFailure(err: unknown): unknown {
     const type = err.kind === 'bad-credentials' ? AccountNotConnectedError.name : err.name;
     return ApplicationFailure.create({ type, message: err.message, nonRetryable: !err.retryable, details: [{ kind: err.kind, protocol: err.protocol }] });
   }
-  if (err instanceof MailboxUnsupportedError || err instanceof MailboxCursorExpiredError || (isNotInMailbox(err) && !(err instanceof GmailError))) {
+  if (err instanceof NotAGmailAccountError || err instanceof MailboxUnsupportedError || err instanceof MailboxCursorExpiredError || (isNotInMailbox(err) && !(err instanceof GmailError))) {
     return ApplicationFailure.create({ type: err.name, message: err.message, nonRetryable: true });
   }
   if (!(err instanceof GmailError)) return err;

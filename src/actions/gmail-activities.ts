@@ -4,11 +4,11 @@
 // worker killed at any point never acts twice.
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
-import type { GmailAccounts } from '../accounts/gmail-accounts.js';
+import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
 import { toActivityFailure } from '../accounts/mailbox-failures.js';
 import { canonicalAddress, parseAddressList } from '../gmail/addresses.js';
-import { GmailNotFoundError } from '../gmail/errors.js';
-import type { GmailService } from '../gmail/gmail-service.js';
+import { isNotInMailbox } from '../mail/mailbox-errors.js';
+import type { Mailbox } from '../mail/mailbox.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import { buildPlainTextMessage, buildReply, formatRfc2822Date, replyRecipients, toRaw, withTopHeader } from '../gmail/mime.js';
@@ -36,7 +36,7 @@ function refuseSystemLabel(action: JournaledAction, nameOrId: string): void {
 const notFound = (what: string) => ApplicationFailure.create({ type: 'ActionNotFoundError', message: `no action ${what}`, nonRetryable: true });
 
 /** The thread's message the action is about, and the user's address (for a reply's recipients). */
-async function messageOf(gmail: GmailService, action: JournaledAction): Promise<{ thread: ThreadMessage[]; message: ThreadMessage }> {
+async function messageOf(gmail: Mailbox, action: JournaledAction): Promise<{ thread: ThreadMessage[]; message: ThreadMessage }> {
   const snapshot = await gmail.getThread(action.threadId);
   const message = snapshot.messages.find((m) => m.id === action.messageId) ?? snapshot.messages.filter((m) => !m.isDraft).at(-1);
   if (!message) throw ApplicationFailure.create({ type: 'ActionTargetGoneError', message: `thread ${action.threadId} has no messages`, nonRetryable: true });
@@ -126,12 +126,12 @@ class PauseLabelCache {
   }
 }
 
-export function createActionGmailActivities(deps: { accounts: GmailAccounts; db: SqlExecutor; pauseCheckTtlMs?: number }): ActionGmailActivities {
+export function createActionGmailActivities(deps: { accounts: MailboxAccess; db: SqlExecutor; pauseCheckTtlMs?: number }): ActionGmailActivities {
   const { accounts, db } = deps;
   const pauses = new PauseLabelCache(deps.pauseCheckTtlMs ?? 30_000);
   const labels = new LabelDirectory();
 
-  const withGmail = async <T>(accountId: string, fn: (gmail: GmailService, email: string) => Promise<T>): Promise<T> => {
+  const withGmail = async <T>(accountId: string, fn: (gmail: Mailbox, email: string) => Promise<T>): Promise<T> => {
     try {
       return await heartbeatWhile(() => accounts.call(accountId, fn));
     } catch (err) {
@@ -140,19 +140,19 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
   };
 
   /** Runs `use` with the label's id (the label created when missing, looked up again if deleted since). */
-  function withLabel<T>(accountId: string, gmail: GmailService, name: string, use: (id: string) => Promise<T>): Promise<T> {
+  function withLabel<T>(accountId: string, gmail: Mailbox, name: string, use: (id: string) => Promise<T>): Promise<T> {
     return labels.withIds(accountId, gmail, [name], (ids) => use(ids.get(name)!));
   }
 
-  async function isPaused(gmail: GmailService, accountId: string, label: string): Promise<boolean> {
+  async function isPaused(gmail: Mailbox, accountId: string, label: string): Promise<boolean> {
     // The label is created when missing, so the user can set it from a phone.
     return pauses.get(accountId, () =>
-      withLabel(accountId, gmail, label, async (id) => (await gmail.listMessages({ labelIds: [id], maxResults: 1 })).messages.length > 0),
+      withLabel(accountId, gmail, label, async (id) => (await gmail.searchMessages({ labelId: id, in: 'ALL', maxResults: 1 })).messages.length > 0),
     );
   }
 
   /** The label change an action makes, with what its undo needs. */
-  async function change(gmail: GmailService, action: JournaledAction): Promise<ActionResult> {
+  async function change(gmail: Mailbox, action: JournaledAction): Promise<ActionResult> {
     const thread = action.threadId;
     switch (action.kind) {
       case 'archive':
@@ -212,7 +212,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
     const draftId = action.result?.draftId;
     const outcome = await withGmail(action.accountId, async (gmail) => {
       const thread = await gmail.getThread(action.threadId).catch((err: unknown) => {
-        if (err instanceof GmailNotFoundError) return null;
+        if (isNotInMailbox(err)) return null;
         throw err;
       });
       const earlier = thread?.messages.find((m) => m.isFromUser && !m.isDraft && m.headers[ACTION_MARKER_HEADER.toLowerCase()] === action.id);
@@ -249,7 +249,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
         replyTo:
           recipients ??
           (proposal.actions.some((a) => a.kind === 'auto_reply')
-            ? replyAddresses(await gmail.getMessage(proposal.messageId, 'metadata', ['From', 'To', 'Reply-To']), userEmail)
+            ? replyAddresses(await gmail.getMessage(proposal.messageId), userEmail)
             : []),
       }));
       const journaled = await proposeActions(db, { ...proposal, recipients: replyTo, pausedByLabel });
@@ -379,7 +379,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
             }
           }
         } catch (err) {
-          if (!(err instanceof GmailNotFoundError)) throw err;
+          if (!(isNotInMailbox(err))) throw err;
           // Deleted since: nothing is left to take back.
         }
       });
@@ -421,7 +421,7 @@ export function createActionGmailActivities(deps: { accounts: GmailAccounts; db:
         try {
           await withLabel(accountId, gmail, label, (id) => gmail.modifyThread(threadId, { remove: [id] }));
         } catch (err) {
-          if (!(err instanceof GmailNotFoundError)) throw err;
+          if (!(isNotInMailbox(err))) throw err;
         }
       });
     },

@@ -44,7 +44,7 @@ export async function createGmailQueueActivities(ctx: WorkerContext) {
     createGmailActivities({ accounts: mailboxes, db: ctx.sql }),
     createTimerGmailActivities({ accounts: mailboxes }),
     createAgentGmailActivities({ accounts: metered }),
-    createActionGmailActivities({ accounts: metered, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_EVERY }),
+    createActionGmailActivities({ accounts: mailboxes, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_EVERY }),
     createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: ctx.sql }),
     createAlertDeliveryActivities({ db: ctx.sql, accounts: metered, ...backfillAlertSettingsFromConfig(ctx.cfg) }),
     createScheduleGmailActivities({ db: ctx.sql, accounts: metered, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE, ...(ctx.cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: ctx.cfg.DISCORD_WEBHOOK_URL } : {}) }),
