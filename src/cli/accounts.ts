@@ -1,8 +1,8 @@
 // `npm run cli -- accounts <connect|list|disconnect|llm-resume|timezone|doctor>`.
 //   connect [--login-hint you@example.com]  OAuth2 loopback consent in the browser; tokens sealed in
 //                                           Postgres, labels created, cursor set, watch, sync started.
-//   connect --imap --email ADDRESS --imap-host HOST [--imap-port 993] [--smtp-host HOST]
-//           [--smtp-port 587] [--user NAME] (--password-file FILE | --password-stdin) [--ca-file PEM]
+//   connect --imap --email ADDRESS --imap-host HOST [--imap-port 993] [--imap-tls MODE] [--smtp-host HOST]
+//           [--smtp-port 587] [--smtp-tls MODE] [--user NAME] (--password-file FILE | --password-stdin) [--ca-file PEM]
 //                                           an IMAP/SMTP mailbox with an app password: both servers
 //                                           checked, the password sealed, the sync started.
 //   list                                    every account with its status and its LLM's (paused says
@@ -25,6 +25,7 @@ import { createLogger } from '../shared/log.js';
 import { AccountConflictError, disconnectAccount, registerAccount, registerImapAccount, type RegisteredAccount } from '../sync/connect.js';
 import { MailServerError } from '../imap/errors.js';
 import type { ImapServers } from '../accounts/imap-accounts.js';
+import type { TlsMode } from '../imap/contracts.js';
 import { readFileSync } from 'node:fs';
 import type { SyncTarget } from '../sync/notify.js';
 import { connectClient } from '../temporal/client.js';
@@ -106,8 +107,11 @@ export interface ImapConnectOptions {
   email: string;
   imapHost: string;
   imapPort?: number;
+  /** Default by port: implicit on 993 and 465, STARTTLS elsewhere. */
+  imapTls?: TlsMode;
   smtpHost?: string;
   smtpPort?: number;
+  smtpTls?: TlsMode;
   user?: string;
   password: string;
   /** Extra trust anchors (PEM) for a server whose certificate no public CA signed. */
@@ -124,8 +128,8 @@ export async function connectImapCommand(deps: AccountsCliDeps, io: AccountsCliI
   const user = opts.user ?? opts.email;
   const trust = opts.ca ? { ca: opts.ca } : {};
   const servers: ImapServers = {
-    imap: { server: { host: opts.imapHost, port: imapPort, tls: tlsFor(imapPort), ...trust }, user },
-    smtp: { server: { host: opts.smtpHost ?? opts.imapHost, port: smtpPort, tls: tlsFor(smtpPort), ...trust }, user },
+    imap: { server: { host: opts.imapHost, port: imapPort, tls: opts.imapTls ?? tlsFor(imapPort), ...trust }, user },
+    smtp: { server: { host: opts.smtpHost ?? opts.imapHost, port: smtpPort, tls: opts.smtpTls ?? tlsFor(smtpPort), ...trust }, user },
   };
   const account = await registerImapAccount(
     { prisma: deps.prisma, vault: new TokenVault(await resolveTokenKey(deps.cfg)), ...(deps.sync ? { sync: deps.sync } : {}) },
@@ -260,7 +264,7 @@ export async function doctorCommand(deps: Pick<AccountsCliDeps, 'cfg' | 'prisma'
 }
 
 export const USAGE =
-  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts connect --imap --email ADDRESS --imap-host HOST [--imap-port 993] [--smtp-host HOST] [--smtp-port 587] [--user NAME] (--password-file FILE | --password-stdin) [--ca-file PEM] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE] | accounts doctor <EMAIL or id>';
+  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts connect --imap --email ADDRESS --imap-host HOST [--imap-port 993] [--imap-tls implicit|starttls] [--smtp-host HOST] [--smtp-port 587] [--smtp-tls implicit|starttls] [--user NAME] (--password-file FILE | --password-stdin) [--ca-file PEM] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE] | accounts doctor <EMAIL or id>';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo = { out: (l) => console.log(l) }): Promise<number> {
@@ -275,6 +279,8 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
       'imap-port': { type: 'string' },
       'smtp-host': { type: 'string' },
       'smtp-port': { type: 'string' },
+      'imap-tls': { type: 'string' },
+      'smtp-tls': { type: 'string' },
       user: { type: 'string' },
       'password-file': { type: 'string' },
       'password-stdin': { type: 'boolean' },
@@ -360,6 +366,11 @@ const port = (name: string, value: string | undefined): number | undefined => {
   return n;
 };
 
+const tlsMode = (name: string, value: string | undefined): TlsMode | undefined => {
+  if (value === undefined || value === 'implicit' || value === 'starttls') return value;
+  throw new UsageError(`--${name} is implicit (TLS from the first byte) or starttls, not ${JSON.stringify(value.slice(0, 20))}`);
+};
+
 /** The connect --imap options, or a UsageError naming what is missing. The password never comes on the command line. */
 function imapOptions(values: Record<string, string | boolean | undefined>, readStdin: () => string = () => readFileSync(0, 'utf8')): ImapConnectOptions {
   const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
@@ -374,6 +385,8 @@ function imapOptions(values: Record<string, string | boolean | undefined>, readS
   const imapPort = port('imap-port', text('imap-port'));
   const smtpPort = port('smtp-port', text('smtp-port'));
   const smtpHost = text('smtp-host');
+  const imapTls = tlsMode('imap-tls', text('imap-tls'));
+  const smtpTls = tlsMode('smtp-tls', text('smtp-tls'));
   const user = text('user');
   return {
     email,
@@ -382,6 +395,8 @@ function imapOptions(values: Record<string, string | boolean | undefined>, readS
     ...(imapPort ? { imapPort } : {}),
     ...(smtpPort ? { smtpPort } : {}),
     ...(smtpHost ? { smtpHost } : {}),
+    ...(imapTls ? { imapTls } : {}),
+    ...(smtpTls ? { smtpTls } : {}),
     ...(user ? { user } : {}),
     ...(ca ? { ca: readFileSync(ca, 'utf8') } : {}),
   };
