@@ -9,6 +9,10 @@ import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
 import { imapMailboxSettings, type ImapServers } from '../../src/accounts/imap-accounts.js';
 import type { Mailbox } from '../../src/mail/mailbox.js';
 import { notifySync } from '../../src/sync/notify.js';
+import { listActions } from '../../src/actions/journal.js';
+import type { JournaledAction } from '../../src/actions/contracts.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
+import { decideAction } from '../../src/thread/decide.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';
 import { syncStatusQuery } from '../../src/sync/signals.js';
 import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
@@ -21,6 +25,8 @@ interface ProviderWorld {
   h: InboxHarness;
   /** The user's own client on the mailbox (not the workers'): what they see and what they do. */
   user: Mailbox;
+  /** The correspondent's domain (what a rule names). */
+  correspondentDomain: string;
   /** A correspondent writes to the user; resolves with the thread's id once the mailbox has it. */
   incoming(mail: { subject: string; text: string }): Promise<string>;
   /** The user sends our draft as it is, from their mail client. */
@@ -31,14 +37,17 @@ interface ProviderWorld {
 }
 
 const run = randomUUID().slice(0, 8);
+/** A short undo-send window, so an approved auto-reply goes out within the test (the sync starts the threads with the workers' settings). */
+const env = { SEND_DELAY: '1500ms' };
 
 async function gmailWorld(): Promise<ProviderWorld> {
-  const h = await startInboxHarness();
+  const h = await startInboxHarness({ env });
   await h.startWorkers();
   const { gmail } = await h.accountGmail();
   return {
     h,
     user: gmail,
+    correspondentDomain: 'partner.example',
     async incoming(mail) {
       return (await deliver(h, { from: 'Alice Example <alice@partner.example>', ...mail })).threadId;
     },
@@ -60,12 +69,13 @@ async function imapWorld(): Promise<ProviderWorld> {
     imap: { server: imapAddress(servers), user: servers.user.address },
     smtp: { server: submissionAddress(servers), user: servers.user.address },
   };
-  const h = await startInboxHarness({ imap: { address: servers.user.address, password: servers.user.password, servers: account } });
+  const h = await startInboxHarness({ env, imap: { address: servers.user.address, password: servers.user.password, servers: account } });
   await h.startWorkers();
   const user = await ImapMailbox.open(imapMailboxSettings(servers.user.address, account, { password: servers.user.password }));
   return {
     h,
     user,
+    correspondentDomain: 'correspondent.test',
     async incoming(mail) {
       const messageId = `<${randomUUID()}@correspondent.test>`;
       await deliverFromOutside(servers, {
@@ -181,5 +191,47 @@ describe.each([
     expect(sent.draftId).toBe(drafted.draftId);
     expect(await w.user.listDraftsForThread(threadId)).toEqual([]);
     expect(await waitUntil('the reply at the correspondent', async () => (await w.receivedByCorrespondent(subject)) || false)).toBe(1);
+  });
+
+  it('an auto-reply the policy holds for approval is sent once, by us, when the user approves it', { timeout: 120_000 }, async () => {
+    const db = prismaExecutor(w.h.prisma);
+    const rule = await w.h.prisma.rule.create({
+      data: { scope: 'domain', scopeRef: w.correspondentDomain, kind: 'deterministic', action: 'needs_response', actions: [{ kind: 'auto_reply' }] },
+    });
+    try {
+      const subject = `Are you in on Monday ${run}`;
+      const threadId = await w.incoming({ subject, text: 'Are you in the office on Monday?' });
+      const autoReply = () =>
+        waitUntil('the auto-reply awaiting approval', async () => {
+          await poll();
+          const found = (await listActions(db, { accountId: w.h.accountId, threadId })).find((a: JournaledAction) => a.kind === 'auto_reply');
+          return found?.state === 'awaiting_approval' && found.result?.draftId ? found : false;
+        }, { timeoutMs: 45_000 });
+      const waiting = await autoReply();
+      expect(await labelNames(threadId)).toContain('Awaiting Approval');
+      expect(await w.receivedByCorrespondent(subject)).toBe(0);
+
+      const decided = await decideAction({ client: w.h.client, db, taskQueue: w.h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: w.h.cfg.GMAIL_TASK_QUEUE }, waiting.id, 'approve', 'test');
+      expect(decided).toMatchObject({ ok: true, action: { state: 'scheduled' } });
+      let last: JournaledAction | undefined;
+      const done = await waitUntil('the auto-reply sent', async () => {
+        await poll();
+        last = (await listActions(db, { accountId: w.h.accountId, threadId })).find((a: JournaledAction) => a.kind === 'auto_reply');
+        return last?.state === 'done' && last;
+      }, { timeoutMs: 45_000 }).catch((err: Error) => {
+        throw new Error(`${err.message}; the action: ${JSON.stringify(last)}`);
+      });
+      expect(done.result?.sentMessageId).toBeTruthy();
+      expect(await waitUntil('the reply at the correspondent', async () => (await w.receivedByCorrespondent(subject)) || false)).toBe(1);
+      // The approval draft is gone, and nothing else went out.
+      expect(await w.user.listDraftsForThread(threadId)).toEqual([]);
+      // The thread closes as sent; the sync's next pass (our own sent copy among its changes) sends nothing more.
+      await w.h.waitFor(threadId, (s) => s.state === 'sent');
+      await poll();
+      await w.h.waitFor(threadId, (s) => s.state === 'sent');
+      expect(await w.receivedByCorrespondent(subject)).toBe(1);
+    } finally {
+      await w.h.prisma.rule.delete({ where: { id: rule.id } });
+    }
   });
 });
