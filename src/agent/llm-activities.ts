@@ -6,6 +6,8 @@ import { cancellationSignal } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
+import { refusalOf } from '../llm/errors.js';
+import { tokensOf } from '../llm/usage.js';
 import type { AgentLlmActivities } from './activity-contracts.js';
 import { AGENT_TOOLS, type AgentBlock, type AgentToolCall, type AgentToolName } from './contracts.js';
 import { checkToolInput, toolDefinitions, toolsIn, type ToolScope } from './tools.js';
@@ -45,6 +47,9 @@ export function createAgentLlmActivities(deps: { prisma: PrismaClient; sql: SqlE
           },
           { signal: cancellationSignal() },
         );
+        // A refusal ends the run (the thread: Action Required, "the model declined"); its text is not a turn.
+        const refused = refusalOf(response);
+        if (refused) throw refused;
         const content: AgentBlock[] = [];
         for (const block of response.content) {
           if (block.type === 'text') content.push({ type: 'text', text: block.text });
@@ -57,8 +62,7 @@ export function createAgentLlmActivities(deps: { prisma: PrismaClient; sql: SqlE
           toolCalls,
           text: content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n'),
           model: response.model,
-          tokensIn: response.usage.input_tokens,
-          tokensOut: response.usage.output_tokens,
+          ...tokensOf(response.usage),
         };
       }, 'agent_turn');
     },
