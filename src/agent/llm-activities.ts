@@ -5,7 +5,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { cancellationSignal } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
+import { createLlmGuard, modelFor, type LlmSettings } from '../llm/guard.js';
 import { refusalOf } from '../llm/errors.js';
 import { tokensOf } from '../llm/usage.js';
 import type { AgentLlmActivities } from './activity-contracts.js';
@@ -34,7 +34,7 @@ export function createAgentLlmActivities(deps: { prisma: PrismaClient; sql: SqlE
   const guarded = createLlmGuard(deps, deps.settings);
   return {
     async agentTurn({ accountId, profile, messages, scope = 'thread' }) {
-      const model = profile.model ?? deps.settings.model;
+      const model = profile.model ?? modelFor(deps.settings, 'agent_turn');
       const allowed = toolsIn(profile.tools, scope);
       return guarded(accountId, 1, async () => {
         const response = await deps.anthropic.messages.create(

@@ -67,6 +67,13 @@ export function llmSettingsFromConfig(cfg: Env): LlmSettings {
   const probeMinMs = cfg.LLM_BREAKER_PROBE_MIN;
   return {
     model: cfg.ANTHROPIC_MODEL,
+    models: {
+      classify: cfg.ANTHROPIC_MODEL_CLASSIFY,
+      expects_reply: cfg.ANTHROPIC_MODEL_EXPECTS_REPLY ?? cfg.ANTHROPIC_MODEL_CLASSIFY,
+      draft: cfg.ANTHROPIC_MODEL_DRAFT ?? cfg.ANTHROPIC_MODEL,
+      agent_turn: cfg.ANTHROPIC_MODEL_AGENT ?? cfg.ANTHROPIC_MODEL,
+      learn: cfg.ANTHROPIC_MODEL_LEARN ?? cfg.ANTHROPIC_MODEL,
+    },
     dailyTokenBudget: cfg.DAILY_TOKEN_BUDGET,
     maxInputTokens: cfg.LLM_MAX_INPUT_TOKENS,
     lessonPromptTokens: cfg.LESSON_PROMPT_TOKENS,

@@ -24,7 +24,10 @@ import { llmCalls, llmErrors, llmTokens } from '../metrics/metrics.js';
 import { classifyAnthropicError, LlmOutputInvalidError, LlmOutputTruncatedError, LlmRefusedError } from './index.js';
 
 export interface LlmSettings {
+  /** The model of every role `models` does not name. */
   model: string;
+  /** A model per role (classification and expects-reply on a small one, say). */
+  models?: Partial<Record<LlmPurpose, string>>;
   /** Tokens (in + out) one account may spend per UTC day; over it, LLM work waits for the next UTC day. */
   dailyTokenBudget: number;
   /** When the account's LLM circuit breaker opens and how often it probes (breaker.ts). */
@@ -94,8 +97,13 @@ export type LlmGuard = <T extends { tokensIn: number; tokensOut: number }>(
   heartbeatDetails?: unknown,
 ) => Promise<T>;
 
-/** What a model call is for (a label of the LLM metrics). */
+/** What a model call is for (a label of the LLM metrics, and the role a model is chosen for). */
 export type LlmPurpose = 'classify' | 'draft' | 'agent_turn' | 'expects_reply' | 'learn';
+
+/** The model configured for a role. */
+export function modelFor(settings: Pick<LlmSettings, 'model' | 'models'>, role: LlmPurpose): string {
+  return settings.models?.[role] ?? settings.model;
+}
 
 /** The metrics' name for what went wrong in a model call. */
 export function llmErrorKind(err: unknown): string {

@@ -10,7 +10,7 @@ import { ioWorkerInterceptors, type WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';
 
 /**
- * Says at start-up, one line per model, when ANTHROPIC_MODEL or an agent profile's model does not
+ * Says at start-up, one line per model, when ANTHROPIC_MODEL(_<ROLE>) or an agent profile's model does not
  * exist; the calls then pause the account's LLM with reason `model` (src/llm/breaker.ts).
  */
 export async function reportMissingModels(ctx: WorkerContext): Promise<string[]> {
@@ -18,7 +18,16 @@ export async function reportMissingModels(ctx: WorkerContext): Promise<string[]>
   if (!cfg.ANTHROPIC_API_KEY) return [];
   const client = createLlmClient({ apiKey: cfg.ANTHROPIC_API_KEY, baseURL: cfg.ANTHROPIC_BASE_URL, timeoutMs: 10_000 });
   const profiles = await ctx.prisma.agentProfile.findMany({ where: { model: { not: null } }, select: { name: true, model: true } });
-  const settingOf = new Map<string, string>([[cfg.ANTHROPIC_MODEL, 'ANTHROPIC_MODEL']]);
+  const settingOf = new Map<string, string>();
+  const roles: [string, string | undefined][] = [
+    ['ANTHROPIC_MODEL', cfg.ANTHROPIC_MODEL],
+    ['ANTHROPIC_MODEL_CLASSIFY', cfg.ANTHROPIC_MODEL_CLASSIFY],
+    ['ANTHROPIC_MODEL_EXPECTS_REPLY', cfg.ANTHROPIC_MODEL_EXPECTS_REPLY],
+    ['ANTHROPIC_MODEL_DRAFT', cfg.ANTHROPIC_MODEL_DRAFT],
+    ['ANTHROPIC_MODEL_AGENT', cfg.ANTHROPIC_MODEL_AGENT],
+    ['ANTHROPIC_MODEL_LEARN', cfg.ANTHROPIC_MODEL_LEARN],
+  ];
+  for (const [setting, model] of roles) if (model && !settingOf.has(model)) settingOf.set(model, setting);
   for (const p of profiles) if (p.model && !settingOf.has(p.model)) settingOf.set(p.model, `agent profile ${p.name}`);
   const lines = (await modelsNotFound(client, [...settingOf.keys()])).map((m) => missingModelLine(m, settingOf.get(m)!));
   const log = createLogger('llm-worker');

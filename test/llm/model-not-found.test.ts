@@ -14,7 +14,7 @@ const MISSING = 'claude-sonnet-9-9';
 let h: InboxHarness;
 
 beforeAll(async () => {
-  h = await startInboxHarness({ env: { ANTHROPIC_MODEL: MISSING, LLM_BREAKER_PROBE_MIN: '300ms', LLM_BREAKER_PROBE_MAX: '1s' } });
+  h = await startInboxHarness({ env: { ANTHROPIC_MODEL: MISSING, ANTHROPIC_MODEL_CLASSIFY: MISSING, LLM_BREAKER_PROBE_MIN: '300ms', LLM_BREAKER_PROBE_MAX: '1s' } });
 });
 
 afterAll(async () => {
