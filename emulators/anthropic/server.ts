@@ -36,6 +36,23 @@ export interface CapturedRequest {
   receivedAt: string;
 }
 
+export interface UsageCounts {
+  calls: number;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+}
+
+/** What a request asked for, as the usage metrics key it. */
+function askedFor(request: MessagesRequest): string {
+  const choice = request.tool_choice;
+  if (choice?.type === 'tool') return choice.name;
+  if (choice?.type === 'any') return request.tools?.[0]?.name ?? 'tools';
+  return request.tools?.length && choice?.type !== 'none' ? 'tools' : 'text';
+}
+
 export interface EmulatorMetrics {
   /** POST /v1/messages calls received, valid or not. */
   requests: number;
@@ -55,6 +72,11 @@ export interface EmulatorMetrics {
   outputTokens: number;
   cacheReadInputTokens: number;
   cacheCreationInputTokens: number;
+  /**
+   * Successful calls and their tokens by model and by what was asked: the forced tool's name, `tools`
+   * (tools offered, none forced) or `text` (no tools). `input` counts the uncached input tokens only.
+   */
+  usage: Record<string, Record<string, UsageCounts>>;
   /** Calls being answered right now, and the most at once. */
   inFlight: number;
   maxInFlight: number;
@@ -74,6 +96,7 @@ function emptyMetrics(): EmulatorMetrics {
     outputTokens: 0,
     cacheReadInputTokens: 0,
     cacheCreationInputTokens: 0,
+    usage: {},
     inFlight: 0,
     maxInFlight: 0,
     lastRequest: null,
@@ -531,6 +554,14 @@ export class AnthropicEmulatorServer {
     this.metricsState.outputTokens += outputTokens;
     this.metricsState.cacheReadInputTokens += cache.read;
     this.metricsState.cacheCreationInputTokens += cache.creation;
+    const byModel = (this.metricsState.usage[request.model] ??= {});
+    const counts = (byModel[askedFor(request)] ??= { calls: 0, input: 0, output: 0, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 });
+    counts.calls++;
+    counts.input += cache.input;
+    counts.output += outputTokens;
+    counts.cacheRead += cache.read;
+    counts.cacheWrite5m += cache.creation5m;
+    counts.cacheWrite1h += cache.creation1h;
     this.sendJson(
       res,
       200,
