@@ -41,9 +41,14 @@ export function createAgentLlmActivities(deps: { prisma: PrismaClient; sql: SqlE
           {
             model,
             max_tokens: MAX_OUTPUT_TOKENS,
-            system: `${GROUND_RULES}\n\n<user_instructions>\n${profile.instructions}\n</user_instructions>`,
+            // Prompt caching (prompt-caching docs): every turn resends the same tools and system prompt,
+            // then the conversation so far. One breakpoint after the system prompt, and the top-level one
+            // on the last block, which the next turn finds by looking back. Below the model's minimum
+            // cacheable length nothing is cached and nothing is charged extra.
+            system: [{ type: 'text', text: `${GROUND_RULES}\n\n<user_instructions>\n${profile.instructions}\n</user_instructions>`, cache_control: { type: 'ephemeral' } }],
             tools: toolDefinitions(allowed, scope) as Anthropic.Tool[],
             messages: messages as Anthropic.MessageParam[],
+            cache_control: { type: 'ephemeral' },
           },
           { signal: cancellationSignal() },
         );
