@@ -90,7 +90,8 @@ export class RateLimiter {
     const put = (name: string, limit: number, remaining: number, reset: Date) => {
       out[`anthropic-ratelimit-${name}-limit`] = String(limit);
       out[`anthropic-ratelimit-${name}-remaining`] = String(remaining);
-      out[`anthropic-ratelimit-${name}-reset`] = reset.toISOString().replace(/\.\d{3}Z$/, 'Z');
+      // Whole seconds, rounded up: never earlier than the bucket is full again.
+      out[`anthropic-ratelimit-${name}-reset`] = new Date(Math.ceil(reset.getTime() / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
     };
     put('requests', this.requests.limit, this.requests.remaining(now), this.requests.resetAt(now));
     put('input-tokens', this.input.limit, this.input.remaining(now), this.input.resetAt(now));

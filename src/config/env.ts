@@ -231,6 +231,8 @@ export const envSchema = z.object({
   ANTHROPIC_MODEL_DRAFT: z.string().min(1).optional(),
   ANTHROPIC_MODEL_AGENT: z.string().min(1).optional(),
   ANTHROPIC_MODEL_LEARN: z.string().min(1).optional(),
+  /** Wait before a call the API's anthropic-ratelimit-* headers say would be refused (src/llm/rate-gate.ts). */
+  LLM_RATE_LIMIT_PACING: bool.default(true),
   /** USD per million tokens over the list prices (src/llm/prices.ts), JSON: {"claude-haiku-4-5": {"input": 1, "output": 5}}. */
   LLM_PRICES: z
     .string()
