@@ -8,7 +8,8 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
 import { startBenchWorld } from '../bench-world.js';
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
-import { threadSettingsFromConfig } from '../../src/config/settings.js';
+import { llmPricesFromConfig, threadSettingsFromConfig } from '../../src/config/settings.js';
+import { llmCostLines } from '../llm-cost.js';
 import { scheduleIdOf } from '../../src/schedules/contracts.js';
 import { addUserSchedule } from '../../src/schedules/user-schedules.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
@@ -77,6 +78,8 @@ export async function run(args: string[]): Promise<void> {
   console.log(`routed threads: ${settled}/${threads.length} settled in ${(took / 1000).toFixed(1)} s: ${((settled / Math.max(1, took)) * 60_000).toFixed(0)} threads/min`);
   console.log(`routed run: steps ${per(sum(steps.map((s) => Number(s.n))), steps.length)}, tokens in ${per(sum(steps.map((s) => Number(s.tin))), steps.length)}, out ${per(sum(steps.map((s) => Number(s.tout))), steps.length)}`);
   console.log(cpuPerEmailLine('routed thread', spent, settled).replace('CPU ms/email', 'CPU ms/run'));
+  // Tokens and money of both parts together, per routed thread or brief run.
+  for (const line of llmCostLines('agent', await world.anthropic.metrics(), runs.length + threads.length, llmPricesFromConfig(cfg), cfg.ANTHROPIC_MODEL)) console.log(line.replace(/emails?\b/g, 'runs'));
 
   await prisma.rule.deleteMany({ where: { scopeRef: 'routed.example' } });
   await world.close();

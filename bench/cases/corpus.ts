@@ -13,7 +13,8 @@ import { wholeFlag } from '../args.js';
 import { startBenchWorld } from '../bench-world.js';
 import { awaitSettled, isSettled, type ThreadOutcome, type TrackedThread } from '../corpus/settle.js';
 import { readSpamAssassin, sampleSpamAssassin } from '../corpus/spam-assassin.js';
-import { threadSettingsFromConfig } from '../../src/config/settings.js';
+import { llmPricesFromConfig, threadSettingsFromConfig } from '../../src/config/settings.js';
+import { llmCostLines } from '../llm-cost.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { installSdkLogging } from '../../src/workers/sdk-logging.js';
 import { threadStatusQuery } from '../../src/thread/signals.js';
@@ -104,7 +105,9 @@ export async function run(args: string[]): Promise<void> {
       reasons.set(o, status?.decisions.at(-1)?.detail ?? '(no status)');
     }
     report(outcomes, refused, start, reasons);
-    console.log(`corpus LLM calls: ${(await anthropic.metrics()).requests}`);
+    const llm = await anthropic.metrics();
+    console.log(`corpus LLM calls: ${llm.requests}`);
+    for (const line of llmCostLines('corpus', llm, outcomes.length, llmPricesFromConfig(cfg), cfg.ANTHROPIC_MODEL)) console.log(line);
   } finally {
     await world.close();
   }

@@ -13,7 +13,8 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
 import { percentile } from '../bench-kit.js';
 import { startBenchWorld } from '../bench-world.js';
-import { threadSettingsFromConfig } from '../../src/config/settings.js';
+import { llmPricesFromConfig, threadSettingsFromConfig } from '../../src/config/settings.js';
+import { llmCostLines } from '../llm-cost.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
 
@@ -147,7 +148,9 @@ export async function run(args: string[]): Promise<void> {
   console.log(`pipeline ingest→settled p95: ${percentile(latencies, 95)} ms`);
   console.log(`pipeline history: ${(events / sample.length).toFixed(1)} events/thread`);
   console.log(`pipeline worker process peak RSS: ${Math.round(peakRss / 1024 / 1024)} MiB (the three workers)`);
-  console.log(`pipeline LLM calls: ${(await anthropic.metrics()).requests}`);
+  const llm = await anthropic.metrics();
+  console.log(`pipeline LLM calls: ${llm.requests}`);
+  for (const line of llmCostLines('pipeline', llm, threads.length, llmPricesFromConfig(cfg), cfg.ANTHROPIC_MODEL)) console.log(line);
   console.log(cpuPerEmailLine('pipeline', cpu, draftedAt.size));
 
   await world.close();

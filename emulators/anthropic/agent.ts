@@ -70,6 +70,8 @@ export function scriptConflict(
 ): string | undefined {
   const where = `emulator: script '${name}' turn ${turn}`;
   const choice = request.tool_choice;
+  // The classifiers may stop any turn, and a paused turn is the API's own doing.
+  if (scripted.kind === 'refusal' || scripted.kind === 'pause') return undefined;
   if (scripted.kind === 'text') {
     if (choice?.type === 'any' || choice?.type === 'tool') {
       return `${where} answers with text, but tool_choice ${choice.type} requires a tool call`;

@@ -26,10 +26,21 @@ export const EmulatorConfigSchema = z.object({
   retryAfterSeconds: z.number().min(0).max(3600),
   /** Seeds ids, jitter and random faults: the same seed and request order give the same run. */
   seed: z.number().int(),
-  /** When set, only this x-api-key is accepted; otherwise any non-empty key is. */
+  /** When set, only this key is accepted (x-api-key or Authorization: Bearer); otherwise any non-empty key is. */
   apiKey: z.string().min(1).nullable(),
   /** Every authenticated call is answered 402 billing_error, as for an account out of credits. */
   outOfCredits: z.boolean(),
+  /**
+   * Per-minute limits enforced with 429 (rate-limits.ts); null: none enforced, the anthropic-ratelimit-*
+   * headers show nominal limits.
+   */
+  rateLimits: z
+    .object({
+      requestsPerMinute: z.number().int().min(1),
+      inputTokensPerMinute: z.number().int().min(1),
+      outputTokensPerMinute: z.number().int().min(1),
+    })
+    .nullable(),
 });
 
 export type EmulatorConfig = z.infer<typeof EmulatorConfigSchema>;
@@ -50,6 +61,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = {
   seed: 1,
   apiKey: null,
   outOfCredits: false,
+  rateLimits: null,
 };
 
 /** Applies a patch; throws a one-line Error naming the bad field when the result is invalid. */

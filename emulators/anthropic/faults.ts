@@ -4,13 +4,20 @@ import { createHash } from 'node:crypto';
 import type { ErrorRates } from './config.js';
 import { draw } from './random.js';
 
-export type Fault = 'rate-limit' | 'overloaded' | 'server-error' | 'invalid-output';
+/**
+ * HTTP faults, and faults of the answer: `invalid-output` (fails the caller's schema), `refusal` (every
+ * call about the email is refused), `draft-refusal` (only calls that force no tool: drafts, agent turns),
+ * `max-tokens` (the answer stops at max_tokens; a forced tool call's input is cut).
+ */
+export type Fault = 'rate-limit' | 'overloaded' | 'server-error' | 'invalid-output' | 'refusal' | 'draft-refusal' | 'max-tokens';
+export type HttpFault = 'rate-limit' | 'overloaded' | 'server-error';
+export const isHttpFault = (f: Fault | undefined): f is HttpFault => f === 'rate-limit' || f === 'overloaded' || f === 'server-error';
 
 /**
  * `[emulator:<fault>]` fails every call whose newest email carries it; `[emulator:<fault>:N]` fails only
  * the first N such calls (per email content), then lets them succeed, to exercise retries.
  */
-const MARKER = /\[emulator:(rate-limit|overloaded|server-error|invalid-output)(?::(\d+))?\]/g;
+const MARKER = /\[emulator:(rate-limit|overloaded|server-error|invalid-output|refusal|draft-refusal|max-tokens)(?::(\d+))?\]/g;
 
 export class FaultPlan {
   /** Calls seen per counted marker and email content. */

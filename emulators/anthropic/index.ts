@@ -13,9 +13,9 @@
 // POST /__emulator/reset, GET|POST|DELETE /__emulator/scripts, DELETE /__emulator/scripts/<name>.
 import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPatch } from './config.js';
 import type { ScriptOptions, ScriptStatus, ScriptStep } from './script.js';
-import { AnthropicEmulatorServer, type CapturedRequest, type EmulatorMetrics } from './server.js';
+import { AnthropicEmulatorServer, type CapturedRequest, type EmulatorMetrics, type UsageCounts } from './server.js';
 
-export type { CapturedRequest, EmulatorConfig, EmulatorConfigPatch, EmulatorMetrics, ScriptOptions, ScriptStatus, ScriptStep };
+export type { CapturedRequest, EmulatorConfig, EmulatorConfigPatch, EmulatorMetrics, ScriptOptions, ScriptStatus, ScriptStep, UsageCounts };
 export { scriptMarker } from './script.js';
 export type { ErrorRates } from './config.js';
 

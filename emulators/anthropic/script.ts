@@ -25,6 +25,9 @@ const ToolCallSchema = z
   .strict();
 
 const FAULTS = ['rate-limit', 'overloaded', 'server-error'] as const;
+/** RefusalStopDetails.category values (@anthropic-ai/sdk messages.d.ts). */
+export const REFUSAL_CATEGORIES = ['cyber', 'bio', 'frontier_llm', 'reasoning_extraction', 'general_harms'] as const;
+export type RefusalCategory = (typeof REFUSAL_CATEGORIES)[number];
 
 export const ScriptStepSchema = z.union([
   z
@@ -41,6 +44,22 @@ export const ScriptStepSchema = z.union([
       text: z.string().min(1),
       /** Ends with stop_reason `stop_sequence` and this stop_sequence; must be one of the request's. */
       stopSequence: z.string().min(1).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      /** stop_reason `refusal` with stop_details (handling-stop-reasons); optional text said before stopping. */
+      refusal: z.literal(true),
+      text: z.string().min(1).optional(),
+      category: z.enum(REFUSAL_CATEGORIES).nullable().optional(),
+      explanation: z.string().min(1).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      /** stop_reason `pause_turn`: the turn is paused; the caller sends this content back to continue it. */
+      pause: z.literal(true),
+      text: z.string().min(1).optional(),
     })
     .strict(),
   z
@@ -76,6 +95,8 @@ export type ScriptedTurn =
   | { kind: 'fault'; fault: ScriptFault }
   | { kind: 'tools'; text?: string; toolCalls: ScriptToolCall[] }
   | { kind: 'text'; text: string; stopSequence?: string }
+  | { kind: 'refusal'; text?: string; category: RefusalCategory | null; explanation?: string }
+  | { kind: 'pause'; text?: string }
   | { kind: 'error'; message: string };
 
 export const scriptMarker = (name: string) => `[emulator:script=${name}]`;
@@ -169,9 +190,10 @@ export class ScriptBook {
             return { kind: 'fault', fault: fault.fault };
           }
         }
-        return 'toolCalls' in step
-          ? { kind: 'tools', text: step.text, toolCalls: step.toolCalls }
-          : { kind: 'text', text: step.text, stopSequence: step.stopSequence };
+        if ('toolCalls' in step) return { kind: 'tools', text: step.text, toolCalls: step.toolCalls };
+        if ('refusal' in step) return { kind: 'refusal', text: step.text, category: step.category ?? null, explanation: step.explanation };
+        if ('pause' in step) return { kind: 'pause', text: step.text };
+        return { kind: 'text', text: step.text, stopSequence: step.stopSequence };
       }
       firstOfTurn = i + 1;
     }

@@ -6,14 +6,17 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sendJson as writeJson } from '../../src/shared/json-response.js';
 import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPatch } from './config.js';
-import { FaultPlan, type Fault } from './faults.js';
+import { FaultPlan, isHttpFault, type HttpFault } from './faults.js';
+import { listModels, modelEntry, modelInfo, usableModel } from './models.js';
+import { PromptCache, type CacheUsage } from './prompt-cache.js';
+import { RateLimiter } from './rate-limits.js';
 import { createHash } from 'node:crypto';
 import { defaultToolInput, hasToolResults, isToolConversation, readLikeTool, scriptConflict, turnOf, unusedDraftTool } from './agent.js';
 import { draw, makeId } from './random.js';
 import { scheduledReport } from './scheduled.js';
 import { writingLessons } from './learning.js';
 import { classify, draft, expectsReply, invalidDecision, newestEmail, toolInput, type EmailView } from './responder.js';
-import { ScriptBook, scriptNameIn, type ScriptOptions, type ScriptStatus, type ScriptToolCall } from './script.js';
+import { ScriptBook, scriptNameIn, type RefusalCategory, type ScriptOptions, type ScriptStatus, type ScriptToolCall } from './script.js';
 import {
   contentText,
   systemText,
@@ -33,6 +36,23 @@ export interface CapturedRequest {
   receivedAt: string;
 }
 
+export interface UsageCounts {
+  calls: number;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+}
+
+/** What a request asked for, as the usage metrics key it. */
+function askedFor(request: MessagesRequest): string {
+  const choice = request.tool_choice;
+  if (choice?.type === 'tool') return choice.name;
+  if (choice?.type === 'any') return request.tools?.[0]?.name ?? 'tools';
+  return request.tools?.length && choice?.type !== 'none' ? 'tools' : 'text';
+}
+
 export interface EmulatorMetrics {
   /** POST /v1/messages calls received, valid or not. */
   requests: number;
@@ -47,9 +67,16 @@ export interface EmulatorMetrics {
   scriptedResponses: number;
   /** Successful calls whose output was made to fail the client's schema on purpose. */
   invalidOutputs: number;
-  /** Token usage summed over successful calls, as reported in `usage`. */
+  /** Token usage summed over successful calls: every input token, and those read from / written to the cache. */
   inputTokens: number;
   outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
+  /**
+   * Successful calls and their tokens by model and by what was asked: the forced tool's name, `tools`
+   * (tools offered, none forced) or `text` (no tools). `input` counts the uncached input tokens only.
+   */
+  usage: Record<string, Record<string, UsageCounts>>;
   /** Calls being answered right now, and the most at once. */
   inFlight: number;
   maxInFlight: number;
@@ -67,6 +94,9 @@ function emptyMetrics(): EmulatorMetrics {
     invalidOutputs: 0,
     inputTokens: 0,
     outputTokens: 0,
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
+    usage: {},
     inFlight: 0,
     maxInFlight: 0,
     lastRequest: null,
@@ -75,25 +105,98 @@ function emptyMetrics(): EmulatorMetrics {
 
 const countTokens = (text: string) => Math.ceil(text.length / 4);
 
+const contentDigest = (content: unknown) => createHash('sha256').update(JSON.stringify(content)).digest('hex');
+
+/** The usage object: input tokens split into uncached, cache read and cache write (with its TTL breakdown). */
+function usageOf(cache: CacheUsage, outputTokens: number): Record<string, unknown> {
+  return {
+    input_tokens: cache.input,
+    output_tokens: outputTokens,
+    cache_creation_input_tokens: cache.creation,
+    cache_read_input_tokens: cache.read,
+    cache_creation: { ephemeral_5m_input_tokens: cache.creation5m, ephemeral_1h_input_tokens: cache.creation1h },
+    service_tier: 'standard',
+  };
+}
+
 type ContentBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
+
+interface StopDetails {
+  type: 'refusal';
+  category: RefusalCategory | null;
+  explanation: string | null;
+}
 
 interface Answer {
   content: ContentBlock[];
   /** What output tokens are counted over. */
   outputText: string;
-  stopReason: 'tool_use' | 'end_turn' | 'max_tokens' | 'stop_sequence';
+  stopReason: 'tool_use' | 'end_turn' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'pause_turn';
   stopSequence?: string;
+  stopDetails?: StopDetails;
 }
 
-/** A scripted final text: end_turn, stop_sequence when the script names one, max_tokens when too long. */
+/** The earliest of the request's stop sequences in `text`, if any (handling-stop-reasons: stop_sequence). */
+function firstStop(request: MessagesRequest, text: string): { index: number; sequence: string } | undefined {
+  let first: { index: number; sequence: string } | undefined;
+  for (const sequence of request.stop_sequences ?? []) {
+    const index = text.indexOf(sequence);
+    if (index >= 0 && (first === undefined || index < first.index)) first = { index, sequence };
+  }
+  return first;
+}
+
+/**
+ * A final text: cut before the first stop sequence it contains (stop_sequence), or where the script says
+ * it stops, or at max_tokens; else end_turn.
+ */
 function textAnswer(request: MessagesRequest, text: string, stopSequence?: string): Answer {
-  if (countTokens(text) > request.max_tokens) {
-    const cut = text.slice(0, request.max_tokens * 4);
+  const stop = stopSequence === undefined ? firstStop(request, text) : { index: text.length, sequence: stopSequence };
+  const said = stop ? text.slice(0, stop.index) : text;
+  if (countTokens(said) > request.max_tokens) {
+    const cut = said.slice(0, request.max_tokens * 4);
     return { content: [{ type: 'text', text: cut }], outputText: cut, stopReason: 'max_tokens' };
   }
-  return stopSequence === undefined
-    ? { content: [{ type: 'text', text }], outputText: text, stopReason: 'end_turn' }
-    : { content: [{ type: 'text', text }], outputText: text, stopReason: 'stop_sequence', stopSequence };
+  const content: ContentBlock[] = said === '' ? [] : [{ type: 'text', text: said }];
+  return stop
+    ? { content, outputText: said, stopReason: 'stop_sequence', stopSequence: stop.sequence }
+    : { content, outputText: said, stopReason: 'end_turn' };
+}
+
+const REFUSAL_EXPLANATION = 'The request was declined by the safety classifiers (emulated).';
+
+/** stop_reason refusal: what was said before the classifiers stopped it, and stop_details. */
+function refusalAnswer(text?: string, category: RefusalCategory | null = 'general_harms', explanation?: string): Answer {
+  return {
+    content: text ? [{ type: 'text', text }] : [],
+    outputText: text ?? '',
+    stopReason: 'refusal',
+    stopDetails: { type: 'refusal', category, explanation: explanation ?? REFUSAL_EXPLANATION },
+  };
+}
+
+/**
+ * The properties of a tool input that fit in `chars` characters of JSON, the first that does not cut
+ * if it is a string: what a forced tool call stopped by max_tokens leaves (the emulator's rendering of
+ * a partial input).
+ */
+function partialInput(input: unknown, chars: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof input !== 'object' || input === null) return out;
+  for (const [key, value] of Object.entries(input)) {
+    const used = JSON.stringify(out).length;
+    const entry = JSON.stringify({ [key]: value }).length - 2;
+    if (used + entry + 1 <= chars) {
+      out[key] = value;
+      continue;
+    }
+    if (typeof value === 'string') {
+      const room = chars - used - key.length - 6;
+      if (room > 0) out[key] = value.slice(0, room);
+    }
+    break;
+  }
+  return out;
 }
 
 const firstUserText = (request: MessagesRequest) => {
@@ -131,7 +234,7 @@ function inputTokensOf(request: MessagesRequest, promptText = promptTextOf(reque
   return countTokens(promptText) + (request.tools ? countTokens(JSON.stringify(request.tools)) : 0);
 }
 
-const FAULT_RESPONSES: Record<Exclude<Fault, 'invalid-output'>, { status: number; type: string; message: string }> = {
+const FAULT_RESPONSES: Record<HttpFault, { status: number; type: string; message: string }> = {
   'rate-limit': {
     status: 429,
     type: 'rate_limit_error',
@@ -146,6 +249,10 @@ export class AnthropicEmulatorServer {
   private metricsState = emptyMetrics();
   private readonly faults = new FaultPlan();
   private readonly scriptBook = new ScriptBook();
+  private readonly promptCache = new PromptCache();
+  private rateLimiter: RateLimiter;
+  /** Digests of the content of the paused turns (pause_turn) sent: accepted back as a final assistant message. */
+  private readonly pausedTurns = new Set<string>();
   /** Ids of tool_use blocks a script sent for a tool not in `tools`: accepted back in later turns. */
   private readonly unknownToolUseIds = new Set<string>();
   /** Numbers the valid /v1/messages calls: the key of their seeded draws and ids. */
@@ -159,6 +266,7 @@ export class AnthropicEmulatorServer {
 
   constructor(config: EmulatorConfig = DEFAULT_CONFIG) {
     this.config = config;
+    this.rateLimiter = new RateLimiter(config.rateLimits);
     // Every call waiting out its latency listens on this signal; hundreds at once are normal here.
     setMaxListeners(0, this.closing.signal);
     this.server = createServer((req, res) => {
@@ -193,7 +301,9 @@ export class AnthropicEmulatorServer {
   }
 
   configure(patch: EmulatorConfigPatch | unknown): EmulatorConfig {
+    const before = JSON.stringify(this.config.rateLimits);
     this.config = applyPatch(this.config, patch);
+    if (JSON.stringify(this.config.rateLimits) !== before) this.rateLimiter = new RateLimiter(this.config.rateLimits);
     return this.getConfig();
   }
 
@@ -217,6 +327,8 @@ export class AnthropicEmulatorServer {
     this.scriptBook.resetCounters();
     this.requestCounter = 0;
     this.recent = [];
+    this.promptCache.clear();
+    this.rateLimiter = new RateLimiter(this.config.rateLimits);
   }
 
   /** Registers (or replaces) a script; returns the marker to put in the system prompt. Throws if invalid. */
@@ -241,6 +353,7 @@ export class AnthropicEmulatorServer {
     if (path.startsWith('/__emulator/')) return this.control(path, req, res);
     if (req.method === 'POST' && path === '/v1/messages') return this.messages(req, res);
     if (req.method === 'POST' && path === '/v1/messages/count_tokens') return this.countTokens(req, res);
+    if (req.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) return this.models(path, req, res);
     this.sendError(res, 404, 'not_found_error', 'Not Found');
   }
 
@@ -285,33 +398,59 @@ export class AnthropicEmulatorServer {
     this.sendError(res, 404, 'not_found_error', 'Not Found');
   }
 
+  /**
+   * The key and version checks of every /v1 call; false after answering 401/402/400. The key comes in
+   * `x-api-key` or, as @anthropic-ai/sdk 1.x sends it, `Authorization: Bearer <key>`.
+   */
+  private authorized(req: IncomingMessage, res: ServerResponse): boolean {
+    const header = req.headers['x-api-key'];
+    const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
+    const key = (typeof header === 'string' && header !== '' ? header : undefined) ?? bearer;
+    if (!key) {
+      this.sendError(res, 401, 'authentication_error', 'x-api-key header is required');
+      return false;
+    }
+    if (this.config.apiKey !== null && key !== this.config.apiKey) {
+      this.sendError(res, 401, 'authentication_error', 'invalid x-api-key');
+      return false;
+    }
+    if (this.config.outOfCredits) {
+      this.sendError(res, 402, 'billing_error', 'Your credit balance is too low to access the Anthropic API.');
+      return false;
+    }
+    if (!req.headers['anthropic-version']) {
+      this.sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
+      return false;
+    }
+    return true;
+  }
+
+  /** GET /v1/models/{id} (a retired model too, with its lifecycle) and GET /v1/models. */
+  private models(path: string, req: IncomingMessage, res: ServerResponse): void {
+    if (!this.authorized(req, res)) return;
+    if (path === '/v1/models') {
+      const data = listModels().filter((m) => m.lifecycle !== 'retired').map(modelInfo);
+      return this.sendJson(res, 200, { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+    }
+    const id = decodeURIComponent(path.slice('/v1/models/'.length));
+    const model = modelEntry(id);
+    if (!model) return this.sendError(res, 404, 'not_found_error', `model: ${id}`);
+    this.sendJson(res, 200, modelInfo(model));
+  }
+
   /** The checks every /v1 call passes first: authentication, API version, a valid body. */
   private async acceptedRequest(
     req: IncomingMessage,
     res: ServerResponse,
     endpoint: Endpoint,
   ): Promise<MessagesRequest | undefined> {
-    const apiKey = req.headers['x-api-key'];
-    const bearer = req.headers.authorization?.startsWith('Bearer ');
-    if (!apiKey && !bearer) {
-      this.sendError(res, 401, 'authentication_error', 'x-api-key header is required');
-      return undefined;
-    }
-    if (this.config.apiKey !== null && apiKey !== this.config.apiKey) {
-      this.sendError(res, 401, 'authentication_error', 'invalid x-api-key');
-      return undefined;
-    }
-    if (this.config.outOfCredits) {
-      this.sendError(res, 402, 'billing_error', 'Your credit balance is too low to access the Anthropic API.');
-      return undefined;
-    }
-    if (!req.headers['anthropic-version']) {
-      this.sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required');
-      return undefined;
-    }
+    if (!this.authorized(req, res)) return undefined;
     const body = await this.readJson(req, res);
     if (body === undefined) return undefined;
-    const validation = validateMessagesRequest(body, endpoint, { unknownToolUseIds: this.unknownToolUseIds });
+    const validation = validateMessagesRequest(body, endpoint, {
+      unknownToolUseIds: this.unknownToolUseIds,
+      isPausedTurn: (message) => this.pausedTurns.has(contentDigest(message.content)),
+    });
     if (!validation.ok) {
       this.sendError(res, validation.status, validation.type, validation.message);
       return undefined;
@@ -349,6 +488,14 @@ export class AnthropicEmulatorServer {
     this.metricsState.lastRequest = { body: request, inputTokens, receivedAt: new Date().toISOString() };
     this.recent = [...this.recent, this.metricsState.lastRequest].slice(-RECENT_REQUESTS);
 
+    const admitted = this.rateLimiter.admit(inputTokens);
+    if (!admitted.ok) {
+      return this.sendError(res, 429, 'rate_limit_error', FAULT_RESPONSES['rate-limit'].message, {
+        'retry-after': String(Math.ceil(admitted.retryAfterMs / 1000)),
+        ...this.rateLimiter.headers(),
+      });
+    }
+
     const latency = this.config.latencyMs + Math.floor(draw(seed, 'jitter', n) * this.config.latencyJitterMs);
     if (latency > 0) {
       try {
@@ -365,28 +512,33 @@ export class AnthropicEmulatorServer {
     const scripted = scriptName === undefined ? undefined : this.scriptBook.next(scriptName, turn);
     if (scripted) this.metricsState.scriptedResponses++;
     if (scripted?.kind === 'error') return this.sendError(res, 400, 'invalid_request_error', scripted.message);
+    const forced = request.tool_choice?.type === 'tool' || request.tool_choice?.type === 'any';
+    const markerFault = this.faults.fromMarkers(`${email.subject}\n${email.body}`);
     const fault =
       (scripted?.kind === 'fault' ? scripted.fault : undefined) ??
-      this.faults.fromMarkers(`${email.subject}\n${email.body}`) ??
+      (markerFault === 'draft-refusal' && forced ? undefined : markerFault) ??
       FaultPlan.fromRates(this.config.errorRates, seed, n);
-    if (fault && fault !== 'invalid-output') {
+    if (isHttpFault(fault)) {
       const { status, type, message } = FAULT_RESPONSES[fault];
       const retryAfter: Record<string, string> =
         status === 500 ? {} : { 'retry-after': String(this.config.retryAfterSeconds) };
-      return this.sendError(res, status, type, message, retryAfter);
+      return this.sendError(res, status, type, message, { ...retryAfter, ...this.rateLimiter.headers() });
     }
 
     let answer: Answer;
-    if (scripted && scripted.kind !== 'fault') {
+    if (fault === 'refusal' || fault === 'draft-refusal') {
+      answer = refusalAnswer();
+    } else if (scripted && scripted.kind !== 'fault') {
       const conflict = scriptConflict(scriptName!, turn, scripted, request);
       if (conflict) return this.sendError(res, 400, 'invalid_request_error', conflict);
-      answer =
-        scripted.kind === 'tools'
-          ? this.toolAnswer(request, scripted.toolCalls, scripted.text)
-          : textAnswer(request, scripted.text, scripted.stopSequence);
+      if (scripted.kind === 'tools') answer = this.toolAnswer(request, scripted.toolCalls, scripted.text);
+      else if (scripted.kind === 'refusal') answer = refusalAnswer(scripted.text, scripted.category, scripted.explanation);
+      else if (scripted.kind === 'pause') answer = this.pauseAnswer(scripted.text);
+      else answer = textAnswer(request, scripted.text, scripted.stopSequence);
     } else {
       answer = this.unscriptedAnswer(request, promptText, email, fault === 'invalid-output', n);
     }
+    if (fault === 'max-tokens') answer = this.stoppedAtMaxTokens(request, answer);
     if (answer.stopReason === 'tool_use') {
       this.metricsState.toolUseResponses++;
       this.metricsState.toolUseBlocks += answer.content.filter((b) => b.type === 'tool_use').length;
@@ -395,25 +547,67 @@ export class AnthropicEmulatorServer {
     }
     if (fault === 'invalid-output') this.metricsState.invalidOutputs++;
 
-    const outputTokens = Math.max(1, countTokens(answer.outputText));
+    const outputTokens = answer.stopReason === 'max_tokens' ? request.max_tokens : Math.max(1, countTokens(answer.outputText));
+    const cache = this.promptCache.account(request, inputTokens, usableModel(request.model)?.minCacheableTokens ?? 1024, (r) => inputTokensOf(r));
+    this.rateLimiter.recordOutput(outputTokens);
     this.metricsState.inputTokens += inputTokens;
     this.metricsState.outputTokens += outputTokens;
-    this.sendJson(res, 200, {
-      id: makeId('msg', seed, n),
-      type: 'message',
-      role: 'assistant',
-      model: request.model,
-      content: answer.content,
-      stop_reason: answer.stopReason,
-      stop_sequence: answer.stopSequence ?? null,
-      usage: {
-        input_tokens: inputTokens,
-        output_tokens: outputTokens,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-        service_tier: 'standard',
+    this.metricsState.cacheReadInputTokens += cache.read;
+    this.metricsState.cacheCreationInputTokens += cache.creation;
+    const byModel = (this.metricsState.usage[request.model] ??= {});
+    const counts = (byModel[askedFor(request)] ??= { calls: 0, input: 0, output: 0, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 });
+    counts.calls++;
+    counts.input += cache.input;
+    counts.output += outputTokens;
+    counts.cacheRead += cache.read;
+    counts.cacheWrite5m += cache.creation5m;
+    counts.cacheWrite1h += cache.creation1h;
+    this.sendJson(
+      res,
+      200,
+      {
+        id: makeId('msg', seed, n),
+        type: 'message',
+        role: 'assistant',
+        model: request.model,
+        content: answer.content,
+        stop_reason: answer.stopReason,
+        stop_sequence: answer.stopSequence ?? null,
+        stop_details: answer.stopDetails ?? null,
+        usage: usageOf(cache, outputTokens),
       },
-    });
+      this.rateLimiter.headers(),
+    );
+  }
+
+  /** stop_reason pause_turn; its content is remembered so that sending it back to continue is no prefill. */
+  private pauseAnswer(text = 'Working on it; the turn is paused and continues when you send it back.'): Answer {
+    const content: ContentBlock[] = [{ type: 'text', text }];
+    this.pausedTurns.add(contentDigest(content));
+    return { content, outputText: text, stopReason: 'pause_turn' };
+  }
+
+  /**
+   * The answer as if the model had run into max_tokens: the text cut to it and a tool call's input to
+   * what fits (a forced tool call truncated, handling-stop-reasons: max_tokens).
+   */
+  private stoppedAtMaxTokens(request: MessagesRequest, answer: Answer): Answer {
+    if (answer.stopReason === 'max_tokens' || answer.stopReason === 'refusal') return answer;
+    const chars = Math.max(0, request.max_tokens * 4 - 1);
+    const content: ContentBlock[] = [];
+    let left = chars;
+    for (const block of answer.content) {
+      if (left <= 0) break;
+      if (block.type === 'text') {
+        const text = block.text.slice(0, left);
+        content.push({ type: 'text', text });
+        left -= text.length;
+      } else {
+        content.push({ ...block, input: partialInput(block.input, Math.min(left, Math.floor(JSON.stringify(block.input).length / 2))) });
+        break;
+      }
+    }
+    return { content, outputText: JSON.stringify(content), stopReason: 'max_tokens' };
   }
 
   /**
@@ -445,11 +639,14 @@ export class AnthropicEmulatorServer {
           : forcedTool.name === 'propose_writing_lessons'
             ? writingLessons(promptText)
             : toolInput(forcedTool, classify(promptText, email));
-      return {
-        content: [{ type: 'tool_use', id: makeId('toolu', seed, n), name: forcedTool.name, input }],
-        outputText: JSON.stringify(input),
-        stopReason: 'tool_use',
-      };
+      const block = { type: 'tool_use' as const, id: makeId('toolu', seed, n), name: forcedTool.name, input };
+      const outputText = JSON.stringify(input);
+      if (countTokens(outputText) > request.max_tokens) {
+        // The call is cut where max_tokens ran out: a partial input, stop_reason max_tokens.
+        const partial = { ...block, input: partialInput(input, request.max_tokens * 4) };
+        return { content: [partial], outputText: JSON.stringify(partial.input), stopReason: 'max_tokens' };
+      }
+      return { content: [block], outputText, stopReason: 'tool_use' };
     }
     // A scheduled run's brief or digest: the stand-in writes it from the run's facts (scheduled.ts).
     const report = invalidOutput ? undefined : scheduledReport(promptText);
@@ -464,13 +661,7 @@ export class AnthropicEmulatorServer {
       const input = { ...defaultToolInput(drafter, promptText, email), body: draft(promptText, email) };
       return this.toolAnswer(request, [{ name: drafter.name, input }]);
     }
-    let outputText = invalidOutput ? '' : draft(promptText, email);
-    let stopReason: Answer['stopReason'] = 'end_turn';
-    if (countTokens(outputText) > request.max_tokens) {
-      outputText = outputText.slice(0, request.max_tokens * 4);
-      stopReason = 'max_tokens';
-    }
-    return { content: outputText === '' ? [] : [{ type: 'text', text: outputText }], outputText, stopReason };
+    return textAnswer(request, invalidOutput ? '' : draft(promptText, email));
   }
 
   /**
@@ -487,8 +678,13 @@ export class AnthropicEmulatorServer {
     });
     const outputText = [text ?? '', ...blocks.map((b) => `${b.name}${JSON.stringify(b.input)}`)].join('\n');
     if (countTokens(outputText) > request.max_tokens) {
-      const cut = (text ?? '').slice(0, request.max_tokens * 4);
-      return { content: cut ? [{ type: 'text', text: cut }] : [], outputText: cut, stopReason: 'max_tokens' };
+      // Cut where max_tokens ran out: the text, then the first call with the input that fits.
+      const chars = request.max_tokens * 4;
+      const cut = (text ?? '').slice(0, chars);
+      const content: ContentBlock[] = cut ? [{ type: 'text', text: cut }] : [];
+      const left = chars - cut.length - (blocks[0]?.name.length ?? 0);
+      if (blocks[0] && left > 2) content.push({ ...blocks[0], input: partialInput(blocks[0].input, left) });
+      return { content, outputText: cut, stopReason: 'max_tokens' };
     }
     return {
       content: [...(text ? [{ type: 'text' as const, text }] : []), ...blocks],

@@ -1,15 +1,24 @@
 // Request validation for POST /v1/messages, with the API's error wording where we know it
 // ("max_tokens: Field required"), so clients see the failures they would see in production.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { modelEntry, usableModel } from './models.js';
+
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
 
 export interface TextBlock {
   type: 'text';
   text: string;
+  cache_control?: CacheControl;
 }
 
 export interface ToolDefinition {
   name: string;
   description?: string;
   input_schema: JsonSchema;
+  cache_control?: CacheControl;
 }
 
 export interface JsonSchema {
@@ -60,14 +69,20 @@ export interface MessagesRequest {
   tool_choice?: ToolChoice;
   stop_sequences?: string[];
   stream?: boolean;
+  /** Automatic caching: one breakpoint on the last cacheable block. */
+  cache_control?: CacheControl;
 }
 
 export type Validation =
   | { ok: true; request: MessagesRequest }
   | { ok: false; status: 400 | 404; type: 'invalid_request_error' | 'not_found_error'; message: string };
 
-/** Output tokens any model accepts at most; the API names the model's own limit. */
-const MAX_OUTPUT_TOKENS = 64_000;
+/** At most this many cache_control breakpoints per request (prompt-caching docs). */
+export const MAX_CACHE_BREAKPOINTS = 4;
+/** Image media types the API reads (vision docs). */
+const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
+/** Checks that a tool's input_schema is a JSON Schema (draft 2020-12, as the API requires). */
+const schemaChecker = new Ajv2020({ strict: false, validateFormats: false });
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 const KNOWN_FIELDS = new Set([
   'model',
@@ -107,12 +122,48 @@ const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/;
 /** Block types a tool_result's content list may hold. */
 const TOOL_RESULT_CONTENT_TYPES = new Set(['text', 'image', 'document', 'search_result']);
 
-function checkContent(content: unknown, path: string, role: unknown): void {
+/** A cache_control value: type ephemeral, ttl 5m or 1h (prompt-caching docs). */
+function checkCacheControl(value: unknown, path: string): void {
+  if (value === undefined || value === null) return;
+  check(isObject(value), `${path}.cache_control: Input should be a valid dictionary`);
+  check(value.type === 'ephemeral', `${path}.cache_control.ephemeral.type: Input should be 'ephemeral'`);
+  check(
+    value.ttl === undefined || value.ttl === '5m' || value.ttl === '1h',
+    `${path}.cache_control.ephemeral.ttl: Input should be '5m' or '1h'`,
+  );
+}
+
+/** An image block's source: base64 data of a supported media type, or a URL (vision docs). */
+function checkImage(block: Record<string, unknown>, path: string): void {
+  const source = block.source;
+  check(isObject(source), `${path}.image.source: Field required`);
+  if (source.type === 'url') {
+    check(typeof source.url === 'string', `${path}.image.source.url.url: Field required`);
+    return;
+  }
+  check(source.type === 'base64', `${path}.image.source: Input tag '${String(source.type)}' found using 'type' does not match any of the expected tags: 'base64', 'url', 'file'`);
+  check(
+    typeof source.media_type === 'string' && IMAGE_MEDIA_TYPES.includes(source.media_type),
+    `${path}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`,
+  );
+  check(typeof source.data === 'string' && source.data !== '', `${path}.image.source.base64.data: Field required`);
+}
+
+function checkContent(content: unknown, path: string, role: unknown, index: number, last: boolean): void {
   check(content !== undefined, `${path}: Field required`);
-  if (typeof content === 'string') return;
+  // Only the final assistant message may be empty (errors docs / the API's own wording).
+  const emptyAllowed = role === 'assistant' && last;
+  const nonEmpty = `messages.${index}: all messages must have non-empty content except for the optional final assistant message`;
+  if (typeof content === 'string') {
+    check(content !== '' || emptyAllowed, nonEmpty);
+    return;
+  }
   check(Array.isArray(content), `${path}: Input should be a valid string or a valid list`);
+  check(content.length > 0 || emptyAllowed, nonEmpty);
   content.forEach((block: unknown, j) => {
     check(isObject(block) && typeof block.type === 'string', `${path}.${j}: Input should be a valid dictionary`);
+    checkCacheControl(block.cache_control, `${path}.${j}.${block.type}`);
+    if (block.type === 'image') checkImage(block, `${path}.${j}`);
     if (block.type === 'text') {
       check(typeof block.text === 'string', `${path}.${j}.text: Field required`);
       check(block.text !== '', `${path}.${j}: text content blocks must be non-empty`);
@@ -154,6 +205,7 @@ function checkContent(content: unknown, path: string, role: unknown): void {
           check(typeof inner.text === 'string', `${at}.text: Field required`);
           check(inner.text !== '', `${at}: text content blocks must be non-empty`);
         }
+        if (inner.type === 'image') checkImage(inner, at);
       });
     }
   });
@@ -239,6 +291,21 @@ function checkToolTurns(messages: MessageParam[], toolNames: Set<string>, opts: 
 export interface ValidationOptions {
   /** Ids of tool_use blocks the emulator answered with a tool not in `tools` because a script said so. */
   unknownToolUseIds?: ReadonlySet<string>;
+  /** Whether a final assistant message is a paused turn (pause_turn) the emulator sent, sent back to continue. */
+  isPausedTurn?: (message: MessageParam) => boolean;
+}
+
+/** cache_control breakpoints of a request: on tools, system blocks, message blocks, and the top-level one. */
+export function cacheBreakpoints(request: MessagesRequest): number {
+  const marked = (b: unknown) => (isObject(b) && b.cache_control !== undefined && b.cache_control !== null ? 1 : 0);
+  let n = marked(request);
+  for (const tool of Array.isArray(request.tools) ? request.tools : []) n += marked(tool);
+  if (Array.isArray(request.system)) for (const block of request.system) n += marked(block);
+  for (const message of Array.isArray(request.messages) ? request.messages : []) {
+    if (!isObject(message) || !Array.isArray(message.content)) continue;
+    for (const block of message.content) n += marked(block);
+  }
+  return n;
 }
 
 /** count_tokens takes the same body as create, less max_tokens. */
@@ -251,15 +318,19 @@ function checkRequest(body: unknown, endpoint: Endpoint, opts: ValidationOptions
   check(body.model !== undefined, 'model: Field required');
   check(typeof body.model === 'string' && body.model !== '', 'model: Input should be a valid string');
 
+  const model = modelEntry(body.model);
   if (endpoint === 'create') {
     const maxTokens = body.max_tokens;
     check(maxTokens !== undefined, 'max_tokens: Field required');
     check(typeof maxTokens === 'number' && Number.isInteger(maxTokens), 'max_tokens: Input should be a valid integer');
     check(maxTokens >= 1, 'max_tokens: Input should be greater than or equal to 1');
-    check(
-      maxTokens <= MAX_OUTPUT_TOKENS,
-      `max_tokens: ${maxTokens} > ${MAX_OUTPUT_TOKENS}, which is the maximum allowed number of output tokens for ${body.model}`,
-    );
+    // Each model its own limit (models overview: 128K for the 4.6 models and later, 64K for 4.5).
+    if (model) {
+      check(
+        maxTokens <= model.max_tokens,
+        `max_tokens: ${maxTokens} > ${model.max_tokens}, which is the maximum allowed number of output tokens for ${body.model}`,
+      );
+    }
   }
 
   const messages = body.messages;
@@ -272,16 +343,31 @@ function checkRequest(body: unknown, endpoint: Endpoint, opts: ValidationOptions
       message.role === 'user' || message.role === 'assistant',
       `messages.${i}.role: Input should be 'user' or 'assistant'`,
     );
-    checkContent(message.content, `messages.${i}.content`, message.role);
+    checkContent(message.content, `messages.${i}.content`, message.role, i, i === messages.length - 1);
   });
+  // Claude 4.6 and later: no assistant prefill (whats-new-claude-4-6#prefill-removal). A paused turn
+  // sent back to be continued is not a prefill (handling-stop-reasons, pause_turn).
+  const lastMessage = messages.at(-1) as MessageParam;
+  if (model && !model.prefill && lastMessage.role === 'assistant' && !(opts.isPausedTurn?.(lastMessage) ?? false)) {
+    throw new Invalid('This model does not support assistant message prefill. The conversation must end with a user message.');
+  }
 
   if (body.system !== undefined && typeof body.system !== 'string') {
     check(Array.isArray(body.system), 'system: Input should be a valid string or a valid list');
-    body.system.forEach((block: unknown, i) =>
+    body.system.forEach((block: unknown, i) => {
       check(
         isObject(block) && block.type === 'text' && typeof block.text === 'string',
         `system.${i}: Input should be a text block`,
-      ),
+      );
+      check(block.text !== '', `system.${i}: text content blocks must be non-empty`);
+      checkCacheControl(block.cache_control, `system.${i}`);
+    });
+  }
+  checkCacheControl(body.cache_control, 'body');
+  if (body.stop_sequences !== undefined) {
+    check(Array.isArray(body.stop_sequences), 'stop_sequences: Input should be a valid list');
+    body.stop_sequences.forEach((seq: unknown, i) =>
+      check(typeof seq === 'string' && seq.trim() !== '', `stop_sequences.${i}: each stop sequence must contain non-whitespace`),
     );
   }
 
@@ -302,10 +388,22 @@ function checkRequest(body: unknown, endpoint: Endpoint, opts: ValidationOptions
       );
       check(isObject(tool.input_schema), `tools.${i}.input_schema: Field required`);
       check(tool.input_schema.type === 'object', `tools.${i}.input_schema.type: Input should be 'object'`);
+      // Tool definitions (tool-use docs): input_schema must be a valid JSON Schema, draft 2020-12.
+      check(
+        schemaChecker.validateSchema(tool.input_schema) === true,
+        `tools.${i}.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 (https://json-schema.org/draft/2020-12). ` +
+          `Learn more about tool use at https://docs.claude.com/en/docs/tool-use. (${schemaChecker.errorsText(schemaChecker.errors)})`,
+      );
+      checkCacheControl(tool.cache_control, `tools.${i}.custom`);
       check(!toolNames.has(tool.name), 'tools: Tool names must be unique.');
       toolNames.add(tool.name);
     });
   }
+  const breakpoints = cacheBreakpoints(body as unknown as MessagesRequest);
+  check(
+    breakpoints <= MAX_CACHE_BREAKPOINTS,
+    `A maximum of ${MAX_CACHE_BREAKPOINTS} blocks with cache_control may be provided. Found ${breakpoints}.`,
+  );
 
   if (body.tool_choice !== undefined) {
     const choice = body.tool_choice;
@@ -337,8 +435,9 @@ export function validateMessagesRequest(
 ): Validation {
   try {
     const request = checkRequest(body, endpoint, opts);
-    // The API answers an unknown model with 404, not 400.
-    if (!request.model.startsWith('claude-')) {
+    // An unknown or retired model is 404 not_found_error (errors docs; models overview: retired
+    // models fail every request).
+    if (!usableModel(request.model)) {
       return { ok: false, status: 404, type: 'not_found_error', message: `model: ${request.model}` };
     }
     return { ok: true, request };

@@ -2,7 +2,7 @@
 // turn and each tool call is an activity (retried, idempotent), so a worker killed mid-loop resumes
 // at the step it was in without repeating a side effect. What a tool does in the thread (draft,
 // send, labels, escalate) is the thread workflow's to say: it passes its hands in.
-import { ActivityFailure } from '@temporalio/workflow';
+import { ActivityFailure, patched } from '@temporalio/workflow';
 import { activityErrorText } from '../temporal/workflow-failures.js';
 import {
   TOOL_RESULT_CHARS,
@@ -62,6 +62,12 @@ export async function agentLoop(profile: AgentProfile, firstMessage: string, han
       finishedAt: new Date().toISOString(),
     });
     messages.push({ role: 'assistant', content: turn.content });
+    // pause_turn: the paused content goes back as it is and the model continues the turn
+    // (handling-stop-reasons). Older histories ended the run here.
+    if (turn.stopReason === 'pause_turn' && turn.toolCalls.length === 0 && patched('agent-pause-turn')) {
+      await hands.recordSteps(steps);
+      continue;
+    }
     if (turn.toolCalls.length === 0) {
       await hands.recordSteps(steps);
       return { kind: 'ended', text: turn.text, failedTools };

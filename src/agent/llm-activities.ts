@@ -5,7 +5,9 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { cancellationSignal } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
+import { createLlmGuard, modelFor, type LlmSettings } from '../llm/guard.js';
+import { refusalOf } from '../llm/errors.js';
+import { tokensOf } from '../llm/usage.js';
 import type { AgentLlmActivities } from './activity-contracts.js';
 import { AGENT_TOOLS, type AgentBlock, type AgentToolCall, type AgentToolName } from './contracts.js';
 import { checkToolInput, toolDefinitions, toolsIn, type ToolScope } from './tools.js';
@@ -32,19 +34,27 @@ export function createAgentLlmActivities(deps: { prisma: PrismaClient; sql: SqlE
   const guarded = createLlmGuard(deps, deps.settings);
   return {
     async agentTurn({ accountId, profile, messages, scope = 'thread' }) {
-      const model = profile.model ?? deps.settings.model;
+      const model = profile.model ?? modelFor(deps.settings, 'agent_turn');
       const allowed = toolsIn(profile.tools, scope);
       return guarded(accountId, 1, async () => {
         const response = await deps.anthropic.messages.create(
           {
             model,
             max_tokens: MAX_OUTPUT_TOKENS,
-            system: `${GROUND_RULES}\n\n<user_instructions>\n${profile.instructions}\n</user_instructions>`,
+            // Prompt caching (prompt-caching docs): every turn resends the same tools and system prompt,
+            // then the conversation so far. One breakpoint after the system prompt, and the top-level one
+            // on the last block, which the next turn finds by looking back. Below the model's minimum
+            // cacheable length nothing is cached and nothing is charged extra.
+            system: [{ type: 'text', text: `${GROUND_RULES}\n\n<user_instructions>\n${profile.instructions}\n</user_instructions>`, cache_control: { type: 'ephemeral' } }],
             tools: toolDefinitions(allowed, scope) as Anthropic.Tool[],
             messages: messages as Anthropic.MessageParam[],
+            cache_control: { type: 'ephemeral' },
           },
           { signal: cancellationSignal() },
         );
+        // A refusal ends the run (the thread: Action Required, "the model declined"); its text is not a turn.
+        const refused = refusalOf(response);
+        if (refused) throw refused;
         const content: AgentBlock[] = [];
         for (const block of response.content) {
           if (block.type === 'text') content.push({ type: 'text', text: block.text });
@@ -57,8 +67,7 @@ export function createAgentLlmActivities(deps: { prisma: PrismaClient; sql: SqlE
           toolCalls,
           text: content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n'),
           model: response.model,
-          tokensIn: response.usage.input_tokens,
-          tokensOut: response.usage.output_tokens,
+          ...tokensOf(response.usage),
         };
       }, 'agent_turn');
     },

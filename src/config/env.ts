@@ -7,6 +7,7 @@ import { setLogLevel } from '../shared/log.js';
 import { resolveTemporalProfileVars } from '../temporal/connection.js';
 import { canonicalZone } from '../time/local-time.js';
 import { parseWeeklyTime } from '../time/iso-week.js';
+import { PriceOverridesSchema } from '../llm/prices.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url();
@@ -224,6 +225,29 @@ export const envSchema = z.object({
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: url.optional(),
   ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
+  /** A model per role (docs/llm-cost.md): classification and expects-reply on a small model, the rest on ANTHROPIC_MODEL. */
+  ANTHROPIC_MODEL_CLASSIFY: z.string().min(1).default('claude-haiku-4-5'),
+  ANTHROPIC_MODEL_EXPECTS_REPLY: z.string().min(1).optional(),
+  ANTHROPIC_MODEL_DRAFT: z.string().min(1).optional(),
+  ANTHROPIC_MODEL_AGENT: z.string().min(1).optional(),
+  ANTHROPIC_MODEL_LEARN: z.string().min(1).optional(),
+  /** Wait before a call the API's anthropic-ratelimit-* headers say would be refused (src/llm/rate-gate.ts). */
+  LLM_RATE_LIMIT_PACING: bool.default(true),
+  /** USD per million tokens over the list prices (src/llm/prices.ts), JSON: {"claude-haiku-4-5": {"input": 1, "output": 5}}. */
+  LLM_PRICES: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || raw.trim() === '') return {};
+      try {
+        const parsed = PriceOverridesSchema.safeParse(JSON.parse(raw));
+        if (parsed.success) return parsed.data;
+        ctx.addIssue({ code: 'custom', message: `not a price table: ${parsed.error.issues[0]?.message ?? ''}` });
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'not JSON' });
+      }
+      return z.NEVER;
+    }),
   ANTHROPIC_EMULATOR_PORT: port.default(8236),
 
   /** How long one attempt of a thread's Gmail / LLM activity may take before it is retried (a dead worker's task waits this long). */

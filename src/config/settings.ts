@@ -17,6 +17,7 @@ import { PUSH_PATH } from '../sync/push-route.js';
 import type { ThreadSettings } from '../thread/contracts.js';
 import type { TimerLabelPrefixes } from '../time/labels.js';
 import { DAY_MS, type Env } from './env.js';
+import { priceTable, type PriceTable } from '../llm/prices.js';
 
 
 /** What every thread workflow is started with (labels, limits, task queues). */
@@ -67,6 +68,13 @@ export function llmSettingsFromConfig(cfg: Env): LlmSettings {
   const probeMinMs = cfg.LLM_BREAKER_PROBE_MIN;
   return {
     model: cfg.ANTHROPIC_MODEL,
+    models: {
+      classify: cfg.ANTHROPIC_MODEL_CLASSIFY,
+      expects_reply: cfg.ANTHROPIC_MODEL_EXPECTS_REPLY ?? cfg.ANTHROPIC_MODEL_CLASSIFY,
+      draft: cfg.ANTHROPIC_MODEL_DRAFT ?? cfg.ANTHROPIC_MODEL,
+      agent_turn: cfg.ANTHROPIC_MODEL_AGENT ?? cfg.ANTHROPIC_MODEL,
+      learn: cfg.ANTHROPIC_MODEL_LEARN ?? cfg.ANTHROPIC_MODEL,
+    },
     dailyTokenBudget: cfg.DAILY_TOKEN_BUDGET,
     maxInputTokens: cfg.LLM_MAX_INPUT_TOKENS,
     lessonPromptTokens: cfg.LESSON_PROMPT_TOKENS,
@@ -215,4 +223,9 @@ export function correctionsDays(cfg: Env): number {
 
 export function learningSettingsFromConfig(cfg: Env): LearningSettings {
   return { enabled: cfg.LEARNING, triageLessonAfter: cfg.TRIAGE_LESSON_AFTER, lookbackMs: cfg.LEARNING_LOOKBACK, dryRunWindowMs: cfg.DRY_RUN_WINDOW };
+}
+
+/** The price table (list prices with LLM_PRICES over them) the benches and budgets price tokens with. */
+export function llmPricesFromConfig(cfg: Env): PriceTable {
+  return priceTable(cfg.LLM_PRICES);
 }

@@ -68,7 +68,7 @@ export const llmPaused: ReasonSource = async (db) =>
     kind: 'llm_paused',
     accountId: b.accountId,
     // An outage or a spent budget ends by itself; a refused key or credits need a person.
-    level: b.reason === 'auth' || b.reason === 'credits' ? 'critical' : 'warn',
+    level: b.reason === 'auth' || b.reason === 'credits' || b.reason === 'model' ? 'critical' : 'warn',
     message: `LLM paused for ${b.email} (${b.reason}): ${describePause(b, b.email)}`,
   }));
 

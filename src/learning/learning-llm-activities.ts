@@ -8,7 +8,7 @@ import { cancellationSignal } from '@temporalio/activity';
 import type { LearningSettings } from './contracts.js';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
+import { createLlmGuard, modelFor, type LlmSettings } from '../llm/guard.js';
 import { loadEvidence, markLearned } from './writing-evidence.js';
 import { accountLessons, askForWritingLessons, proposalsOf, recordWritingProposals, settleWritingProposals } from './writing-lessons.js';
 import type { LearningLlmActivities } from './activity-contracts.js';
@@ -37,7 +37,7 @@ export function createLearningLlmActivities(deps: {
       const out = await guarded(
         accountId,
         OUTPUT_ATTEMPTS,
-        () => askForWritingLessons(deps.anthropic, { model: deps.settings.model, accountId, evidence, existing, maxInputTokens: deps.settings.maxInputTokens, signal: cancellationSignal() }),
+        () => askForWritingLessons(deps.anthropic, { model: modelFor(deps.settings, 'learn'), accountId, evidence, existing, maxInputTokens: deps.settings.maxInputTokens, signal: cancellationSignal() }),
         'learn',
       );
       const changed = await recordWritingProposals(sql, proposalsOf({ accountId, accountEmail: account?.email ?? '', lessons: out.lessons, items: out.items, existing }));

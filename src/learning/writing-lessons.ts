@@ -10,7 +10,7 @@ import type { SqlExecutor } from '../db/sql-executor.js';
 import { estimateTokens, truncateToTokens } from '../llm/prompts.js';
 import { redactSecrets } from '../llm/redact.js';
 import { parseToolCall, toInputSchema } from '../llm/schemas.js';
-import { tokensOf } from '../llm/usage.js';
+import { callForcedTool } from '../llm/forced-tool.js';
 import {
   gmailThreadLink,
   renderTypedLesson,
@@ -195,7 +195,8 @@ export interface ProposeWritingInput {
 export async function askForWritingLessons(client: Anthropic, input: ProposeWritingInput) {
   const prompt = buildWritingLessonsPrompt(input);
   if (prompt.items.size === 0) return { lessons: [], items: prompt.items, model: input.model, tokensIn: 0, tokensOut: 0 };
-  const response = await client.messages.create(
+  const { response, tokensIn, tokensOut } = await callForcedTool(
+    client,
     {
       model: input.model,
       max_tokens: 1024,
@@ -204,10 +205,10 @@ export async function askForWritingLessons(client: Anthropic, input: ProposeWrit
       tools: [PROPOSE_LESSONS_TOOL],
       tool_choice: { type: 'tool', name: PROPOSE_LESSONS_TOOL_NAME },
     },
-    { signal: input.signal },
+    input.signal,
   );
   const { lessons } = parseToolCall(response, PROPOSE_LESSONS_TOOL_NAME, WritingLessonsSchema);
-  return { lessons, items: prompt.items, model: response.model, ...tokensOf(response.usage) };
+  return { lessons, items: prompt.items, model: response.model, tokensIn, tokensOut };
 }
 
 /** Records the proposals; returns the lessons created or whose evidence grew. */

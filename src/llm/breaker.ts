@@ -2,10 +2,11 @@
 // own; the workflow bundle imports it too). Closed: calls go to the model. After repeated outage
 // failures (5xx, 429, 529, no connection) it opens and calls fail fast while the threads wait; one
 // call at a time probes the model on a bounded backoff and a success closes it. A refused key (401,
-// 403) or no credits (402) keeps it open until an operator resumes it; a spent daily token budget
+// 403), no credits (402) or a configured model the API does not know (404 `model: …`) keeps it open
+// until an operator resumes it; a spent daily token budget
 // keeps it open until the next UTC day. Stored in llm_breakers (breaker-store.ts).
 
-export type LlmPauseReason = 'outage' | 'auth' | 'credits' | 'budget';
+export type LlmPauseReason = 'outage' | 'auth' | 'credits' | 'model' | 'budget';
 
 export interface BreakerState {
   state: 'closed' | 'open';
@@ -82,6 +83,7 @@ export function afterFailure(b: BreakerState, kind: LlmFailureKind, message: str
     }
     case 'auth':
     case 'credits':
+    case 'model':
       return { ...b, ...opened, failures: b.failures + 1, nextProbeAt: null };
     case 'budget':
       return { ...b, ...opened, nextProbeAt: new Date(nextUtcDay(now.getTime())) };
@@ -117,6 +119,8 @@ export function describePause(b: BreakerState, account: string): string {
       return `the model refused the API key (${b.lastError ?? 'auth error'}); fix ANTHROPIC_API_KEY, restart the LLM worker, then: npm run cli -- accounts llm-resume ${account}`;
     case 'credits':
       return `the model account is out of credits (${b.lastError ?? 'billing error'}); add credits, then: npm run cli -- accounts llm-resume ${account}`;
+    case 'model':
+      return `the configured model does not exist (${b.lastError ?? 'not found'}); set ANTHROPIC_MODEL (or the agent profile's model) to one that does, restart the LLM worker, then: npm run cli -- accounts llm-resume ${account}`;
     default:
       return 'paused';
   }

@@ -2,10 +2,9 @@
 // and accept it only if it passes the zod schema.
 import type Anthropic from '@anthropic-ai/sdk';
 import type { EmailForPrompt } from '../mail/types.js';
-import { LlmOutputInvalidError, type OutputIssue } from './errors.js';
+import { callForcedTool } from './forced-tool.js';
 import { buildClassificationPrompt, estimateTokens } from './prompts.js';
-import { CLASSIFY_TOOL, CLASSIFY_TOOL_NAME, ClassificationSchema, type Classification } from './schemas.js';
-import { tokensOf } from './usage.js';
+import { CLASSIFY_TOOL, CLASSIFY_TOOL_NAME, ClassificationSchema, parseToolCall, type Classification } from './schemas.js';
 
 export interface ClassifyEmailInput {
   model: string;
@@ -34,8 +33,8 @@ const TOOL_TOKENS = estimateTokens(JSON.stringify([CLASSIFY_TOOL]));
 
 /**
  * Classifies one email with a forced tool call. Throws LlmOutputInvalidError when the model's answer does
- * not fit ClassificationSchema (retryable), and the SDK's APIError subclasses for HTTP failures (map them
- * with classifyAnthropicError).
+ * not fit ClassificationSchema (retryable), LlmRefusedError / LlmOutputTruncatedError (callForcedTool),
+ * and the SDK's APIError subclasses for HTTP failures (map them with classifyAnthropicError).
  */
 export async function classifyEmail(client: Anthropic, input: ClassifyEmailInput): Promise<ClassifyEmailResult> {
   const prompt = buildClassificationPrompt({
@@ -44,7 +43,8 @@ export async function classifyEmail(client: Anthropic, input: ClassifyEmailInput
     maxInputTokens: input.maxInputTokens,
     reservedTokens: TOOL_TOKENS,
   });
-  const response = await client.messages.create(
+  const { response, tokensIn, tokensOut } = await callForcedTool(
+    client,
     {
       model: input.model,
       max_tokens: input.maxOutputTokens ?? 512,
@@ -53,26 +53,8 @@ export async function classifyEmail(client: Anthropic, input: ClassifyEmailInput
       tools: [CLASSIFY_TOOL],
       tool_choice: { type: 'tool', name: CLASSIFY_TOOL_NAME },
     },
-    { signal: input.signal },
+    input.signal,
   );
-  const call = response.content.find(
-    (block): block is Anthropic.ToolUseBlock => block.type === 'tool_use' && block.name === CLASSIFY_TOOL_NAME,
-  );
-  if (!call) {
-    throw new LlmOutputInvalidError([
-      {
-        path: 'tool_use',
-        message: `no ${CLASSIFY_TOOL_NAME} call in the response (stop_reason ${response.stop_reason})`,
-      },
-    ]);
-  }
-  const parsed = ClassificationSchema.safeParse(call.input);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i): OutputIssue => ({
-      path: i.path.join('.') || '(input)',
-      message: i.message,
-    }));
-    throw new LlmOutputInvalidError(issues as [OutputIssue, ...OutputIssue[]]);
-  }
-  return { result: parsed.data, model: response.model, ...tokensOf(response.usage), promptTruncated: prompt.truncated };
+  const result = parseToolCall(response, CLASSIFY_TOOL_NAME, ClassificationSchema);
+  return { result, model: response.model, tokensIn, tokensOut, promptTruncated: prompt.truncated };
 }

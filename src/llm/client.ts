@@ -1,6 +1,7 @@
 // The one place an Anthropic client is made.
 import Anthropic from '@anthropic-ai/sdk';
 import { tracedFetch } from '../temporal/tracing.js';
+import type { RateLimitGate } from './rate-gate.js';
 
 export interface LlmClientOptions {
   apiKey: string;
@@ -8,6 +9,8 @@ export interface LlmClientOptions {
   baseURL?: string;
   /** Per-request timeout; keep it below the activity's startToCloseTimeout. */
   timeoutMs?: number;
+  /** Paces the Messages calls by the API's rate-limit headers (rate-gate.ts). */
+  rateGate?: RateLimitGate;
 }
 
 /**
@@ -24,6 +27,6 @@ export function createLlmClient(opts: LlmClientOptions): Anthropic {
     maxRetries: 0,
     timeout: opts.timeoutMs ?? 60_000,
     // Each HTTP call a span when tracing is on (inside the activity's span).
-    fetch: tracedFetch('anthropic'),
+    fetch: opts.rateGate ? opts.rateGate.fetch(tracedFetch('anthropic')) : tracedFetch('anthropic'),
   });
 }

@@ -1,7 +1,7 @@
 // Drafting a reply (and re-drafting it with the user's rework instructions).
 import type Anthropic from '@anthropic-ai/sdk';
 import type { EmailForPrompt } from '../mail/types.js';
-import { LlmOutputInvalidError } from './errors.js';
+import { LlmOutputInvalidError, refusalOf } from './errors.js';
 import { buildDraftPrompt } from './prompts.js';
 import { tokensOf } from './usage.js';
 
@@ -37,7 +37,8 @@ export interface DraftReplyResult {
 
 /**
  * Writes the body of a reply to the newest message. Throws LlmOutputInvalidError for an empty reply or one
- * cut off by max_tokens (a half sentence must never land in the user's drafts).
+ * cut off by max_tokens (a half sentence must never land in the user's drafts), LlmRefusedError when the
+ * model declines.
  */
 export async function draftReply(client: Anthropic, input: DraftReplyInput): Promise<DraftReplyResult> {
   const prompt = buildDraftPrompt(input);
@@ -50,6 +51,9 @@ export async function draftReply(client: Anthropic, input: DraftReplyInput): Pro
     },
     { signal: input.signal },
   );
+  // A refusal's text (if any) is never a draft.
+  const refused = refusalOf(response);
+  if (refused) throw refused;
   if (response.stop_reason === 'max_tokens') {
     throw new LlmOutputInvalidError([{ path: 'body', message: 'the reply was cut off at max_tokens' }]);
   }

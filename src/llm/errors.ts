@@ -1,4 +1,5 @@
 // Errors of the LLM service and the mapping of SDK errors to what an activity should do about them.
+import type Anthropic from '@anthropic-ai/sdk';
 import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 
 /**
@@ -22,6 +23,34 @@ export class LlmOutputInvalidError extends Error {
   }
 }
 
+/**
+ * The model declined (stop_reason `refusal`, handling-stop-reasons): not retried with the same prompt,
+ * never used as output. The class name is the Temporal error type; keep it stable.
+ */
+export class LlmRefusedError extends Error {
+  constructor(
+    readonly category: string | null,
+    readonly explanation: string | null,
+  ) {
+    super(`the model declined${category ? ` (${category})` : ''}${explanation ? `: ${explanation}` : ''}`);
+    this.name = 'LlmRefusedError';
+  }
+}
+
+/** A forced tool call stopped at max_tokens again after one retry with a larger budget: its input is partial. */
+export class LlmOutputTruncatedError extends Error {
+  constructor(readonly maxTokens: number) {
+    super(`the answer was cut off at max_tokens again after a retry with ${maxTokens} tokens; a partial answer is not used`);
+    this.name = 'LlmOutputTruncatedError';
+  }
+}
+
+/** The refusal in a response, if the model declined. */
+export function refusalOf(response: Pick<Anthropic.Message, 'stop_reason' | 'stop_details'>): LlmRefusedError | undefined {
+  if (response.stop_reason !== 'refusal') return undefined;
+  return new LlmRefusedError(response.stop_details?.category ?? null, response.stop_details?.explanation ?? null);
+}
+
 export type AnthropicErrorKind =
   /** 429: retry after `retryAfterMs` (from Retry-After) or with backoff. */
   | { kind: 'rate_limited'; retryAfterMs: number | undefined; status: number; message: string }
@@ -29,6 +58,8 @@ export type AnthropicErrorKind =
   | { kind: 'overloaded'; retryAfterMs: number | undefined; status: number; message: string }
   /** 401/403, or 402 billing: the key or account is unusable; retrying will not help. */
   | { kind: 'auth'; status: number; message: string }
+  /** 404 for the model named: it does not exist (or was retired); an operator must configure another. */
+  | { kind: 'model_not_found'; status: number; message: string }
   /** 400/404/413/422: the request itself is wrong; retrying will not help. */
   | { kind: 'bad_request'; status: number; message: string }
   /** Other 5xx, 408/409, timeouts and connection failures (status undefined): transient, retry with backoff. */
@@ -64,5 +95,6 @@ export function classifyAnthropicError(err: unknown): AnthropicErrorKind | undef
   }
   if (status === 401 || status === 402 || status === 403) return { kind: 'auth', status, message };
   if (status === 408 || status === 409 || status >= 500) return { kind: 'server', status, message };
+  if (status === 404 && err.type === 'not_found_error' && /^model:/.test(err.apiMessage ?? '')) return { kind: 'model_not_found', status, message };
   return { kind: 'bad_request', status, message };
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { EmailForPrompt } from '../mail/types.js';
 import { estimateTokens, formatEmail, truncateToTokens } from './prompts.js';
 import { parseToolCall, toInputSchema } from './schemas.js';
-import { tokensOf } from './usage.js';
+import { callForcedTool } from './forced-tool.js';
 
 export const ExpectsReplySchema = z.object({
   expectsReply: z.boolean(),
@@ -41,7 +41,8 @@ export async function judgeExpectsReply(
 ): Promise<{ result: ExpectsReply; model: string; tokensIn: number; tokensOut: number }> {
   const room = Math.max(64, input.maxInputTokens - estimateTokens(SYSTEM) - estimateTokens(JSON.stringify(EXPECTS_REPLY_TOOL)) - 64);
   const email = formatEmail({ ...input.sent, body: truncateToTokens(input.sent.body.trim(), room) }, 'email');
-  const response = await client.messages.create(
+  const { response, tokensIn, tokensOut } = await callForcedTool(
+    client,
     {
       model: input.model,
       max_tokens: 256,
@@ -50,8 +51,8 @@ export async function judgeExpectsReply(
       tools: [EXPECTS_REPLY_TOOL],
       tool_choice: { type: 'tool', name: EXPECTS_REPLY_TOOL_NAME },
     },
-    { signal: input.signal },
+    input.signal,
   );
   const result = parseToolCall(response, EXPECTS_REPLY_TOOL_NAME, ExpectsReplySchema);
-  return { result, model: response.model, ...tokensOf(response.usage) };
+  return { result, model: response.model, tokensIn, tokensOut };
 }

@@ -21,10 +21,13 @@ import { BREAKER_COLUMNS, breakerStateOf, createBreakerStore, type BreakerRow } 
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { llmCalls, llmErrors, llmTokens } from '../metrics/metrics.js';
-import { classifyAnthropicError, LlmOutputInvalidError } from './index.js';
+import { classifyAnthropicError, LlmOutputInvalidError, LlmOutputTruncatedError, LlmRefusedError } from './index.js';
 
 export interface LlmSettings {
+  /** The model of every role `models` does not name. */
   model: string;
+  /** A model per role (classification and expects-reply on a small one, say). */
+  models?: Partial<Record<LlmPurpose, string>>;
   /** Tokens (in + out) one account may spend per UTC day; over it, LLM work waits for the next UTC day. */
   dailyTokenBudget: number;
   /** When the account's LLM circuit breaker opens and how often it probes (breaker.ts). */
@@ -60,7 +63,8 @@ export function llmActivityFailure(err: unknown, outputAttempts: number): unknow
       nonRetryable: activityInfo().attempt >= outputAttempts,
     });
   }
-  if (err instanceof TokenBudgetExceededError) {
+  // A budget spent, a refusal (not retried with the same prompt), a partial answer after the larger budget.
+  if (err instanceof TokenBudgetExceededError || err instanceof LlmRefusedError || err instanceof LlmOutputTruncatedError) {
     return ApplicationFailure.create({ type: err.name, message: err.message, nonRetryable: true });
   }
   const kind = classifyAnthropicError(err);
@@ -77,6 +81,8 @@ export function llmActivityFailure(err: unknown, outputAttempts: number): unknow
       return ApplicationFailure.create({ type: 'LlmAuthError', message: kind.message, nonRetryable: true });
     case 'bad_request':
       return ApplicationFailure.create({ type: 'LlmRequestRejectedError', message: kind.message, nonRetryable: true });
+    case 'model_not_found':
+      return ApplicationFailure.create({ type: 'LlmModelNotFoundError', message: kind.message, nonRetryable: true });
     case 'server':
       return ApplicationFailure.create({ type: 'LlmServerError', message: kind.message });
   }
@@ -91,12 +97,19 @@ export type LlmGuard = <T extends { tokensIn: number; tokensOut: number }>(
   heartbeatDetails?: unknown,
 ) => Promise<T>;
 
-/** What a model call is for (a label of the LLM metrics). */
+/** What a model call is for (a label of the LLM metrics, and the role a model is chosen for). */
 export type LlmPurpose = 'classify' | 'draft' | 'agent_turn' | 'expects_reply' | 'learn';
+
+/** The model configured for a role. */
+export function modelFor(settings: Pick<LlmSettings, 'model' | 'models'>, role: LlmPurpose): string {
+  return settings.models?.[role] ?? settings.model;
+}
 
 /** The metrics' name for what went wrong in a model call. */
 export function llmErrorKind(err: unknown): string {
   if (err instanceof LlmOutputInvalidError) return 'output_invalid';
+  if (err instanceof LlmRefusedError) return 'refused';
+  if (err instanceof LlmOutputTruncatedError) return 'output_truncated';
   if (err instanceof TokenBudgetExceededError) return 'budget_exceeded';
   return classifyAnthropicError(err)?.kind ?? 'other';
 }
@@ -112,6 +125,8 @@ export function breakerFailureOf(err: unknown): LlmFailureKind | undefined {
       return 'outage';
     case 'auth':
       return kind.status === 402 ? 'credits' : 'auth';
+    case 'model_not_found':
+      return 'model';
     default:
       return undefined;
   }
@@ -204,7 +219,7 @@ export function createLlmGuard(
         const message = err instanceof Error ? err.message : String(err);
         const { after } = await breakers.update(accountId, (b) => afterFailure(b, failure, message, now(), settings.breaker));
         if (after.state === 'open') throw llmPausedFailure(accountId, after, admitAfter(after));
-      } else if (err instanceof LlmOutputInvalidError && needsReset(breaker)) {
+      } else if ((err instanceof LlmOutputInvalidError || err instanceof LlmRefusedError || err instanceof LlmOutputTruncatedError) && needsReset(breaker)) {
         await breakers.update(accountId, afterSuccess); // the model answered, if not in shape
       }
       throw llmActivityFailure(err, outputAttempts);

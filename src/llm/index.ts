@@ -4,6 +4,9 @@ export { classifyEmail, type ClassifyEmailInput, type ClassifyEmailResult } from
 export { draftReply, type DraftReplyInput, type DraftReplyResult } from './draft.js';
 export {
   LlmOutputInvalidError,
+  LlmOutputTruncatedError,
+  LlmRefusedError,
+  refusalOf,
   classifyAnthropicError,
   retryAfterMs,
   type AnthropicErrorKind,

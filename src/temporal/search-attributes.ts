@@ -5,7 +5,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 export const InboxAccountId = defineSearchAttributeKey('InboxAccountId', SearchAttributeType.KEYWORD);
 export const InboxState = defineSearchAttributeKey('InboxState', SearchAttributeType.KEYWORD);
 export const InboxCategory = defineSearchAttributeKey('InboxCategory', SearchAttributeType.KEYWORD);
-/** While a thread waits for the account's LLM: why (outage, auth, credits, budget); absent otherwise. */
+/** While a thread waits for the account's LLM: why (outage, auth, credits, model, budget); absent otherwise. */
 export const InboxLlmPaused = defineSearchAttributeKey('InboxLlmPaused', SearchAttributeType.KEYWORD);
 /** When a thread wakes next (its earliest follow-up, snooze, reminder or scheduled send); absent without a timer. */
 export const WakeAt = defineSearchAttributeKey('WakeAt', SearchAttributeType.DATETIME);

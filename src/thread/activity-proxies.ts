@@ -8,9 +8,11 @@ import type { ThreadSettings } from './contracts.js';
 
 /**
  * Errors after which retrying the step cannot help; the thread goes to Action Required. Outages, a
- * refused key or credits and a spent budget are not among them: the LLM pauses and the thread waits.
+ * refused key or credits, an unknown model and a spent budget are not among them: the LLM pauses and
+ * the thread waits. A refusal (`the model declined`) and an answer still cut at max_tokens after the
+ * larger budget are.
  */
-export const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'LlmRequestRejectedError'];
+export const GIVE_UP_TYPES = ['LlmOutputInvalidError', 'LlmRequestRejectedError', 'LlmRefusedError', 'LlmOutputTruncatedError'];
 
 const QUEUES = {
   gmail: {

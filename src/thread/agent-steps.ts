@@ -35,7 +35,7 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
     if (!type || !GIVE_UP_TYPES.includes(type)) throw err;
     return needsTheUser(run, `agent ${profile.name} stopped: ${activityErrorText(err)}`);
   }
-  const usage = { model: profile.model, tokensIn: hands.tokensIn, tokensOut: hands.tokensOut };
+  const usage = { model: hands.model ?? profile.model, tokensIn: hands.tokensIn, tokensOut: hands.tokensOut };
   switch (outcome.kind) {
     case 'escalated':
       run.logDecision({ kind: 'agent', source: 'llm', detail: `agent ${profile.name} escalated: ${outcome.reason}`, ...usage });
@@ -55,6 +55,8 @@ export async function handToAgent(run: ThreadRun, thread: ThreadContent, email: 
 class ThreadHands implements AgentHands {
   tokensIn = 0;
   tokensOut = 0;
+  /** The model that answered the last turn (the decision log records it). */
+  model: string | undefined;
   /** What the run read of the mailbox beyond this thread: shown with a send's approval, as what it may quote. */
   private readonly mailboxRead: string[] = [];
   private readonly runKey: string;
@@ -75,6 +77,7 @@ class ThreadHands implements AgentHands {
     const turn = await this.run.llm.agentTurn({ accountId: this.run.accountId, profile: this.profile, messages });
     this.tokensIn += turn.tokensIn;
     this.tokensOut += turn.tokensOut;
+    this.model = turn.model;
     return turn;
   }
 

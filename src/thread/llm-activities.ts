@@ -5,7 +5,7 @@ import { cancellationSignal, log } from '@temporalio/activity';
 import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { classifyEmail, draftReply, judgeExpectsReply } from '../llm/index.js';
-import { createLlmGuard, type LlmSettings } from '../llm/guard.js';
+import { createLlmGuard, modelFor, type LlmSettings } from '../llm/guard.js';
 import { lessonRef, lessonsForDraft } from '../learning/lessons-for-draft.js';
 import type { LlmActivities, LlmClassification, LlmDraft, PromptMessage, ReplyContext } from './activity-contracts.js';
 
@@ -22,7 +22,7 @@ export function createLlmActivities(deps: {
   async function classify(accountId: string, email: PromptMessage, instructions: string[], outputAttempts: number): Promise<LlmClassification> {
     const out = await guarded(accountId, outputAttempts, () =>
       classifyEmail(anthropic, {
-        model: settings.model,
+        model: modelFor(settings, 'classify'),
         email,
         instructions,
         maxInputTokens: settings.maxInputTokens,
@@ -49,7 +49,7 @@ export function createLlmActivities(deps: {
     const lessons = await lessonsForDraft(deps.sql, { accountId, sender, maxTokens: settings.lessonPromptTokens ?? 0 });
     const out = await guarded(accountId, outputAttempts, () =>
       draftReply(anthropic, {
-        model: settings.model,
+        model: modelFor(settings, 'draft'),
         thread: input.thread,
         toneExamples: input.context.toneExamples,
         signature: input.context.signature,
@@ -68,7 +68,7 @@ export function createLlmActivities(deps: {
   return {
     async expectsReply({ accountId, sent, outputAttempts }) {
       const out = await guarded(accountId, outputAttempts, () =>
-        judgeExpectsReply(anthropic, { model: settings.model, sent, maxInputTokens: settings.maxInputTokens, signal: cancellationSignal() }),
+        judgeExpectsReply(anthropic, { model: modelFor(settings, 'expects_reply'), sent, maxInputTokens: settings.maxInputTokens, signal: cancellationSignal() }),
         'expects_reply',
       );
       return { ...out.result, model: out.model, tokensIn: out.tokensIn, tokensOut: out.tokensOut };

@@ -4,6 +4,7 @@ import { createAgentLlmActivities } from '../agent/llm-activities.js';
 import { learningSettingsFromConfig, llmSettingsFromConfig } from '../config/settings.js';
 import { createLearningLlmActivities } from '../learning/learning-llm-activities.js';
 import { createLlmClient } from '../llm/index.js';
+import { RateLimitGate } from '../llm/rate-gate.js';
 import { createLlmActivities } from '../thread/llm-activities.js';
 import type { WorkerContext } from './context.js';
 import { mergeActivities } from './merge-activities.js';
@@ -16,7 +17,8 @@ type LlmQueueSteps = ThreadLlmSteps & LearningLlmActivities;
 export function createLlmQueueActivities(ctx: WorkerContext) {
   const { cfg } = ctx;
   if (!cfg.ANTHROPIC_API_KEY) throw new Error('ANTHROPIC_API_KEY is needed (npm run dev uses the Anthropic emulator)');
-  const deps = { prisma: ctx.prisma, sql: ctx.sql, anthropic: createLlmClient({ apiKey: cfg.ANTHROPIC_API_KEY, baseURL: cfg.ANTHROPIC_BASE_URL }), settings: llmSettingsFromConfig(cfg) };
+  const rateGate = cfg.LLM_RATE_LIMIT_PACING ? new RateLimitGate() : undefined;
+  const deps = { prisma: ctx.prisma, sql: ctx.sql, anthropic: createLlmClient({ apiKey: cfg.ANTHROPIC_API_KEY, baseURL: cfg.ANTHROPIC_BASE_URL, rateGate }), settings: llmSettingsFromConfig(cfg) };
   return mergeActivities(createLlmActivities(deps), createAgentLlmActivities(deps), createLearningLlmActivities({ ...deps, learning: learningSettingsFromConfig(cfg) })) satisfies LlmQueueSteps;
 }
 

@@ -72,7 +72,7 @@ describe('classifyAnthropicError with real SDK errors from the emulator', () => 
     }
   });
 
-  it('400 and 404 → bad_request', async () => {
+  it('400 → bad_request; 404 for the model → model_not_found (the account pauses, breaker.ts)', async () => {
     const badRequest = await failureOf(
       client().messages.create({ model: MODEL, max_tokens: 0, messages: [{ role: 'user', content: 'hi' }] }),
     );
@@ -83,7 +83,7 @@ describe('classifyAnthropicError with real SDK errors from the emulator', () => 
       classifyEmail(client(), { model: 'gpt-nope', email: email(), instructions: [], maxInputTokens: 4000 }),
     );
     expect(unknownModel).toBeInstanceOf(Anthropic.NotFoundError);
-    expect(classifyAnthropicError(unknownModel)).toMatchObject({ kind: 'bad_request', status: 404 });
+    expect(classifyAnthropicError(unknownModel)).toMatchObject({ kind: 'model_not_found', status: 404 });
   });
 
   it('a connection failure → server, with no status', async () => {

@@ -1,0 +1,143 @@
+// What Claude does besides answering (issue 35), through the real thread workflow on the dev server,
+// Postgres, the Gmail emulator and the SDK against the Anthropic emulator: a refused classification,
+// draft or agent turn ends in Action Required with "the model declined" (never a draft); a forced tool
+// call cut at max_tokens is retried once with a larger budget, then Action Required; pause_turn
+// continues the agent's turn.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentProfile } from '../../src/agent/contracts.js';
+import { saveAgentProfile } from '../../src/agent/profiles.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
+import { CLASSIFY_TOOL_NAME } from '../../src/llm/index.js';
+import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { recordHistory } from '../helpers/histories.js';
+
+type ScriptStep = Parameters<InboxHarness['anthropic']['script']>[1][number];
+
+let h: InboxHarness;
+const cleanup: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  h = await startInboxHarness();
+  await h.startWorkers();
+});
+
+afterEach(async () => {
+  for (const undo of cleanup.splice(0)) await undo();
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+const settled = (threadId: string, state: string) => h.waitFor(threadId, (s) => s.state === state && s.pendingEvents === 0, 60_000);
+const actionRequired = (s: { decisions: { kind: string; detail?: string }[] }) => s.decisions.filter((d) => d.kind === 'action_required').map((d) => d.detail ?? '');
+const draftsIn = async (threadId: string) => (await h.gmail.control.getState(h.email)).drafts.filter((d) => d.threadId === threadId);
+/** The classification calls the emulator received about this subject, with their max_tokens. */
+const classifyBudgets = (subject: string) =>
+  h.anthropic
+    .recentRequests()
+    .filter((r) => r.body.tool_choice?.type === 'tool' && r.body.tool_choice.name === CLASSIFY_TOOL_NAME && JSON.stringify(r.body.messages).includes(subject))
+    .map((r) => r.body.max_tokens);
+
+describe('refusals', () => {
+  it('a refused classification ends in Action Required: the model declined, nothing classified or drafted', async () => {
+    const subject = 'Refused classification';
+    const { threadId } = await deliverAndIngest(h, { from: 'Ann <ann@refuse.example>', subject, text: 'Can you help me with this? [emulator:refusal]' });
+    const status = await settled(threadId, 'action_required');
+    expect(actionRequired(status)).toEqual([expect.stringMatching(/^classification failed: LlmRefusedError: the model declined/)]);
+    expect(status.decisions.some((d) => d.kind === 'classify')).toBe(false);
+    expect(await draftsIn(threadId)).toEqual([]);
+    // Not retried with the same prompt.
+    expect(classifyBudgets(subject)).toEqual([512]);
+    await recordHistory(h, threadId, 'thread-llm-refused-classification');
+  });
+
+  it('a refused draft ends in Action Required and no text of the refusal becomes a draft', async () => {
+    const { threadId } = await deliverAndIngest(h, {
+      from: 'Bo <bo@refuse.example>',
+      subject: 'Refused draft',
+      text: 'Could you reply with the details? [emulator:category=needs_response] [emulator:draft-refusal]',
+    });
+    const status = await settled(threadId, 'action_required');
+    expect(status.decisions.find((d) => d.kind === 'classify')?.detail).toMatch(/^needs_response/);
+    expect(actionRequired(status)).toEqual([expect.stringMatching(/^draft failed: LlmRefusedError: the model declined/)]);
+    expect(status.draftId).toBeUndefined();
+    expect(await draftsIn(threadId)).toEqual([]);
+  });
+});
+
+describe('max_tokens on a forced tool call', () => {
+  it('the cut answer is not taken: one retry with four times the budget classifies the mail', async () => {
+    const subject = 'Cut once';
+    const { threadId } = await deliverAndIngest(h, {
+      from: 'Cy <cy@cut.example>',
+      subject,
+      text: 'Could you send me the slides? [emulator:category=needs_response] [emulator:max-tokens:1]',
+    });
+    const status = await settled(threadId, 'drafted');
+    expect(classifyBudgets(subject)).toEqual([512, 2048]);
+    expect(status.decisions.filter((d) => d.kind === 'classify').map((d) => d.detail)).toEqual([expect.stringMatching(/^needs_response/)]);
+    expect(actionRequired(status)).toEqual([]);
+  });
+
+  it('cut again with the larger budget: Action Required, no decision from the partial input', async () => {
+    const subject = 'Cut twice';
+    const { threadId } = await deliverAndIngest(h, { from: 'Di <di@cut.example>', subject, text: 'Please confirm the order. [emulator:max-tokens]' });
+    const status = await settled(threadId, 'action_required');
+    expect(classifyBudgets(subject)).toEqual([512, 2048]);
+    expect(status.decisions.some((d) => d.kind === 'classify')).toBe(false);
+    expect(actionRequired(status)).toEqual([expect.stringMatching(/^classification failed: LlmOutputTruncatedError: the answer was cut off at max_tokens/)]);
+    await recordHistory(h, threadId, 'thread-llm-truncated-twice');
+  });
+});
+
+describe('the agent loop', () => {
+  async function agentFor(domain: string, steps: ScriptStep[]): Promise<AgentProfile> {
+    const name = `stop-${domain}`;
+    const marker = h.anthropic.script(name, steps);
+    const profile: AgentProfile = {
+      name,
+      description: 'test profile',
+      instructions: `Answer the mail. ${marker}`,
+      tools: ['read_thread', 'write_draft', 'escalate'],
+      maxSteps: 6,
+      sendsNeedApproval: true,
+    };
+    await saveAgentProfile(prismaExecutor(h.prisma), profile);
+    const rule = await h.prisma.rule.create({ data: { scope: 'domain', scopeRef: domain, kind: 'deterministic', action: 'needs_response', route: name } });
+    cleanup.push(() => h.prisma.rule.delete({ where: { id: rule.id } }), () => h.prisma.agentProfile.delete({ where: { name } }));
+    return profile;
+  }
+  const steps = (threadId: string) => h.prisma.agentStep.findMany({ where: { accountId: h.accountId, gmailThreadId: threadId }, orderBy: [{ startedAt: 'asc' }, { seq: 'asc' }] });
+
+  it('stops when the model declines and says so: Action Required, the model declined', async () => {
+    await agentFor('agent-refuse.example', [{ toolCalls: [{ name: 'read_thread', input: {} }] }, { refusal: true, text: 'I cannot help with that.' }]);
+    const { threadId } = await deliverAndIngest(h, { from: 'Ed <ed@agent-refuse.example>', subject: 'Agent refusal', text: 'Could you handle this?' });
+    const status = await settled(threadId, 'action_required');
+    expect(actionRequired(status)).toEqual([expect.stringMatching(/^agent stop-agent-refuse\.example stopped: LlmRefusedError: the model declined/)]);
+    expect(await draftsIn(threadId)).toEqual([]);
+    expect((await steps(threadId)).map((s) => s.name)).toEqual(['model', 'read_thread']);
+    await recordHistory(h, threadId, 'thread-agent-model-declined');
+  });
+
+  it('continues a paused turn (pause_turn): the paused content goes back and the agent drafts', async () => {
+    await agentFor('agent-pause.example', [
+      { pause: true, text: 'Still looking into it.' },
+      { toolCalls: [{ name: 'write_draft', input: { body: 'Friday at 10 works.' } }] },
+      { text: 'Drafted the reply.' },
+    ]);
+    const { threadId } = await deliverAndIngest(h, { from: 'Flo <flo@agent-pause.example>', subject: 'Agent pause', text: 'Does Friday at 10 work?' });
+    const status = await settled(threadId, 'drafted');
+    expect(status.decisions.at(-1)?.detail).toBe('agent stop-agent-pause.example finished: Drafted the reply.');
+    const continued = h.anthropic.recentRequests().find((r) => r.body.messages.length === 2 && JSON.stringify(r.body.messages).includes('Agent pause'));
+    expect(continued?.body.messages[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Still looking into it.' }] });
+    const recorded = await steps(threadId);
+    expect(recorded.map((s) => [s.name, (s.result as { stopReason?: string } | null)?.stopReason])).toEqual([
+      ['model', 'pause_turn'],
+      ['model', 'tool_use'],
+      ['write_draft', undefined],
+      ['model', 'end_turn'],
+    ]);
+    await recordHistory(h, threadId, 'thread-agent-pause-turn');
+  });
+});
