@@ -167,7 +167,7 @@ describe('POST /v1/messages', () => {
     await Promise.all(Array.from({ length: 40 }, () => client.messages.create(valid)));
     const elapsed = performance.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(195);
-    expect(elapsed).toBeLessThan(1500);
+    // In parallel: the calls overlap in the emulator (not a timing bound, which a loaded machine breaks).
     expect(emulator.metrics()).toMatchObject({ requests: 40, inFlight: 0, byStatus: { '200': 40 } });
     expect(emulator.metrics().maxInFlight).toBeGreaterThan(20);
   });
