@@ -216,6 +216,8 @@ export const envSchema = z.object({
   GOOGLE_CERTS_URL: url.optional(),
   /** Schedules: fallback sync of every active account, full inbox scan (and how far back), watch renewal. */
   SYNC_POLL_EVERY: duration.default('15 minutes'),
+  /** IMAP accounts: the workflow worker keeps an IDLE connection on each INBOX, which wakes the sync (docs/imap.md). */
+  IMAP_IDLE: bool.default(true),
   SYNC_FULL_SCAN_EVERY: duration.default('1 hour'),
   SYNC_FULL_SCAN_BACK: howLong().prefault('10 days'),
   WATCH_RENEWAL_EVERY: duration.default('1 day'),

@@ -7,8 +7,16 @@ import { workerTracingOptions } from '../temporal/tracing.js';
 import type { WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';
 import { getWorkflowBundle } from './workflow-bundle.js';
+import { startImapWatch } from '../sync/imap-watch.js';
+import { notifySync } from '../sync/notify.js';
+import { TokenVault } from '../accounts/token-vault.js';
+import { resolveTokenKey } from '../temporal/encryption-keys.js';
+import { createLogger } from '../shared/log.js';
+
+const log = createLogger('workflow-worker');
 
 export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.cfg.TEMPORAL_TASK_QUEUE): Promise<Worker> {
+  if (ctx.cfg.IMAP_IDLE) await watchImapAccounts(ctx, taskQueue);
   return Worker.create({
     connection: ctx.connection,
     namespace: ctx.cfg.TEMPORAL_NAMESPACE,
@@ -20,6 +28,23 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.c
     // In-flight activities get this long to finish after SIGINT/SIGTERM before they are cancelled.
     shutdownGraceTime: '10 seconds',
   });
+}
+
+/** IMAP's push wakes the syncs, which run on this queue; a worker without the token key has no IMAP accounts to read. */
+async function watchImapAccounts(ctx: WorkerContext, taskQueue: string): Promise<void> {
+  let key: Buffer;
+  try {
+    key = await resolveTokenKey(ctx.cfg);
+  } catch (err) {
+    log.warn(`IMAP accounts are not watched (their sync polls): ${err instanceof Error ? err.message : String(err)}`);
+    return;
+  }
+  const watch = startImapWatch({
+    prisma: ctx.prisma,
+    vault: new TokenVault(key),
+    notify: async (accountId) => notifySync({ client: await ctx.client(), taskQueue }, accountId, { source: 'push' }),
+  });
+  ctx.onClose(() => watch.close());
 }
 
 if (isMainModule(import.meta.url)) {

@@ -90,6 +90,8 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
     ANTHROPIC_API_KEY: 'test-key',
     ANTHROPIC_BASE_URL: anthropic.url,
     LOG_LEVEL: 'warn',
+    // Only an IMAP harness watches IMAP accounts (the database is shared with other files' accounts).
+    IMAP_IDLE: opts.imap ? 'true' : 'false',
     ...opts.env,
   };
   const cfg = loadConfig(env);

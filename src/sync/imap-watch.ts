@@ -1,0 +1,145 @@
+// IMAP's push: for each active IMAP account, one connection IDLEs on INBOX (RFC 2177); new mail, a
+// flag or keyword set by the user (Done, Rework) and an expunge there wake the account's sync
+// workflow, as Gmail's Pub/Sub push does. What IDLE says is only a nudge: the sync reads the changes
+// from its cursor (CONDSTORE/QRESYNC), so a nudge lost or doubled loses or doubles nothing. A
+// dropped connection (a server restart, a kick, a network stall) is opened again with backoff and
+// nudges once, for what happened while it was down; changes in Sent and Drafts come with the poll.
+import type { ImapFlow } from 'imapflow';
+import type { PrismaClient } from '../db/client.js';
+import { imapMailboxSettings, imapServersSchema, type ImapSecret } from '../accounts/imap-accounts.js';
+import type { TokenVault } from '../accounts/token-vault.js';
+import { openImapSession, type MailConnectDeps } from '../imap/connect.js';
+import { createLogger } from '../shared/log.js';
+
+export interface ImapWatchDeps {
+  prisma: PrismaClient;
+  vault: TokenVault;
+  /** Wakes the account's sync (notifySync with source 'push'). */
+  notify: (accountId: string) => Promise<void>;
+  connect?: MailConnectDeps;
+  /** How often the set of IMAP accounts is read again (connected, disconnected, needs_reauth). */
+  refreshMs?: number;
+  /** Events within this window wake the sync once. */
+  debounceMs?: number;
+  /** Only these accounts (sharding, tests). */
+  accountIds?: readonly string[];
+}
+
+export interface ImapWatch {
+  /** The accounts with an IDLE connection open now. */
+  watching(): string[];
+  close(): Promise<void>;
+}
+
+const log = createLogger('imap-watch');
+const MAX_BACKOFF_MS = 60_000;
+
+export function startImapWatch(deps: ImapWatchDeps): ImapWatch {
+  const watchers = new Map<string, AccountWatcher>();
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  async function refresh(): Promise<void> {
+    if (closed) return;
+    try {
+      const accounts = await deps.prisma.account.findMany({
+        where: { provider: 'imap', status: 'active', ...(deps.accountIds ? { id: { in: [...deps.accountIds] } } : {}) },
+        select: { id: true, email: true, mailServers: true, encryptedTokens: true },
+      });
+      const wanted = new Set(accounts.map((a) => a.id));
+      for (const [id, watcher] of watchers) {
+        if (!wanted.has(id)) {
+          watchers.delete(id);
+          void watcher.stop();
+        }
+      }
+      for (const account of accounts) {
+        if (watchers.has(account.id) || !account.mailServers || !account.encryptedTokens) continue;
+        const servers = imapServersSchema.parse(account.mailServers);
+        const secret = deps.vault.openJson(account.encryptedTokens) as ImapSecret;
+        const settings = imapMailboxSettings(account.email, servers, secret);
+        watchers.set(account.id, new AccountWatcher(account.id, () => openImapSession(settings.imap.server, settings.imap.credentials, deps.connect ?? {}), deps));
+      }
+    } catch (err) {
+      log.warn(`reading the IMAP accounts failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (!closed) timer = setTimeout(() => void refresh(), deps.refreshMs ?? 60_000);
+  }
+  void refresh();
+
+  return {
+    watching: () => [...watchers].filter(([, w]) => w.connected).map(([id]) => id),
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await Promise.all([...watchers.values()].map((w) => w.stop()));
+      watchers.clear();
+    },
+  };
+}
+
+/** One account's IDLE connection, kept open until stop(). */
+class AccountWatcher {
+  private client: ImapFlow | undefined;
+  private stopped = false;
+  private pending: NodeJS.Timeout | undefined;
+  private failures = 0;
+
+  constructor(
+    private readonly accountId: string,
+    private readonly open: () => Promise<{ client: ImapFlow; close(): Promise<void> }>,
+    private readonly deps: ImapWatchDeps,
+  ) {
+    void this.run(false);
+  }
+
+  get connected(): boolean {
+    return this.client?.usable ?? false;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.pending);
+    const client = this.client;
+    this.client = undefined;
+    if (client?.usable) await client.logout().catch(() => client.close());
+  }
+
+  private async run(reconnected: boolean): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const session = await this.open();
+      if (this.stopped) return void (await session.close());
+      const client = session.client;
+      this.client = client;
+      this.failures = 0;
+      // imapflow IDLEs on the selected folder (INBOX, selected at open) whenever no command runs.
+      for (const event of ['exists', 'flags', 'expunge'] as const) client.on(event, () => this.nudge());
+      client.once('close', () => {
+        if (this.client === client) this.client = undefined;
+        if (!this.stopped) void this.retry();
+      });
+      // What happened while the connection was down reaches the sync now.
+      if (reconnected) this.nudge();
+      void client.idle().catch(() => undefined);
+    } catch (err) {
+      log.warn(`account ${this.accountId}: ${err instanceof Error ? err.message : String(err)}`);
+      await this.retry();
+    }
+  }
+
+  private async retry(): Promise<void> {
+    if (this.stopped) return;
+    const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** this.failures++);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    await this.run(true);
+  }
+
+  private nudge(): void {
+    if (this.pending || this.stopped) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      this.deps.notify(this.accountId).catch((err: unknown) => log.warn(`waking the sync of ${this.accountId} failed: ${err instanceof Error ? err.message : String(err)}`));
+    }, this.deps.debounceMs ?? 250);
+  }
+}
