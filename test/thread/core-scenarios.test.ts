@@ -13,6 +13,7 @@ import { listActions } from '../../src/actions/journal.js';
 import type { JournaledAction } from '../../src/actions/contracts.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { decideAction } from '../../src/thread/decide.js';
+import { setTimer } from '../helpers/thread-timers.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';
 import { syncStatusQuery } from '../../src/sync/signals.js';
 import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
@@ -233,5 +234,36 @@ describe.each([
     } finally {
       await w.h.prisma.rule.delete({ where: { id: rule.id } });
     }
+  });
+
+  it('snooze: out of the inbox now, back at the time unread and labelled Snoozed', { timeout: 120_000 }, async () => {
+    const subject = `Snooze me ${run}`;
+    const threadId = await w.incoming(question(subject));
+    await pollUntil(threadId, 'drafted');
+    const at = Date.now() + 4000;
+    await setTimer(w.h, threadId, { kind: 'snooze', at });
+    await waitUntil('the thread out of the inbox', async () => !(await labelNames(threadId)).includes('INBOX'));
+    const back = await w.h.waitFor(threadId, (s) => !s.wakes && s.decisions.some((d) => d.detail.startsWith('snooze fired')), 30_000);
+    expect(back.state).toBe('drafted');
+    expect(Date.now()).toBeGreaterThanOrEqual(at);
+    expect(await labelNames(threadId)).toEqual(expect.arrayContaining(['INBOX', 'UNREAD', 'Snoozed']));
+  });
+
+  it('send later: our draft goes out at the time, once, and reaches the correspondent', { timeout: 120_000 }, async () => {
+    const subject = `Send it later ${run}`;
+    const threadId = await w.incoming(question(subject));
+    const drafted = await pollUntil(threadId, 'drafted');
+    const at = Date.now() + 4000;
+    await setTimer(w.h, threadId, { kind: 'send_later', at });
+    const db = prismaExecutor(w.h.prisma);
+    const done = await waitUntil('the scheduled send', async () => {
+      const found = (await listActions(db, { accountId: w.h.accountId, threadId })).find((a: JournaledAction) => a.kind === 'send_later');
+      return found?.state === 'done' && found;
+    }, { timeoutMs: 30_000 });
+    expect(Date.now()).toBeGreaterThanOrEqual(at);
+    expect(done.result?.sentMessageId).toBeTruthy();
+    expect(await w.user.listDraftsForThread(threadId)).toEqual([]);
+    expect(drafted.draftId).toBeTruthy();
+    expect(await waitUntil('the reply at the correspondent', async () => (await w.receivedByCorrespondent(subject)) || false)).toBe(1);
   });
 });
