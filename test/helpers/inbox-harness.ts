@@ -187,6 +187,8 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
     async close() {
       await harness.stopWorkers();
       await ctx?.close();
+      // Other files' workers watch every active IMAP account of the shared database: this one's servers are going.
+      if (imap) await prisma.account.update({ where: { id: account.id }, data: { status: 'disconnected' } });
       await connection.close();
       await prisma.$disconnect();
       await gmail.close();
