@@ -29,7 +29,7 @@ interface ProviderWorld {
   /** The correspondent's domain (what a rule names). */
   correspondentDomain: string;
   /** A correspondent writes to the user; resolves with the thread's id once the mailbox has it. */
-  incoming(mail: { subject: string; text: string }): Promise<string>;
+  incoming(mail: { subject: string; text: string; from?: string }): Promise<string>;
   /** The user sends our draft as it is, from their mail client. */
   sendDraft(threadId: string, draftId: string): Promise<void>;
   /** How many messages with this subject the correspondent received from the user. */
@@ -80,7 +80,7 @@ async function imapWorld(): Promise<ProviderWorld> {
     async incoming(mail) {
       const messageId = `<${randomUUID()}@correspondent.test>`;
       await deliverFromOutside(servers, {
-        from: `Alice Example <${servers.correspondent.address}>`,
+        from: mail.from ?? `Alice Example <${servers.correspondent.address}>`,
         to: servers.user.address,
         subject: mail.subject,
         text: mail.text,
@@ -265,5 +265,16 @@ describe.each([
     expect(await w.user.listDraftsForThread(threadId)).toEqual([]);
     expect(drafted.draftId).toBeTruthy();
     expect(await waitUntil('the reply at the correspondent', async () => (await w.receivedByCorrespondent(subject)) || false)).toBe(1);
+  });
+
+  it('a sender who puts an address in the display name is answered at the address the From header holds', { timeout: 120_000 }, async () => {
+    const subject = `Wire the money ${run}`;
+    // A stranger's mail dressed as the correspondent's: the display name is her address, the address is not.
+    const from = `"alice@${w.correspondentDomain}" <mallory@evil.example>`;
+    const threadId = await w.incoming({ ...question(subject), from });
+    const drafted = await pollUntil(threadId, 'drafted');
+    const draft = await w.user.getDraft(drafted.draftId!);
+    expect(draft?.message.to.map((a) => a.address)).toEqual(['mallory@evil.example']);
+    expect(draft?.message.to.map((a) => a.name ?? '')).toEqual(['']);
   });
 });
