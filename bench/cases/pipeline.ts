@@ -7,13 +7,18 @@
 //   --bulk PERCENT    newsletters and automated notices among them, half each (default 20; 0: replies only)
 //   --accounts A      mailboxes they are spread over (default 10)
 //   --llm-latency MS  Anthropic emulator latency (default 300)
+//   --cache N         the workflow worker's cache (WORKFLOW_CACHE_SIZE; default the product's)
+//   --floor N         bare thread-shaped runs measured first on the same server (bench/floor; default
+//                     as many as emails; 0: none), and the pipeline's ratio to them
 // Gmail quotas are off here: this measures our pipeline; bench e2e measures it under Gmail's quota.
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { wholeFlag } from '../args.js';
+import { countFlag, wholeFlag } from '../args.js';
 import { percentile } from '../bench-kit.js';
 import { startBenchWorld } from '../bench-world.js';
+import { floorLine, ratioLine, runThreadFloor, type FloorRun } from '../floor/floor.js';
 import { threadSettingsFromConfig } from '../../src/config/settings.js';
+import { workflowCacheOptions } from '../../src/workers/workflow-worker.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
 
@@ -57,13 +62,16 @@ export async function run(args: string[]): Promise<void> {
   const emails = wholeFlag(args, 'emails', 1000);
   const accountsCount = wholeFlag(args, 'accounts', 10);
   const llmLatency = wholeFlag(args, 'llm-latency', 300);
+  const floorRuns = countFlag(args, 'floor', emails);
+  const cacheAt = args.indexOf('--cache');
+  const cacheEnv: Record<string, string> = cacheAt >= 0 ? { WORKFLOW_CACHE_SIZE: String(countFlag(args, 'cache', 0)) } : {};
   const bulkIndex = args.indexOf('--bulk');
   const bulkPercent = bulkIndex >= 0 ? Number(args[bulkIndex + 1]) : 20;
   if (!Number.isInteger(bulkPercent) || bulkPercent < 0 || bulkPercent > 100) throw new Error('--bulk expects a percentage, 0 to 100');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
   // Both emulators in their own processes: the workers' thread is what this measures.
-  const world = await startBenchWorld({ name: 'pipeline', accounts: accountsCount, llmLatencyMs: llmLatency });
+  const world = await startBenchWorld({ name: 'pipeline', accounts: accountsCount, llmLatencyMs: llmLatency, env: cacheEnv, startWorkers: false });
   const { gmail, anthropic, prisma, cfg, accounts, client } = world;
   const settings = threadSettingsFromConfig(cfg);
 
@@ -76,6 +84,11 @@ export async function run(args: string[]): Promise<void> {
     threads.push({ accountId: account.id, threadId: m.threadId, messageId: m.id, kind });
   }
   const unitsBefore = await unitsSpent(gmail.control);
+
+  // The floor first, alone on the server (the product's workers start after it).
+  let floor: FloorRun | undefined;
+  if (floorRuns > 0) floor = await runThreadFloor(world.temporal.address, floorRuns, { workerOptions: workflowCacheOptions(cfg) });
+  await world.startWorkers();
 
   const rssBefore = process.memoryUsage().rss;
   let peakRss = rssBefore;
@@ -149,6 +162,10 @@ export async function run(args: string[]): Promise<void> {
   console.log(`pipeline worker process peak RSS: ${Math.round(peakRss / 1024 / 1024)} MiB (the three workers)`);
   console.log(`pipeline LLM calls: ${(await anthropic.metrics()).requests}`);
   console.log(cpuPerEmailLine('pipeline', cpu, draftedAt.size));
+  if (floor) {
+    console.log(floorLine('pipeline', 'run', floor));
+    console.log(ratioLine('pipeline CPU per e-mail', { cpu, units: draftedAt.size }, floor));
+  }
 
   await world.close();
 }
