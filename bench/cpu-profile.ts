@@ -2,6 +2,7 @@
 // was, its top functions by self time, and self time by where the code comes from (the workflow
 // bundle's modules, the SDK, zod, ...). docs/performance.md shows how it is used.
 //   npx tsx bench/cpu-profile.ts DIR [--top N] [--inclusive fnA,fnB]   (time in and under the named functions)
+//                                        [--callers fn]   (the first frames outside node: that lead to fn's self time)
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -28,7 +29,7 @@ function originOf(url: string, fn: string): string {
   return url.replace(/^file:\/\/.*?\/(src|bench|emulators)\//, '$1/');
 }
 
-async function summarise(file: string, top: number, inclusive: string[]): Promise<void> {
+async function summarise(file: string, top: number, inclusive: string[], callersOf?: string): Promise<void> {
   const p = JSON.parse(await readFile(file, 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
@@ -52,6 +53,25 @@ async function summarise(file: string, top: number, inclusive: string[]): Promis
   for (const [origin, us] of [...byOrigin].filter(([o]) => o !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${pct(us).padStart(6)}  ${origin}`);
   console.log('  top functions by self time (share of busy):');
   for (const [fn, us] of [...byFunction].filter(([f]) => !f.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${pct(us).padStart(6)}  ${fn}`);
+  if (callersOf) {
+    const parent = new Map<number, number>();
+    for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+    const callers = new Map<string, number>();
+    for (const [id, us] of self) {
+      if (byId.get(id)!.callFrame.functionName !== callersOf) continue;
+      let at = parent.get(id);
+      const chain: string[] = [];
+      while (at !== undefined && chain.length < 3) {
+        const { functionName, url, lineNumber } = byId.get(at)!.callFrame;
+        if (url && !url.startsWith('node:')) chain.push(`${functionName || '(anonymous)'} ${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(src|bench)\//, '$1/')}:${lineNumber + 1}`);
+        at = parent.get(at);
+      }
+      const key = chain.join(' < ') || '(no JS caller)';
+      callers.set(key, (callers.get(key) ?? 0) + us);
+    }
+    console.log(`  where ${callersOf}'s self time comes from (share of busy):`);
+    for (const [key, us] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${pct(us).padStart(6)}  ${key}`);
+  }
   if (inclusive.length === 0) return;
   // Time in and under each named function, counted once where it calls itself.
   const under = (id: number, name: string, inside: boolean): number => {
@@ -73,4 +93,6 @@ const topAt = process.argv.indexOf('--top');
 const top = topAt >= 0 ? Number(process.argv[topAt + 1]) : 15;
 const inclusiveAt = process.argv.indexOf('--inclusive');
 const inclusive = inclusiveAt >= 0 ? process.argv[inclusiveAt + 1]!.split(',') : [];
-for (const f of (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile')).sort()) await summarise(join(dir, f), top, inclusive);
+const callersAt = process.argv.indexOf('--callers');
+const callersOf = callersAt >= 0 ? process.argv[callersAt + 1] : undefined;
+for (const f of (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile')).sort()) await summarise(join(dir, f), top, inclusive, callersOf);

@@ -1,0 +1,49 @@
+// What waking an evicted thread costs the workflow worker: its run is rebuilt by replaying its whole
+// history (a new run's modules, then every activation again) before the new event is handled. The
+// recorded thread histories (test/fixtures/histories/thread-*.json, real runs of the product's
+// scenarios) are replayed with our bundle and the production codec on one replay worker, N rounds,
+// on this process's CPU clock (every thread of it). No server: the history fetch is not counted.
+//   --rounds N (10)   --only a,b   histories whose name contains one of these (default: every thread-*)
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { wholeFlag } from '../args.js';
+import { createDataConverter } from '../../src/temporal/data-converter.js';
+import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
+import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
+
+const historiesDir = fileURLToPath(new URL('../../test/fixtures/histories/', import.meta.url));
+
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+export async function run(args: string[]): Promise<void> {
+  const rounds = wholeFlag(args, 'rounds', 10);
+  const onlyAt = args.indexOf('--only');
+  const only = onlyAt >= 0 ? args[onlyAt + 1]!.split(',') : undefined;
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const files = (await readdir(historiesDir)).filter((f) => f.startsWith('thread-') && f.endsWith('.json') && (!only || only.some((o) => f.includes(o)))).sort();
+  const histories = await Promise.all(
+    files.map(async (f) => {
+      const history = JSON.parse(await readFile(`${historiesDir}${f}`, 'utf8')) as { events: unknown[] };
+      return { name: f.replace(/\.json$/, ''), history, events: history.events.length };
+    }),
+  );
+  const options = { workflowBundle: await getWorkflowBundle(), dataConverter: createDataConverter(fixedTestPayloadKeys()) };
+  // One replay worker for every round; the first round warms it (its start, the bundle's first load).
+  let before = 0;
+  async function* all() {
+    for (let round = -1; round < rounds; round++) {
+      if (round === 0) before = cpuMs();
+      for (const h of histories) yield { history: h.history, workflowId: `${h.name}#${round}` };
+    }
+  }
+  for await (const r of Worker.runReplayHistories(options, all())) if (r.error) throw r.error;
+  const perReplay = (cpuMs() - before) / (rounds * histories.length);
+  const events = histories.reduce((sum, h) => sum + h.events, 0) / histories.length;
+  console.log(
+    `replay: ${perReplay.toFixed(1)} CPU ms per replayed thread history (${histories.length} recorded thread histories of ${events.toFixed(0)} events on average, ${rounds} rounds, this process)`,
+  );
+}
