@@ -4,7 +4,12 @@
 // scenarios) are replayed with our bundle and the production codec on one replay worker, N rounds,
 // on this process's CPU clock (every thread of it). No server: the history fetch is not counted.
 //   --rounds N (10)   --only a,b   histories whose name contains one of these (default: every thread-*)
+//   --no-promise-hook  an experiment, not how workers run: without the SDK's promise hook (it captures
+//                      a stack trace for every promise workflow code creates, for the stack trace
+//                      query), to measure its share. Replay runs workflows in this thread (the SDK's
+//                      debug mode), so the hook can be left out here.
 import { readdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
@@ -24,6 +29,11 @@ export async function run(args: string[]): Promise<void> {
   const onlyAt = args.indexOf('--only');
   const only = onlyAt >= 0 ? args[onlyAt + 1]!.split(',') : undefined;
   Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const noPromiseHook = args.includes('--no-promise-hook');
+  if (noPromiseHook) {
+    const { globalHandlers } = createRequire(import.meta.url)('@temporalio/worker/lib/workflow/vm-shared.js') as { globalHandlers: { setPromiseHook(): void } };
+    globalHandlers.setPromiseHook = () => undefined;
+  }
   const files = (await readdir(historiesDir)).filter((f) => f.startsWith('thread-') && f.endsWith('.json') && (!only || only.some((o) => f.includes(o)))).sort();
   const histories = await Promise.all(
     files.map(async (f) => {
@@ -44,6 +54,6 @@ export async function run(args: string[]): Promise<void> {
   const perReplay = (cpuMs() - before) / (rounds * histories.length);
   const events = histories.reduce((sum, h) => sum + h.events, 0) / histories.length;
   console.log(
-    `replay: ${perReplay.toFixed(1)} CPU ms per replayed thread history (${histories.length} recorded thread histories of ${events.toFixed(0)} events on average, ${rounds} rounds, this process)`,
+    `replay: ${perReplay.toFixed(1)} CPU ms per replayed thread history (${histories.length} recorded thread histories of ${events.toFixed(0)} events on average, ${rounds} rounds, this process${noPromiseHook ? '; without the SDK\'s promise hook' : ''})`,
   );
 }

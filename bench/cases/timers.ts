@@ -12,6 +12,7 @@
 //   --threads T (10000)  --accounts A (200)  --due D (2000)  --follow-ups F (2000)
 //   --stack [N]          the Temporal server on PostgreSQL and N worker processes of each kind
 //                        (default 2); without it the dev server and one of each
+//   --cache N            the workflow workers' cache (WORKFLOW_CACHE_SIZE; default the product's), the floor's too
 //   --floor N (D)        bare timer wake-ups measured first on the same server (bench/floor), with
 //                        T - D more bare workflows waiting beside them; 0: none
 import { randomUUID } from 'node:crypto';
@@ -79,6 +80,7 @@ export async function run(args: string[]): Promise<void> {
     ...benchWorkerEnv({ temporalAddress: server.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
     LOG_LEVEL: 'error',
     DATABASE_POOL_SIZE: '4',
+    ...(args.includes('--cache') ? { WORKFLOW_CACHE_SIZE: String(countFlag(args, 'cache', 0)) } : {}),
   };
   const cfg = loadConfig(env);
   const settings = threadSettingsFromConfig(cfg);
