@@ -53,6 +53,21 @@ async function summarise(file: string, top: number, inclusive: string[], callers
   for (const [origin, us] of [...byOrigin].filter(([o]) => o !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${pct(us).padStart(6)}  ${origin}`);
   console.log('  top functions by self time (share of busy):');
   for (const [fn, us] of [...byFunction].filter(([f]) => !f.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${pct(us).padStart(6)}  ${fn}`);
+  // Time with a frame of each origin anywhere on the stack (each sample counted once per origin).
+  const parentOf = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
+  const underOrigin = new Map<string, number>();
+  for (const [id, us] of self) {
+    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      const { url, functionName } = byId.get(at)!.callFrame;
+      seen.add(originOf(url, functionName));
+    }
+    for (const o of seen) underOrigin.set(o, (underOrigin.get(o) ?? 0) + us);
+  }
+  console.log('  time with the origin anywhere on the stack (share of busy):');
+  for (const [origin, us] of [...underOrigin].filter(([o]) => !o.startsWith('(') && o !== 'node internals / native').sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${pct(us).padStart(6)}  ${origin}`);
   if (callersOf) {
     const parent = new Map<number, number>();
     for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
