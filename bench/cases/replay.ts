@@ -8,8 +8,12 @@
 //                      a stack trace for every promise workflow code creates, for the stack trace
 //                      query), to measure its share. Replay runs workflows in this thread (the SDK's
 //                      debug mode), so the hook can be left out here.
+//   --count            also counts the calls into the sandbox (vm runInContext) and the promises made,
+//                      per replay (the counting costs CPU of its own: read the CPU figure without it)
 import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { promiseHooks } from 'node:v8';
+import vm from 'node:vm';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { wholeFlag } from '../args.js';
@@ -41,17 +45,34 @@ export async function run(args: string[]): Promise<void> {
       return { name: f.replace(/\.json$/, ''), history, events: history.events.length };
     }),
   );
+  const counting = args.includes('--count');
+  let callIns = 0;
+  let promises = 0;
+  if (counting) {
+    const runInContext = vm.Script.prototype.runInContext;
+    vm.Script.prototype.runInContext = function (this: vm.Script, ...a: Parameters<typeof runInContext>) {
+      callIns += 1;
+      return runInContext.apply(this, a);
+    };
+    promiseHooks.onInit(() => void (promises += 1));
+  }
   const options = { workflowBundle: await getWorkflowBundle(), dataConverter: createDataConverter(fixedTestPayloadKeys()) };
   // One replay worker for every round; the first round warms it (its start, the bundle's first load).
   let before = 0;
   async function* all() {
     for (let round = -1; round < rounds; round++) {
-      if (round === 0) before = cpuMs();
+      if (round === 0) {
+        before = cpuMs();
+        callIns = 0;
+        promises = 0;
+      }
       for (const h of histories) yield { history: h.history, workflowId: `${h.name}#${round}` };
     }
   }
   for await (const r of Worker.runReplayHistories(options, all())) if (r.error) throw r.error;
   const perReplay = (cpuMs() - before) / (rounds * histories.length);
+  const replays = rounds * histories.length;
+  if (counting) console.log(`replay: ${(callIns / replays).toFixed(0)} calls into the sandbox and ${(promises / replays).toFixed(0)} promises per replayed thread history (this process)`);
   const events = histories.reduce((sum, h) => sum + h.events, 0) / histories.length;
   console.log(
     `replay: ${perReplay.toFixed(1)} CPU ms per replayed thread history (${histories.length} recorded thread histories of ${events.toFixed(0)} events on average, ${rounds} rounds, this process${noPromiseHook ? '; without the SDK\'s promise hook' : ''})`,
