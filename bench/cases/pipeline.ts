@@ -7,6 +7,7 @@
 //   --bulk PERCENT    newsletters and automated notices among them, half each (default 20; 0: replies only)
 //   --accounts A      mailboxes they are spread over (default 10)
 //   --llm-latency MS  Anthropic emulator latency (default 300)
+//   --stack           the Temporal server on PostgreSQL (default: the dev server in memory)
 //   --cache N         the workflow worker's cache (WORKFLOW_CACHE_SIZE; default the product's)
 //   --floor N         bare thread-shaped runs measured first on the same server (bench/floor; default
 //                     as many as emails; 0: none), and the pipeline's ratio to them
@@ -14,7 +15,7 @@
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { countFlag, wholeFlag } from '../args.js';
-import { percentile } from '../bench-kit.js';
+import { percentile, startBenchTemporal } from '../bench-kit.js';
 import { startBenchWorld } from '../bench-world.js';
 import { floorLine, ratioLine, runThreadFloor, type FloorRun } from '../floor/floor.js';
 import { threadSettingsFromConfig } from '../../src/config/settings.js';
@@ -71,7 +72,9 @@ export async function run(args: string[]): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
   // Both emulators in their own processes: the workers' thread is what this measures.
-  const world = await startBenchWorld({ name: 'pipeline', accounts: accountsCount, llmLatencyMs: llmLatency, env: cacheEnv, startWorkers: false });
+  const world = await startBenchWorld({ name: 'pipeline', accounts: accountsCount, llmLatencyMs: llmLatency, env: cacheEnv, startWorkers: false,
+    ...(args.includes('--stack') ? { temporal: (url: string) => startBenchTemporal(true, url, { persistence: 8, visibility: 4 }) } : {}),
+  });
   const { gmail, anthropic, prisma, cfg, accounts, client } = world;
   const settings = threadSettingsFromConfig(cfg);
 
@@ -152,6 +155,7 @@ export async function run(args: string[]): Promise<void> {
   const counts = { reply: 0, newsletter: 0, automated: 0 };
   for (const t of threads) counts[t.kind] += 1;
   const actionsDone = await prisma.action.count({ where: { state: 'done', kind: { not: 'draft' } } });
+  console.log(`pipeline server: ${'what' in world.temporal ? String(world.temporal.what) : 'the Temporal dev server (SQLite in memory)'}`);
   console.log(`pipeline emails: ${threads.length} (${counts.reply} to answer, ${counts.newsletter} newsletters, ${counts.automated} automated; ${accountsCount} mailboxes, Anthropic emulator at ${llmLatency} ms)`);
   console.log(`pipeline settled: ${draftedAt.size} threads, ${drafts} Gmail drafts, ${actionsDone} default actions done`);
   console.log(`pipeline Gmail units/email: ${(units / threads.length).toFixed(1)} (default actions on)`);
