@@ -38,6 +38,11 @@ export default tseslint.config(
           patterns: [
             { group: ['**/*-activities', '**/*-activities.js'], message: "Workflow code imports contracts only: the feature's activity-contracts.ts (docs/architecture.md)." },
             { group: ['@temporalio/worker', '@temporalio/client', '@temporalio/activity', '@prisma/*', 'googleapis', '@anthropic-ai/sdk', 'pg'], message: 'Not allowed in workflow code.' },
+            {
+              group: ['zod', 'zod/*'],
+              allowTypeImports: true,
+              message: 'The sandbox evaluates workflow modules again for every run, schemas built at module scope included: plain checks (src/shared/plain-checks.ts) in workflow code (docs/performance.md).',
+            },
           ],
         },
       ],

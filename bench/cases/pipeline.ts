@@ -7,14 +7,20 @@
 //   --bulk PERCENT    newsletters and automated notices among them, half each (default 20; 0: replies only)
 //   --accounts A      mailboxes they are spread over (default 10)
 //   --llm-latency MS  Anthropic emulator latency (default 300)
+//   --stack           the Temporal server on PostgreSQL (default: the dev server in memory)
+//   --cache N         the workflow worker's cache (WORKFLOW_CACHE_SIZE; default the product's)
+//   --floor N         bare thread-shaped runs measured first on the same server (bench/floor; default
+//                     as many as emails; 0: none), and the pipeline's ratio to them
 // Gmail quotas are off here: this measures our pipeline; bench e2e measures it under Gmail's quota.
 import { cpuPerEmailLine, cpuSnapshot, cpuSpent } from '../proc-cpu.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { wholeFlag } from '../args.js';
-import { percentile } from '../bench-kit.js';
+import { countFlag, wholeFlag } from '../args.js';
+import { percentile, startBenchTemporal } from '../bench-kit.js';
 import { startBenchWorld } from '../bench-world.js';
 import { llmPricesFromConfig, threadSettingsFromConfig } from '../../src/config/settings.js';
 import { llmCostLines } from '../llm-cost.js';
+import { floorLine, ratioLine, runThreadFloor, type FloorRun } from '../floor/floor.js';
+import { workflowCacheOptions } from '../../src/workers/workflow-worker.js';
 import { ingestThreadEvent } from '../../src/thread/ingest.js';
 import { threadWorkflowId } from '../../src/thread/contracts.js';
 
@@ -58,13 +64,18 @@ export async function run(args: string[]): Promise<void> {
   const emails = wholeFlag(args, 'emails', 1000);
   const accountsCount = wholeFlag(args, 'accounts', 10);
   const llmLatency = wholeFlag(args, 'llm-latency', 300);
+  const floorRuns = countFlag(args, 'floor', emails);
+  const cacheAt = args.indexOf('--cache');
+  const cacheEnv: Record<string, string> = cacheAt >= 0 ? { WORKFLOW_CACHE_SIZE: String(countFlag(args, 'cache', 0)) } : {};
   const bulkIndex = args.indexOf('--bulk');
   const bulkPercent = bulkIndex >= 0 ? Number(args[bulkIndex + 1]) : 20;
   if (!Number.isInteger(bulkPercent) || bulkPercent < 0 || bulkPercent > 100) throw new Error('--bulk expects a percentage, 0 to 100');
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
   // Both emulators in their own processes: the workers' thread is what this measures.
-  const world = await startBenchWorld({ name: 'pipeline', accounts: accountsCount, llmLatencyMs: llmLatency });
+  const world = await startBenchWorld({ name: 'pipeline', accounts: accountsCount, llmLatencyMs: llmLatency, env: cacheEnv, startWorkers: false,
+    ...(args.includes('--stack') ? { temporal: (url: string) => startBenchTemporal(true, url, { persistence: 8, visibility: 4 }) } : {}),
+  });
   const { gmail, anthropic, prisma, cfg, accounts, client } = world;
   const settings = threadSettingsFromConfig(cfg);
 
@@ -77,6 +88,11 @@ export async function run(args: string[]): Promise<void> {
     threads.push({ accountId: account.id, threadId: m.threadId, messageId: m.id, kind });
   }
   const unitsBefore = await unitsSpent(gmail.control);
+
+  // The floor first, alone on the server (the product's workers start after it).
+  let floor: FloorRun | undefined;
+  if (floorRuns > 0) floor = await runThreadFloor(world.temporal.address, floorRuns, { workerOptions: workflowCacheOptions(cfg) });
+  await world.startWorkers();
 
   const rssBefore = process.memoryUsage().rss;
   let peakRss = rssBefore;
@@ -140,6 +156,7 @@ export async function run(args: string[]): Promise<void> {
   const counts = { reply: 0, newsletter: 0, automated: 0 };
   for (const t of threads) counts[t.kind] += 1;
   const actionsDone = await prisma.action.count({ where: { state: 'done', kind: { not: 'draft' } } });
+  console.log(`pipeline server: ${'what' in world.temporal ? String(world.temporal.what) : 'the Temporal dev server (SQLite in memory)'}`);
   console.log(`pipeline emails: ${threads.length} (${counts.reply} to answer, ${counts.newsletter} newsletters, ${counts.automated} automated; ${accountsCount} mailboxes, Anthropic emulator at ${llmLatency} ms)`);
   console.log(`pipeline settled: ${draftedAt.size} threads, ${drafts} Gmail drafts, ${actionsDone} default actions done`);
   console.log(`pipeline Gmail units/email: ${(units / threads.length).toFixed(1)} (default actions on)`);
@@ -152,6 +169,10 @@ export async function run(args: string[]): Promise<void> {
   console.log(`pipeline LLM calls: ${llm.requests}`);
   for (const line of llmCostLines('pipeline', llm, threads.length, llmPricesFromConfig(cfg), cfg.ANTHROPIC_MODEL)) console.log(line);
   console.log(cpuPerEmailLine('pipeline', cpu, draftedAt.size));
+  if (floor) {
+    console.log(floorLine('pipeline', 'run', floor));
+    console.log(ratioLine('pipeline CPU per e-mail', { cpu, units: draftedAt.size }, floor));
+  }
 
   await world.close();
 }

@@ -12,12 +12,16 @@
 //   --threads T (10000)  --accounts A (200)  --due D (2000)  --follow-ups F (2000)
 //   --stack [N]          the Temporal server on PostgreSQL and N worker processes of each kind
 //                        (default 2); without it the dev server and one of each
+//   --cache N            the workflow workers' cache (WORKFLOW_CACHE_SIZE; default the product's), the floor's too
+//   --floor N (D)        bare timer wake-ups measured first on the same server (bench/floor), with
+//                        T - D more bare workflows waiting beside them; 0: none
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { countFlag, wholeFlag } from '../args.js';
 import { mib, percentile, rssOf, sleep, startBenchTemporal, temporalServerPids } from '../bench-kit.js';
 import { cpuSnapshot, cpuSpent, cpuPerEmailLine } from '../proc-cpu.js';
+import { floorLine, ratioLine, runTimerFloor, type FloorRun } from '../floor/floor.js';
 import { benchAccountDeps, benchWorkerEnv } from '../worker-env.js';
 import { registerAccount } from '../../src/sync/connect.js';
 import { loadConfig } from '../../src/config/env.js';
@@ -35,6 +39,7 @@ import type { MailboxEvent } from '../../src/thread/contracts.js';
 import { ingestThreadEvent, requestTimer } from '../../src/thread/ingest.js';
 import { setLogLevel } from '../../src/shared/log.js';
 import { installSdkLogging } from '../../src/workers/sdk-logging.js';
+import { workflowCacheOptions } from '../../src/workers/workflow-worker.js';
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
@@ -53,6 +58,7 @@ export async function run(args: string[]): Promise<void> {
   const followUps = Math.min(total - due, countFlag(args, 'follow-ups', 2000));
   const stackAt = args.indexOf('--stack');
   const perRole = stackAt < 0 ? 1 : /^\d+$/.test(args[stackAt + 1] ?? '') ? Number(args[stackAt + 1]) : 2;
+  const floorWakes = countFlag(args, 'floor', due);
   setLogLevel('warn');
   installSdkLogging('error', { logging: { filter: { core: 'ERROR', other: 'ERROR' } } });
 
@@ -74,10 +80,17 @@ export async function run(args: string[]): Promise<void> {
     ...benchWorkerEnv({ temporalAddress: server.address, databaseUrl, keys, gmail: { ...gmail.details, url: gmail.url }, anthropic: { apiKey: 'bench', url: anthropic.url } }),
     LOG_LEVEL: 'error',
     DATABASE_POOL_SIZE: '4',
+    ...(args.includes('--cache') ? { WORKFLOW_CACHE_SIZE: String(countFlag(args, 'cache', 0)) } : {}),
   };
   const cfg = loadConfig(env);
   const settings = threadSettingsFromConfig(cfg);
   const client = await connectClient(cfg, keys);
+  // The floor first, alone on the server (the emulators idle), its worker's cache the product's.
+  let floor: FloorRun | undefined;
+  if (floorWakes > 0) {
+    floor = await runTimerFloor(server.address, floorWakes, { waiting: total - due, workerOptions: workflowCacheOptions(cfg) });
+    console.log(floorLine('timers: per wake-up', 'wake-up', floor));
+  }
   const processes = new WorkerProcesses({ env, perRole, output: (name, line) => console.error(`[${name}] ${line}`) });
   processes.startAll();
   const sizes = new pg.Client({ connectionString: databaseUrl });
@@ -203,6 +216,7 @@ export async function run(args: string[]): Promise<void> {
       console.log(`timers: lateness of the wake-up (journal done after the due time): p50 ${percentile(lateness, 50).toFixed(0)} ms, p95 ${percentile(lateness, 95).toFixed(0)} ms, max ${lateness.at(-1)!.toFixed(0)} ms`);
     }
     console.log(cpuPerEmailLine('timers: per fired timer', spent, rows.length).replace('CPU ms/email', 'CPU ms'));
+    if (floor) console.log(ratioLine('timers: CPU per wake-up', { cpu: spent, units: rows.length }, floor));
   } finally {
     await processes.stopAll();
     await sizes.end();

@@ -1,6 +1,27 @@
 // The configured actions of a category or a rule, validated where they come in (the CLI, a rule
 // row, a category_actions row): `archive`, `add_label:Newsletters`, `forward:me@example.com`.
-import { actionSpecsSchema, type ActionSpec } from './contracts.js';
+import { z } from 'zod';
+import { isGmailSystemLabel } from '../gmail/system-labels.js';
+import { ACTION_KINDS, type ActionSpec } from './contracts.js';
+
+// Here, not in contracts.ts: workflow code imports the contracts, and zod stays out of the workflow bundle (docs/performance.md).
+const NEEDS_ARGUMENT = ['add_label', 'remove_label', 'forward'] as const;
+
+export const actionSpecSchema = z
+  .object({ kind: z.enum(ACTION_KINDS), argument: z.string().trim().min(1).max(225).optional() })
+  .superRefine((spec, ctx) => {
+    const needs = (NEEDS_ARGUMENT as readonly string[]).includes(spec.kind);
+    if (needs && !spec.argument) ctx.addIssue({ code: 'custom', message: `${spec.kind} needs an argument (${spec.kind}:<${spec.kind === 'forward' ? 'address' : 'label'}>)` });
+    if (!needs && spec.argument) ctx.addIssue({ code: 'custom', message: `${spec.kind} takes no argument` });
+    if (spec.kind === 'forward' && spec.argument && !z.email().safeParse(spec.argument).success) {
+      ctx.addIssue({ code: 'custom', message: `forward: ${spec.argument} is not an email address` });
+    }
+    if ((spec.kind === 'add_label' || spec.kind === 'remove_label') && spec.argument && isGmailSystemLabel(spec.argument)) {
+      ctx.addIssue({ code: 'custom', message: `${spec.kind}: ${spec.argument} is a Gmail system label (use archive, mark_read, star, trash)` });
+    }
+  });
+
+export const actionSpecsSchema = z.array(actionSpecSchema).max(10);
 
 export class InvalidActionSpecError extends Error {}
 

@@ -1,8 +1,6 @@
 // What the assistant can do to mail besides drafting, as plain data: the kinds of action, why one
 // was proposed, the states of its journal entry, its idempotency key and how it is taken back.
 // Pure and workflow-safe: the thread workflow, the activities, the journal and the CLI share it.
-import { z } from 'zod';
-import { isGmailSystemLabel } from '../gmail/system-labels.js';
 
 export const ACTION_KINDS = [
   'draft',
@@ -257,22 +255,3 @@ export interface LifecycleAction extends ActionSpec {
   reason: ActionReason;
   result: ActionResult;
 }
-
-/** The configured actions of a category or a rule, validated where they come in (the CLI, a rule row, a category_actions row). */
-const NEEDS_ARGUMENT = ['add_label', 'remove_label', 'forward'] as const;
-
-export const actionSpecSchema = z
-  .object({ kind: z.enum(ACTION_KINDS), argument: z.string().trim().min(1).max(225).optional() })
-  .superRefine((spec, ctx) => {
-    const needs = (NEEDS_ARGUMENT as readonly string[]).includes(spec.kind);
-    if (needs && !spec.argument) ctx.addIssue({ code: 'custom', message: `${spec.kind} needs an argument (${spec.kind}:<${spec.kind === 'forward' ? 'address' : 'label'}>)` });
-    if (!needs && spec.argument) ctx.addIssue({ code: 'custom', message: `${spec.kind} takes no argument` });
-    if (spec.kind === 'forward' && spec.argument && !z.email().safeParse(spec.argument).success) {
-      ctx.addIssue({ code: 'custom', message: `forward: ${spec.argument} is not an email address` });
-    }
-    if ((spec.kind === 'add_label' || spec.kind === 'remove_label') && spec.argument && isGmailSystemLabel(spec.argument)) {
-      ctx.addIssue({ code: 'custom', message: `${spec.kind}: ${spec.argument} is a Gmail system label (use archive, mark_read, star, trash)` });
-    }
-  });
-
-export const actionSpecsSchema = z.array(actionSpecSchema).max(10);

@@ -132,6 +132,8 @@ export const envSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('durable-inbox'),
   GMAIL_TASK_QUEUE: z.string().min(1).default('durable-inbox-gmail'),
   LLM_TASK_QUEUE: z.string().min(1).default('durable-inbox-llm'),
+  /** Workflow runs a workflow worker keeps in memory; a run outside it replays its history when it wakes (docs/performance.md). */
+  WORKFLOW_CACHE_SIZE: z.coerce.number().int().min(0).default(1000),
   /** Activities per second a Gmail worker may start (all workers of the queue together). */
   GMAIL_ACTIVITIES_PER_SECOND: z.coerce.number().positive().optional(),
   LLM_ACTIVITIES_PER_SECOND: z.coerce.number().positive().optional(),

@@ -1,8 +1,8 @@
 // The lessons' memory as plain data (docs/learning.md): what a lesson is, what it was learned from,
 // and the rule a triage lesson stands for. zod contracts for what comes back out of JSON columns.
 import { z } from 'zod';
-import { type ActionSpec, actionSpecsSchema } from '../actions/contracts.js';
-import { CATEGORIES, type Category } from '../mail/types.js';
+import type { ActionSpec } from '../actions/contracts.js';
+import type { Category } from '../mail/types.js';
 
 export const LESSON_KINDS = ['fact', 'preference', 'procedure', 'triage'] as const;
 export type LessonKind = (typeof LESSON_KINDS)[number];
@@ -151,12 +151,7 @@ export const evidenceSchema = z.object({
 export type Evidence = z.infer<typeof evidenceSchema>;
 export const evidenceListSchema = z.array(evidenceSchema);
 
-/** The rule a triage lesson writes when accepted: its scope is the lesson's. */
-export const triageRuleSchema = z.object({
-  category: z.enum(CATEGORIES),
-  /** What the rule's mail gets instead of the category's actions ([] : nothing). */
-  actions: actionSpecsSchema,
-});
+/** The rule a triage lesson writes when accepted: its scope is the lesson's (checked by memory.ts's triageRuleSchema). */
 export interface TriageRule {
   category: Category;
   actions: ActionSpec[];

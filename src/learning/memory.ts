@@ -4,6 +4,9 @@
 // is one statement that also appends to the lesson's journal and, for a triage lesson, writes,
 // rewrites or removes its rule, so the three never disagree. A change asked for twice (a retry, a
 // second click) finds the lesson already moved and changes nothing.
+import { z } from 'zod';
+import { actionSpecsSchema } from '../actions/action-specs.js';
+import { CATEGORIES } from '../mail/types.js';
 import { uuid7 } from '../db/uuid7.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { InvalidRuleError, validateRule } from '../rules/rules.js';
@@ -12,7 +15,6 @@ import {
   evidenceListSchema,
   readTypedLesson,
   renderTypedLesson,
-  triageRuleSchema,
   type Evidence,
   type Lesson,
   type LessonEventView,
@@ -23,6 +25,13 @@ import {
   type TriageRule,
   type TypedLesson,
 } from './contracts.js';
+
+/** The rule a triage lesson writes when accepted (TriageRule): its scope is the lesson's. */
+const triageRuleSchema = z.object({
+  category: z.enum(CATEGORIES),
+  /** What the rule's mail gets instead of the category's actions ([] : nothing). */
+  actions: actionSpecsSchema,
+});
 
 type LessonRow = {
   id: string;

@@ -1,48 +1,78 @@
 // The boundary of a scheduled run's proposals to a thread (the agentProposal signal): what it may
-// carry, checked with zod where it comes in (the workflow's handler and the hand-off activity).
-// The policy judges every action again in the thread; this only keeps malformed signals out.
-// Workflow-safe: zod and plain data only.
-import { z } from 'zod';
+// carry, checked where it comes in (the workflow's handler and the hand-off activity). The policy
+// judges every action again in the thread; this only keeps malformed signals out. Workflow-safe:
+// plain checks (src/shared/plain-checks.ts), no schema library in workflow code.
 import { isGmailSystemLabel } from '../gmail/system-labels.js';
+import {
+  checkArray,
+  checkBoolean,
+  checked,
+  checkInteger,
+  checkLiteral,
+  checkObject,
+  checkOneOf,
+  checkString,
+  CheckFailure,
+  optionalField,
+  type CheckPath,
+} from '../shared/plain-checks.js';
 import type { AgentProposalEvent } from './contracts.js';
 
 /** What a scheduled run's agent may propose for a thread: label changes, archive, a reply. */
 export const PROPOSABLE_KINDS = ['archive', 'add_label', 'remove_label', 'auto_reply'] as const;
 
-const userLabel = z.string().trim().min(1).max(225).refine((name) => !isGmailSystemLabel(name), 'a Gmail system label');
+type ProposedByAgent = AgentProposalEvent['actions'][number];
 
-const proposal = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('archive') }),
-  z.object({ kind: z.literal('add_label'), argument: userLabel }),
-  z.object({ kind: z.literal('remove_label'), argument: userLabel }),
-  z.object({ kind: z.literal('auto_reply'), result: z.object({ body: z.string().min(1).max(20_000), mailboxRead: z.array(z.string().max(500)).max(50).optional() }) }),
-]);
+function userLabel(value: unknown, path: CheckPath): string {
+  const name = checkString(value, path, { min: 1, max: 225, trim: true });
+  if (isGmailSystemLabel(name)) throw new CheckFailure(path, 'a Gmail system label');
+  return name;
+}
 
-export const agentProposalEventSchema = z.object({
-  type: z.literal('agent_proposal'),
-  requestId: z.string().min(1).max(300),
-  messageId: z.string().min(1).max(200),
-  sender: z.string().max(320),
-  subject: z.string().max(1000),
-  actions: z
-    .array(
-      z.intersection(
-        proposal,
-        z.object({
-          reason: z.object({ source: z.literal('agent'), profile: z.string().min(1).max(100), step: z.number().int().min(0), readsMailbox: z.boolean().optional() }),
-        }),
-      ),
-    )
-    .min(1)
-    .max(5),
-  sendsNeedApproval: z.string().max(500).optional(),
-  by: z.string().min(1).max(300),
-});
+/** One proposed action, with only the fields its kind has, then its reason. */
+function checkProposal(value: unknown, path: CheckPath): ProposedByAgent {
+  const o = checkObject(value, path);
+  const kind = checkOneOf(o['kind'], PROPOSABLE_KINDS, [...path, 'kind']);
+  const action =
+    kind === 'archive'
+      ? { kind }
+      : kind === 'auto_reply'
+        ? { kind, result: checkReply(o['result'], [...path, 'result']) }
+        : { kind, argument: userLabel(o['argument'], [...path, 'argument']) };
+  const r = checkObject(o['reason'], [...path, 'reason']);
+  const reason = {
+    source: checkLiteral(r['source'], 'agent', [...path, 'reason', 'source']),
+    profile: checkString(r['profile'], [...path, 'reason', 'profile'], { min: 1, max: 100 }),
+    step: checkInteger(r['step'], [...path, 'reason', 'step'], { min: 0 }),
+    ...optionalField(r, 'readsMailbox', [...path, 'reason'], checkBoolean),
+  };
+  return { ...action, reason };
+}
+
+function checkReply(value: unknown, path: CheckPath): { body: string; mailboxRead?: string[] } {
+  const o = checkObject(value, path);
+  return {
+    body: checkString(o['body'], [...path, 'body'], { min: 1, max: 20_000 }),
+    ...optionalField(o, 'mailboxRead', path, (v, p) => checkArray(v, p, { max: 50 }, (item, ip) => checkString(item, ip, { max: 500 }))),
+  };
+}
+
+function checkAgentProposalEvent(value: unknown): AgentProposalEvent {
+  const o = checkObject(value, []);
+  return {
+    type: checkLiteral(o['type'], 'agent_proposal', ['type']),
+    requestId: checkString(o['requestId'], ['requestId'], { min: 1, max: 300 }),
+    messageId: checkString(o['messageId'], ['messageId'], { min: 1, max: 200 }),
+    sender: checkString(o['sender'], ['sender'], { max: 320 }),
+    subject: checkString(o['subject'], ['subject'], { max: 1000 }),
+    actions: checkArray(o['actions'], ['actions'], { min: 1, max: 5 }, checkProposal),
+    ...optionalField(o, 'sendsNeedApproval', [], (v, p) => checkString(v, p, { max: 500 })),
+    by: checkString(o['by'], ['by'], { min: 1, max: 300 }),
+  };
+}
 
 /** The event, when it is one the signal may carry; else why not. */
 export function parseAgentProposal(raw: unknown): { event: AgentProposalEvent } | { error: string } {
-  const parsed = agentProposalEventSchema.safeParse(raw);
-  if (parsed.success) return { event: parsed.data as AgentProposalEvent };
-  const issue = parsed.error.issues[0]!;
-  return { error: `${issue.path.join('.') || 'input'}: ${issue.message}` };
+  const result = checked(() => checkAgentProposalEvent(raw));
+  return 'value' in result ? { event: result.value } : result;
 }

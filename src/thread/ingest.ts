@@ -5,9 +5,9 @@ import type { SignalDefinition } from '@temporalio/common';
 import { WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { priorityFor, type WorkKind } from '../temporal/priority.js';
 import { InboxAccountId, InboxState } from '../temporal/search-attributes.js';
-import { agentProposalEventSchema } from './agent-proposals.js';
+import { parseAgentProposal } from './agent-proposals.js';
 import { agentProposalSignal, draftGoneSignal, labelsChangedSignal, newMessageSignal, reclassifySignal, sentSeenSignal, TIMER_SIGNALS } from './signals.js';
-import { timerRequestEventSchema } from './timer-requests.js';
+import { parseTimerRequestEvent } from './timer-requests.js';
 import { threadWorkflow } from './thread-workflow.js';
 import { opensThread, threadWorkflowId, type AgentProposalEvent, type LabelsChangedEvent, type MailboxEvent, type ThreadSettings, type TimerRequestEvent } from './contracts.js';
 
@@ -127,7 +127,9 @@ export async function requestTimer(
   client: Client,
   params: { accountId: string; threadId: string; settings: ThreadSettings; event: TimerRequestEvent; taskQueue?: string },
 ): Promise<void> {
-  const event = timerRequestEventSchema.parse(params.event) as TimerRequestEvent;
+  const parsed = parseTimerRequestEvent(params.event);
+  if ('error' in parsed) throw new TypeError(`timer request refused: ${parsed.error}`);
+  const { event } = parsed;
   await signalOrStartThread(client, params, TIMER_SIGNALS[event.request.kind] as SignalDefinition<[TimerRequestEvent]>, event);
 }
 
@@ -140,6 +142,8 @@ export async function requestAgentProposal(
   client: Client,
   params: { accountId: string; threadId: string; settings: ThreadSettings; event: AgentProposalEvent; taskQueue?: string },
 ): Promise<void> {
-  const event = agentProposalEventSchema.parse(params.event) as AgentProposalEvent;
+  const parsed = parseAgentProposal(params.event);
+  if ('error' in parsed) throw new TypeError(`agent proposal refused: ${parsed.error}`);
+  const { event } = parsed;
   await signalOrStartThread(client, params, agentProposalSignal, event);
 }

@@ -1,6 +1,7 @@
 // Worker for the main task queue: every workflow (src/workflows/index.ts) and the activities that
 // run beside them (workflow-queue.ts). `npm run dev` runs it in-process.
-import { Worker } from '@temporalio/worker';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
+import type { Env } from '../config/env.js';
 import { createWorkflowQueueActivities } from './workflow-queue.js';
 import { isMainModule } from '../shared/main-module.js';
 import { workerTracingOptions } from '../temporal/tracing.js';
@@ -15,6 +16,11 @@ import { createLogger } from '../shared/log.js';
 
 const log = createLogger('workflow-worker');
 
+/** The workflow cache, bounded on purpose: a waiting thread lives in Temporal's history, not in this worker's memory. */
+export function workflowCacheOptions(cfg: Pick<Env, 'WORKFLOW_CACHE_SIZE'>): Pick<WorkerOptions, 'maxCachedWorkflows' | 'stickyQueueScheduleToStartTimeout'> {
+  return { maxCachedWorkflows: cfg.WORKFLOW_CACHE_SIZE, stickyQueueScheduleToStartTimeout: '10 seconds' };
+}
+
 export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.cfg.TEMPORAL_TASK_QUEUE): Promise<Worker> {
   if (ctx.cfg.IMAP_IDLE) await watchImapAccounts(ctx, taskQueue);
   return Worker.create({
@@ -24,6 +30,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.c
     workflowBundle: await getWorkflowBundle(),
     activities: createWorkflowQueueActivities(ctx, taskQueue),
     dataConverter: ctx.dataConverter,
+    ...workflowCacheOptions(ctx.cfg),
     ...workerTracingOptions(),
     // In-flight activities get this long to finish after SIGINT/SIGTERM before they are cancelled.
     shutdownGraceTime: '10 seconds',
