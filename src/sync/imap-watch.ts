@@ -63,7 +63,8 @@ export function startImapWatch(deps: ImapWatchDeps): ImapWatch {
     } catch (err) {
       log.warn(`reading the IMAP accounts failed: ${err instanceof Error ? err.message : String(err)}`);
     }
-    if (!closed) timer = setTimeout(() => void refresh(), deps.refreshMs ?? 60_000);
+    // unref: the watch never keeps a worker process alive after its worker has stopped.
+    if (!closed) timer = setTimeout(() => void refresh(), deps.refreshMs ?? 60_000).unref();
   }
   void refresh();
 
@@ -131,7 +132,7 @@ class AccountWatcher {
   private async retry(): Promise<void> {
     if (this.stopped) return;
     const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** this.failures++);
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    await new Promise((resolve) => setTimeout(resolve, delay).unref());
     await this.run(true);
   }
 
@@ -140,6 +141,6 @@ class AccountWatcher {
     this.pending = setTimeout(() => {
       this.pending = undefined;
       this.deps.notify(this.accountId).catch((err: unknown) => log.warn(`waking the sync of ${this.accountId} failed: ${err instanceof Error ? err.message : String(err)}`));
-    }, this.deps.debounceMs ?? 250);
+    }, this.deps.debounceMs ?? 250).unref();
   }
 }
