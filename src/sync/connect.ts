@@ -80,14 +80,7 @@ export async function registerAccount(deps: AccountDeps, tokens: StoredTokens): 
     await deps.prisma.account.update({ where: { id: account.id }, data: { watchExpiration } });
   }
 
-  if (deps.sync) {
-    if (reconnected) {
-      await notifyReconnected(deps.sync, account.id);
-      await resumeWaitingWorkflows(deps.sync.client, account.id);
-    } else {
-      await notifySync(deps.sync, account.id, { source: 'connect' });
-    }
-  }
+  if (deps.sync) await startSync(deps.sync, account.id, reconnected);
   log.info(`account ${account.id} connected${reconnected ? ' again' : ''}`);
   return { id: account.id, email, reconnected, historyId, ...(watchExpiration ? { watchExpiration } : {}) };
 }
@@ -134,14 +127,7 @@ export async function registerImapAccount(
     connectedAt: new Date(),
   };
   const account = await deps.prisma.account.upsert({ where: { email }, create: { email, ...data }, update: data });
-  if (deps.sync) {
-    if (reconnected) {
-      await notifyReconnected(deps.sync, account.id);
-      await resumeWaitingWorkflows(deps.sync.client, account.id);
-    } else {
-      await notifySync(deps.sync, account.id, { source: 'connect' });
-    }
-  }
+  if (deps.sync) await startSync(deps.sync, account.id, reconnected);
   log.info(`IMAP account ${account.id} connected${reconnected ? ' again' : ''}`);
   return {
     id: account.id,
@@ -205,6 +191,13 @@ export async function disconnectAccount(deps: Pick<AccountDeps, 'prisma' | 'vaul
   }
   log.info(`account ${accountId} disconnected`);
   return { id: accountId, email: account.email, watchStopped, grantRevoked, syncStopped };
+}
+
+/** A new account's sync starts; a reconnected one's sync, threads and backfill carry on where they waited. */
+async function startSync(sync: SyncTarget, accountId: string, reconnected: boolean): Promise<void> {
+  if (!reconnected) return notifySync(sync, accountId, { source: 'connect' });
+  await notifyReconnected(sync, accountId);
+  await resumeWaitingWorkflows(sync.client, accountId);
 }
 
 /**
