@@ -10,11 +10,11 @@ const FLOORS = [
   // ground: pure helpers, no I/O of ours
   ['src/shared', 'src/time', 'src/mail', 'src/generated'],
   // services: our infrastructure and the clients of the world outside
-  ['src/db', 'src/temporal', 'src/metrics', 'src/gmail', 'src/imap', 'src/llm', 'src/quota'],
+  ['src/db', 'src/temporal', 'src/metrics', 'src/gmail', 'src/imap', 'src/llm', 'src/quota', 'src/outbound'],
   // features, each above the ones it uses
-  ['src/accounts', 'src/retention', 'src/actions', 'src/agent', 'src/reminders', 'src/rules', 'src/learning', 'src/thread', 'src/backfill', 'src/sync', 'src/schedules'],
+  ['src/accounts', 'src/retention', 'src/actions', 'src/agent', 'src/reminders', 'src/rules', 'src/learning', 'src/thread', 'src/backfill', 'src/sync', 'src/schedules', 'src/cleanup'],
   // composition: environment into settings, processes, surfaces
-  ['src/config', 'src/workflows', 'src/codec-server', 'src/http', 'src/cli', 'src/workers', 'src/dev', 'src/stack'],
+  ['src/config', 'src/workflows', 'src/codec-server', 'src/operations', 'src/mcp', 'src/http', 'src/cli', 'src/workers', 'src/dev', 'src/stack'],
 ];
 
 const folders = FLOORS.flat();
@@ -44,10 +44,10 @@ module.exports = {
     ...upward,
     {
       name: 'src-not-from-outside',
-      comment: 'The product does not import the emulators, benches, scripts or tests (the dev command and the stack run the bundled emulators)',
+      comment: 'The product does not import the emulators, the local mail servers, benches, scripts or tests (the dev command and the stack run the bundled emulators; the dev command the local Dovecot and Postfix)',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(dev|stack)/' },
-      to: { path: '^(emulators|bench|scripts|test)/' },
+      to: { path: '^(emulators|mail-servers|bench|scripts|test)/' },
     },
     {
       name: 'workflow-code-reaches-no-implementation',
@@ -66,6 +66,13 @@ module.exports = {
           '(^|/)node_modules/(googleapis|google-auth-library|@anthropic-ai|@prisma|pg|email-addresses)/',
         ],
       },
+    },
+    {
+      name: 'test-allowance-only-outside-src',
+      comment: "The one-click client's loopback allowance is for tests and benches: no product module may build one",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/outbound/one-click\\.ts$' },
+      to: { path: '^src/outbound/test-allowance\\.ts$' },
     },
     {
       name: 'contracts-import-contracts',

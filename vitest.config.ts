@@ -13,6 +13,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     fileParallelism: true,
+    // Three files at a time on two cores. Five kept the cores ~75% busy on a lighter suite (462 s
+    // against 745 s at three, 2026-11-27), but on a slower machine with this session's IMAP files the
+    // run turned CPU-bound (clean-clone CI 2026-11-28: 910-932 s at five) and scenario waits timed out
+    // (rate gate, chaos, the corpus sample's set-up, npm run dev --imap): a green run comes first.
     maxWorkers: 3,
     // One process per worker for all its files, not one per file: the modules (googleapis, the
     // Temporal SDK, Prisma, ours) are loaded once per worker. Every file cleans up after itself.

@@ -19,7 +19,7 @@ import { Client, Connection } from '@temporalio/client';
 import { positiveFlag } from '../args.js';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
-import { createBackfillGmailActivities } from '../../src/backfill/gmail-activities.js';
+import { createBackfillMailActivities } from '../../src/backfill/mail-activities.js';
 import { createBackfillStoreActivities } from '../../src/backfill/store-activities.js';
 import { loadConfig } from '../../src/config/env.js';
 import { quotaOptionsFromConfig } from '../../src/config/settings.js';
@@ -78,9 +78,9 @@ async function runScenario(s: Scenario, env: { client: Client; temporalAddress: 
     data: { email: `bench-${randomUUID().slice(0, 8)}@example.com`, encryptedTokens: vault.seal({ refresh_token: details.refreshToken }) },
   });
   const oauth = { clientId: details.clientId, clientSecret: details.clientSecret, tokenUrl: details.tokenUrl, rootUrl: `${details.url}/` };
-  const accounts = new GmailAccounts(prisma, vault, oauth);
   const db = prismaExecutor(prisma);
   const limiter = new QuotaLimiter(db, { ...quotaOptionsFromConfig(loadConfig()), profile: s.profile });
+  const accounts = new GmailAccounts(prisma, vault, oauth, limiter.gateFor('bulk'));
   const taskQueue = `bench-backfill-${randomUUID().slice(0, 8)}`;
   const connection = await NativeConnection.connect({ address: env.temporalAddress });
   const dataConverter = createDataConverter(fixedTestPayloadKeys());
@@ -88,7 +88,7 @@ async function runScenario(s: Scenario, env: { client: Client; temporalAddress: 
     connection,
     taskQueue,
     workflowBundle: await bundleWorkflows(workflowsPath),
-    activities: { ...createBackfillStoreActivities({ db }), ...createBackfillGmailActivities({ accounts, limiter, db }) },
+    activities: { ...createBackfillStoreActivities({ db }), ...createBackfillMailActivities({ accounts, concurrency: limiter.options.maxConcurrency, db }) },
     dataConverter,
     maxCachedWorkflows: 50,
   });

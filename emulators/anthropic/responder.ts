@@ -66,6 +66,10 @@ const KEYWORD_RULES: ReadonlyArray<{ category: string; confidence: number; keywo
   },
 ];
 
+/** The cold-email gate's hint in the user's instructions (src/rules/cold-email.ts firstContactInstruction). */
+const FIRST_CONTACT_HINT = /Cold-email check: the user has never exchanged mail with this sender/;
+const FIRST_CONTACT_PITCH = /\b(?:call|demo|meeting|chat|connect)\b/;
+
 const FORCED_CATEGORY = /\[emulator:category=([a-z_]+)\]/;
 
 /**
@@ -76,7 +80,11 @@ export function classify(promptText: string, email: EmailView): Decision {
   const forced = FORCED_CATEGORY.exec(promptText)?.[1];
   if (forced) return { category: forced, confidence: 0.99, reason: `Instructed to use ${forced}.` };
   const text = `${email.subject}\n${email.body}`.toLowerCase();
+  const firstContact = FIRST_CONTACT_HINT.test(promptText);
   for (const rule of KEYWORD_RULES) {
+    // As a model would: a stranger asking for the user's time is a pitch, not a question to answer.
+    const pitch = rule.category === 'needs_response' && firstContact ? FIRST_CONTACT_PITCH.exec(text)?.[0] : undefined;
+    if (pitch) return { category: 'cold_outreach', confidence: 0.85, reason: `First contact asking for "${pitch}".` };
     const keyword = rule.keywords.find((k) => text.includes(k));
     if (keyword) {
       return {

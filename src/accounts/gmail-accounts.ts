@@ -30,7 +30,7 @@ export class AccountNotConnectedError extends Error {
   }
 }
 
-/** A Gmail-only step (a Pub/Sub watch, inserting a message with Gmail's labels, the backfill) asked of an IMAP account. */
+/** A Gmail-only step (a Pub/Sub watch, inserting a message with Gmail's labels) asked of an IMAP account. */
 export class NotAGmailAccountError extends Error {
   constructor(accountId: string, provider: string) {
     super(`account ${accountId} is served over ${provider.toUpperCase()}, and this step needs the Gmail API (docs/imap.md says what IMAP accounts do not have yet)`);

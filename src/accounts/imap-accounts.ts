@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { PrismaClient } from '../db/client.js';
 import type { MailConnectDeps } from '../imap/connect.js';
 import { MailServerError } from '../imap/errors.js';
-import { ImapMailbox } from '../imap/imap-mailbox.js';
+import { ImapMailbox, type ImapCallGate } from '../imap/imap-mailbox.js';
 import { createLogger } from '../shared/log.js';
 import { AccountNotConnectedError } from './gmail-accounts.js';
 import type { TokenVault } from './token-vault.js';
@@ -37,37 +37,58 @@ interface OpenedImap {
   mailbox: ImapMailbox;
 }
 
+/** One of an account's connections: opened on first use, and how many calls it has now. */
+interface Connection {
+  opened: Promise<OpenedImap> | undefined;
+  busy: number;
+}
+
+export interface ImapAccountsOptions {
+  /** Connections per account in this process (default 1); a call takes the least busy one. */
+  connections?: number;
+  /** Runs each IMAP operation of an account (a limiter's metering, the backfill's). */
+  gateFor?: (accountId: string) => ImapCallGate;
+}
+
 export class ImapAccounts {
-  private readonly cache = new Map<string, Promise<OpenedImap>>();
+  private readonly cache = new Map<string, Connection[]>();
+  private readonly connections: number;
 
   constructor(
     private readonly prisma: PrismaClient,
     private readonly vault: TokenVault,
     private readonly connect: MailConnectDeps = {},
-  ) {}
+    private readonly options: ImapAccountsOptions = {},
+  ) {
+    this.connections = Math.max(1, options.connections ?? 1);
+  }
 
   /** Runs `fn` on the account's mailbox. A refused login marks the account needs_reauth before the error goes on. */
   async call<T>(accountId: string, fn: (mailbox: ImapMailbox, email: string) => Promise<T>): Promise<T> {
-    const opened = await this.openCached(accountId);
+    const connection = this.leastBusy(accountId);
+    connection.busy++;
     try {
+      const opened = await this.opened(accountId, connection);
       return await fn(opened.mailbox, opened.email);
     } catch (err) {
       if (err instanceof MailServerError && err.kind === 'bad-credentials') await this.markNeedsReauth(accountId, err.message);
       throw err;
+    } finally {
+      connection.busy--;
     }
   }
 
   /** Closes every open connection (worker shutdown). */
   async close(): Promise<void> {
-    const opened = [...this.cache.values()];
+    const opened = [...this.cache.values()].flat();
     this.cache.clear();
-    await Promise.all(opened.map((p) => p.then((o) => o.mailbox.close()).catch(() => undefined)));
+    await Promise.all(opened.map((c) => c.opened?.then((o) => o.mailbox.close()).catch(() => undefined)));
   }
 
   forget(accountId: string): void {
-    const entry = this.cache.get(accountId);
+    const connections = this.cache.get(accountId) ?? [];
     this.cache.delete(accountId);
-    void entry?.then((o) => o.mailbox.close()).catch(() => undefined);
+    for (const c of connections) void c.opened?.then((o) => o.mailbox.close()).catch(() => undefined);
   }
 
   private async markNeedsReauth(accountId: string, reason: string): Promise<void> {
@@ -76,14 +97,24 @@ export class ImapAccounts {
     log.warn(`account ${accountId} needs to be reconnected: ${reason}`);
   }
 
-  private openCached(accountId: string): Promise<OpenedImap> {
-    let entry = this.cache.get(accountId);
-    if (!entry) {
-      entry = this.open(accountId);
-      entry.catch(() => this.cache.delete(accountId));
-      this.cache.set(accountId, entry);
+  private leastBusy(accountId: string): Connection {
+    let connections = this.cache.get(accountId);
+    if (!connections) {
+      connections = Array.from({ length: this.connections }, () => ({ opened: undefined, busy: 0 }));
+      this.cache.set(accountId, connections);
     }
-    return entry;
+    return connections.reduce((least, c) => (c.busy < least.busy ? c : least));
+  }
+
+  private opened(accountId: string, connection: Connection): Promise<OpenedImap> {
+    if (!connection.opened) {
+      const opened = this.open(accountId);
+      opened.catch(() => {
+        if (connection.opened === opened) connection.opened = undefined;
+      });
+      connection.opened = opened;
+    }
+    return connection.opened;
   }
 
   private async open(accountId: string): Promise<OpenedImap> {
@@ -93,7 +124,8 @@ export class ImapAccounts {
     }
     const servers = imapServersSchema.parse(account.mailServers);
     const secret = imapSecretSchema.parse(this.vault.openJson(account.encryptedTokens));
-    const mailbox = await ImapMailbox.open(imapMailboxSettings(account.email, servers, secret), this.connect);
+    const gate = this.options.gateFor?.(accountId);
+    const mailbox = await ImapMailbox.open({ ...imapMailboxSettings(account.email, servers, secret), ...(gate ? { gate } : {}) }, this.connect);
     return { email: account.email, mailbox };
   }
 }

@@ -3,10 +3,10 @@
 // errors and the IMAP/SMTP servers' say themselves whether a retry can help.
 import { ApplicationFailure } from '@temporalio/activity';
 import { AccountNotConnectedError, NotAGmailAccountError } from './gmail-accounts.js';
-import { GmailError, GmailRateLimitError } from '../gmail/errors.js';
+import { GmailAuthError, GmailError, GmailRateLimitError } from '../gmail/errors.js';
 import { MailServerError } from '../imap/errors.js';
 import { MailboxUnsupportedError } from '../imap/mailbox-errors.js';
-import { isNotInMailbox, MailboxCursorExpiredError } from '../mail/mailbox-errors.js';
+import { isNotInMailbox, MailboxCursorExpiredError, SendOutcomeUnknownError } from '../mail/mailbox-errors.js';
 
 export function toActivityFailure(err: unknown): unknown {
   if (err instanceof AccountNotConnectedError) {
@@ -17,7 +17,7 @@ export function toActivityFailure(err: unknown): unknown {
     const type = err.kind === 'bad-credentials' ? AccountNotConnectedError.name : err.name;
     return ApplicationFailure.create({ type, message: err.message, nonRetryable: !err.retryable, details: [{ kind: err.kind, protocol: err.protocol }] });
   }
-  if (err instanceof NotAGmailAccountError || err instanceof MailboxUnsupportedError || err instanceof MailboxCursorExpiredError || (isNotInMailbox(err) && !(err instanceof GmailError))) {
+  if (err instanceof NotAGmailAccountError || err instanceof MailboxUnsupportedError || err instanceof SendOutcomeUnknownError || err instanceof MailboxCursorExpiredError || (isNotInMailbox(err) && !(err instanceof GmailError))) {
     return ApplicationFailure.create({ type: err.name, message: err.message, nonRetryable: true });
   }
   if (!(err instanceof GmailError)) return err;
@@ -35,4 +35,16 @@ export function toActivityFailure(err: unknown): unknown {
     nonRetryable: !err.retryable,
     details: [err.toDetails()],
   });
+}
+
+/**
+ * Whether the mailbox cannot be reached until the user connects the account again (a grant revoked or
+ * expired, a refused app password, a disconnected account): a delivery then notes it and goes on.
+ */
+export function needsReconnect(err: unknown): err is Error {
+  return (
+    err instanceof AccountNotConnectedError ||
+    (err instanceof GmailAuthError && !err.retryable) ||
+    (err instanceof MailServerError && err.kind === 'bad-credentials')
+  );
 }

@@ -28,9 +28,10 @@ export interface ActionGmailActivities {
   /**
    * Sends a scheduled forward or auto-reply and journals it done. Looks first for a message carrying
    * the action's marker in the thread, so a worker killed between sending and journaling never sends
-   * twice. Under the kill switch an automatic send goes back to awaiting approval instead.
+   * twice. Under the kill switch an automatic send goes back to awaiting approval instead. A send
+   * cut off after the server had the message is not tried again: failed, with `why`.
    */
-  sendAction(input: { actionId: string; pauseLabel: string }): Promise<{ sent: boolean; state: ActionState; sentMessageId?: string }>;
+  sendAction(input: { actionId: string; pauseLabel: string }): Promise<{ sent: boolean; state: ActionState; sentMessageId?: string; why?: string }>;
   /**
    * Journals a send later of the thread's newest draft (ours or the user's), judged by the policy
    * as the user's own send, and schedules it for `atMs`. Null action: no draft, or the journal

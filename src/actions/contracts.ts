@@ -18,10 +18,18 @@ export const ACTION_KINDS = [
 export const TIMER_KINDS = ['snooze', 'remind', 'follow_up', 'send_later'] as const;
 export type TimerKind = (typeof TIMER_KINDS)[number];
 
-export type ActionKind = (typeof ACTION_KINDS)[number] | TimerKind;
+/**
+ * The clean-up's kinds (src/cleanup): journaled and judged like the others, run by the clean-up's
+ * own workflows, never asked for by a rule or a category. An unsubscribe reaches a stranger's server
+ * (RFC 8058 one-click) or mails the list's address.
+ */
+export const CLEANUP_KINDS = ['unsubscribe'] as const;
+export type CleanupKind = (typeof CLEANUP_KINDS)[number];
+
+export type ActionKind = (typeof ACTION_KINDS)[number] | TimerKind | CleanupKind;
 
 /** Kinds that need the user's approval unless the user allowed them for the scope (the dangerous kinds). */
-export const DANGEROUS_KINDS: readonly ActionKind[] = ['forward', 'auto_reply', 'trash'];
+export const DANGEROUS_KINDS: readonly ActionKind[] = ['forward', 'auto_reply', 'trash', 'unsubscribe'];
 
 /** Kinds that send mail out of the mailbox. */
 export const SENDING_KINDS: readonly ActionKind[] = ['forward', 'auto_reply', 'send_later'];
@@ -113,6 +121,8 @@ export function reversalOf(action: Pick<ProposedAction, 'kind' | 'argument'>, st
     case 'remind':
     case 'follow_up':
       return state === 'scheduled' ? { kind: 'cancel_timer' } : { kind: 'none', why: `the ${action.kind.replace('_', '-')} has fired already` };
+    case 'unsubscribe':
+      return { kind: 'none', why: 'an unsubscribe cannot be taken back: subscribe again at the sender' };
   }
 }
 
@@ -126,6 +136,8 @@ export interface JournaledAction extends ActionSpec {
   accountId: string;
   threadId: string;
   messageId: string;
+  /** The workflow that journaled it and waits for its decision (the thread's, or a clean-up's). */
+  workflowId: string;
   reason: ActionReason;
   state: ActionState;
   verdict: 'run' | 'needs_approval' | 'refused';
@@ -166,6 +178,8 @@ export interface ActionResult {
   sentUnedited?: boolean;
   /** The Discord message that asked for approval (so it is posted once). */
   discordMessageId?: string;
+  /** An unsubscribe: how (the URI is the sender's List-Unsubscribe), and what the sender's server answered. */
+  unsubscribe?: { method: 'one_click' | 'mailto'; uri: string; to?: string; status?: number; attempts?: number };
 }
 
 /** The user's decision about one action: from the CLI, the approvals page, Discord's link or a signal. */
@@ -240,6 +254,8 @@ export interface TimerJournalInput {
   atMs: number;
   reason: ActionReason;
   note?: string;
+  /** The surface the user set it through (cli, mcp): the row's decided_by. */
+  decidedBy?: string;
   /** The message a follow-up waits on an answer to: its subject and To header, for the approvals page's list. */
   about?: { subject: string; to: string };
 }

@@ -6,8 +6,8 @@ import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import { activityInfo, ApplicationFailure } from '@temporalio/activity';
 import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
 import { toActivityFailure } from '../accounts/mailbox-failures.js';
-import { canonicalAddress, parseAddressList } from '../gmail/addresses.js';
-import { isNotInMailbox } from '../mail/mailbox-errors.js';
+import { messageRecipients } from '../gmail/addresses.js';
+import { isNotInMailbox, SendOutcomeUnknownError } from '../mail/mailbox-errors.js';
 import type { Mailbox } from '../mail/mailbox.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import { isGmailSystemLabel } from '../gmail/system-labels.js';
@@ -102,12 +102,6 @@ function outgoingMessage(action: JournaledAction, message: ThreadMessage, userEm
 function draftAsSent(action: JournaledAction, rawDraft: string, now: Date): string {
   const marked = withTopHeader(decodeBase64Url(rawDraft), ACTION_MARKER_HEADER, action.id);
   return encodeBase64Url(withTopHeader(marked, 'Date', formatRfc2822Date(now)));
-}
-
-/** Everyone a draft goes to when sent: To, Cc and the Bcc Gmail keeps on a draft (canonical, each once). */
-function draftRecipients(message: ThreadMessage): string[] {
-  const bcc = parseAddressList(message.headers['bcc']);
-  return [...new Set([...message.to, ...message.cc, ...bcc].map((a) => canonicalAddress(a.address)).filter((a) => a !== ''))];
 }
 
 /** Answers to "is the pause label set?", reused for a while: the kill switch acts within that long. */
@@ -222,7 +216,7 @@ export function createActionGmailActivities(deps: { accounts: MailboxAccess; db:
       }
       const draft = draftId ? await gmail.getDraft(draftId) : null;
       if (!draft) return { gone: 'the draft was deleted before the time' };
-      const recipients = draftRecipients(draft.message);
+      const recipients = messageRecipients(draft.message);
       if (recipients.length === 0) return { gone: 'the draft has no recipient' };
       // A send goes to exactly the addresses judged when it was scheduled, or not at all.
       const unjudged = recipients.filter((r) => !action.recipients.includes(r));
@@ -239,6 +233,23 @@ export function createActionGmailActivities(deps: { accounts: MailboxAccess; db:
     }
     const done = await transitionAction(db, { id: action.id, from: ['scheduled'], to: 'done', result: { sentMessageId: outcome.sentId } });
     return { sent: true, state: done?.action.state ?? 'done', sentMessageId: outcome.sentId };
+  }
+
+  /**
+   * A send cut off after the server had the message (SendOutcomeUnknownError): not tried again, which
+   * could send it twice; the action fails with the reason and the thread asks the user.
+   */
+  async function failUnknownOutcome(
+    action: JournaledAction,
+    send: () => Promise<{ sent: boolean; state: JournaledAction['state']; sentMessageId?: string }>,
+  ): Promise<{ sent: boolean; state: JournaledAction['state']; sentMessageId?: string; why?: string }> {
+    try {
+      return await send();
+    } catch (err) {
+      if (!(err instanceof ApplicationFailure && err.type === SendOutcomeUnknownError.name)) throw err;
+      const failed = await transitionAction(db, { id: action.id, from: ['scheduled'], to: 'failed', note: err.message });
+      return { sent: false, state: failed?.action.state ?? 'failed', why: err.message };
+    }
   }
 
   return {
@@ -287,7 +298,7 @@ export function createActionGmailActivities(deps: { accounts: MailboxAccess; db:
       });
       if (!found) return { action: null, why: 'the thread has no draft to send' };
       const { draft, pausedByLabel } = found;
-      const recipients = draftRecipients(draft.message);
+      const recipients = messageRecipients(draft.message);
       const [journaled] = await proposeActions(db, {
         accountId,
         threadId,
@@ -309,8 +320,8 @@ export function createActionGmailActivities(deps: { accounts: MailboxAccess; db:
       const action = await loadAction(db, actionId);
       if (!action) throw notFound(actionId);
       if (action.state !== 'scheduled') return { sent: action.state === 'done', state: action.state };
-      if (action.kind === 'send_later') return sendDraftNow(action);
-      return withGmail(action.accountId, async (gmail, userEmail) => {
+      if (action.kind === 'send_later') return failUnknownOutcome(action, () => sendDraftNow(action));
+      return failUnknownOutcome(action, () => withGmail(action.accountId, async (gmail, userEmail) => {
         const { thread, message } = await messageOf(gmail, action);
         // Look before sending: an earlier attempt may have sent it and died before the journal write.
         const earlier = thread.find((m) => m.isFromUser && !m.isDraft && m.headers[ACTION_MARKER_HEADER.toLowerCase()] === action.id);
@@ -342,7 +353,7 @@ export function createActionGmailActivities(deps: { accounts: MailboxAccess; db:
         if (action.result?.draftId) await gmail.deleteDraft(action.result.draftId); // the approval draft, if any
         const done = await transitionAction(db, { id: actionId, from: ['scheduled'], to: 'done', result: { sentMessageId: sent.id } });
         return { sent: true, state: done?.action.state ?? 'done', sentMessageId: sent.id };
-      });
+      }));
     },
 
     async undoAction({ actionId, by }) {
@@ -357,6 +368,8 @@ export function createActionGmailActivities(deps: { accounts: MailboxAccess; db:
         try {
           switch (reversal.kind) {
             case 'untrash':
+              // A bulk trash recorded its messages: exactly those come back.
+              if (action.result?.messageIds?.length) return await gmail.batchModify(action.result.messageIds, { remove: ['TRASH'] });
               return await gmail.untrashThread(action.threadId);
             case 'delete_draft':
               if (action.result?.draftId) await gmail.deleteDraft(action.result.draftId);
@@ -369,7 +382,7 @@ export function createActionGmailActivities(deps: { accounts: MailboxAccess; db:
                 const labelChange = { add: ids(reversal.add), remove: ids(reversal.remove) };
                 const messages = action.result?.messageIds;
                 if (messages && messages.length > 0) {
-                  for (const id of messages) await gmail.modifyMessage(id, labelChange);
+                  await gmail.batchModify(messages, labelChange); // a bulk batch: up to 1000 ids, one call per 1000
                 } else {
                   await gmail.modifyThread(action.threadId, labelChange);
                 }

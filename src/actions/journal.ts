@@ -18,6 +18,7 @@ type ActionRow = {
   account_id: string;
   gmail_thread_id: string;
   message_id: string;
+  workflow_id: string;
   kind: string;
   argument: string | null;
   reason: ActionReason;
@@ -36,7 +37,7 @@ type ActionRow = {
   done_at: Date | null;
 };
 
-const COLUMNS = `id, key, account_id, gmail_thread_id, message_id, kind, argument, reason, verdict, because,
+const COLUMNS = `id, key, account_id, gmail_thread_id, message_id, workflow_id, kind, argument, reason, verdict, because,
   state::text AS state, sender, recipients, subject, scheduled_for, expires_at, result, note, decided_by, created_at, done_at`;
 
 function actionOf(row: ActionRow): JournaledAction {
@@ -46,6 +47,7 @@ function actionOf(row: ActionRow): JournaledAction {
     accountId: row.account_id,
     threadId: row.gmail_thread_id,
     messageId: row.message_id,
+    workflowId: row.workflow_id,
     kind: row.kind as ActionKind,
     ...(row.argument !== null ? { argument: row.argument } : {}),
     reason: row.reason,
@@ -152,7 +154,8 @@ async function uneditedStreak(db: SqlExecutor, accountId: string, address: strin
 /** Who an action sends to, as journaled: a forward its address, an auto-reply the reply's recipients. */
 function recipientsOf(action: ProposedAction, replyRecipients: string[]): string[] {
   if (action.kind === 'forward') return action.argument ? [action.argument.trim().toLowerCase()] : [];
-  return action.kind === 'auto_reply' || action.kind === 'send_later' ? replyRecipients : [];
+  // An unsubscribe by mail goes to the list's address (the caller's recipients).
+  return action.kind === 'auto_reply' || action.kind === 'send_later' || action.kind === 'unsubscribe' ? replyRecipients : [];
 }
 
 // ---- writing the journal ----------------------------------------------------------------------
@@ -329,8 +332,8 @@ export async function journalTimer(db: SqlExecutor, input: TimerJournalInput): P
   const key = actionKey({ accountId: input.accountId, threadId: input.threadId, messageId: input.requestId }, { kind: input.kind });
   const inserted = await db.query(
     `INSERT INTO actions (id, key, account_id, gmail_thread_id, message_id, kind, reason, verdict, because,
-       state, sender, workflow_id, scheduled_for, note, subject, recipients, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, 'run', $8::text[], 'scheduled', '', $9, $10, $11, $12, $13::text[], clock_timestamp())
+       state, sender, workflow_id, scheduled_for, note, subject, recipients, decided_by, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, 'run', $8::text[], 'scheduled', '', $9, $10, $11, $12, $13::text[], $14, clock_timestamp())
      ON CONFLICT (key) DO NOTHING
      RETURNING id`,
     [
@@ -347,6 +350,7 @@ export async function journalTimer(db: SqlExecutor, input: TimerJournalInput): P
       input.note ?? null,
       input.about?.subject ?? '',
       parseAddressList(input.about?.to).map((a) => a.address),
+      input.decidedBy ?? null,
     ],
   );
   if (inserted.length > 0) actionTransitions.inc({ kind: input.kind, state: 'scheduled' });
@@ -373,4 +377,14 @@ export async function listFollowUps(db: SqlExecutor, limit = 200): Promise<Journ
     [limit],
   );
   return rows.map(actionOf);
+}
+
+/** When the account's unsubscribe from this sender (a canonical address) was last carried out, if ever. */
+export async function lastUnsubscribed(db: SqlExecutor, accountId: string, sender: string): Promise<Date | undefined> {
+  const [row] = await db.query<{ done_at: Date }>(
+    `SELECT done_at FROM actions WHERE account_id = $1 AND kind = 'unsubscribe' AND state = 'done' AND sender = $2 AND done_at IS NOT NULL
+     ORDER BY done_at DESC LIMIT 1`,
+    [accountId, sender],
+  );
+  return row?.done_at;
 }

@@ -120,7 +120,12 @@ export function judge(action: ProposedAction, facts: PolicyFacts, policy: Safety
     refusals.push(`${kind} ${action.argument}: a Gmail system label; trash and archive are actions of their own`);
   }
   if (kind === 'auto_reply' && facts.recipients.length === 0) refusals.push('auto-reply: the mail has no address to reply to');
+  // An unsubscribe by mail goes where the sender's header says: elsewhere than the sender's domain
+  // it could make the mailbox write to a third party, so the user sees it whoever asked.
+  const mailedElsewhere = kind === 'unsubscribe' ? facts.recipients.filter((r) => facts.sender === '' || !inDomain(r, domainOf(facts.sender))) : [];
+  if (mailedElsewhere.length > 0) approvals.push(`the unsubscribe mail goes to ${mailedElsewhere.join(', ')}, outside the sender's domain`);
   if (reason.source === 'user') {
+    if (refusals.length === 0 && mailedElsewhere.length > 0) return { outcome: 'needs_approval', because: approvals };
     // The user asked for it (a label, the CLI, the approvals page): nothing to approve.
     return refusals.length > 0 ? { outcome: 'refused', because: refusals } : { outcome: 'run', because: ['asked for by you'] };
   }

@@ -117,7 +117,7 @@ export interface BackfillAlertDeliveryActivities {
   backfillDeliverAlert(input: { alertId: string }): Promise<{ discord: boolean; email: boolean }>;
 }
 
-export interface BackfillGmailActivities {
+export interface BackfillMailActivities {
   backfillPlan(input: PlanInput): Promise<PlanResult>;
   backfillListSlice(input: ListSliceInput): Promise<ListSliceResult>;
   backfillStoreBatch(input: StoreBatchInput): Promise<StoreBatchResult>;

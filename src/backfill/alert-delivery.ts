@@ -5,8 +5,8 @@
 // channel's answer and that write can send twice. A channel that refuses for good (webhook
 // deleted, grant revoked) is noted on the row and does not hold the backfill up.
 import { ApplicationFailure } from '@temporalio/common';
-import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
-import { GmailAuthError } from '../gmail/errors.js';
+import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
+import { needsReconnect } from '../accounts/mailbox-failures.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
@@ -20,7 +20,7 @@ const log = createLogger('backfill-alerts');
 export interface AlertDeliveryDeps {
   db: SqlExecutor;
   /** Gmail access for the email into the account's inbox. */
-  accounts: GmailAccounts;
+  accounts: MailboxAccess;
   discordWebhookUrl?: string;
   /** At most one email per account, kind and level within this long. */
   emailEveryMs: number;
@@ -83,10 +83,10 @@ export function createAlertDeliveryActivities(deps: AlertDeliveryDeps): Backfill
               // Marks it machine-made: the rules take it as automated mail, never one to answer.
               extraHeaders: { 'Auto-Submitted': 'auto-generated', 'X-Durable-Inbox-Alert': alert.id },
             });
-            const inserted = await deps.accounts.call(alert.accountId, (gmail) => gmail.insertMessage(toRaw(rfc2822), ['INBOX', 'UNREAD']));
+            const inserted = await deps.accounts.call(alert.accountId, (mailbox) => mailbox.insertMessage(toRaw(rfc2822), ['INBOX', 'UNREAD']));
             await saveEmailDelivery(deps.db, alert.id, inserted.id);
           } catch (err) {
-            if (!(err instanceof AccountNotConnectedError || (err instanceof GmailAuthError && !err.retryable))) throw err;
+            if (!needsReconnect(err)) throw err;
             notes.push(`email: ${err.message}`);
           }
         }

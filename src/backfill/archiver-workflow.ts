@@ -5,12 +5,12 @@
 // and returns what it would do. Run by the `archiver` Schedule and on demand.
 import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { ACCOUNT_UNUSABLE_TYPES } from '../accounts/account-access.js';
-import type { BackfillGmailActivities, BackfillStoreActivities } from './activity-contracts.js';
+import type { BackfillMailActivities, BackfillStoreActivities } from './activity-contracts.js';
 import { GMAIL_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 import { ARCHIVER_DEFAULTS, type ArchiverAccountResult, type ArchiverInput, type ArchiverResult } from './contracts.js';
 
 export async function archiverWorkflow(input: ArchiverInput = {}): Promise<ArchiverResult> {
-  const gmail = proxyActivities<BackfillGmailActivities>({
+  const gmail = proxyActivities<BackfillMailActivities>({
     taskQueue: input.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
     startToCloseTimeout: '5 minutes',
     retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: ACCOUNT_UNUSABLE_TYPES },

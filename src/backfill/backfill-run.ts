@@ -32,7 +32,7 @@ import {
 } from '../temporal/search-attributes.js';
 import type {
   BackfillAlertDeliveryActivities,
-  BackfillGmailActivities,
+  BackfillMailActivities,
   BackfillHandoffActivities,
   BackfillStoreActivities,
 } from './activity-contracts.js';
@@ -43,10 +43,10 @@ import { sliceInputOf } from './slice-window.js';
 import { backfillSliceWorkflow } from './slice-workflow.js';
 
 /**
- * Planning on the Gmail queue, retried; an account that cannot be used fails at once (the activity
+ * Planning on the mail queue, retried; an account that cannot be used fails at once (the activity
  * says it is final) and the planning waits for the account to be reconnected.
  */
-const GMAIL_OPTIONS: ActivityOptions = {
+const MAIL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '60 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
@@ -72,8 +72,8 @@ export class BackfillRun {
   readonly backfillId: string;
   /** While the account cannot be used, the planning and the slices wait for it to be reconnected. */
   readonly access: AccountAccess;
-  /** Planning (Gmail queue); a call waits while the account cannot be used. */
-  readonly gmail: BackfillGmailActivities;
+  /** Planning on the account's mailbox (the mail queue, durable-inbox-gmail); a call waits while the account cannot be used. */
+  readonly mail: BackfillMailActivities;
   /** The backfill's rows: range, watermark, alerts (workflow queue). */
   readonly store: BackfillStoreActivities;
   /** Alerts to Discord and the account's inbox (Gmail queue). */
@@ -97,7 +97,7 @@ export class BackfillRun {
     this.backfillId = `${info.workflowId}/${info.firstExecutionRunId}`;
     const { gmail, workflows } = this.settings.taskQueues;
     this.access = new AccountAccess(this.settings.reauthRecheckMs);
-    this.gmail = this.access.activitiesWhileUsable(proxyActivities<BackfillGmailActivities>({ taskQueue: gmail, ...GMAIL_OPTIONS }));
+    this.mail = this.access.activitiesWhileUsable(proxyActivities<BackfillMailActivities>({ taskQueue: gmail, ...MAIL_OPTIONS }));
     this.store = proxyActivities<BackfillStoreActivities>({ taskQueue: workflows, ...STORE_OPTIONS });
     this.alertDelivery = proxyActivities<BackfillAlertDeliveryActivities>({ taskQueue: gmail, ...ALERT_DELIVERY_OPTIONS });
     this.handoff = proxyActivities<BackfillHandoffActivities>({ taskQueue: workflows, ...HANDOFF_OPTIONS });

@@ -48,7 +48,7 @@ async function runWindow(run: BackfillRun): Promise<void> {
 /** The range (options, else what an earlier backfill saved, else the mailbox) and the granularity, saved for a restart. */
 async function plan(run: BackfillRun, input: BackfillInput): Promise<BackfillCarried> {
   const stored = await run.store.backfillLoadState({ accountId: run.accountId });
-  const planned = await run.gmail.backfillPlan(planRequest(input, stored));
+  const planned = await run.mail.backfillPlan(planRequest(input, stored));
   const granularity = granularityFor(input, stored, planned, run.settings.targetPerSlice);
   const { rangeStart, rangeEnd } = planned;
   await run.store.backfillSaveRange({ accountId: run.accountId, backfillId: run.backfillId, rangeStart, rangeEnd, granularity });

@@ -5,21 +5,21 @@
 import { getExternalWorkflowHandle, isCancellation, log, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import { accountUnusable } from '../accounts/account-access.js';
 import { activityError, describeFailure, failureType } from '../temporal/workflow-failures.js';
-import type { BackfillGmailActivities, BackfillStoreActivities, BatchFailureDetails, BatchStoredCounts } from './activity-contracts.js';
+import type { BackfillMailActivities, BackfillStoreActivities, BatchFailureDetails, BatchStoredCounts } from './activity-contracts.js';
 import { BATCH_FAILED_TYPE } from './activity-contracts.js';
 import { sliceDoneSignal, type SliceInput, type SliceReport } from './contracts.js';
 
 /**
- * Gmail (the input's Gmail queue), retried a little. An account that cannot be used fails at once
+ * The account's mailbox (the input's mail queue), retried a little. An account that cannot be used fails at once
  * (the activity says it is final): the slice reports it, and the backfill waits for a reconnect.
  */
-const GMAIL_OPTIONS: ActivityOptions = {
+const MAIL_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '60 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
 };
 /** After a split the halves get fewer attempts: the failing ids are already known to fail. */
-const GMAIL_AFTER_SPLIT_OPTIONS: ActivityOptions = {
+const MAIL_AFTER_SPLIT_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '60 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 2 },
@@ -49,21 +49,21 @@ function countStored(report: SliceReport, counts: BatchStoredCounts | undefined)
 }
 
 interface SliceActivities {
-  gmail: BackfillGmailActivities;
-  gmailAfterSplit: BackfillGmailActivities;
+  mail: BackfillMailActivities;
+  mailAfterSplit: BackfillMailActivities;
   store: BackfillStoreActivities;
 }
 
 export async function backfillSliceWorkflow(input: SliceInput): Promise<SliceReport> {
   const acts: SliceActivities = {
-    gmail: proxyActivities<BackfillGmailActivities>({ taskQueue: input.taskQueues.gmail, ...GMAIL_OPTIONS }),
-    gmailAfterSplit: proxyActivities<BackfillGmailActivities>({ taskQueue: input.taskQueues.gmail, ...GMAIL_AFTER_SPLIT_OPTIONS }),
+    mail: proxyActivities<BackfillMailActivities>({ taskQueue: input.taskQueues.gmail, ...MAIL_OPTIONS }),
+    mailAfterSplit: proxyActivities<BackfillMailActivities>({ taskQueue: input.taskQueues.gmail, ...MAIL_AFTER_SPLIT_OPTIONS }),
     store: proxyActivities<BackfillStoreActivities>({ taskQueue: input.taskQueues.workflows, ...STORE_OPTIONS }),
   };
   const report: SliceReport = { start: input.start, end: input.end, outcome: 'done', listed: 0, stored: 0, inserted: 0, bad: 0, gone: 0 };
   try {
     const { accountId, start, end, overlapMs, maxListPages } = input;
-    const listing = await acts.gmail.backfillListSlice({ accountId, start, end, overlapMs, maxPages: maxListPages });
+    const listing = await acts.mail.backfillListSlice({ accountId, start, end, overlapMs, maxPages: maxListPages });
     if (listing.tooDeep) {
       report.outcome = 'split'; // the backfill puts two halves in its place
     } else {
@@ -113,7 +113,7 @@ async function storeInBatches(input: SliceInput, acts: SliceActivities, report: 
 async function storeIds(input: SliceInput, acts: SliceActivities, report: SliceReport, ids: string[], split: boolean, lastReason?: string): Promise<void> {
   if (ids.length === 0) return;
   try {
-    countStored(report, await (split ? acts.gmailAfterSplit : acts.gmail).backfillStoreBatch({ accountId: input.accountId, ids, format: input.format }));
+    countStored(report, await (split ? acts.mailAfterSplit : acts.mail).backfillStoreBatch({ accountId: input.accountId, ids, format: input.format }));
   } catch (err) {
     if (isCancellation(err)) throw err;
     // The activity stored some before failing; they are counted (they are in Postgres).

@@ -42,10 +42,3 @@ export function chooseGranularity(messagesTotal: number, rangeStart: number, ran
   if (perDay * 7 <= targetPerSlice) return 'week';
   return 'day';
 }
-
-/** Gmail search bounds for a slice, in epoch seconds, widened by `overlapMs` on both sides. */
-export function sliceQuery(start: number, end: number, overlapMs: number): string {
-  const after = Math.floor((start - overlapMs) / 1000);
-  const before = Math.ceil((end + overlapMs) / 1000);
-  return `after:${Math.max(0, after)} before:${before}`;
-}

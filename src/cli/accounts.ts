@@ -37,7 +37,7 @@ import { resolvePayloadKeys, resolveTokenKey } from '../temporal/encryption-keys
 import { createBreakerStore } from '../llm/breaker-store.js';
 import { describePause } from '../llm/breaker.js';
 import { resumeLlm } from '../thread/llm-resume.js';
-import { findAccount, noSuchAccount, requireAccount } from './account-ref.js';
+import { findAccount, noSuchAccount, requireAccount } from '../operations/account-ref.js';
 import { usageFailure, UsageError, withDatabase } from './command.js';
 import { printTable } from './table.js';
 import { accountTimeSettings, setAccountTimeZone } from '../accounts/time-settings.js';

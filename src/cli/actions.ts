@@ -22,7 +22,7 @@ import { listActions, loadAction, loadCategoryActions, loadSafetyPolicy, setCate
 import type { Allowance, AllowanceScope, SafetyPolicy } from '../actions/policy.js';
 import { CATEGORIES, type Category } from '../mail/types.js';
 import { prismaExecutor } from '../db/sql-executor.js';
-import { accountIdOf } from './account-ref.js';
+import { accountIdOf } from '../operations/account-ref.js';
 import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 import { recipientsText } from '../actions/approval-request.js';

@@ -5,6 +5,7 @@ import type { Env } from '../config/env.js';
 import { createPrismaClient, type PrismaClient } from '../db/client.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { createLogger } from '../shared/log.js';
+import { InvalidRequest } from '../operations/errors.js';
 
 const log = createLogger('cli');
 
@@ -13,14 +14,14 @@ export interface CliIo {
 }
 
 /** A bad argument: printed with the usage; the command exits 2 having changed nothing. */
-export class UsageError extends Error {}
+export class UsageError extends InvalidRequest {}
 
 export function usageFailure(io: CliIo, command: string, message: string, usage: string): number {
   io.out(`durable-inbox ${command}: ${message}\n${usage}`);
   return 2;
 }
 
-/** Runs `fn` with a Prisma client on the configured (or local) database; exit code 0, or 2 on a UsageError. */
+/** Runs `fn` with a Prisma client on the configured (or local) database; exit code 0, or 2 on an invalid request (a UsageError, or one the shared operations refused). */
 export async function withDatabase(
   cfg: Env,
   io: CliIo,
@@ -33,7 +34,7 @@ export async function withDatabase(
     await fn(prisma);
     return 0;
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
+    if (!(err instanceof InvalidRequest)) throw err;
     return usageFailure(io, command.name, err.message, command.usage);
   } finally {
     await prisma.$disconnect();

@@ -5,7 +5,9 @@ import { USAGE as ACCOUNTS_USAGE } from './accounts.js';
 import { USAGE as ACTIONS_USAGE } from './actions.js';
 import { USAGE as AGENTS_USAGE } from './agents.js';
 import { USAGE as BACKFILL_USAGE } from './backfill.js';
+import { USAGE as CLEANUP_USAGE } from './cleanup.js';
 import { USAGE as MEMORY_USAGE } from './memory.js';
+import { USAGE as MCP_TOKENS_USAGE } from './mcp-tokens.js';
 import { USAGE as REMINDERS_USAGE } from './reminders.js';
 import { USAGE as RULES_USAGE } from './rules.js';
 import { USAGE as SCHEDULES_USAGE } from './schedules.js';
@@ -88,6 +90,15 @@ export const GROUPS: Record<string, GroupHelp> = {
     ],
     usage: MEMORY_USAGE,
   },
+  'mcp-tokens': {
+    summary: 'the bearer tokens that open the MCP server over HTTP (/mcp) to an assistant: make, list, revoke',
+    commands: [
+      ['create', 'a new token, read-only or read-write, shown once'],
+      ['list', 'every token: who it is for, its scope, its last use'],
+      ['revoke', 'a token opens nothing from now on'],
+    ],
+    usage: MCP_TOKENS_USAGE,
+  },
   agents: {
     summary: 'the agent profiles that rules can hand a thread to: their instructions, tools and limits',
     commands: [
@@ -132,6 +143,20 @@ export const GROUPS: Record<string, GroupHelp> = {
       ['archive', 'run the archiver now'],
     ],
     usage: BACKFILL_USAGE,
+  },
+  cleanup: {
+    summary: 'clean up a mailbox: who sends what, unsubscribe from a sender, archive or trash a sender’s or a search’s mail in bulk, the cold-email allowlist',
+    commands: [
+      ['senders', 'per sender or domain: messages, unread share, replied to, category, List-Unsubscribe, last date'],
+      ['unsubscribe', 'unsubscribe from a sender (one-click or mailto:), journaled and approved like any action'],
+      ['bulk', 'archive or trash all the mail of a sender, a domain or a search (--query, Gmail’s syntax), in batches within the quota (--dry-run counts first)'],
+      ['bulk-status', 'a bulk run’s progress'],
+      ['bulk-undo', 'take a bulk run back, batch by batch, exactly the messages it moved'],
+      ['cold-allow', 'never hold back a sender’s or a domain’s mail as cold email'],
+      ['cold-unallow', 'take a sender or a domain off the cold-email allowlist'],
+      ['cold-allowlist', 'the senders and domains the cold-email gate lets through'],
+    ],
+    usage: CLEANUP_USAGE,
   },
 };
 

@@ -39,7 +39,7 @@ import { autoAcceptAfter, setAutoAcceptAfter } from '../learning/auto-accept.js'
 import { weeklyReport } from '../learning/weekly-report.js';
 import { evidenceByIds, type WritingEvidence } from '../learning/writing-evidence.js';
 import { displaySafe } from '../shared/display-text.js';
-import { accountIdOf } from './account-ref.js';
+import { accountIdOf } from '../operations/account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 

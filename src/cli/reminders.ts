@@ -16,7 +16,7 @@ import { listOccurrences, listReminders, loadReminder, type ReminderRow } from '
 import { accountTimeSettings } from '../accounts/time-settings.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
-import { requireAccount } from './account-ref.js';
+import { requireAccount } from '../operations/account-ref.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 

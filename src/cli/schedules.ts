@@ -9,16 +9,16 @@ import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { userScheduleSettingsFromConfig } from '../config/settings.js';
 import type { Env } from '../config/env.js';
-import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { loadAgentProfile } from '../agent/profiles.js';
 import { isIanaZone } from '../schedules/calendar-spec.js';
 import { scheduleIdOf, scheduleTiming, WEEKDAYS, type AgentScheduleRow, type ScheduleTiming } from '../schedules/contracts.js';
-import { findAgentSchedule, listAgentSchedules, listScheduleRuns, loadAgentSchedule } from '../schedules/schedule-store.js';
+import { findAgentSchedule, listAgentSchedules, listScheduleRuns } from '../schedules/schedule-store.js';
 import { addUserSchedule, removeUserSchedule, userScheduleState, zoneOf } from '../schedules/user-schedules.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
-import { accountIdOf, requireAccount } from './account-ref.js';
+import { accountIdOf, requireAccount } from '../operations/account-ref.js';
+import { findSchedule, triggerSchedule } from '../operations/schedules.js';
 import { parseSubcommand, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
@@ -76,17 +76,6 @@ function timingOf(values: Record<string, unknown>): ScheduleTiming {
 
 export function describeTiming(t: ScheduleTiming): string {
   return 'cron' in t ? `cron ${t.cron}` : `${t.at} ${t.days.length === 7 ? 'daily' : t.days.join(',')}`;
-}
-
-async function scheduleOf(prisma: PrismaClient, db: SqlExecutor, ref: string | undefined, account: unknown): Promise<AgentScheduleRow> {
-  if (!ref) throw new UsageError('expected a schedule (its id, schedule-<id>, or its name with --account)');
-  const id = ref.startsWith('schedule-') ? ref.slice('schedule-'.length) : ref;
-  const byId = /^[0-9a-f-]{36}$/.test(id) ? await loadAgentSchedule(db, id) : null;
-  if (byId) return byId;
-  const accountId = await accountIdOf(prisma, account as string | undefined);
-  const byName = accountId ? await findAgentSchedule(db, accountId, ref) : null;
-  if (!byName) throw new UsageError(`no schedule ${ref}${accountId ? '' : ' (a name needs --account)'}`);
-  return byName;
 }
 
 const when = (d: Date | undefined, zone: string) =>
@@ -169,7 +158,7 @@ export async function runSchedulesCli(cfg: Env, argv: string[], io: CliIo = { ou
         printTable(io.out, ['ID', 'NAME', 'AGENT', 'WHEN', 'STATE', 'NEXT'], lines);
         return;
       }
-      const row = await scheduleOf(prisma, db, parsed.positionals[0], values.account);
+      const row = await findSchedule(prisma, db, parsed.positionals[0], values.account);
       const c = await temporal();
       const handle = c.schedule.getHandle(scheduleIdOf(row.id));
       switch (sub) {
@@ -182,8 +171,7 @@ export async function runSchedulesCli(cfg: Env, argv: string[], io: CliIo = { ou
           await handle.unpause('resumed with npm run cli -- schedules resume');
           return io.out(`resumed ${row.name}`);
         case 'trigger':
-          // Through the Schedule (it shows in `temporal schedule describe`); a run stands for the time it starts.
-          await handle.trigger();
+          await triggerSchedule(c, row);
           return io.out(`triggered ${row.name}: the report arrives in the inbox shortly (npm run cli -- schedules show ${row.id})`);
         case 'remove':
           await removeUserSchedule(c, db, row);

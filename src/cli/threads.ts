@@ -17,11 +17,12 @@ import type { Env } from '../config/env.js';
 import type { PrismaClient } from '../db/client.js';
 import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
-import { CLOSED_STATES, THREAD_STATES, WAKE_KINDS, type TimerRequest, type Wake } from '../thread/contracts.js';
-import { requestReclassify, requestTimer } from '../thread/ingest.js';
+import { CLOSED_STATES, THREAD_STATES, WAKE_KINDS, type Wake } from '../thread/contracts.js';
+import { requestReclassify } from '../thread/ingest.js';
 import { accountTimeSettings } from '../accounts/time-settings.js';
-import { describeLocal, parseWhen, resolveWhen, TimeSpecError, type TimeSettings, type WhenSpec } from '../time/index.js';
-import { accountIdOf } from './account-ref.js';
+import { describeLocal } from '../time/index.js';
+import { accountIdOf } from '../operations/account-ref.js';
+import { askThreadTimer, findThread, listThreads, wakesOf, type TimerAsk } from '../operations/threads.js';
 import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
 import { printTable } from './table.js';
 
@@ -52,6 +53,11 @@ const OPTIONS = {
 
 const TIMER_SUBCOMMANDS = ['snooze', 'unsnooze', 'remind', 'send-later', 'cancel'] as const;
 
+/** The flags of `values` that are set. */
+function pick<K extends string>(values: Partial<Record<K, string>>, ...keys: K[]): Partial<Record<K, string>> {
+  return Object.fromEntries(keys.flatMap((k) => (values[k] === undefined ? [] : [[k, values[k]]]))) as Partial<Record<K, string>>;
+}
+
 const listArgs = z.object({
   account: z.string().optional(),
   state: z.enum(THREAD_STATES, { error: `expected one of ${THREAD_STATES.join(', ')}` }).optional(),
@@ -74,13 +80,7 @@ async function list(prisma: PrismaClient, io: ThreadsCliIo, values: Record<strin
     throw new UsageError(`--${issue.path.join('.')}: ${issue.message}`);
   }
   const { account, state, limit } = parsed.data;
-  const accountId = await accountIdOf(prisma, account);
-  const rows = await prisma.thread.findMany({
-    where: { ...(accountId ? { accountId } : {}), ...(state ? { state } : {}) },
-    orderBy: { updatedAt: 'desc' },
-    take: limit,
-    include: { account: { select: { email: true } } },
-  });
+  const rows = await listThreads(prisma, { ...(account ? { account } : {}), ...(state ? { state } : {}), limit });
   if (rows.length === 0) {
     io.out('No threads.');
     return;
@@ -111,20 +111,13 @@ const wakeText = (w: Wake) =>
 
 async function show(cfg: Env, prisma: PrismaClient, io: ThreadsCliIo, threadId: string | undefined, account: string | undefined): Promise<void> {
   if (!threadId) throw new UsageError('show needs a thread id (see npm run cli -- threads list)');
-  const accountId = await accountIdOf(prisma, account);
-  const found = await prisma.thread.findMany({
-    where: { gmailThreadId: threadId, ...(accountId ? { accountId } : {}) },
-    include: { account: { select: { email: true } }, decisions: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } },
-  });
-  if (found.length === 0) throw new UsageError(`no thread ${threadId}${account ? ` in ${account}` : ''}`);
-  if (found.length > 1) throw new UsageError(`thread ${threadId} is in ${found.length} accounts: give --account`);
-  const t = found[0]!;
+  const t = await findThread(prisma, threadId, account);
   io.out(`thread ${t.gmailThreadId} of ${t.account.email}  (${gmailLink(t.account.email, t.gmailThreadId)})`);
   io.out(`state ${t.state}${t.category ? `, ${t.category}` : ''}${t.confidence !== null ? ` (${t.confidence.toFixed(2)})` : ''}` +
     `${t.draftId ? `, draft ${t.draftId}` : ''}, ${t.reworkCount} rework(s), updated ${t.updatedAt.toISOString()}` +
     `${t.closedAt ? `, closed ${t.closedAt.toISOString()}` : ''}`);
   io.out(`workflow thread/${t.accountId}/${t.gmailThreadId} (last run ${t.lastRunId ?? '-'})`);
-  const wakes = (Array.isArray(t.wakes) ? (t.wakes as unknown as Wake[]) : []).sort((a, b) => a.at - b.at);
+  const wakes = wakesOf(t);
   if (wakes.length > 0) {
     const zone = (await accountTimeSettings(prisma, t.accountId, cfg))?.zone ?? 'UTC';
     for (const w of wakes) io.out(`waits for   ${wakeText(w)}: wakes ${describeLocal(new Date(w.at), zone)}  (journal ${w.actionId})`);
@@ -232,43 +225,6 @@ async function reclassify(cfg: Env, prisma: PrismaClient, io: ThreadsCliIo, thre
   }
 }
 
-/** The one thread a timer command is for (its account when the id is in several). */
-async function threadOf(prisma: PrismaClient, threadId: string | undefined, account: string | undefined) {
-  if (!threadId) throw new UsageError('give a thread id (see npm run cli -- threads list)');
-  const accountId = await accountIdOf(prisma, account);
-  const found = await prisma.thread.findMany({ where: { gmailThreadId: threadId, ...(accountId ? { accountId } : {}) }, select: { accountId: true, gmailThreadId: true } });
-  if (found.length === 0) throw new UsageError(`no thread ${threadId}${account ? ` in ${account}` : ''}`);
-  if (found.length > 1) throw new UsageError(`thread ${threadId} is in ${found.length} accounts: give --account`);
-  return found[0]!;
-}
-
-/** The moment a flag names, in the account's zone; a time that cannot be read is a usage error saying why. */
-function momentOf(flag: string, spec: WhenSpec, settings: TimeSettings): number {
-  try {
-    return resolveWhen(spec, new Date(), settings).getTime();
-  } catch (err) {
-    if (err instanceof TimeSpecError) throw new UsageError(`${flag}: ${err.message}`);
-    throw err;
-  }
-}
-
-function whenOf(values: { in?: string; at?: string; until?: string }, allowed: ('in' | 'at' | 'until')[], settings: TimeSettings): number {
-  const given = allowed.filter((f) => values[f] !== undefined);
-  if (given.length !== 1) throw new UsageError(`give one of ${allowed.map((f) => `--${f}`).join(', ')}`);
-  const flag = given[0]!;
-  const text = values[flag]!;
-  if (flag === 'in') return momentOf('--in', { kind: 'in', duration: text }, settings);
-  if (flag === 'at') return momentOf('--at', { kind: 'at', local: text }, settings);
-  let spec: WhenSpec;
-  try {
-    spec = parseWhen(text);
-  } catch (err) {
-    if (err instanceof TimeSpecError) throw new UsageError(`--until: ${err.message}`);
-    throw err;
-  }
-  return momentOf('--until', spec, settings);
-}
-
 /** snooze, unsnooze, remind, send-later, cancel: a signal to the thread's workflow (started if need be). */
 async function timer(
   cfg: Env,
@@ -278,32 +234,25 @@ async function timer(
   threadId: string | undefined,
   values: { account?: string; in?: string; at?: string; until?: string; note?: string; timer?: string },
 ): Promise<void> {
-  const t = await threadOf(prisma, threadId, values.account);
-  const settings = (await accountTimeSettings(prisma, t.accountId, cfg))!;
-  let request: TimerRequest;
-  if (sub === 'snooze') request = { kind: 'snooze', at: whenOf(values, ['until'], settings) };
-  else if (sub === 'remind') request = { kind: 'remind', at: whenOf(values, ['in', 'at'], settings), ...(values.note ? { note: values.note } : {}) };
-  else if (sub === 'send-later') request = { kind: 'send_later', at: whenOf(values, ['at', 'in'], settings) };
-  else if (sub === 'unsnooze') request = { kind: 'unsnooze' };
-  else {
-    const kind = values.timer;
-    if (kind !== undefined && !(WAKE_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--timer: expected one of ${WAKE_KINDS.join(', ')}`);
-    request = { kind: 'cancel', ...(kind ? { timer: kind as Wake['kind'] } : {}) };
-  }
+  const ask: TimerAsk =
+    sub === 'snooze'
+      ? { kind: 'snooze', until: values.until ?? '' }
+      : sub === 'remind'
+        ? { kind: 'remind', ...pick(values, 'in', 'at', 'note') }
+        : sub === 'send-later'
+          ? { kind: 'send_later', ...pick(values, 'in', 'at') }
+          : sub === 'unsnooze'
+            ? { kind: 'unsnooze' }
+            : { kind: 'cancel', ...pick(values, 'timer') };
+  if (sub === 'snooze' && values.until === undefined) throw new UsageError('give one of --until');
   const client = await connectClient(cfg, await resolvePayloadKeys(cfg));
   try {
-    await requestTimer(client, {
-      accountId: t.accountId,
-      threadId: t.gmailThreadId,
-      settings: threadSettingsFromConfig(cfg),
-      event: { type: 'timer_request', requestId: randomUUID(), request, by: 'user' },
-      taskQueue: cfg.TEMPORAL_TASK_QUEUE,
-    });
+    const asked = await askThreadTimer(cfg, { prisma, client }, { threadId, ...(values.account ? { account: values.account } : {}) }, ask, 'cli');
+    const at = 'at' in asked.request ? ` at ${describeLocal(new Date(asked.request.at), asked.zone)}` : '';
+    io.out(`${sub}${at}: asked thread ${asked.threadId}; see npm run cli -- threads show ${asked.threadId}`);
   } finally {
     await client.connection.close();
   }
-  const at = 'at' in request ? ` ${describeLocal(new Date(request.at), settings.zone)}` : '';
-  io.out(`${sub}${at ? ' at' : ''}${at}: asked thread ${t.gmailThreadId}; see npm run cli -- threads show ${t.gmailThreadId}`);
 }
 
 /** Entry for src/cli/main.ts. Returns the exit code. */

@@ -176,6 +176,17 @@ export const envSchema = z.object({
   /** The app's address as the user's browser reaches it (links in Discord messages); default http://127.0.0.1:<HTTP_PORT>. */
   PUBLIC_BASE_URL: url.optional(),
 
+  /**
+   * MCP over HTTP (docs/mcp.md): the browser origins (scheme://host[:port], comma-separated) whose
+   * requests /mcp takes. A request with any other Origin header is refused (403) against DNS rebinding;
+   * desktop clients send none. Default: none.
+   */
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((raw) => raw.split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.url({ protocol: /^https?$/, error: 'expected comma-separated origins like https://app.example' }))),
+
   /** Approvals (docs/actions.md): signs the page's links and CSRF tokens; dev mode derives one from the token key. */
   APPROVALS_SECRET: z.string().min(32, 'expected at least 32 characters').optional(),
   /** Opens the list page (GET /approvals?token=…); unset: only the signed per-action links work. */
@@ -207,6 +218,9 @@ export const envSchema = z.object({
   /** Backfill alerts (docs/backfill.md): the metadata budget per account, and how often one alert may email the account. */
   BACKFILL_METADATA_BUDGET_BYTES: z.coerce.number().int().positive().default(16 * 1024 * 1024),
   BACKFILL_ALERT_EMAIL_EVERY: howLong({ zero: true }).prefault('6 hours'),
+  /** An IMAP account's backfill (docs/backfill.md): its connections per account and worker process, and its ceiling in messages per second per account. */
+  IMAP_BACKFILL_CONNECTIONS: z.coerce.number().int().positive().default(2),
+  IMAP_BACKFILL_RATE: z.coerce.number().positive().default(20),
 
   /** Sync (docs/sync.md). The Pub/Sub topic users.watch publishes to; unset: no watch, polling only. */
   GMAIL_PUSH_TOPIC: z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'expected projects/<p>/topics/<t>').optional(),

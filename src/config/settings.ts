@@ -97,6 +97,17 @@ export function quotaOptionsFromConfig(cfg: Env): QuotaLimiterOptions {
   };
 }
 
+/**
+ * The IMAP backfill's limiter: a bucket of its own per account (`<account>:imap-backfill`; the sync
+ * meters the same account in Gmail units under the account's key) of IMAP_BACKFILL_RATE units
+ * (operations, about messages read) per second, at the ceiling from the start (no 429 to find it by; a slow server still halves it by its
+ * latency), and as many calls in flight per process as the backfill has connections.
+ */
+export function imapBackfillLimiterOptions(cfg: Env): QuotaLimiterOptions {
+  const rate = cfg.IMAP_BACKFILL_RATE;
+  return { profile: 'imap', bucket: 'imap-backfill', startRate: rate, maxRate: rate, minRate: rate * 0.05, increaseStep: rate * 0.05, maxConcurrency: cfg.IMAP_BACKFILL_CONNECTIONS };
+}
+
 export function syncScheduleSettingsFromConfig(cfg: Env): SyncScheduleSettings {
   return {
     pollEvery: cfg.SYNC_POLL_EVERY,

@@ -1,7 +1,9 @@
-// `npm run dev`: the whole product on embedded defaults, in one process.
+// `npm run dev`: the whole product on embedded defaults, in one process. `npm run dev -- --imap`:
+// a second demo mailbox beside the Gmail emulator's, on a local Dovecot and Postfix (src/dev/imap-demo.ts).
 // Starts (or reuses) the Temporal dev server, the database and its migrations, the codec
 // server, the workers and the HTTP server; prints where to look. Ctrl-C stops everything
 // this process started, in reverse order, and exits 0.
+import { dropRetriesAfterClose } from '../temporal/closed-connection-guard.js';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +12,9 @@ import { loadConfigOrExit } from '../config/env.js';
 import { createGmailWorker } from '../workers/gmail-worker.js';
 import { createLlmWorker } from '../workers/llm-worker.js';
 import { startDemoWorld } from './demo.js';
+import { startImapDemo } from './imap-demo.js';
+import { TokenVault } from '../accounts/token-vault.js';
+import { resolveTokenKey } from '../temporal/encryption-keys.js';
 import { resolveDatabase } from '../db/resolve-database.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { startDevServer } from '../temporal/dev-server.js';
@@ -36,10 +41,12 @@ const defaultDataDir = fileURLToPath(new URL('../../.data/', import.meta.url));
 const stack = new StopList(log);
 
 async function main(): Promise<void> {
+  dropRetriesAfterClose();
   // Signals first: Ctrl-C during start-up stops what has started (the workers also stop on their
   // own when the Temporal runtime sees SIGINT/SIGTERM).
   stack.exitOnSignals();
   const userCfg = loadConfigOrExit();
+  const imap = process.argv.slice(2).includes('--imap');
   installSdkLogging(userCfg.LOG_LEVEL, sdkMetricsTelemetry(userCfg.METRICS_HOST, userCfg.TEMPORAL_METRICS_PORT));
   if (await startTracing(userCfg, { serviceName: 'durable-inbox' })) stack.push({ name: 'tracing', stop: stopTracing });
   const dataDir = userCfg.DATA_DIR ? join(resolve(userCfg.DATA_DIR), '/') : defaultDataDir;
@@ -92,6 +99,18 @@ async function main(): Promise<void> {
   const schedules = await ensureAppSchedules(client, cfg, log);
   const demoLearning = await connectDemo(demo, cfg, { prisma: ctx.prisma, client }, log);
   if (demoLearning) stack.push({ name: 'demo writing lesson', stop: demoLearning.stop });
+  const extra: string[] = [];
+  if (imap) {
+    const mail = await startImapDemo({
+      prisma: ctx.prisma,
+      vault: new TokenVault(await resolveTokenKey(cfg)),
+      sync: { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE },
+      dataDir,
+    });
+    stack.push({ name: 'mail servers', stop: () => mail.close() });
+    log.info(`IMAP demo account ${mail.email} connected (${mail.accountId}); its inbox is being processed`);
+    extra.push(...mail.lines);
+  }
 
   console.log(
     runningBanner({
@@ -103,6 +122,7 @@ async function main(): Promise<void> {
       http,
       demo,
       schedules,
+      extra,
     }),
   );
 

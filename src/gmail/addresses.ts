@@ -8,7 +8,7 @@ import { domainToASCII } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import addrs from 'email-addresses';
 import { decodeHeaderText, encodeHeaderText, needsHeaderEncoding } from './mime-encoding.js';
-import type { EmailAddress } from '../mail/message.js';
+import type { EmailAddress, ThreadMessage } from '../mail/message.js';
 
 /**
  * Longer address headers are not parsed: they give no addresses and a warning. The grammar backtracks
@@ -157,6 +157,16 @@ export function parseSender(values: string | readonly string[] | undefined, warn
 /** The sender's canonical address from a From header value ('' when it has no single usable one). */
 export function senderAddress(from: string | undefined): string {
   return parseSender(from)?.address ?? '';
+}
+
+/**
+ * Everyone a message goes to when sent: its To, its Cc and the Bcc a draft keeps (canonical, each
+ * once), as the product's reader read them. What a send is judged by and, over SMTP, its envelope:
+ * one reading, so a send cannot go where the check did not look.
+ */
+export function messageRecipients(message: ThreadMessage): string[] {
+  const bcc = parseAddressList(message.headers['bcc']);
+  return [...new Set([...message.to, ...message.cc, ...bcc].map((a) => canonicalAddress(a.address)).filter((a) => a !== ''))];
 }
 
 /** The lower-cased domain of an address (`jane@Mail.Example.com` → `mail.example.com`), or '' without one. */

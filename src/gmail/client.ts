@@ -1,7 +1,10 @@
 // A googleapis Gmail client for use inside Temporal activities: no hidden retries (the activity retry
 // policy owns them), a hard HTTP timeout, and refreshed tokens handed to the caller for persistence.
 
-import { Auth, google, type gmail_v1 } from 'googleapis';
+// googleapis' own OAuth2 client (googleapis-common pins its google-auth-library), as google.auth.OAuth2 is.
+import { OAuth2Client, type googleAuthLibrary } from 'googleapis-common';
+// Gmail's module alone: googleapis' index loads every Google API (~0.7 s of CPU at each process start).
+import { gmail_v1 } from 'googleapis/build/src/apis/gmail/v1.js';
 
 export interface GmailTokens {
   refresh_token?: string | null;
@@ -28,7 +31,7 @@ export interface GmailClientOptions {
 
 export interface GmailClient {
   gmail: gmail_v1.Gmail;
-  auth: Auth.OAuth2Client;
+  auth: OAuth2Client;
 }
 
 export const DEFAULT_GMAIL_TIMEOUT_MS = 30_000;
@@ -40,7 +43,7 @@ const NO_RETRIES = { retry: false, retryConfig: { retry: 0, noResponseRetries: 0
 
 export function createGmailClient(options: GmailClientOptions): GmailClient {
   const timeout = options.timeoutMs ?? DEFAULT_GMAIL_TIMEOUT_MS;
-  const auth = new google.auth.OAuth2({
+  const auth = new OAuth2Client({
     clientId: options.clientId,
     clientSecret: options.clientSecret,
     endpoints: {
@@ -54,7 +57,7 @@ export function createGmailClient(options: GmailClientOptions): GmailClient {
 
   const onTokens = options.onTokens;
   if (onTokens) {
-    auth.on('tokens', (tokens: Auth.Credentials) => {
+    auth.on('tokens', (tokens: googleAuthLibrary.Credentials) => {
       onTokens({ refresh_token: tokens.refresh_token, access_token: tokens.access_token, expiry_date: tokens.expiry_date });
     });
   }
@@ -72,8 +75,7 @@ export function createGmailClient(options: GmailClientOptions): GmailClient {
     },
   });
 
-  const gmail = google.gmail({
-    version: 'v1',
+  const gmail = new gmail_v1.Gmail({
     auth,
     ...(options.rootUrl ? { rootUrl: options.rootUrl } : {}),
     timeout,

@@ -24,7 +24,7 @@ import type {
   ThreadSnapshot,
   WatchResult,
 } from '../mail/message.js';
-import { searchableAddress, type ChangesRequest, type DraftContent, type Mailbox, type MailboxCapabilities, type MailSearch } from '../mail/mailbox.js';
+import { searchableAddress, searchableDomain, searchableMessageId, type ChangesRequest, type DraftContent, type Mailbox, type MailboxCapabilities, type MailSearch, type ReceivedPage, type ReceivedRequest } from '../mail/mailbox.js';
 import { MailboxCursorExpiredError } from '../mail/mailbox-errors.js';
 
 /** users.messages.batchModify accepts at most this many ids per call. */
@@ -63,7 +63,9 @@ export interface WatchOptions {
 export type GmailCallGate = <T>(method: string, call: () => Promise<T>) => Promise<T>;
 
 /** What the Gmail API is, as a mailbox: labels and thread ids of its own, push through Pub/Sub, Sent filed by Gmail. */
-export const GMAIL_CAPABILITIES: MailboxCapabilities = { provider: 'gmail', labels: 'labels', threadIds: 'server', changes: 'push', sentCopy: 'server' };
+export const GMAIL_CAPABILITIES: MailboxCapabilities = { provider: 'gmail', labels: 'labels', threadIds: 'server', changes: 'push', sentCopy: 'server', query: 'server' };
+
+const DAY_MS = 86_400_000;
 
 export class GmailService implements Mailbox {
   readonly capabilities = GMAIL_CAPABILITIES;
@@ -359,6 +361,34 @@ export class GmailService implements Mailbox {
     };
   }
 
+  /** messages.list with `after:`/`before:` in epoch seconds, widened to whole seconds (Gmail's search has no finer bound). */
+  async listReceived({ after, before, pageSize, pageToken }: ReceivedRequest): Promise<ReceivedPage> {
+    const q = `after:${Math.max(0, Math.floor(after / 1000))} before:${Math.ceil(before / 1000)}`;
+    const page = await this.listMessages({ q, maxResults: pageSize, ...(pageToken ? { pageToken } : {}) });
+    return { ids: page.messages.map((m) => m.id), ...(page.nextPageToken ? { nextPageToken: page.nextPageToken } : {}) };
+  }
+
+  /**
+   * The UTC day of the oldest message, by bisection on `before:` (Gmail lists newest first and has no
+   * "oldest" order): ~15 one-result list calls instead of paging the mailbox.
+   */
+  async oldestReceived(before: number): Promise<number | undefined> {
+    const any = async (beforeMs: number) => (await this.listMessages({ q: `before:${Math.floor(beforeMs / 1000)}`, maxResults: 1 })).messages.length > 0;
+    let lo = 0; // day index: nothing before lo*DAY
+    let hi = Math.ceil(before / DAY_MS); // something before hi*DAY, if anything at all
+    if (!(await any(hi * DAY_MS))) return undefined;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (await any(mid * DAY_MS)) hi = mid;
+      else lo = mid;
+    }
+    return lo * DAY_MS;
+  }
+
+  async countMessages(): Promise<number> {
+    return (await this.getProfile()).messagesTotal;
+  }
+
   /** A neutral search as a Gmail query (quoted terms only: an address that is not plain matches nothing). */
   async searchMessages(search: MailSearch): Promise<MessageList> {
     const q = gmailQuery(search);
@@ -368,7 +398,7 @@ export class GmailService implements Mailbox {
       ...(search.labelId ? { labelIds: [search.labelId] } : {}),
       ...(search.maxResults ? { maxResults: search.maxResults } : {}),
       ...(search.pageToken ? { pageToken: search.pageToken } : {}),
-      ...(search.in === 'TRASH' || search.in === 'SPAM' ? { includeSpamTrash: true } : {}),
+      ...(search.in === 'TRASH' || search.in === 'SPAM' || search.in === 'ANYWHERE' ? { includeSpamTrash: true } : {}),
     });
   }
 
@@ -500,17 +530,29 @@ const GMAIL_IN: Record<NonNullable<MailSearch['in']>, string> = {
   TRASH: 'in:trash',
   SPAM: 'in:spam',
   ALL: '',
+  ANYWHERE: '',
 };
 
 /** A neutral search in Gmail's syntax; null when it can match nothing (an address that is not plain). */
 export function gmailQuery(search: MailSearch): string | null {
-  const terms = [GMAIL_IN[search.in ?? 'INBOX']];
+  // A query of its own says where it looks (in:…), as Gmail reads it: everywhere but spam and trash unless it says.
+  const terms = [search.query !== undefined && search.in === undefined ? '' : GMAIL_IN[search.in ?? 'INBOX'], search.query ?? ''];
   for (const field of ['from', 'to'] as const) {
     const value = search[field];
     if (value === undefined) continue;
     const address = searchableAddress(value);
     if (!address) return null;
     terms.push(`${field}:"${address}"`);
+  }
+  if (search.fromDomain !== undefined) {
+    const domain = searchableDomain(search.fromDomain);
+    if (!domain) return null;
+    terms.push(`from:"@${domain}"`);
+  }
+  if (search.messageId !== undefined) {
+    const id = searchableMessageId(search.messageId);
+    if (!id) return null;
+    terms.push(`rfc822msgid:${id}`);
   }
   if (search.subject !== undefined) terms.push(`subject:"${search.subject.replace(/["\\\s]+/g, ' ').trim()}"`);
   if (search.since) terms.push(`after:${Math.floor(search.since.getTime() / 1000)}`);

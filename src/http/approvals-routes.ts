@@ -29,6 +29,8 @@ import { renderActionPage, renderListPage, renderMessagePage, type ActionCard, t
 import type { Routes } from '../shared/http-server.js';
 import { lessonCards, lessonRoutes, type LessonRouteDeps } from './lesson-routes.js';
 import { lessonsSection } from './lessons-page.js';
+import { listSenders, SENDER_SORTS, type SenderSort } from '../cleanup/senders.js';
+import { renderSendersPage, SENDERS_PATH } from './senders-page.js';
 
 const log = createLogger('approvals');
 
@@ -244,8 +246,35 @@ export function approvalsRoutes(deps: ApprovalsRouteDeps): Routes {
     sendHtml(res, outcome.ok ? 200 : 409, renderActionPage(await card(action, ok.keys, sessionId!, ok.link), shown));
   };
 
+  /** The senders page: the operator's, like the list. */
+  const senders = async (req: IncomingMessage, res: ServerResponse) => {
+    const params = new URL(req.url ?? '/', 'http://x').searchParams;
+    const token = params.get('token');
+    if (!deps.settings.operatorToken || !operatorTokenMatches(deps.settings.operatorToken, token)) {
+      refuse(res, 403, 'Not allowed', 'The senders page needs APPROVALS_OPERATOR_TOKEN, and the token is missing or wrong.');
+      return;
+    }
+    const since = params.get('since') ?? '90d';
+    const m = /^(\d{1,5})d$/.exec(since);
+    const by = params.get('by') === 'domain' ? 'domain' : 'sender';
+    const sortParam = params.get('sort') ?? 'messages';
+    const sort = (SENDER_SORTS as readonly string[]).includes(sortParam) ? (sortParam as SenderSort) : 'messages';
+    if (!m) {
+      refuse(res, 400, 'Bad request', 'since: a number of days, like 90d.');
+      return;
+    }
+    const accounts = await deps.db.query<{ id: string; email: string }>(`SELECT id, email FROM accounts ORDER BY email`, []);
+    const wanted = params.get('account');
+    const account = accounts.find((a) => a.email === wanted || a.id === wanted);
+    const query = { by, sort, ...(params.get('filter') === 'never-opened' ? { filter: 'never-opened' as const } : {}), limit: 500 } as const;
+    const started = performance.now();
+    const rows = account ? await listSenders(deps.db, { ...query, accountId: account.id, since: new Date(now() - Number(m[1]) * 86_400_000) }) : [];
+    sendHtml(res, 200, renderSendersPage({ token: token!, accounts, ...(account ? { account } : {}), query: { ...query, since }, rows, tookMs: Math.round(performance.now() - started) }));
+  };
+
   return {
     [`GET ${APPROVALS_PATH}`]: list,
+    [`GET ${SENDERS_PATH}`]: senders,
     [`GET ${ACTION_PREFIX}*`]: show,
     [`POST ${ACTION_PREFIX}*`]: decide,
     ...(deps.learning

@@ -1,4 +1,5 @@
-// The app's HTTP routes, from the configuration: the health check, the metrics, the approvals page, and Gmail
+// The app's HTTP routes, from the configuration: the health check, the metrics, the approvals page, the
+// MCP server (Streamable HTTP, bearer tokens), and Gmail
 // push when PUSH_AUDIENCE and PUSH_SERVICE_ACCOUNT_EMAIL are set. `npm run dev` and
 // `npm run start:http` serve the same routes.
 import type { Client } from '@temporalio/client';
@@ -11,6 +12,7 @@ import type { PrismaClient } from '../db/client.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { createLogger } from '../shared/log.js';
 import { PUSH_PATH, pushRoute } from '../sync/push-route.js';
+import { mcpRoutes } from '../mcp/http-route.js';
 import { approvalsRoutes } from './approvals-routes.js';
 import { healthRoute } from './health.js';
 import { defaultReasonSources } from './health-reasons.js';
@@ -29,6 +31,7 @@ export function appRoutes(cfg: Env, deps: { prisma: PrismaClient; client: Client
     }),
     [`GET ${METRICS_PATH}`]: metricsRoute(prismaExecutor(deps.prisma)),
     ...approvalRoutes(cfg, deps),
+    ...mcpRoutes({ cfg, ...deps, allowedOrigins: cfg.MCP_ALLOWED_ORIGINS }),
     ...pushRoutes(cfg, deps),
   };
 }

@@ -3,9 +3,10 @@
 // product's own shapes (src/gmail/types.ts). How ids, threads, labels and the cursor map onto IMAP is
 // in docs/imap.md "Mapping" and in mail-ids.ts.
 import { createHash, randomUUID } from 'node:crypto';
-import type { ImapFlow, SearchObject } from 'imapflow';
+import type { ImapFlow, MailboxLockObject, SearchObject } from 'imapflow';
 import { decodeBase64Url } from '../gmail/mime-encoding.js';
 import { withTopHeader } from '../gmail/mime.js';
+import { canonicalAddress, domainOf, formatAddress, messageRecipients, parseAddressList, parseSender } from '../gmail/addresses.js';
 import type {
   MailboxLabel,
   DraftInfo,
@@ -37,9 +38,12 @@ import {
 } from './mail-ids.js';
 import { MailboxNotFoundError, MailboxResetError, MailboxUnsupportedError, imapOperationFailure } from './mailbox-errors.js';
 import { readRawMessage } from './raw-message.js';
-import { headerBlock, rawHeader, recipientsOf, withoutHeader } from './raw-headers.js';
+import { DEFAULT_REQUEST_FOLDERS, isRequestLabel, requestFolderPath, requestFolderRoots, requestLabelOf, type RequestFolderNames } from './request-folders.js';
+import { headerBlock, rawHeader, rawHeaderValues, utf8IfValid, withoutHeader } from './raw-headers.js';
 import { createSmtpTransport, smtpSendFailure, type SmtpTransport } from './smtp.js';
-import { searchableAddress, type ChangesRequest, type Mailbox, type MailboxCapabilities, type MailSearch } from '../mail/mailbox.js';
+import { SendOutcomeUnknownError } from '../mail/mailbox-errors.js';
+import { readMailQuery } from '../mail/mail-query.js';
+import { searchableAddress, searchableDomain, searchableMessageId, type ChangesRequest, type Mailbox, type MailboxCapabilities, type MailSearch, type ReceivedPage, type ReceivedRequest } from '../mail/mailbox.js';
 
 export interface ImapMailboxSettings {
   /** The account's address: the sender of what it sends, the domain of the Message-IDs it makes. */
@@ -48,12 +52,29 @@ export interface ImapMailboxSettings {
   smtp: { server: MailServerAddress; credentials: MailCredentials };
   /** Remembers each message's labels between listChanges calls (default: in memory, this process). */
   memory?: LabelMemory;
+  /** Runs every operation (its name, e.g. 'reading a message'): the hook a limiter meters them through (the backfill's). */
+  gate?: ImapCallGate;
+  /** Folders mode (no keywords): the request labels and timer prefixes that are folders (default Done, Rework; Snooze, Remind, Send). */
+  requestFolders?: RequestFolderNames;
 }
+
+export type ImapCallGate = <T>(operation: string, call: () => Promise<T>) => Promise<T>;
+
+/** Where listReceived goes on: the folder (its index in backfillFolders()), its UIDVALIDITY, the last UID listed. */
+interface ReceivedCursor {
+  folder: number;
+  uidValidity: string;
+  uid: number;
+}
+
+/** How many listed messages' locations are kept for the reads that follow a listing. */
+const LISTED_LOCATIONS = 50_000;
+const DAY_MS = 86_400_000;
 
 /** The neutral search (src/mail/mailbox.ts), plus what only IMAP can ask. */
 export interface ImapSearch extends Omit<MailSearch, 'in'> {
-  /** Anywhere in headers or body. */
-  text?: string;
+  /** Each anywhere in headers or body. */
+  text?: string[];
   /** Where to look: a system label (default INBOX); ARCHIVE is the \\Archive folder. */
   in?: MailSearch['in'] | 'ARCHIVE';
   /** On Gmail's IMAP: a Gmail search (X-GM-RAW) instead of the fields above. */
@@ -102,7 +123,7 @@ export interface ImapChangePage extends HistoryPage {
   cursor: string;
 }
 
-type FolderRole = 'inbox' | 'sent' | 'drafts' | 'archive' | 'trash' | 'junk' | 'all' | 'other';
+type FolderRole = 'inbox' | 'sent' | 'drafts' | 'archive' | 'trash' | 'junk' | 'all' | 'request' | 'other';
 
 interface Located {
   folder: string;
@@ -119,11 +140,19 @@ interface FetchedMessage {
   internalDate?: Date | string;
   size?: number;
   threadId?: string;
+  /** Gmail's X-GM-LABELS. */
+  labels?: Set<string>;
 }
 
 const SEEN = '\\Seen';
 const FLAGGED = '\\Flagged';
 const DRAFT = '\\Draft';
+/**
+ * On the copy in \Sent while its SMTP submission is under way (not one of our labels: no $DI_
+ * prefix). A copy that still has it after a crash is a send whose outcome is unknown; the product
+ * reads such a copy as not there (no thread, no change) until the keyword comes off.
+ */
+const SUBMITTING = '$DurableInboxSubmitting';
 
 export class ImapMailbox implements Mailbox {
   private session: ImapSession | undefined;
@@ -131,6 +160,10 @@ export class ImapMailbox implements Mailbox {
   private readonly smtp: SmtpTransport;
   /** Thread ids that cannot be searched for (hashed roots): where their messages were seen. */
   private readonly hashedThreads = new Map<string, Set<string>>();
+  /** Where listReceived saw each message (the newest listings), so reading it takes no SEARCH of every folder. */
+  private readonly listedAt = new Map<string, Located>();
+  /** Folders mode: the request folders on the server (Done, Rework, Snooze/Tomorrow, ...), as last listed. */
+  private requestPaths: string[] = [];
 
   private constructor(
     private readonly settings: ImapMailboxSettings,
@@ -145,7 +178,16 @@ export class ImapMailbox implements Mailbox {
   /** Connects and logs in (openImapSession: CONDSTORE required). Throws a MailServerError. */
   static async open(settings: ImapMailboxSettings, deps: MailConnectDeps = {}): Promise<ImapMailbox> {
     const session = await openImapSession(settings.imap.server, settings.imap.credentials, deps);
-    return new ImapMailbox(settings, deps, session);
+    const mailbox = new ImapMailbox(settings, deps, session);
+    if (mailbox.foldersMode) {
+      try {
+        await mailbox.run('creating the request folders', (client) => mailbox.prepareRequestFolders(client));
+      } catch (err) {
+        await mailbox.close();
+        throw err;
+      }
+    }
+    return mailbox;
   }
 
   /** What the server offers (CONDSTORE, QRESYNC, IDLE, keywords, special-use folders, Gmail's extensions). */
@@ -162,6 +204,7 @@ export class ImapMailbox implements Mailbox {
       threadIds: server.gmail ? 'server' : 'computed',
       changes: server.idle ? 'idle' : 'poll',
       sentCopy: server.gmail ? 'server' : 'appended',
+      query: server.gmail ? 'server' : 'read',
     };
   }
 
@@ -189,6 +232,10 @@ export class ImapMailbox implements Mailbox {
   /** A message by id, read in full. MailboxNotFoundError when it is in no folder. */
   async getMessage(id: string): Promise<ThreadMessage> {
     return this.run('reading a message', async (client) => {
+      // A message the backfill just listed is read where it was listed; one moved since is looked for everywhere.
+      const [listed] = (await this.listedLocation(client, id)) ?? [];
+      const read = listed ? await this.readAt(client, listed) : undefined;
+      if (read) return read;
       const [where] = await this.locate(client, id);
       if (!where) throw new MailboxNotFoundError('message', id);
       const message = await this.readAt(client, where);
@@ -225,7 +272,10 @@ export class ImapMailbox implements Mailbox {
   }
 
   /** Messages matching a search, newest first (ids and thread ids only, like messages.list); one page. */
-  async searchMessages(search: ImapSearch = {}): Promise<MessageList> {
+  async searchMessages(asked: ImapSearch = {}): Promise<MessageList> {
+    // A Gmail-syntax query goes to Gmail's IMAP as it is (X-GM-RAW); elsewhere what IMAP can say of it.
+    const search: ImapSearch =
+      asked.query === undefined ? asked : this.server.gmail ? { ...asked, gmailRaw: asked.query, in: asked.in ?? 'ALL' } : { ...readMailQuery(asked.query, new Date()).search, ...withoutQuery(asked) };
     const query = searchQuery(search);
     if (!query) return { messages: [], resultSizeEstimate: 0 };
     return this.run('searching', async (client) => {
@@ -236,10 +286,22 @@ export class ImapMailbox implements Mailbox {
         await this.inFolder(client, folder, async (uidValidity) => {
           const uids = (await client.search(caps.gmail && search.gmailRaw ? { gmraw: search.gmailRaw } : query, { uid: true })) || [];
           if (uids.length === 0) return;
-          const newest = uids.sort((a, b) => b - a).slice(0, search.maxResults ?? 100);
-          for await (const m of client.fetch(newest.join(','), { uid: true, headers: true, internalDate: true }, { uid: true })) {
-            const ids = this.idsOf(m.headers ?? Buffer.alloc(0), { folder, uid: m.uid, uidValidity });
-            refs.push({ ...ids, date: new Date(m.internalDate ?? 0).getTime() });
+          // SEARCH FROM/TO match substrings of the whole header, display names included: what it
+          // finds is kept only when the reader's reading of the header names the address (a batch
+          // at a time, newest first, until the page is full). Gmail's raw search is Gmail's.
+          const exact = caps.gmail && search.gmailRaw ? undefined : addressFilter(search);
+          const limit = search.maxResults ?? 100;
+          const newest = uids.sort((a, b) => b - a);
+          let kept = 0;
+          for (let at = 0; at < newest.length && kept < limit && (at === 0 || exact); at += limit) {
+            const batch = newest.slice(at, at + limit);
+            for await (const m of client.fetch(batch.join(','), { uid: true, headers: true, internalDate: true, ...(caps.gmail ? { threadId: true } : {}) }, { uid: true })) {
+              const headers = m.headers ?? Buffer.alloc(0);
+              if (exact && !exact(headers)) continue;
+              const ids = this.idsOf(headers, { folder, uid: m.uid, uidValidity }, m.threadId);
+              refs.push({ ...ids, date: new Date(m.internalDate ?? 0).getTime() });
+              kept++;
+            }
           }
         });
       }
@@ -247,6 +309,110 @@ export class ImapMailbox implements Mailbox {
       const limited = refs.slice(0, search.maxResults ?? 100);
       return { messages: limited.map(({ id, threadId }) => ({ id, threadId })), resultSizeEstimate: refs.length };
     });
+  }
+
+  // ------------------------------------------------------------------------------------------------
+  // The backfill's reading of the whole mailbox
+  // ------------------------------------------------------------------------------------------------
+
+  /** Where the backfill reads: the folders of mail kept (INBOX, Archive, Sent, Drafts), or Gmail's All Mail. */
+  backfillFolders(): string[] {
+    const f = this.server.folders;
+    return f.all ? [f.all.path] : unique([this.server.inbox, f.archive?.path, f.sent?.path, f.drafts?.path]);
+  }
+
+  /**
+   * Messages received in [after, before), exactly, by INTERNALDATE. IMAP's SINCE/BEFORE compare whole
+   * days in the server's time zone, so the SEARCH is widened by days on both sides (any zone) and each
+   * message's INTERNALDATE then decides. A page examines up to `pageSize` UIDs (a folder at a time, in
+   * UID order); it may hold fewer ids than that, or none, and still have a next page.
+   */
+  async listReceived({ after, before, pageSize, pageToken }: ReceivedRequest): Promise<ReceivedPage> {
+    const folders = this.backfillFolders();
+    let at: ReceivedCursor = (pageToken ? decodeReceivedCursor(pageToken) : undefined) ?? { folder: 0, uidValidity: '', uid: 0 };
+    const since = new Date(utcDay(after) - DAY_MS);
+    const until = new Date(utcDay(Math.max(after, before - 1)) + 2 * DAY_MS);
+    return this.run('listing received mail', async (client) => {
+      const ids: string[] = [];
+      let examined = 0;
+      while (at.folder < folders.length && examined < pageSize) {
+        const folder = folders[at.folder]!;
+        at = await this.inFolder(client, folder, async (uidValidity) => {
+          const from = uidValidity === at.uidValidity ? at.uid : 0;
+          const found = (((await client.search({ since, before: until }, { uid: true })) || []) as number[]).filter((uid) => uid > from).sort((a, b) => a - b);
+          const chunk = found.slice(0, pageSize - examined);
+          examined += chunk.length;
+          if (chunk.length > 0) {
+            for await (const m of client.fetch(chunk.join(','), { uid: true, flags: true, internalDate: true, headers: ['message-id'] }, { uid: true })) {
+              const received = new Date(m.internalDate ?? 0).getTime();
+              if (received < after || received >= before || m.flags?.has(SUBMITTING)) continue;
+              const where = { folder, uid: m.uid, uidValidity };
+              const messageId = threadingHeaders((n) => rawHeader(m.headers ?? Buffer.alloc(0), n)).messageId;
+              const id = messageId ? messageIdOf(messageId) : locationIdOf(where);
+              this.rememberListed(id, where);
+              ids.push(id);
+            }
+          }
+          return chunk.length < found.length ? { folder: at.folder, uidValidity, uid: chunk.at(-1)! } : { folder: at.folder + 1, uidValidity: '', uid: 0 };
+        });
+      }
+      return { ids, ...(at.folder < folders.length ? { nextPageToken: encodeReceivedCursor(at) } : {}) };
+    });
+  }
+
+  /** The oldest INTERNALDATE before `before` in the backfill's folders (every message's date is read: once per backfill). */
+  async oldestReceived(before: number): Promise<number | undefined> {
+    return this.run('finding the oldest mail', async (client) => {
+      let oldest: number | undefined;
+      for (const folder of this.backfillFolders()) {
+        await this.inFolder(client, folder, async () => {
+          if (!client.mailbox || client.mailbox.exists === 0) return;
+          for await (const m of client.fetch('1:*', { uid: true, internalDate: true }, { uid: true })) {
+            const received = new Date(m.internalDate ?? 0).getTime();
+            if (received < before && (oldest === undefined || received < oldest)) oldest = received;
+          }
+        });
+      }
+      return oldest;
+    });
+  }
+
+  /** The messages in the backfill's folders (STATUS MESSAGES). */
+  async countMessages(): Promise<number> {
+    return this.run('counting messages', async (client) => {
+      let total = 0;
+      for (const folder of this.backfillFolders()) {
+        const status = await client.status(folder, { messages: true });
+        total += status ? (status.messages ?? 0) : 0;
+      }
+      return total;
+    });
+  }
+
+  private rememberListed(id: string, where: Located): void {
+    this.listedAt.delete(id);
+    this.listedAt.set(id, where);
+    if (this.listedAt.size > LISTED_LOCATIONS) this.listedAt.delete(this.listedAt.keys().next().value!);
+  }
+
+  /**
+   * The first copy of a listed message in readFolders() order, as locate() finds it, from where it was
+   * listed: only the folders before that one are searched for an earlier copy. Undefined when it was not
+   * listed (or not in a folder the product reads): locate() then searches them all.
+   */
+  private async listedLocation(client: ImapFlow, id: string): Promise<Located[] | undefined> {
+    const listed = this.listedAt.get(id);
+    const decoded = decodeMessageRef(id);
+    if (!listed || !decoded) return undefined;
+    if (decoded.kind === 'location') return [listed];
+    const order = this.readFolders();
+    const index = order.indexOf(listed.folder);
+    if (index < 0) return undefined;
+    for (const folder of order.slice(0, index)) {
+      const earlier = await this.findByMessageId(client, folder, decoded.messageId);
+      if (earlier.length > 0) return earlier;
+    }
+    return [listed];
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -271,6 +437,10 @@ export class ImapMailbox implements Mailbox {
         } finally {
           lock.release();
         }
+      }
+      if (this.foldersMode) {
+        await this.listRequestFolders(client);
+        for (const path of this.requestPaths) names.add(this.requestLabel(path)!);
       }
       const system = ['INBOX', 'SENT', 'DRAFT', 'TRASH', 'SPAM', 'UNREAD', 'STARRED'].map((id) => ({ id, name: id, type: 'system' as const }));
       return [...system, ...[...names].map((name) => ({ id: name, name, type: 'user' as const }))];
@@ -316,39 +486,111 @@ export class ImapMailbox implements Mailbox {
     const add = change.add ?? [];
     const remove = change.remove ?? [];
     if (add.length === 0 && remove.length === 0) return;
-    const flagsAdd: string[] = [];
-    const flagsRemove: string[] = [];
-    for (const label of add) {
-      if (label === 'UNREAD') flagsRemove.push(SEEN);
-      else if (label === 'STARRED') flagsAdd.push(FLAGGED);
-      else if (!SYSTEM_LABELS.has(label)) flagsAdd.push(this.keywordFor(label));
-    }
-    for (const label of remove) {
-      if (label === 'UNREAD') flagsAdd.push(SEEN);
-      else if (label === 'STARRED') flagsRemove.push(FLAGGED);
-      else if (!SYSTEM_LABELS.has(label)) flagsRemove.push(this.keywordFor(label));
-    }
+    const added = this.flagsOf(add);
+    const removed = this.flagsOf(remove);
+    // UNREAD is the absence of \Seen: adding it takes \Seen off, removing it puts \Seen on.
+    const flagsAdd = [...added.flags, ...(removed.unread ? [SEEN] : [])];
+    const flagsRemove = [...removed.flags, ...(added.unread ? [SEEN] : [])];
     await this.run('changing labels', async (client) => {
       for (const [folder, uids] of byFolder(locations)) {
         await this.inFolder(client, folder, async () => {
           const range = uids.join(',');
           if (flagsAdd.length > 0) await client.messageFlagsAdd(range, flagsAdd, { uid: true });
           if (flagsRemove.length > 0) await client.messageFlagsRemove(range, flagsRemove, { uid: true });
+          if (added.gmailLabels.length > 0) await client.messageFlagsAdd(range, added.gmailLabels, { uid: true, useLabels: true });
+          if (removed.gmailLabels.length > 0) await client.messageFlagsRemove(range, removed.gmailLabels, { uid: true, useLabels: true });
         });
       }
     });
     if (add.includes('TRASH')) await this.moveLocations(locations, 'trash');
-    else if (remove.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.roleOf(l.folder) === 'inbox'), 'archive');
+    else if (remove.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.inInbox(l.folder)), 'archive');
     else if (add.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.roleOf(l.folder) !== 'inbox'), 'inbox');
+    else if (this.foldersMode) await this.moveForRequests(locations, add, remove);
   }
 
-  private keywordFor(label: string): string {
-    if (this.server.stateIn !== 'keywords') {
-      throw new MailboxUnsupportedError(
-        `The IMAP server keeps no keywords (its PERMANENTFLAGS lack \\*), so the label ${JSON.stringify(label.slice(0, 80))} cannot be kept on a message; folders mode is not built yet.`,
-      );
+  /**
+   * Folders mode: a request label added moves the thread's inbox messages into its folder (created
+   * when missing); one removed moves what is in its folder back to the inbox (where it belongs, as
+   * the label comes off on Gmail). A move finds nothing left to move when repeated.
+   */
+  private async moveForRequests(locations: Located[], add: readonly string[], remove: readonly string[]): Promise<void> {
+    const names = this.requestNames;
+    const delimiter = this.server.delimiter;
+    const added = add.find((l) => isRequestLabel(l, names));
+    const removedPaths = new Set(remove.filter((l) => isRequestLabel(l, names)).map((l) => requestFolderPath(l, delimiter)));
+    const leaving = locations.filter((l) => removedPaths.has(l.folder));
+    if (added) {
+      const path = requestFolderPath(added, delimiter);
+      await this.run('creating a request folder', (client) => this.ensureFolder(client, path));
+      await this.moveLocations([...locations.filter((l) => this.roleOf(l.folder) === 'inbox'), ...leaving].filter((l) => l.folder !== path), { path });
+    } else if (leaving.length > 0) {
+      await this.moveLocations(leaving, 'inbox');
     }
-    return labelToKeyword(label);
+  }
+
+  /**
+   * The flags that stand for labels (STARRED \Flagged, ours keywords; the other system labels none),
+   * whether UNREAD is among them, and on Gmail the X-GM-LABELS instead of keywords (ours by name,
+   * IMPORTANT as \Important).
+   */
+  private flagsOf(labels: readonly string[]): { flags: string[]; unread: boolean; gmailLabels: string[] } {
+    const flags: string[] = [];
+    const gmailLabels: string[] = [];
+    for (const label of labels) {
+      if (label === 'STARRED') flags.push(FLAGGED);
+      else if (this.server.gmail && label === 'IMPORTANT') gmailLabels.push('\\Important');
+      else if (SYSTEM_LABELS.has(label)) continue;
+      else if (this.server.gmail) gmailLabels.push(label);
+      // In folders mode a request label is a folder (moveForRequests) and an informational one is not kept on the server.
+      else if (!this.foldersMode) flags.push(labelToKeyword(label));
+    }
+    return { flags, unread: labels.includes('UNREAD'), gmailLabels };
+  }
+
+  /** No keywords, and not Gmail (whose labels are X-GM-LABELS, whatever its PERMANENTFLAGS say). */
+  private get foldersMode(): boolean {
+    return this.server.stateIn === 'folders' && !this.server.gmail;
+  }
+
+  private get requestNames(): RequestFolderNames {
+    return this.settings.requestFolders ?? DEFAULT_REQUEST_FOLDERS;
+  }
+
+  /** The request label a folder stands for in folders mode (undefined for any other folder, and in keywords mode). */
+  private requestLabel(folder: string): string | undefined {
+    return this.foldersMode ? requestLabelOf(folder, this.server.delimiter, this.requestNames) : undefined;
+  }
+
+  /** Creates the request folders that are missing (CREATE, with the server's delimiter), then lists them. */
+  private async prepareRequestFolders(client: ImapFlow): Promise<void> {
+    const existing = new Set((await client.list()).map((f) => f.path));
+    for (const root of requestFolderRoots(this.requestNames)) {
+      const path = requestFolderPath(root, this.server.delimiter);
+      if (!existing.has(path)) await this.ensureFolder(client, path);
+    }
+    await this.listRequestFolders(client);
+  }
+
+  /** The request folders on the server now: the user makes timer folders (Snooze/Friday) in their client. */
+  private async listRequestFolders(client: ImapFlow): Promise<void> {
+    const paths = (await client.list()).map((f) => f.path).filter((path) => this.requestLabel(path) !== undefined);
+    this.requestPaths = paths.sort();
+  }
+
+  private async ensureFolder(client: ImapFlow, path: string): Promise<void> {
+    if (this.requestPaths.includes(path)) return;
+    // CREATE of a folder another session made meanwhile answers ALREADYEXISTS: the folder is there.
+    await client.mailboxCreate(path).catch((err: { serverResponseCode?: string }) => {
+      if (err.serverResponseCode !== 'ALREADYEXISTS') throw err;
+    });
+    await client.mailboxSubscribe(path).catch(() => undefined);
+    if (this.requestLabel(path) !== undefined) this.requestPaths = [...this.requestPaths, path].sort();
+  }
+
+  /** INBOX, or (folders mode) a request folder: a message there is still the inbox's, with a request on it. */
+  private inInbox(folder: string): boolean {
+    const role = this.roleOf(folder);
+    return role === 'inbox' || role === 'request';
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -358,12 +600,13 @@ export class ImapMailbox implements Mailbox {
   /** Folders listChanges follows: INBOX, Sent, Drafts, and Archive and Trash when the server has them. */
   watchedFolders(): string[] {
     const f = this.server.folders;
-    return unique([this.server.inbox, f.sent?.path, f.drafts?.path, f.archive?.path, f.trash?.path]);
+    return unique([this.server.inbox, f.sent?.path, f.drafts?.path, f.archive?.path, f.trash?.path, ...(this.foldersMode ? this.requestPaths : [])]);
   }
 
   /** The cursor of now: each watched folder's UIDVALIDITY, HIGHESTMODSEQ and UIDNEXT (STATUS). */
   async getCursor(): Promise<string> {
     return this.run('reading folder states', async (client) => {
+      if (this.foldersMode) await this.listRequestFolders(client);
       const cursor: ChangeCursor = {};
       for (const folder of this.watchedFolders()) {
         const status = await client.status(folder, { uidValidity: true, highestModseq: true, uidNext: true });
@@ -386,6 +629,7 @@ export class ImapMailbox implements Mailbox {
     const cursor = decodeCursor(cursorText);
     if (!cursor) throw new MailboxResetError('(cursor)', cursorText.slice(0, 40), undefined);
     return this.run('reading changes', async (client) => {
+      if (this.foldersMode) await this.listRequestFolders(client);
       const next: ChangeCursor = {};
       const records: HistoryRecord[] = [];
       for (const folder of this.watchedFolders()) {
@@ -394,22 +638,38 @@ export class ImapMailbox implements Mailbox {
         next[folder] = position;
         if (record) records.push(record);
       }
-      pairMoves(records, (folder) => this.roleLabel(folder));
+      pairMoves(records, (folder) => this.folderLabels(folder));
+      if (this.foldersMode) for (const record of records) this.requestsAsLabels(record);
       const nextCursor = encodeCursor(next);
       return { records: records.filter((r) => !isEmptyRecord(r)), historyId: nextCursor, cursor: nextCursor };
     });
   }
 
-  private async folderChanges(client: ImapFlow, folder: string, from: FolderCursor | undefined): Promise<{ record?: HistoryRecord; position: FolderCursor }> {
+  /**
+   * Folders mode: a message that appeared in a request folder (its INBOX copy not seen leaving in this
+   * page, e.g. after a restart) is the request's label added, not new mail.
+   */
+  private requestsAsLabels(record: HistoryRecord): void {
+    const label = this.requestLabel((record as HistoryRecord & { folder?: string }).folder ?? '');
+    if (label === undefined) return;
+    for (const added of record.messagesAdded.splice(0)) {
+      record.messages.push({ id: added.id, threadId: added.threadId });
+      record.labelsAdded.push({ message: added, labelIds: [label] });
+    }
+  }
+
+  private async folderChanges(client: ImapFlow, folder: string, cursorAt: FolderCursor | undefined): Promise<{ record?: HistoryRecord; position: FolderCursor }> {
     const lock = await this.openFolder(client, folder);
     if (!lock) {
-      if (from) throw new MailboxResetError(folder, from.uidValidity, undefined);
+      if (cursorAt && this.roleOf(folder) !== 'request') throw new MailboxResetError(folder, cursorAt.uidValidity, undefined);
       return { position: { uidValidity: '0', highestModseq: '0', uidNext: 1 } };
     }
     try {
       const box = client.mailbox;
       if (!box) throw new Error('no mailbox selected');
       const uidValidity = String(box.uidValidity);
+      // A request folder the user deleted and made again (Snooze/Friday) is read from its start, not a reset of the mailbox.
+      const from = cursorAt && cursorAt.uidValidity !== uidValidity && this.roleOf(folder) === 'request' ? undefined : cursorAt;
       const position: FolderCursor = { uidValidity, highestModseq: String(box.highestModseq ?? 0n), uidNext: box.uidNext };
       // A folder that appeared since the cursor (created later) starts from its beginning.
       const start = from ?? { uidValidity, highestModseq: '0', uidNext: 1 };
@@ -424,7 +684,7 @@ export class ImapMailbox implements Mailbox {
       client.on('expunge', onExpunge);
       const changed: FetchedMessage[] = [];
       try {
-        for await (const m of client.fetch('1:*', { uid: true, flags: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) }, { uid: true, changedSince: BigInt(start.highestModseq) })) {
+        for await (const m of client.fetch('1:*', { uid: true, flags: true, headers: true, ...(this.server.gmail ? { threadId: true, labels: true } : {}) }, { uid: true, changedSince: BigInt(start.highestModseq) })) {
           changed.push(m as FetchedMessage);
         }
       } finally {
@@ -440,14 +700,20 @@ export class ImapMailbox implements Mailbox {
         this.memory.delete(folder, uidValidity, uid);
       }
       for (const m of changed) {
+        // A sent copy in flight is not there yet; it is added when its keyword comes off (below).
+        if (m.flags?.has(SUBMITTING)) continue;
         const where = { folder, uid: m.uid, uidValidity };
         const ids = this.idsOf(m.headers ?? Buffer.alloc(0), where, m.threadId);
-        const labels = this.labelsOf(m.flags ?? new Set(), folder);
+        const labels = this.labelsOf(m.flags ?? new Set(), folder, m.labels);
         const remembered = this.memory.get(folder, uidValidity, m.uid);
         // A baseline a read took after the cursor's point may already hold this change: not a baseline.
         const known = remembered && (remembered.seenBy === 'changes' || BigInt(remembered.modseq) <= BigInt(start.highestModseq)) ? remembered : undefined;
         this.memory.set(folder, uidValidity, m.uid, { ...ids, labels, modseq: String(m.modseq ?? 0n), seenBy: 'changes' });
-        if (m.uid >= start.uidNext || (!known && !from)) {
+        // A sent copy whose in-flight keyword came off is new to the thread, as an APPENDed one is. (After
+        // a restart, with the memory empty, an older sent message that changed reads as added too: the
+        // thread checks what it is told.)
+        const submitted = !remembered && from !== undefined && this.roleOf(folder) === 'sent';
+        if (m.uid >= start.uidNext || (!known && !from) || submitted) {
           record.messagesAdded.push({ ...ids, labelIds: labels });
           continue;
         }
@@ -566,18 +832,77 @@ export class ImapMailbox implements Mailbox {
     const messageId = rawHeader(raw, 'message-id') ?? '';
     const ref = this.idsOf(Buffer.from(headerBlock(raw)), undefined);
     const sent = this.folder('sent');
-    const already = await this.run('looking for a sent copy', (client) => this.findByMessageId(client, sent, messageId));
-    if (already.length > 0) return ref;
-    const envelope = { from: this.settings.address, to: recipientsOf(raw) };
+    // Gmail files what it sends itself, and a server without keywords cannot mark a copy in flight:
+    // there the copy can only follow the submission.
+    const copyFirst = !this.server.gmail && this.server.keywords;
+    const already = await this.run('looking for a sent copy', async (client) => {
+      const found = await this.findByMessageId(client, sent, messageId);
+      if (found.length === 0 || !copyFirst) return found.length > 0 ? 'sent' : 'no';
+      const flags = await this.inFolder(client, sent, async () => {
+        const m = await client.fetchOne(String(found[0]!.uid), { flags: true }, { uid: true });
+        return m ? m.flags : undefined;
+      });
+      return flags?.has(SUBMITTING) ? 'in-doubt' : 'sent';
+    });
+    if (already === 'sent') return ref;
+    if (already === 'in-doubt') throw new SendOutcomeUnknownError(messageId, `its copy is in ${sent} with the keyword ${SUBMITTING}`);
+    // The copy goes first, marked in flight: a worker killed during the submission leaves a trace a
+    // retry reads, instead of a retry that submits a second time.
+    const copy = copyFirst ? await this.run('filing the sent copy', (client) => client.append(sent, Buffer.from(raw), [SEEN, SUBMITTING])) : undefined;
+    // The envelope is the recipients as the product's reader reads the message, the reading a send
+    // is judged by (messageRecipients): not a second reading of the raw headers.
+    const read = await readRawMessage(raw, { ...ref, labelIds: [], internalDate: 0, modseq: '0' });
+    const envelope = { from: this.settings.address, to: messageRecipients(read) };
     try {
       await this.smtp.sendMail({ envelope, raw: Buffer.from(withoutHeader(raw, 'bcc')) });
     } catch (err) {
-      throw smtpSendFailure(err, this.settings.smtp.server, this.settings.smtp.credentials, this.deps);
+      const failure = smtpSendFailure(err, this.settings.smtp.server, this.settings.smtp.credentials, this.deps);
+      // A refusal in the server's words (or no connection at all) is certain: the message did not go.
+      // Anything else may have happened after the server took it: the marked copy stays for the retry.
+      if (copy && refusedForCertain(err)) await this.run('taking back the sent copy', (client) => this.removeCopy(client, sent, copy.uid));
+      throw failure;
     }
-    if (!this.server.gmail) {
+    if (copy) {
+      await this.run('marking the sent copy sent', (client) => this.inFolder(client, sent, () => client.messageFlagsRemove(String(copy.uid), [SUBMITTING], { uid: true })));
+    } else if (!this.server.gmail) {
       await this.run('filing the sent copy', (client) => client.append(sent, Buffer.from(raw), [SEEN]));
     }
     return ref;
+  }
+
+  /**
+   * Puts a message of ours into the mailbox without sending it (Gmail's messages.insert): APPENDed to
+   * INBOX (to the archive without INBOX among the labels), without \Seen when UNREAD is among them,
+   * our labels as keywords. It threads by its References; threadId adds them when it names none.
+   */
+  async insertMessage(raw64: string, labelIds: string[], threadId?: string): Promise<{ id: string; threadId: string }> {
+    const raw = this.prepareOutgoing(decodeBase64Url(raw64), threadId, true);
+    const folder = labelIds.includes('INBOX') ? this.server.inbox : this.archiveFolder();
+    // Without keywords our labels cannot be kept: the message still goes in, without them.
+    const kept = this.server.stateIn === 'keywords' ? labelIds : labelIds.filter((l) => SYSTEM_LABELS.has(l));
+    const { flags, unread, gmailLabels } = this.flagsOf(kept);
+    if (!unread) flags.push(SEEN);
+    await this.run('putting a message into the mailbox', async (client) => {
+      const appended = await client.append(folder, Buffer.from(raw), flags);
+      // Gmail takes labels by STORE X-GM-LABELS, not as APPEND's flags.
+      if (gmailLabels.length > 0 && appended && appended.uid) {
+        await this.inFolder(client, folder, () => client.messageFlagsAdd(String(appended.uid), gmailLabels, { uid: true, useLabels: true }));
+      }
+    });
+    return this.idsOf(Buffer.from(headerBlock(raw)), undefined);
+  }
+
+  /** The thread's first subject and sender and its newest snippet, read from the thread. */
+  async getThreadSummary(threadId: string): Promise<{ subject: string; from: string; snippet: string }> {
+    const { messages } = await this.getThread(threadId);
+    const first = messages[0];
+    const from = first?.from ? formatAddress(first.from) : '';
+    return { subject: first?.subject ?? '', from, snippet: messages.at(-1)?.snippet ?? '' };
+  }
+
+  private async removeCopy(client: ImapFlow, folder: string, uid: number | undefined): Promise<void> {
+    if (!uid) return;
+    await this.inFolder(client, folder, () => client.messageDelete(String(uid), { uid: true }));
   }
 
   /** Sends the draft's message (as Gmail's drafts.send) and deletes the draft. */
@@ -610,7 +935,7 @@ export class ImapMailbox implements Mailbox {
   /** Moves the thread's messages out of INBOX into \Archive (on Gmail: into All Mail, i.e. the \Inbox label removed). */
   async archiveThread(threadId: string): Promise<void> {
     const locations = await this.run('reading a thread', (client) => this.threadLocations(client, threadId));
-    await this.moveLocations(locations.filter((l) => this.roleOf(l.folder) === 'inbox'), 'archive');
+    await this.moveLocations(locations.filter((l) => this.inInbox(l.folder)), 'archive');
   }
 
   /** Moves every message of the thread (drafts included) to \Trash. */
@@ -627,13 +952,35 @@ export class ImapMailbox implements Mailbox {
     const locations = await this.run('reading a thread', (client) => this.threadLocations(client, threadId));
     const away = locations.filter((l) => ['trash', 'archive', 'junk'].includes(this.roleOf(l.folder)));
     await this.moveLocations(away, 'inbox');
+    if (this.server.gmail) await this.labelInbox(locations);
   }
 
   async untrashThread(threadId: string): Promise<void> {
     await this.moveThreadToInbox(threadId);
   }
 
-  private async moveLocations(locations: Located[], to: 'inbox' | 'archive' | 'trash'): Promise<void> {
+  /**
+   * On Gmail an archived message is in All Mail only: it comes back by getting the \Inbox label (a
+   * MOVE out of All Mail would delete it). Drafts and what the account sent stay where they are.
+   */
+  private async labelInbox(locations: Located[]): Promise<void> {
+    const archived = locations.filter((l) => this.roleOf(l.folder) === 'all');
+    if (archived.length === 0) return;
+    await this.run('moving messages', async (client) => {
+      const all = archived[0]!.folder;
+      await this.inFolder(client, all, async () => {
+        const back: number[] = [];
+        for await (const m of client.fetch(archived.map((l) => l.uid).join(','), { uid: true, flags: true, envelope: true, labels: true }, { uid: true })) {
+          const fromUser = (m.envelope?.from ?? []).some((a) => a.address?.toLowerCase() === this.settings.address.toLowerCase());
+          if (m.flags?.has(DRAFT) || fromUser || m.labels?.has('\\Inbox')) continue;
+          back.push(m.uid);
+        }
+        if (back.length > 0) await client.messageFlagsAdd(back.join(','), ['\\Inbox'], { uid: true, useLabels: true });
+      });
+    });
+  }
+
+  private async moveLocations(locations: Located[], to: 'inbox' | 'archive' | 'trash' | { path: string }): Promise<void> {
     if (locations.length === 0) return;
     await this.run('moving messages', async (client) => {
       for (const [folder, uids] of byFolder(locations)) {
@@ -652,7 +999,7 @@ export class ImapMailbox implements Mailbox {
           for (const [dest, some] of destinations) await this.inFolder(client, folder, () => client.messageMove(some.join(','), dest, { uid: true }));
           continue;
         }
-        const dest = to === 'trash' ? this.folder('trash') : this.archiveFolder();
+        const dest = typeof to === 'object' ? to.path : to === 'trash' ? this.folder('trash') : this.archiveFolder();
         if (dest === folder) continue;
         await this.inFolder(client, folder, () => client.messageMove(uids.join(','), dest, { uid: true }));
       }
@@ -684,16 +1031,19 @@ export class ImapMailbox implements Mailbox {
       session = await openImapSession(this.settings.imap.server, this.settings.imap.credentials, this.deps);
       this.session = session;
     }
-    try {
-      return await fn(session.client);
-    } catch (err) {
-      const lost = !session.client.usable;
-      throw imapOperationFailure(err, ctx, operation, lost);
-    }
+    const call = async () => {
+      try {
+        return await fn(session.client);
+      } catch (err) {
+        const lost = !session.client.usable;
+        throw imapOperationFailure(err, ctx, operation, lost);
+      }
+    };
+    return this.settings.gate ? this.settings.gate(operation, call) : call();
   }
 
   private async inFolder<T>(client: ImapFlow, folder: string, fn: (uidValidity: string) => Promise<T>): Promise<T> {
-    const lock = await client.getMailboxLock(folder);
+    const lock = await lockFolder(client, folder);
     try {
       return await fn(String(client.mailbox ? client.mailbox.uidValidity : 0n));
     } finally {
@@ -704,7 +1054,7 @@ export class ImapMailbox implements Mailbox {
   /** SELECTs a folder for listChanges (under imapflow's lock); undefined when it does not exist. */
   private async openFolder(client: ImapFlow, folder: string): Promise<{ release(): void } | undefined> {
     try {
-      return await client.getMailboxLock(folder);
+      return await lockFolder(client, folder);
     } catch (err) {
       const e = err as { serverResponseCode?: string; responseText?: string };
       if (e.serverResponseCode === 'NONEXISTENT' || /doesn't exist|does not exist|unknown mailbox/i.test(e.responseText ?? '')) return undefined;
@@ -721,6 +1071,7 @@ export class ImapMailbox implements Mailbox {
   private roleOf(folder: string): FolderRole {
     const caps = this.server;
     if (folder === caps.inbox) return 'inbox';
+    if (this.requestLabel(folder) !== undefined) return 'request';
     for (const role of ['sent', 'drafts', 'archive', 'trash', 'junk', 'all'] as const) if (caps.folders[role]?.path === folder) return role;
     return 'other';
   }
@@ -730,16 +1081,32 @@ export class ImapMailbox implements Mailbox {
     return { inbox: 'INBOX', sent: 'SENT', drafts: 'DRAFT', trash: 'TRASH', junk: 'SPAM' }[this.roleOf(folder) as string];
   }
 
-  private labelsOf(flags: Set<string>, folder: string): string[] {
-    const labels: string[] = [];
+  /** The labels a folder gives its messages: its system label; a request folder INBOX and its request (as on Gmail). */
+  private folderLabels(folder: string): string[] {
+    const request = this.requestLabel(folder);
+    if (request !== undefined) return ['INBOX', request];
     const role = this.roleLabel(folder);
-    if (role) labels.push(role);
+    return role ? [role] : [];
+  }
+
+  /** The labels of a message in `folder`: its folder's, the flags', ours (keywords, or on Gmail X-GM-LABELS). */
+  private labelsOf(flags: Set<string>, folder: string, gmailLabels?: Set<string>): string[] {
+    const labels: string[] = this.folderLabels(folder);
+    const role = this.roleLabel(folder);
     if (flags.has(DRAFT) && role !== 'DRAFT') labels.push('DRAFT');
     if (!flags.has(SEEN)) labels.push('UNREAD');
     if (flags.has(FLAGGED)) labels.push('STARRED');
     for (const flag of flags) {
       const label = keywordToLabel(flag);
       if (label !== undefined) labels.push(label);
+    }
+    for (const label of gmailLabels ?? []) {
+      // Gmail's system labels are \-atoms; the folders' ones (\Inbox, \Sent, ...) come from the folder above.
+      const system = GMAIL_SYSTEM_LABELS[label];
+      if (system) {
+        if (!labels.includes(system)) labels.push(system);
+      }
+      else if (!label.startsWith('\\') && !labels.includes(label)) labels.push(label);
     }
     return labels;
   }
@@ -761,13 +1128,18 @@ export class ImapMailbox implements Mailbox {
         return unique([f.archive?.path]);
       case 'ALL':
         return f.all ? [f.all.path] : this.readFolders();
+      case 'ANYWHERE':
+        return f.all ? unique([f.all.path, f.trash?.path, f.junk?.path]) : this.readFolders();
     }
   }
 
-  /** Where messages of threads live, in the order a duplicate is taken from. */
+  /**
+   * Where messages of threads live, in the order a duplicate is taken from. On Gmail an archived
+   * message is only in All Mail (last: every other message is there too).
+   */
   private readFolders(): string[] {
     const f = this.server.folders;
-    return unique([this.server.inbox, f.archive?.path, f.sent?.path, f.drafts?.path, f.trash?.path, f.junk?.path]);
+    return unique([this.server.inbox, ...(this.foldersMode ? this.requestPaths : []), f.archive?.path, f.sent?.path, f.drafts?.path, f.trash?.path, f.junk?.path, this.server.gmail ? f.all?.path : undefined]);
   }
 
   /** The message id and thread id of a header block (and where it is, for a message without Message-ID). */
@@ -822,11 +1194,16 @@ export class ImapMailbox implements Mailbox {
     const caps = this.server;
     if (!root) {
       if (caps.gmail && /^[0-9a-f]+$/.test(threadId) && caps.folders.all) {
-        const all = caps.folders.all.path;
-        return this.inFolder(client, all, async (uidValidity) => {
-          const uids = (await client.search({ threadId: BigInt(`0x${threadId}`).toString() }, { uid: true })) || [];
-          return uids.map((uid) => ({ folder: all, uid, uidValidity }));
-        });
+        // All Mail has the thread but Trash and Spam; the INBOX copies are where archiving moves from
+        // (a Gmail message is in every folder of its labels: getThread lists it once, the first folder's).
+        const found: Located[] = [];
+        for (const folder of unique([caps.inbox, caps.folders.all.path, caps.folders.trash?.path, caps.folders.junk?.path])) {
+          await this.inFolder(client, folder, async (uidValidity) => {
+            const uids = (await client.search({ threadId: BigInt(`0x${threadId}`).toString() }, { uid: true })) || [];
+            for (const uid of uids) found.push({ folder, uid, uidValidity });
+          });
+        }
+        return found;
       }
       return [];
     }
@@ -846,12 +1223,12 @@ export class ImapMailbox implements Mailbox {
   private async readAt(client: ImapFlow, where: Located): Promise<ThreadMessage | undefined> {
     return this.inFolder(client, where.folder, async (uidValidity) => {
       if (uidValidity !== where.uidValidity) return undefined;
-      const query = { uid: true, flags: true, source: true, internalDate: true, size: true, ...(this.server.gmail ? { threadId: true } : {}) };
+      const query = { uid: true, flags: true, source: true, internalDate: true, size: true, ...(this.server.gmail ? { threadId: true, labels: true } : {}) };
       const m = (await client.fetchOne(String(where.uid), query, { uid: true })) as FetchedMessage | false;
-      if (!m || !m.source) return undefined;
+      if (!m || !m.source || m.flags?.has(SUBMITTING)) return undefined;
       const raw = new Uint8Array(m.source);
       const ids = this.idsOf(raw, where, m.threadId);
-      const labels = this.labelsOf(m.flags ?? new Set(), where.folder);
+      const labels = this.labelsOf(m.flags ?? new Set(), where.folder, m.labels);
       // The labels as first read are the baseline listChanges diffs against, until it has seen the message.
       if (!this.memory.get(where.folder, uidValidity, where.uid)) {
         this.memory.set(where.folder, uidValidity, where.uid, { ...ids, labels, modseq: String(m.modseq ?? 0n), seenBy: 'read' });
@@ -897,6 +1274,9 @@ export class ImapMailbox implements Mailbox {
 
 // ---------------------------------------------------------------------------------------------------
 
+/** Gmail's system labels in X-GM-LABELS (a message read through All Mail has no folder of its own to say them). */
+const GMAIL_SYSTEM_LABELS: Record<string, string> = { '\\Inbox': 'INBOX', '\\Sent': 'SENT', '\\Draft': 'DRAFT', '\\Important': 'IMPORTANT', '\\Starred': 'STARRED' };
+
 const SYSTEM_LABELS = new Set(['INBOX', 'SENT', 'DRAFT', 'TRASH', 'SPAM', 'UNREAD', 'STARRED', 'IMPORTANT']);
 
 function unique(paths: Array<string | undefined>): string[] {
@@ -918,7 +1298,7 @@ function isEmptyRecord(r: HistoryRecord): boolean {
  * reported as the first folder's label removed and the second's added (Gmail's archive is INBOX
  * removed), not as deleted and added.
  */
-function pairMoves(records: HistoryRecord[], labelOf: (folder: string) => string | undefined): void {
+function pairMoves(records: HistoryRecord[], labelsOf: (folder: string) => string[]): void {
   const folderOf = (r: HistoryRecord) => (r as HistoryRecord & { folder?: string }).folder ?? '';
   for (const gone of records) {
     for (const deleted of [...gone.messagesDeleted]) {
@@ -929,14 +1309,17 @@ function pairMoves(records: HistoryRecord[], labelOf: (folder: string) => string
         if (index < 0) continue;
         // A draft gone from Drafts and its Message-ID in Sent is a draft sent, not moved: a mail client
         // submits the draft and files a copy in Sent, and the thread must see both (draft gone, sent seen).
-        if (labelOf(folderOf(gone)) === 'DRAFT' && labelOf(folderOf(came)) === 'SENT') continue;
+        const from = labelsOf(folderOf(gone));
+        const to = labelsOf(folderOf(came));
+        if (from.includes('DRAFT') && to.includes('SENT')) continue;
         const [added] = came.messagesAdded.splice(index, 1);
         gone.messagesDeleted.splice(gone.messagesDeleted.indexOf(deleted), 1);
         const message = { id: added!.id, threadId: added!.threadId, labelIds: added!.labelIds };
-        const from = labelOf(folderOf(gone));
-        const to = labelOf(folderOf(came));
-        if (from) gone.labelsRemoved.push({ message, labelIds: [from] } satisfies LabelHistoryChange);
-        if (to) came.labelsAdded.push({ message, labelIds: [to] } satisfies LabelHistoryChange);
+        // Into a request folder INBOX stays (folders mode: the message is still the inbox's).
+        const labelsRemoved = from.filter((l) => !to.includes(l));
+        const labelsAdded = to.filter((l) => !from.includes(l));
+        if (labelsRemoved.length > 0) gone.labelsRemoved.push({ message, labelIds: labelsRemoved } satisfies LabelHistoryChange);
+        if (labelsAdded.length > 0) came.labelsAdded.push({ message, labelIds: labelsAdded } satisfies LabelHistoryChange);
         came.messages.push({ id: added!.id, threadId: added!.threadId });
         break;
       }
@@ -944,7 +1327,30 @@ function pairMoves(records: HistoryRecord[], labelOf: (folder: string) => string
   }
 }
 
+/** The start of the UTC day of `t` (epoch ms). */
+function utcDay(t: number): number {
+  return Math.floor(t / DAY_MS) * DAY_MS;
+}
+
+function encodeReceivedCursor(cursor: ReceivedCursor): string {
+  return Buffer.from(JSON.stringify(cursor)).toString('base64url');
+}
+
+function decodeReceivedCursor(token: string): ReceivedCursor | undefined {
+  try {
+    const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Partial<ReceivedCursor>;
+    return typeof c.folder === 'number' && typeof c.uidValidity === 'string' && typeof c.uid === 'number' ? { folder: c.folder, uidValidity: c.uidValidity, uid: c.uid } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** IMAP SEARCH keys for a search; null when it can match nothing (an address that is not plain). */
+function withoutQuery(search: ImapSearch): ImapSearch {
+  const { query: _query, ...rest } = search;
+  return rest;
+}
+
 function searchQuery(search: ImapSearch): SearchObject | null {
   const q: SearchObject = {};
   for (const field of ['from', 'to'] as const) {
@@ -954,14 +1360,56 @@ function searchQuery(search: ImapSearch): SearchObject | null {
     if (!address) return null;
     q[field] = address;
   }
+  if (search.fromDomain !== undefined) {
+    const domain = searchableDomain(search.fromDomain);
+    if (!domain || q.from) return null;
+    q.from = `@${domain}`;
+  }
+  if (search.messageId !== undefined) {
+    const id = searchableMessageId(search.messageId);
+    if (!id) return null;
+    q.header = { 'message-id': id };
+  }
   if (search.subject) q.subject = search.subject;
-  if (search.text) q.text = search.text;
+  // IMAP ANDs criteria, but an object has one TEXT key: each further word nests in a one-operand OR (an AND).
+  const [first, ...more] = search.text ?? [];
+  if (first) q.text = first;
+  let last: SearchObject = q;
+  for (const word of more) {
+    const next: SearchObject = { text: word };
+    last.or = [next];
+    last = next;
+  }
   if (search.since) q.since = search.since;
   if (search.before) q.before = search.before;
   if (search.unread !== undefined) q.seen = !search.unread;
   if (search.labelId) q.keyword = labelToKeyword(search.labelId);
   if (Object.keys(q).length === 0) q.all = true;
   return q;
+}
+
+/**
+ * For a search by address, whether a message's header block names it as the product's reader reads
+ * headers (parseSender, parseAddressList; 8-bit bytes as UTF-8 when they are): `from` the one
+ * sender; `to` in To or Cc; `fromDomain` the sender's domain (SEARCH FROM "@domain" finds no
+ * subdomain). Undefined for a search by none of these.
+ */
+function addressFilter(search: ImapSearch): ((headers: Buffer) => boolean) | undefined {
+  const from = search.from !== undefined ? canonicalAddress(search.from) : undefined;
+  const to = search.to !== undefined ? canonicalAddress(search.to) : undefined;
+  const domain = search.fromDomain !== undefined ? searchableDomain(search.fromDomain) : undefined;
+  if (from === undefined && to === undefined && domain === undefined) return undefined;
+  const header = (headers: Buffer, name: string) => rawHeaderValues(headers, name).map(utf8IfValid);
+  return (headers) => {
+    const sender = from !== undefined || domain !== undefined ? parseSender(header(headers, 'from'), []) : null;
+    if (from !== undefined && sender?.address !== from) return false;
+    if (domain !== undefined && domainOf(sender?.address ?? '') !== domain) return false;
+    if (to !== undefined) {
+      const first = (name: string) => parseAddressList(header(headers, name)[0], []);
+      if (![...first('to'), ...first('cc')].some((a) => a.address === to)) return false;
+    }
+    return true;
+  };
 }
 
 /** A draft's own marks are not sent: the \Draft flag lives on the IMAP message, not in headers. */
@@ -971,4 +1419,39 @@ function withoutFlagHeaders(raw: Uint8Array): Uint8Array {
 
 function createHashHex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex').slice(0, 32);
+}
+
+/**
+ * Whether a nodemailer sendMail() failure means for certain the server did not take the message:
+ * the server refused in its own words (a reply code), or the session never reached DATA (no
+ * connection, TLS or login refused, an envelope refused). A dropped connection or a timeout may
+ * come after the server took it.
+ */
+function refusedForCertain(err: unknown): boolean {
+  const e = (err ?? {}) as { responseCode?: number; code?: string };
+  if (typeof e.responseCode === 'number') return true;
+  return ['ECONNECTION', 'EDNS', 'ETLS', 'EAUTH', 'ENOAUTH', 'EENVELOPE', 'EMESSAGE'].includes(e.code ?? '');
+}
+
+/**
+ * imapflow's lock on a folder, with the session's view of it up to date. imapflow does not SELECT a
+ * folder that is already selected, and a server answers SEARCH and FETCH there from the session's
+ * view as of its last command (Dovecot does, as RFC 3501 allows): mail delivered since, or appended
+ * by another session (a mail client, another worker), is not in it, so a message the sync just
+ * reported read as "not in the mailbox", and a listChanges woken by IDLE missed the new mail until
+ * the next poll. Such a folder is SELECTed again (a NOOP announces the new mail too, but leaves
+ * imapflow's UIDNEXT and HIGHESTMODSEQ, which the change cursor is made of, as they were).
+ */
+async function lockFolder(client: ImapFlow, folder: string): Promise<MailboxLockObject> {
+  const before = client.mailbox;
+  const lock = await client.getMailboxLock(folder);
+  if (before && client.mailbox === before) {
+    try {
+      await client.mailboxOpen(folder);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
+  }
+  return lock;
 }

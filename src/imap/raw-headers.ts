@@ -1,7 +1,5 @@
 // Small operations on a raw message's header block (bytes kept one char per byte, so 8-bit content
 // survives): read a header, drop one, the block itself (for hashing).
-import { parseAddressList } from '../gmail/addresses.js';
-
 function split(raw: Uint8Array): { head: string; rest: string; eol: string } {
   const text = Buffer.from(raw).toString('latin1');
   const end = text.search(/\r?\n\r?\n/);
@@ -55,20 +53,12 @@ export function withoutHeader(raw: Uint8Array, name: string): Uint8Array {
   return Buffer.from(kept.join(eol) + rest, 'latin1');
 }
 
-/** The envelope recipients of a message: To, Cc and Bcc addresses, each once. */
-export function recipientsOf(raw: Uint8Array): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const name of ['to', 'cc', 'bcc']) {
-    for (const value of rawHeaderValues(raw, name)) {
-      for (const address of parseAddressList(value, [])) {
-        const key = address.address.toLowerCase();
-        if (!seen.has(key)) {
-          seen.add(key);
-          out.push(address.address);
-        }
-      }
-    }
+/** 8-bit header bytes that are valid UTF-8 (RFC 6532) read as UTF-8; anything else stays one char per byte. */
+export function utf8IfValid(latin1: string): string {
+  if (!/[\x80-\xff]/.test(latin1)) return latin1;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(latin1, 'latin1'));
+  } catch {
+    return latin1;
   }
-  return out;
 }

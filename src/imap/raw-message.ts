@@ -9,6 +9,7 @@ import { decodeQuotedPrintable, encodeBase64Url } from '../gmail/mime-encoding.j
 import { decodeHeaderText } from '../gmail/mime-encoding.js';
 import { bodyOnlyInRaw, parseGmailMessage } from '../gmail/mime.js';
 import type { ThreadMessage } from '../mail/message.js';
+import { utf8IfValid } from './raw-headers.js';
 
 type Part = gmail_v1.Schema$MessagePart;
 
@@ -42,16 +43,6 @@ function headerList(node: SplitNode): gmail_v1.Schema$MessagePartHeader[] {
     // Header bytes are kept as Latin-1 code points (8-bit headers included), as mime.ts expects of raw values.
     return { name, value: utf8IfValid(value) };
   });
-}
-
-/** 8-bit header bytes that are valid UTF-8 (RFC 6532) read as UTF-8; anything else stays one char per byte. */
-function utf8IfValid(latin1: string): string {
-  if (!/[\x80-\xff]/.test(latin1)) return latin1;
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(latin1, 'latin1'));
-  } catch {
-    return latin1;
-  }
 }
 
 /** The content bytes of a leaf, its Content-Transfer-Encoding undone (as Gmail's format=full gives body.data). */

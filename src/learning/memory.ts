@@ -232,7 +232,7 @@ const evidenceId = (e: Evidence) => `${e.source}:${e.actionId ?? ''}:${e.threadI
 // ---- changing ----------------------------------------------------------------------------------
 
 /** Who may accept: only the user's own channels (a lesson never accepts itself). */
-export const USER_CHANNELS = ['cli', 'page', 'discord'] as const;
+export const USER_CHANNELS = ['cli', 'page', 'discord', 'mcp'] as const;
 export type UserChannel = (typeof USER_CHANNELS)[number];
 
 const RULE_FROM_VERSION = `

@@ -2,11 +2,10 @@
 // unread and labelled (LABEL_LESSONS), once per account per ISO week in the account's zone. The
 // Message-ID is made of the account and the week, and insertOnce looks for it before inserting, so
 // the hourly learning run (and any retry) finds the week's e-mail and never puts a second one there.
-import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
-import { toActivityFailure } from '../accounts/mailbox-failures.js';
+import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
+import { needsReconnect, toActivityFailure } from '../accounts/mailbox-failures.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { GmailAuthError } from '../gmail/errors.js';
-import { insertOnce } from '../gmail/insert-once.js';
+import { insertOnce } from '../mail/insert-once.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
 import { accountTimeZone } from '../accounts/time-settings.js';
@@ -21,7 +20,7 @@ export const weeklyReportMessageId = (accountId: string, week: string) => `<less
 
 export function createWeeklyEmailActivities(deps: {
   db: SqlExecutor;
-  accounts: GmailAccounts;
+  accounts: MailboxAccess;
   label: string;
   /** From when in each week it goes out, in the account's zone (LEARNING_WEEKLY_EMAIL); null: never. */
   sendFrom: WeeklyTime | null;
@@ -42,8 +41,8 @@ export function createWeeklyEmailActivities(deps: {
       if (report.waiting + report.accepted + report.reverted === 0) return { accountId, week, gmailMessageId: null, inserted: false, note: 'nothing to report' };
       const messageId = weeklyReportMessageId(accountId, week);
       try {
-        const done = await deps.accounts.call(accountId, (gmail, email) =>
-          insertOnce(gmail, messageId, () => {
+        const done = await deps.accounts.call(accountId, (mailbox, email) =>
+          insertOnce(mailbox, messageId, () => {
             const rfc2822 = buildPlainTextMessage({
               from: { name: 'durable-inbox', address: email },
               to: [{ address: email }],
@@ -53,12 +52,12 @@ export function createWeeklyEmailActivities(deps: {
               messageId,
               extraHeaders: { 'Auto-Submitted': 'auto-generated', [LESSONS_REPORT_HEADER]: week },
             });
-            return labels.withIds(accountId, gmail, [deps.label], (ids) => gmail.insertMessage(toRaw(rfc2822), ['INBOX', 'UNREAD', ids.get(deps.label)!]));
+            return labels.withIds(accountId, mailbox, [deps.label], (ids) => mailbox.insertMessage(toRaw(rfc2822), ['INBOX', 'UNREAD', ids.get(deps.label)!]));
           }),
         );
         return { accountId, week, gmailMessageId: done.id, inserted: done.inserted };
       } catch (err) {
-        if (err instanceof AccountNotConnectedError || (err instanceof GmailAuthError && !err.retryable)) return { accountId, week, gmailMessageId: null, inserted: false, note: `email: ${err.message}` };
+        if (needsReconnect(err)) return { accountId, week, gmailMessageId: null, inserted: false, note: `email: ${err.message}` };
         throw toActivityFailure(err);
       }
     },

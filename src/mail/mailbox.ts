@@ -15,6 +15,11 @@ export interface MailboxCapabilities {
   changes: 'push' | 'idle' | 'poll';
   /** Whether the server files a sent message in Sent itself, or the provider appends the copy. */
   sentCopy: 'server' | 'appended';
+  /**
+   * Who reads a Gmail-syntax query (MailSearch.query): the server itself (Gmail; Gmail's IMAP through
+   * X-GM-RAW), or the provider, into IMAP SEARCH (src/mail/mail-query.ts), which cannot say all of it.
+   */
+  query: 'server' | 'read';
 }
 
 /** A draft's content: a base64url RFC 5322 message (buildReply()), in a thread. */
@@ -25,9 +30,15 @@ export interface DraftContent {
 
 /** A search in the mailbox: every field given narrows (AND). Each provider writes it in its own syntax. */
 export interface MailSearch {
-  /** A plain address (addr-spec); a value that is not one matches nothing, so mail text never becomes search syntax. */
+  /**
+   * A plain address (addr-spec); a value that is not one matches nothing, so mail text never becomes
+   * search syntax. On IMAP the message's one sender, as the reader reads From, must be this address
+   * (SEARCH FROM alone matches substrings and display names); `to` likewise in To or Cc.
+   */
   from?: string;
   to?: string;
+  /** Mail from this domain (a plain domain name, else nothing matches): the provider's match on From; on IMAP the reader's sender at exactly this domain. */
+  fromDomain?: string;
   subject?: string;
   /** Received on or after this time (IMAP SEARCH has day precision: the day it falls on). */
   since?: Date;
@@ -35,11 +46,34 @@ export interface MailSearch {
   unread?: boolean;
   /** A label id (opaque: Gmail's id, IMAP's name) the messages carry. */
   labelId?: string;
-  /** Where to look (default INBOX). ALL: everywhere but spam and trash. */
-  in?: 'INBOX' | 'SENT' | 'DRAFT' | 'TRASH' | 'SPAM' | 'ALL';
+  /**
+   * A search as Gmail reads it (from:, subject:, newer_than:, is:unread, words…), the agent's: Gmail
+   * runs it as is (with the fields above); IMAP reads what it can say of it (src/mail/mail-query.ts).
+   */
+  query?: string;
+  /** The message with this Message-ID header (angle brackets or not). */
+  messageId?: string;
+  /** Where to look (default INBOX). ALL: everywhere but spam and trash; ANYWHERE: spam and trash too. */
+  in?: 'INBOX' | 'SENT' | 'DRAFT' | 'TRASH' | 'SPAM' | 'ALL' | 'ANYWHERE';
   maxResults?: number;
   /** The previous page's nextPageToken (providers that page). */
   pageToken?: string;
+}
+
+/** One page of the messages received in a time range (the backfill's listing of a slice). */
+export interface ReceivedRequest {
+  /** Epoch ms, inclusive. */
+  after: number;
+  /** Epoch ms, exclusive. */
+  before: number;
+  /** Ids per page at most (a provider may return fewer, even none, with a next page). */
+  pageSize: number;
+  pageToken?: string;
+}
+
+export interface ReceivedPage {
+  ids: string[];
+  nextPageToken?: string;
 }
 
 /** Where the sync reads changes from: the cursor it holds (Gmail's history id, IMAP's folder states), a page at a time. */
@@ -57,9 +91,21 @@ export interface Mailbox {
   getSignature(): Promise<string | undefined>;
   getThread(threadId: string): Promise<ThreadSnapshot>;
   getThreadLabelIds(threadId: string): Promise<string[]>;
-  getMessage(messageId: string): Promise<ThreadMessage>;
+  /** A message; `metadata`: its headers without the body where the provider can leave it out. */
+  getMessage(messageId: string, format?: 'full' | 'metadata'): Promise<ThreadMessage>;
   /** Newest first; ids and thread ids only. */
   searchMessages(search: MailSearch): Promise<MessageList>;
+  /**
+   * The backfill's reading of the whole mailbox (docs/backfill.md): every message but spam and trash
+   * received in [after, before). How exact the bounds are is the provider's (Gmail: to the second, its
+   * bounds' inclusiveness unverified, so the backfill widens them by its overlap; IMAP: exact, by
+   * INTERNALDATE). The same message in two places is listed once per page at least; callers dedupe.
+   */
+  listReceived(request: ReceivedRequest): Promise<ReceivedPage>;
+  /** When the oldest such message was received, if any before `before` (epoch ms; Gmail: the start of its UTC day). */
+  oldestReceived(before: number): Promise<number | undefined>;
+  /** How many messages the mailbox holds, roughly (what the backfill sizes its slices by). */
+  countMessages(): Promise<number>;
   /**
    * What changed after `cursor`, as history records; `historyId` of the page is the cursor of now.
    * MailboxCursorExpiredError (src/mail/mailbox-errors.ts) when the cursor is void: read the mailbox again.
@@ -84,9 +130,29 @@ export interface Mailbox {
   listDraftsForThread(threadId: string): Promise<DraftRef[]>;
   /** Sends a base64url RFC 5322 message, in the thread when given. */
   sendMessage(raw: string, threadId?: string): Promise<{ id: string; threadId: string }>;
+  /**
+   * Puts a message of ours (base64url RFC 5322) into the mailbox without sending it: our reminders,
+   * reports and alerts. INBOX and UNREAD among the labels put it in the inbox unread; with threadId
+   * it joins that thread where the provider threads by id (IMAP threads by its References).
+   */
+  insertMessage(raw: string, labelIds: string[], threadId?: string): Promise<{ id: string; threadId: string }>;
+  /** A thread's first subject and sender and its newest snippet (the digest's lines). */
+  getThreadSummary(threadId: string): Promise<{ subject: string; from: string; snippet: string }>;
+}
+
+/** A plain domain name, safe to put in any provider's search syntax; undefined for anything else. */
+export function searchableDomain(domain: string): string | undefined {
+  const d = domain.trim().toLowerCase().replace(/^@/, '');
+  return /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)+$/.test(d) ? d : undefined;
 }
 
 /** A plain addr-spec, safe to put in any provider's search syntax; undefined for anything else. */
 export function searchableAddress(address: string): string | undefined {
   return /^[^\s"\\(){}<>@]+@[^\s"\\(){}<>@]+$/.test(address) ? address : undefined;
+}
+
+/** A Message-ID's id-left@id-right without its angle brackets, safe in any search syntax; undefined for anything else. */
+export function searchableMessageId(messageId: string): string | undefined {
+  const inner = messageId.trim().replace(/^<|>$/g, '');
+  return /^[^\s<>"\\()]+@[^\s<>"\\()]+$/.test(inner) ? inner : undefined;
 }

@@ -44,6 +44,11 @@ export interface QuotaLimiterOptions {
   latencyWindow?: number;
   /** Upper bound for suggestedConcurrency (default 8). */
   maxConcurrency?: number;
+  /**
+   * A budget of its own beside the account's Gmail one: the bucket is keyed `<account>:<bucket>`
+   * (the IMAP backfill's ceiling, which the sync's metering of the same account must not move).
+   */
+  bucket?: string;
 }
 
 export type QuotaOutcome =
@@ -72,8 +77,9 @@ export interface AcquireResult {
   rate: number;
 }
 
-interface ResolvedOptions extends Required<Omit<QuotaLimiterOptions, 'profile'>> {
+interface ResolvedOptions extends Required<Omit<QuotaLimiterOptions, 'profile' | 'bucket'>> {
   profile: QuotaProfileName;
+  bucket?: string;
 }
 
 export function resolveLimiterOptions(options: QuotaLimiterOptions): ResolvedOptions {
@@ -91,6 +97,7 @@ export function resolveLimiterOptions(options: QuotaLimiterOptions): ResolvedOpt
     latencyThresholdMs: options.latencyThresholdMs ?? 5000,
     latencyWindow: options.latencyWindow ?? 50,
     maxConcurrency: options.maxConcurrency ?? 8,
+    ...(options.bucket ? { bucket: options.bucket } : {}),
   };
 }
 
@@ -164,6 +171,11 @@ export class QuotaLimiter {
     this.options = resolveLimiterOptions(options);
   }
 
+  /** The account's row in quota_buckets. */
+  private keyOf(accountId: string): string {
+    return this.options.bucket ? `${accountId}:${this.options.bucket}` : accountId;
+  }
+
   /** Units one call of `method` costs under this limiter's profile. */
   cost(method: string): number {
     return unitCost(this.options.profile, method);
@@ -173,7 +185,7 @@ export class QuotaLimiter {
   async acquire(accountId: string, units: number, signal?: AbortSignal): Promise<AcquireResult> {
     const o = this.options;
     const [row] = await this.db.query<{ tokens: number; rate: number; now: number }>(ACQUIRE_SQL, [
-      accountId,
+      this.keyOf(accountId),
       units,
       o.startRate,
       o.burstSeconds,
@@ -187,7 +199,7 @@ export class QuotaLimiter {
       try {
         await sleep(waitMs, signal);
       } catch (err) {
-        await this.db.query(REFUND_SQL, [accountId, units]).catch(() => undefined);
+        await this.db.query(REFUND_SQL, [this.keyOf(accountId), units]).catch(() => undefined);
         throw err;
       }
     }
@@ -198,7 +210,7 @@ export class QuotaLimiter {
   async report(accountId: string, outcome: QuotaOutcome): Promise<void> {
     const o = this.options;
     if (outcome.kind === 'throttled') {
-      await this.db.query(COUNT_THROTTLE_SQL, [accountId]);
+      await this.db.query(COUNT_THROTTLE_SQL, [this.keyOf(accountId)]);
       await this.decrease(accountId, (outcome.retryAfterMs ?? 1000) / 1000);
       return;
     }
@@ -219,7 +231,7 @@ export class QuotaLimiter {
     if (now - (this.lastIncreaseAttempt.get(accountId) ?? 0) < o.increaseIntervalMs / 2) return;
     this.lastIncreaseAttempt.set(accountId, now);
     const rows = await this.db.query<{ rate: number }>(INCREASE_SQL, [
-      accountId,
+      this.keyOf(accountId),
       o.maxRate,
       o.increaseStep,
       o.increaseIntervalMs / 1000,
@@ -230,7 +242,7 @@ export class QuotaLimiter {
   private async decrease(accountId: string, debtSeconds: number): Promise<void> {
     const o = this.options;
     const rows = await this.db.query<{ rate: number }>(DECREASE_SQL, [
-      accountId,
+      this.keyOf(accountId),
       o.minRate,
       o.decreaseCooldownMs / 1000,
       debtSeconds,
@@ -256,6 +268,11 @@ export class QuotaLimiter {
     } finally {
       release();
     }
+  }
+
+  /** Each account's calls run through this limiter in `lane`: the gate a mailbox access meters its calls with. */
+  gateFor(lane: QuotaLane): (accountId: string) => <T>(method: string, call: () => Promise<T>) => Promise<T> {
+    return (accountId) => (method, call) => this.run(accountId, method, call, undefined, lane);
   }
 
   private async timed<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
@@ -330,7 +347,7 @@ export class QuotaLimiter {
   async state(accountId: string): Promise<BucketState | undefined> {
     const [row] = await this.db.query<{ rate: number; tokens: number; throttles: string; increases: string; decreases: string }>(
       `SELECT rate, tokens, throttles, increases, decreases FROM quota_buckets WHERE key = $1`,
-      [accountId],
+      [this.keyOf(accountId)],
     );
     if (!row) return undefined;
     return {
@@ -344,7 +361,7 @@ export class QuotaLimiter {
 
   /** Forgets the account's bucket (it restarts at startRate). */
   async reset(accountId: string): Promise<void> {
-    await this.db.query(`DELETE FROM quota_buckets WHERE key = $1`, [accountId]);
+    await this.db.query(`DELETE FROM quota_buckets WHERE key = $1`, [this.keyOf(accountId)]);
     this.latencies.delete(accountId);
     this.lastRate.delete(accountId);
     this.lastIncreaseAttempt.delete(accountId);

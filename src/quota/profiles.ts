@@ -1,14 +1,18 @@
 // Gmail per-user quota profiles (see /work/shared/reference/gmail-api.md): the per-user unit budget
 // and what each call costs. The limiter is sized from these; both profiles stay configurable
-// because the 2026 figures come from secondary copies of Google's quota page.
+// because the 2026 figures come from secondary copies of Google's quota page. And the IMAP
+// backfill's: a unit is one IMAP operation of ImapMailbox (reading a message, a page of a listing),
+// the budget IMAP_BACKFILL_RATE (src/config/settings.ts imapBackfillLimiterOptions).
 
-export type QuotaProfileName = 'legacy' | '2026';
+export type QuotaProfileName = 'legacy' | '2026' | 'imap';
 
 export interface QuotaProfile {
   name: QuotaProfileName;
   /** Per-user budget, units per second (15,000/min legacy, 6,000/min for projects from May 2026). */
   unitsPerSecond: number;
   costs: Readonly<Record<string, number>>;
+  /** What a method not in `costs` costs (default 5). */
+  defaultCost?: number;
 }
 
 const LEGACY_COSTS: Record<string, number> = {
@@ -45,12 +49,13 @@ export const QUOTA_PROFILES: Readonly<Record<QuotaProfileName, QuotaProfile>> = 
     unitsPerSecond: 100,
     costs: { ...LEGACY_COSTS, 'messages.get': 20, 'threads.get': 40, 'drafts.get': 20 },
   },
+  imap: { name: 'imap', unitsPerSecond: 20, costs: {}, defaultCost: 1 },
 };
 
 /** Units one call of `method` costs under `profile` (5 for a method we do not know). */
 export function unitCost(profile: QuotaProfileName | QuotaProfile, method: string): number {
   const p = typeof profile === 'string' ? QUOTA_PROFILES[profile] : profile;
-  return p.costs[method] ?? 5;
+  return p.costs[method] ?? p.defaultCost ?? 5;
 }
 
 /** The profile's ceiling for reading messages one messages.get at a time, in messages per second. */

@@ -8,11 +8,11 @@
 // retry that finds it started without a message id does not post again (the worker died mid-post;
 // the e-mail is the record). Each channel's result is journaled before the next is tried.
 import { ApplicationFailure } from '@temporalio/common';
-import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
+import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
+import { needsReconnect } from '../accounts/mailbox-failures.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { GmailAuthError } from '../gmail/errors.js';
-import type { GmailService } from '../gmail/gmail-service.js';
-import { insertOnce } from '../gmail/insert-once.js';
+import { insertOnce } from '../mail/insert-once.js';
+import type { Mailbox } from '../mail/mailbox.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
 import { executeWebhook } from '../shared/discord-webhook.js';
 import { displaySafe } from '../shared/display-text.js';
@@ -36,7 +36,7 @@ export const REMINDER_MARKER_HEADER = 'X-Durable-Inbox-Reminder';
 
 export interface ReminderDeliveryDeps {
   db: SqlExecutor;
-  accounts: GmailAccounts;
+  accounts: MailboxAccess;
   /** The label on every reminder e-mail. */
   label: string;
   discordWebhookUrl?: string;
@@ -67,9 +67,9 @@ export function createReminderDeliveryActivities(deps: ReminderDeliveryDeps): Re
 
   async function deliverEmail(reminder: ReminderRow, ref: OccurrenceRef, dueAt: Date): Promise<string> {
     const messageId = reminderMessageId(reminder.id, dueAt);
-    return deps.accounts.call(reminder.accountId, async (gmail, email) => {
-      const delivered = await insertOnce(gmail, messageId, async () => {
-        const labelIds = await reminderLabelIds(gmail, deps.label);
+    return deps.accounts.call(reminder.accountId, async (mailbox, email) => {
+      const delivered = await insertOnce(mailbox, messageId, async () => {
+        const labelIds = await reminderLabelIds(mailbox, deps.label);
         const rfc2822 = buildPlainTextMessage({
           from: { name: 'durable-inbox reminders', address: email },
           to: [{ address: email }],
@@ -82,7 +82,7 @@ export function createReminderDeliveryActivities(deps: ReminderDeliveryDeps): Re
           references: [threadRootId(reminder.id)],
           extraHeaders: { 'Auto-Submitted': 'auto-generated', [REMINDER_MARKER_HEADER]: reminder.id },
         });
-        const inserted = await gmail.insertMessage(toRaw(rfc2822), labelIds, reminder.gmailThreadId ?? undefined);
+        const inserted = await mailbox.insertMessage(toRaw(rfc2822), labelIds, reminder.gmailThreadId ?? undefined);
         if (!reminder.gmailThreadId && inserted.threadId) await setReminderThread(db, reminder.id, inserted.threadId);
         return inserted;
       });
@@ -114,7 +114,7 @@ export function createReminderDeliveryActivities(deps: ReminderDeliveryDeps): Re
         try {
           await saveOccurrenceEmail(db, reminder.id, dueAt, await deliverEmail(reminder, ref, dueAt));
         } catch (err) {
-          if (!(err instanceof AccountNotConnectedError || (err instanceof GmailAuthError && !err.retryable))) throw err;
+          if (!needsReconnect(err)) throw err;
           notes.push(`email: ${err.message}`);
         }
       }
@@ -143,7 +143,7 @@ export function createReminderDeliveryActivities(deps: ReminderDeliveryDeps): Re
   };
 }
 
-async function reminderLabelIds(gmail: GmailService, label: string): Promise<string[]> {
-  const ids = await gmail.ensureLabels([label]);
+async function reminderLabelIds(mailbox: Mailbox, label: string): Promise<string[]> {
+  const ids = await mailbox.ensureLabels([label]);
   return ['INBOX', 'UNREAD', ids.get(label)!];
 }

@@ -67,3 +67,8 @@ export type RuleDecision =
 
 export type FollowUpRuleDecision =
   { decided: true; expectsReply: boolean; businessDays?: number; ruleId: string; reason: string } | { decided: false };
+
+/** The rule id the cold-email gate's decisions carry (src/rules/cold-email.ts) in the decision log and the journal. */
+export const COLD_EMAIL_RULE_ID = 'builtin:cold-email';
+/** The rule id of mail from a sender that keeps sending after the user's unsubscribe was carried out. */
+export const STILL_SENDING_RULE_ID = 'builtin:still-sending';

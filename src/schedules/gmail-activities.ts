@@ -4,12 +4,13 @@
 // channel, so a retried activity delivers each at most once; an inbox message inserted just before a
 // crash is found again by its Message-ID.
 import { ApplicationFailure } from '@temporalio/common';
-import { AccountNotConnectedError, type GmailAccounts } from '../accounts/gmail-accounts.js';
-import { toActivityFailure } from '../accounts/mailbox-failures.js';
+import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
+import { needsReconnect, toActivityFailure } from '../accounts/mailbox-failures.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { canonicalAddress } from '../gmail/addresses.js';
-import { GmailAuthError, GmailBadRequestError, GmailNotFoundError } from '../gmail/errors.js';
-import { insertOnce } from '../gmail/insert-once.js';
+import { GmailBadRequestError } from '../gmail/errors.js';
+import { isNotInMailbox } from '../mail/mailbox-errors.js';
+import { insertOnce } from '../mail/insert-once.js';
 import { LabelDirectory } from '../gmail/label-directory.js';
 import { latestInboundMessage } from '../gmail/thread-queries.js';
 import { buildPlainTextMessage, toRaw } from '../gmail/mime.js';
@@ -27,7 +28,7 @@ export const SCHEDULE_REPORT_HEADER = 'X-Durable-Inbox-Schedule';
 
 export interface ScheduleGmailDeps {
   db: SqlExecutor;
-  accounts: GmailAccounts;
+  accounts: MailboxAccess;
   discordWebhookUrl?: string;
   /** The zone of an account without one (DEFAULT_TIME_ZONE): a brief's "today" is the account's. */
   defaultZone?: string;
@@ -41,8 +42,8 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
   return {
     async threadToAct({ accountId, threadId }) {
       try {
-        return await deps.accounts.call(accountId, async (gmail, userEmail) => {
-          const snapshot = await gmail.getThread(threadId);
+        return await deps.accounts.call(accountId, async (mailbox, userEmail) => {
+          const snapshot = await mailbox.getThread(threadId);
           // What the thread's own actions are about (readThread's latestInbound), else its newest message.
           const about = latestInboundMessage(snapshot, userEmail) ?? snapshot.messages.filter((m) => !m.isDraft).at(-1);
           if (!about) return null;
@@ -50,7 +51,7 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
         });
       } catch (err) {
         // Gmail answers an id that is not one of its thread ids with 400 "Invalid id value".
-        if (err instanceof GmailNotFoundError || err instanceof GmailBadRequestError) return null;
+        if (isNotInMailbox(err) || err instanceof GmailBadRequestError) return null;
         throw toActivityFailure(err);
       }
     },
@@ -64,19 +65,20 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
       const [account] = await deps.db.query<{ email: string }>(`SELECT email FROM accounts WHERE id = $1`, [accountId]);
       const email = account?.email ?? '';
       try {
-        const filled = await heartbeatWhile(() => deps.accounts.call(accountId, async (gmail) => {
+        const filled = await heartbeatWhile(() => deps.accounts.call(accountId, async (mailbox) => {
           const out: ScheduleFacts['sections'] = [];
           for (const s of sections) {
             const items: FactItem[] = [];
             for (const ref of s.refs) {
               // The journal has subject and sender of the approvals and archives; the rest come from Gmail.
-              const summary = ref.subject !== undefined && kind !== 'digest' ? undefined : await gmail.getThreadSummary(ref.threadId).catch(() => undefined);
+              const summary = ref.subject !== undefined && kind !== 'digest' ? undefined : await mailbox.getThreadSummary(ref.threadId).catch(() => undefined);
               items.push({
                 threadId: ref.threadId,
                 subject: ref.subject ?? summary?.subject ?? '',
                 from: ref.from ?? summary?.from ?? '',
                 detail: kind === 'digest' && summary?.snippet ? `${ref.detail}: ${summary.snippet}` : ref.detail,
-                link: gmailThreadLink(email, ref.threadId),
+                // A Gmail thread opens in Gmail; an IMAP thread has no web address: the CLI shows it.
+                link: mailbox.capabilities.provider === 'gmail' ? gmailThreadLink(email, ref.threadId) : `npm run cli -- threads show ${ref.threadId}`,
               });
             }
             out.push({ title: s.title, items, ...(s.note ? { note: s.note } : {}) });
@@ -105,8 +107,8 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
       if (!row?.gmail_message_id) {
         try {
           const messageId = reportMessageId(workflowId);
-          const inserted = await heartbeatWhile(() => deps.accounts.call(schedule.accountId, async (gmail) => {
-            return insertOnce(gmail, messageId, () => {
+          const inserted = await heartbeatWhile(() => deps.accounts.call(schedule.accountId, async (mailbox) => {
+            return insertOnce(mailbox, messageId, () => {
               const rfc2822 = buildPlainTextMessage({
                 from: { name: 'durable-inbox', address: email },
                 to: [{ address: email }],
@@ -119,8 +121,8 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
                 inReplyTo: threadRootId(scheduleId),
                 extraHeaders: { [SCHEDULE_REPORT_HEADER]: scheduleId },
               });
-              return labels.withIds(schedule.accountId, gmail, [schedule.label], (ids) =>
-                gmail.insertMessage(toRaw(rfc2822), ['INBOX', 'UNREAD', ids.get(schedule.label)!], schedule.deliveryThreadId ?? undefined),
+              return labels.withIds(schedule.accountId, mailbox, [schedule.label], (ids) =>
+                mailbox.insertMessage(toRaw(rfc2822), ['INBOX', 'UNREAD', ids.get(schedule.label)!], schedule.deliveryThreadId ?? undefined),
               );
             });
           }));
@@ -129,7 +131,7 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
             await deps.db.query(`UPDATE agent_schedules SET delivery_thread_id = $2 WHERE id = $1 AND delivery_thread_id IS NULL`, [scheduleId, inserted.threadId]);
           }
         } catch (err) {
-          if (!(err instanceof AccountNotConnectedError || (err instanceof GmailAuthError && !err.retryable))) throw toActivityFailure(err);
+          if (!needsReconnect(err)) throw toActivityFailure(err);
           notes.push(`email: ${err.message}`);
         }
       }

@@ -11,6 +11,13 @@ export function setLogLevel(level: LogLevel): void {
   threshold = level;
 }
 
+// A process whose stdout is a protocol (the MCP server over stdio) logs every line to stderr.
+let infoToStderr = false;
+
+export function logEverythingToStderr(): void {
+  infoToStderr = true;
+}
+
 export interface Logger {
   debug(msg: string, meta?: Record<string, unknown>): void;
   info(msg: string, meta?: Record<string, unknown>): void;
@@ -23,7 +30,7 @@ export function createLogger(component: string): Logger {
     if (order[level] < order[threshold]) return;
     const suffix = meta && Object.keys(meta).length > 0 ? ` ${displaySafe(JSON.stringify(meta))}` : '';
     const line = `${new Date().toISOString()} ${level.toUpperCase().padEnd(5)} [${component}] ${displaySafe(msg)}${suffix}`;
-    if (level === 'error' || level === 'warn') console.error(line);
+    if (level === 'error' || level === 'warn' || infoToStderr) console.error(line);
     else console.log(line);
   };
   return {

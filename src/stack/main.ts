@@ -3,6 +3,7 @@
 // Web UI, the workers as separate OS processes (STACK_WORKERS_PER_ROLE of each, started again if one
 // dies), the codec and HTTP servers, the schedules; the emulators stand in for Gmail, Anthropic and
 // Discord without credentials, as in `npm run dev`. Ctrl-C stops everything, last started first.
+import { dropRetriesAfterClose } from '../temporal/closed-connection-guard.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +26,7 @@ const defaultDataDir = fileURLToPath(new URL('../../.data/stack/', import.meta.u
 const running = new StopList(log);
 
 async function main(): Promise<void> {
+  dropRetriesAfterClose();
   // Signals first: the child processes' bound-child hooks leave Ctrl-C to us once we listen.
   running.exitOnSignals();
   const userCfg = loadConfigOrExit();

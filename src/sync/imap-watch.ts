@@ -36,6 +36,8 @@ const MAX_BACKOFF_MS = 60_000;
 
 export function startImapWatch(deps: ImapWatchDeps): ImapWatch {
   const watchers = new Map<string, AccountWatcher>();
+  /** Accounts already warned about as unreadable (warned once, not at every refresh). */
+  const unreadable = new Set<string>();
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
 
@@ -55,10 +57,18 @@ export function startImapWatch(deps: ImapWatchDeps): ImapWatch {
       }
       for (const account of accounts) {
         if (watchers.has(account.id) || !account.mailServers || !account.encryptedTokens) continue;
-        const servers = imapServersSchema.parse(account.mailServers);
-        const secret = deps.vault.openJson(account.encryptedTokens) as ImapSecret;
-        const settings = imapMailboxSettings(account.email, servers, secret);
-        watchers.set(account.id, new AccountWatcher(account.id, () => openImapSession(settings.imap.server, settings.imap.credentials, deps.connect ?? {}), deps));
+        // One account whose servers or sealed password cannot be read (a broken row, a password
+        // sealed with another key) stays unwatched, its sync polling; it keeps no other from IDLE.
+        try {
+          const servers = imapServersSchema.parse(account.mailServers);
+          const secret = deps.vault.openJson(account.encryptedTokens) as ImapSecret;
+          const settings = imapMailboxSettings(account.email, servers, secret);
+          watchers.set(account.id, new AccountWatcher(account.id, () => openImapSession(settings.imap.server, settings.imap.credentials, deps.connect ?? {}), deps));
+          unreadable.delete(account.id);
+        } catch (err) {
+          if (!unreadable.has(account.id)) log.warn(`IMAP account ${account.id} is not watched (its sync polls): ${err instanceof Error ? err.message : String(err)}`);
+          unreadable.add(account.id);
+        }
       }
     } catch (err) {
       log.warn(`reading the IMAP accounts failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -198,6 +198,11 @@ export async function actionDue(run: ThreadRun, event: ActionDueEvent): Promise<
     run.logDecision({ kind: 'action', source: 'system', detail: `${labelOf(open)} paused before it went out: waits for your approval` });
     return;
   }
+  if (sent.state === 'failed' && sent.why) {
+    // Sent or not, nobody can say (SMTP cut off mid-answer): the user decides, never a second send.
+    if (open.draftId) await discardApprovalDraft(run, open, false);
+    return needsTheUser(run, `${labelOf(open)}: ${sent.why}`);
+  }
   if (sent.sentMessageId) run.record.sentByUs.push(sent.sentMessageId);
   if (open.draftId) await discardApprovalDraft(run, open, false);
   run.logDecision({ kind: 'action', source: 'system', detail: sent.sent ? `${labelOf(open)} sent (${sent.sentMessageId})` : `${labelOf(open)} not sent: ${sent.state}` });

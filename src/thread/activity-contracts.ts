@@ -187,6 +187,12 @@ export type RulesVerdict = (
   categoryActions: Record<Category, ActionSpec[]>;
   /** Rules that could not be evaluated (bad pattern, missing category...), left out with the reason. */
   skipped?: string[];
+  /**
+   * The cold-email gate's word (src/rules/cold-email.ts): `cold`, it decided cold_outreach; `ask`,
+   * the LLM got a first-contact hint; `exempt`, the sender is never gated, so an LLM's
+   * cold_outreach does not hold. Absent: the gate had nothing to say (and before it existed).
+   */
+  coldEmail?: { gate: 'cold' | 'ask' | 'exempt'; reason: string };
 };
 
 /** What the follow-up rules say about a message the user sent; undecided: the LLM is asked. */

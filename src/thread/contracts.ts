@@ -242,6 +242,8 @@ export interface TimerRequestEvent {
   requestId: string;
   request: TimerRequest;
   by: 'user' | 'label';
+  /** The surface the user asked through (cli, mcp): the journal's decided_by of the timer and of its cancel. */
+  decidedBy?: string;
   /** A request from a Gmail label: the label to take off once the timer is set. */
   label?: string;
 }

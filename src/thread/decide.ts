@@ -8,7 +8,7 @@ import type { SqlExecutor } from '../db/sql-executor.js';
 import { actionDecisionSignal } from './signals.js';
 import { threadWorkflowId, type ThreadSettings } from './contracts.js';
 import { requestTimer } from './ingest.js';
-import { reversalOf, type ActionDecisionEvent, type ActionState, type Decision, type JournaledAction } from '../actions/contracts.js';
+import { CLEANUP_KINDS, reversalOf, type ActionDecisionEvent, type ActionState, type Decision, type JournaledAction } from '../actions/contracts.js';
 import { listActions, loadAction, type ActionFilter } from '../actions/journal.js';
 import { undoActionWorkflow, undoWorkflowId } from '../actions/undo-workflow.js';
 
@@ -65,10 +65,12 @@ export async function decideAction(deps: DecideDeps, actionId: string, decision:
 
   const event: ActionDecisionEvent = { type: 'action_decision', actionId, decision, by };
   try {
-    await deps.client.workflow.getHandle(threadWorkflowId(action.accountId, action.threadId)).signal(actionDecisionSignal, event);
+    // A clean-up's action waits in the clean-up's workflow; every other in its thread's.
+    const waiting = (CLEANUP_KINDS as readonly string[]).includes(action.kind) ? action.workflowId : threadWorkflowId(action.accountId, action.threadId);
+    await deps.client.workflow.getHandle(waiting).signal(actionDecisionSignal, event);
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
-    return { ok: false, message: `the thread of action ${actionId} is no longer running: it cannot be ${decision}d`, action };
+    return { ok: false, message: `the workflow of action ${actionId} is no longer running: it cannot be ${decision}d`, action };
   }
   const settled = await untilSettled(deps.db, actionId, SETTLES_IN[decision], waitMs);
   if (!settled) return { ok: false, message: `sent ${decision} for ${describe(action)}; its thread has not acted on it yet`, action };

@@ -18,7 +18,8 @@ import type { DraftRef, GmailActivities, PromptMessage, ReplyContext, ReplyHeade
 import { toActivityFailure } from '../accounts/mailbox-failures.js';
 import { draftsWritten } from '../metrics/metrics.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { mayNeedReply, rulesVerdict } from './rules-verdict.js';
+import { coldOutreachThreads, mayNeedReply, rulesVerdict, withColdEmailGate, withUnsubscribeWatch } from './rules-verdict.js';
+import { COLD_EMAIL_HEADERS } from '../rules/cold-email.js';
 
 /** Bodies are cut to this many characters before they enter workflow history. */
 const BODY_CAP = 6000;
@@ -32,7 +33,8 @@ function toPromptMessage(m: ThreadMessage, userEmail: string): PromptMessage {
   const address = (a: { name?: string; address: string }) => (a.name ? `${a.name} <${a.address}>` : a.address);
   const headers: Record<string, string> = {};
   // What the rules and the prompts look at (From, Return-Path and Content-Type tell a bounce), cut to a cap.
-  for (const name of ['from', 'return-path', 'content-type', 'list-unsubscribe', 'precedence', 'auto-submitted', 'reply-to', 'message-id', 'references']) {
+  const kept = ['from', 'return-path', 'content-type', 'list-unsubscribe', 'precedence', 'auto-submitted', 'reply-to', 'message-id', 'references', ...COLD_EMAIL_HEADERS];
+  for (const name of new Set(kept)) {
     const value = m.headers[name];
     if (value !== undefined) headers[name] = value.slice(0, HEADER_CAP);
   }
@@ -87,6 +89,20 @@ async function toneExamplesFor(mailbox: Mailbox, sender: string): Promise<string
     if (message.body.trim()) examples.push(message.body.slice(0, 1500));
   }
   return examples;
+}
+
+/**
+ * Whether the user has had a thread with `sender` before this one, either direction: mail the user
+ * sent them, or mail from them in a thread the gate did not call cold outreach (a sequence's
+ * follow-ups in new threads are no contact). The newest few of each are looked at.
+ */
+async function earlierThreadWith(mailbox: Mailbox, db: SqlExecutor, accountId: string, sender: string, threadId: string): Promise<boolean> {
+  const others = (found: { messages: { threadId: string }[] }) => [...new Set(found.messages.map((m) => m.threadId))].filter((t) => t !== threadId);
+  if (others(await mailbox.searchMessages({ in: 'SENT', to: sender, maxResults: 10 })).length > 0) return true;
+  const received = others(await mailbox.searchMessages({ in: 'ALL', from: sender, maxResults: 10 }));
+  if (received.length === 0) return false;
+  const cold = await coldOutreachThreads(db, accountId, received);
+  return received.some((t) => !cold.has(t));
 }
 
 /**
@@ -190,7 +206,18 @@ export function createGmailActivities({ accounts, db }: { accounts: MailboxAcces
         const visible = snapshot.messages.filter((m) => !m.isDraft);
         const latest = latestInboundMessage(snapshot, userEmail);
         const latestInbound = latest ? { ...toPromptMessage(latest, userEmail), replyHeaders: replyHeadersOf(latest, userEmail) } : null;
-        const rules = withRules && latestInbound ? await rulesVerdict(db, accountId, latestInbound) : undefined;
+        const rules =
+          withRules && latestInbound
+            ? await withUnsubscribeWatch(
+                db,
+                accountId,
+                latestInbound,
+                latest!.internalDate,
+                await withColdEmailGate(db, accountId, latestInbound, await rulesVerdict(db, accountId, latestInbound), () =>
+                  earlierThreadWith(gmail, db, accountId, latestInbound.sender, threadId),
+                ),
+              )
+            : undefined;
         // Mail that gets no reply (by the rules, else the built-in header rules), or has nobody to
         // reply to: no quota spent on tone, and the LLM only classifies it.
         const answerable =

@@ -18,6 +18,7 @@ import { afterUserSent, endWait, followUp } from './follow-up-steps.js';
 import { ThreadRun } from './thread-run.js';
 import { endSnoozeEarly, remind, returnFromSnooze, sendLater, setTimer } from './timer-steps.js';
 import { nextStep, type Step, type StepInput } from './transitions.js';
+import { COLD_EMAIL_RULE_ID } from '../rules/contracts.js';
 
 export async function threadWorkflow(input: ThreadWorkflowInput): Promise<ThreadStatus> {
   const run = await ThreadRun.open(input); // what continue-as-new carried, or what earlier runs left
@@ -174,6 +175,7 @@ async function classify(
   const { record } = run;
   const rules = thread.rules!; // readThread withRules gives them whenever there is an inbound email
   for (const reason of rules.skipped ?? []) run.logDecision({ kind: 'rule_skipped', source: 'system', detail: reason });
+  if (rules.coldEmail?.gate === 'ask') run.logDecision({ kind: 'classify', source: 'rules', ruleId: COLD_EMAIL_RULE_ID, detail: `cold-email check: ${rules.coldEmail.reason}; the model decides` });
   if (rules.decided) {
     record.category = rules.category;
     record.confidence = 1;
@@ -207,10 +209,17 @@ async function classify(
     tokensIn: verdict.tokensIn,
     tokensOut: verdict.tokensOut,
   });
+  const gate = rules.coldEmail;
+  // The cold-email gate holds no allowlisted sender, nor one the user has had a thread with, whatever
+  // the model says. Only verdicts read with the gate carry `coldEmail`; the marker keeps them apart.
+  if (gate?.gate === 'exempt' && verdict.category === 'cold_outreach' && patched(COLD_EMAIL_PATCH)) {
+    record.category = 'fyi';
+    run.logDecision({ kind: 'classify', source: 'rules', ruleId: COLD_EMAIL_RULE_ID, detail: `fyi: not cold outreach, ${gate.reason}` });
+  }
   return {
     instructions: rules.instructions,
     draft: triage.draft,
-    actions: rules.categoryActions[verdict.category],
+    actions: rules.categoryActions[record.category],
     reason: { source: 'llm', confidence: verdict.confidence, model: verdict.model },
   };
 }
@@ -356,6 +365,7 @@ async function keepWritingEvidence(run: ThreadRun, source: 'sent' | 'rework', wh
 }
 
 const WRITING_EVIDENCE_PATCH = 'writing-evidence';
+const COLD_EMAIL_PATCH = 'cold-email-gate';
 
 /**
  * A step failed for good: an error no retry fixes (from Gmail, the LLM, parsing or our own code),

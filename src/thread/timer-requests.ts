@@ -36,6 +36,7 @@ function checkTimerRequestEvent(value: unknown): TimerRequestEvent {
     requestId: checkString(o['requestId'], ['requestId'], { min: 1, max: 200 }),
     request: checkTimerRequest(o['request'], ['request']),
     by: checkOneOf(o['by'], ['user', 'label'] as const, ['by']),
+    ...optionalField(o, 'decidedBy', [], (v, p) => checkString(v, p, { min: 1, max: 40 })),
     ...optionalField(o, 'label', [], (v, p) => checkString(v, p, { min: 1, max: 225 })),
   };
 }

@@ -6,6 +6,7 @@ import type { ActionReason } from '../actions/contracts.js';
 import { activityErrorText } from '../temporal/workflow-failures.js';
 import type { TimerRequestEvent, Wake, WakeEvent } from './contracts.js';
 import type { ThreadRun } from './thread-run.js';
+import { needsTheUser } from './common-steps.js';
 
 /** Runs started before a cancelled follow-up ended the wait kept the thread awaiting an answer; they still do. */
 export const FOLLOW_UP_CANCEL_PATCH = 'follow-up-cancel-ends-wait';
@@ -28,6 +29,7 @@ export async function setTimer(run: ThreadRun, event: TimerRequestEvent): Promis
     kind: request.kind,
     atMs: request.at,
     reason: reasonOf(event),
+    ...(event.decidedBy ? { decidedBy: event.decidedBy } : {}),
     ...(request.kind === 'remind' && request.note ? { note: request.note } : {}),
   });
   if (journaled.state !== 'scheduled') return; // this request was set and settled before (a repeat)
@@ -76,8 +78,9 @@ async function cancelTimers(run: ThreadRun, event: TimerRequestEvent): Promise<v
     return;
   }
   const fellDue = !which.some((w) => w.kind === 'follow_up');
-  for (const wake of which) await cancelWake(run, wake.actionId, event.by);
-  if (endsWait) await stopWaiting(run, event.by, fellDue);
+  const by = event.decidedBy ?? event.by;
+  for (const wake of which) await cancelWake(run, wake.actionId, by, event.decidedBy);
+  if (endsWait) await stopWaiting(run, by, fellDue);
 }
 
 /**
@@ -92,11 +95,11 @@ async function stopWaiting(run: ThreadRun, by: string, fellDue: boolean): Promis
 }
 
 /** Cancels one timer (a cancel, an unsnooze, `actions undo`): a snooze's thread comes back at once. */
-export async function cancelWake(run: ThreadRun, actionId: string, by: string): Promise<void> {
+export async function cancelWake(run: ThreadRun, actionId: string, by: string, decidedBy?: string): Promise<void> {
   const wake = run.takeWake(actionId);
   if (!wake) return;
   if (wake.kind === 'snooze') await run.gmail.returnFromSnooze({ ...run.ids, label: run.settings.labels.snoozed });
-  await settleWake(run, wake, 'undone', `cancelled (${by})`);
+  await settleWake(run, wake, 'undone', `cancelled (${by})`, decidedBy);
 }
 
 /** Snoozed until now, or new mail came: back to the inbox, unread, labelled. */
@@ -131,6 +134,7 @@ export async function sendLater(run: ThreadRun, event: WakeEvent): Promise<void>
     source: 'system',
     detail: sent.sent ? `send later fired: sent ${sent.sentMessageId}` : `send later fired: nothing sent (${sent.state})`,
   });
+  if (sent.state === 'failed' && sent.why) await needsTheUser(run, `send later: ${sent.why}`);
 }
 
 /** Tells the user (Discord when configured); a notification that keeps failing is recorded, not fatal. */
@@ -145,7 +149,7 @@ export async function notifyTimer(run: ThreadRun, actionId: string): Promise<str
 }
 
 /** Journals the timer's end (fired: done; cancelled: undone) and logs it. */
-export async function settleWake(run: ThreadRun, wake: Wake, to: 'done' | 'undone', why: string): Promise<void> {
-  await run.store.settleAction({ id: wake.actionId, from: ['scheduled'], to, note: why });
+export async function settleWake(run: ThreadRun, wake: Wake, to: 'done' | 'undone', why: string, decidedBy?: string): Promise<void> {
+  await run.store.settleAction({ id: wake.actionId, from: ['scheduled'], to, note: why, ...(decidedBy ? { decidedBy } : {}) });
   run.logDecision({ kind: 'timer', source: wake.by === 'system' ? 'system' : 'user', detail: `${nameOf(wake.kind)} ${to === 'done' ? 'fired' : 'cancelled'}: ${why}` });
 }

@@ -10,6 +10,7 @@ import { quotaOptionsFromConfig } from '../config/settings.js';
 import type { Env } from '../config/env.js';
 import { createDatabasePool, type PrismaClient } from '../db/client.js';
 import { QuotaLimiter } from '../quota/limiter.js';
+import { createOneClickClient, type OneClickClient } from '../outbound/one-click.js';
 import { pgExecutor, type SqlExecutor } from '../db/sql-executor.js';
 import { connectClient } from '../temporal/client.js';
 import { temporalConnectionOptions } from '../temporal/connection.js';
@@ -25,6 +26,8 @@ export interface WorkerContext {
   sql: SqlExecutor;
   /** Every Gmail call of the process draws from it (thread, sync and backfill activities). */
   quota: QuotaLimiter;
+  /** The one outbound HTTP client to strangers' servers (one-click unsubscribe); tests swap in one with their loopback allowance. */
+  oneClick: OneClickClient;
   /** Interceptors around every activity of the Gmail and LLM workers (tests inject failures with one). */
   activityInterceptors?: ActivityInterceptorsFactory[];
   /** A Temporal client (for activities that start or signal workflows), connected on first use. */
@@ -42,13 +45,14 @@ export async function createWorkerContext(cfg: Env, databaseUrl: string): Promis
   const dataConverter = createDataConverter(keys);
   let client: Promise<Client> | undefined;
   const closers: Array<() => Promise<void>> = [];
-  return {
+  const ctx: WorkerContext = {
     cfg,
     connection,
     dataConverter,
     prisma,
     sql,
     quota: new QuotaLimiter(sql, quotaOptionsFromConfig(cfg)),
+    oneClick: createOneClickClient(),
     client() {
       client ??= connectClient(cfg, keys);
       client.catch(() => (client = undefined));
@@ -59,6 +63,7 @@ export async function createWorkerContext(cfg: Env, databaseUrl: string): Promis
     },
     async close() {
       for (const fn of closers.splice(0)) await fn().catch(() => undefined);
+      ctx.oneClick.close();
       const connected = await client?.catch(() => undefined);
       await connected?.connection.close();
       await prisma.$disconnect();
@@ -66,6 +71,7 @@ export async function createWorkerContext(cfg: Env, databaseUrl: string): Promis
       await connection.close();
     },
   };
+  return ctx;
 }
 
 /** The Gmail and LLM workers' interceptors and sinks: tracing's (when on), then the context's own. */

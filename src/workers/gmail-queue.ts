@@ -8,50 +8,58 @@ import { createLessonNotifyActivities } from '../learning/notify-activities.js';
 import { createWeeklyEmailActivities } from '../learning/weekly-email-activities.js';
 import { createAgentGmailActivities } from '../agent/gmail-activities.js';
 import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
-import { createBackfillGmailActivities } from '../backfill/gmail-activities.js';
+import { createBackfillMailActivities } from '../backfill/mail-activities.js';
 import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig, reminderSettingsFromConfig } from '../config/settings.js';
+import { createUnsubscribeActivities } from '../cleanup/unsubscribe-activities.js';
+import { createBulkActivities } from '../cleanup/bulk-activities.js';
 import { createReminderDeliveryActivities } from '../reminders/delivery-activities.js';
 import { createScheduleGmailActivities } from '../schedules/gmail-activities.js';
 import { createGmailActivities } from '../thread/gmail-activities.js';
 import { createTimerGmailActivities } from '../thread/timer-activities.js';
 import type { WorkerContext } from './context.js';
-import { createGmailAccounts, createMailboxAccounts } from './mailbox-access.js';
+import { createBackfillMailboxAccounts, createMailboxAccounts } from './mailbox-access.js';
 import { mergeActivities } from './merge-activities.js';
 import type { ApprovalNotifyActivities } from '../actions/activity-contracts.js';
-import type { BackfillAlertDeliveryActivities, BackfillGmailActivities } from '../backfill/activity-contracts.js';
+import type { BackfillAlertDeliveryActivities, BackfillMailActivities } from '../backfill/activity-contracts.js';
 import type { LessonNotifyActivities, WeeklyEmailActivities } from '../learning/activity-contracts.js';
 import type { ReminderDeliveryActivities } from '../reminders/contracts.js';
 import type { ScheduleGmailActivities } from '../schedules/activity-contracts.js';
 import type { ThreadGmailSteps } from '../thread/activity-contracts.js';
+import type { CleanupBulkActivities, CleanupGmailActivities } from '../cleanup/activity-contracts.js';
 
 /** Every step the workflows call on the Gmail queue, by their contracts: one missing or mistyped here fails to compile. */
 type GmailQueueSteps = ThreadGmailSteps &
-  BackfillGmailActivities &
+  BackfillMailActivities &
   BackfillAlertDeliveryActivities &
   ScheduleGmailActivities &
   ApprovalNotifyActivities &
   LessonNotifyActivities &
   ReminderDeliveryActivities &
-  WeeklyEmailActivities;
+  WeeklyEmailActivities &
+  CleanupGmailActivities &
+  CleanupBulkActivities;
 
 export async function createGmailQueueActivities(ctx: WorkerContext) {
-  // The thread's, actions' and agent's calls draw from the account's shared budget; the backfill
-  // meters its batches itself.
-  const metered = await createGmailAccounts(ctx, { metered: true });
-  const unmetered = await createGmailAccounts(ctx, { metered: false });
+  // The thread's, actions' and agent's calls draw from the account's shared budget; the backfill's
+  // wait behind them (the bulk lane), an IMAP account's on connections of their own.
+  const backfillMailboxes = await createBackfillMailboxAccounts(ctx);
   const mailboxes = await createMailboxAccounts(ctx, { metered: true });
+  // The clean-up's bulk batches wait behind live mail for the account's slots, as the backfill does.
+  const bulkMailboxes = await createMailboxAccounts(ctx, { metered: true, lane: 'bulk' });
   return mergeActivities(
     createGmailActivities({ accounts: mailboxes, db: ctx.sql }),
     createTimerGmailActivities({ accounts: mailboxes }),
-    createAgentGmailActivities({ accounts: metered }),
+    createAgentGmailActivities({ accounts: mailboxes }),
     createActionGmailActivities({ accounts: mailboxes, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_EVERY }),
-    createBackfillGmailActivities({ accounts: unmetered, limiter: ctx.quota, db: ctx.sql }),
-    createAlertDeliveryActivities({ db: ctx.sql, accounts: metered, ...backfillAlertSettingsFromConfig(ctx.cfg) }),
-    createScheduleGmailActivities({ db: ctx.sql, accounts: metered, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE, ...(ctx.cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: ctx.cfg.DISCORD_WEBHOOK_URL } : {}) }),
+    createBackfillMailActivities({ accounts: backfillMailboxes, concurrency: Math.max(ctx.quota.options.maxConcurrency, ctx.cfg.IMAP_BACKFILL_CONNECTIONS), db: ctx.sql }),
+    createAlertDeliveryActivities({ db: ctx.sql, accounts: mailboxes, ...backfillAlertSettingsFromConfig(ctx.cfg) }),
+    createScheduleGmailActivities({ db: ctx.sql, accounts: mailboxes, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE, ...(ctx.cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: ctx.cfg.DISCORD_WEBHOOK_URL } : {}) }),
     createApprovalNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),
     createLessonNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),
-    createReminderDeliveryActivities({ db: ctx.sql, accounts: metered, ...reminderSettingsFromConfig(ctx.cfg) }),
-    createWeeklyEmailActivities({ db: ctx.sql, accounts: metered, label: ctx.cfg.LABEL_LESSONS, sendFrom: ctx.cfg.LEARNING_WEEKLY_EMAIL, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
+    createReminderDeliveryActivities({ db: ctx.sql, accounts: mailboxes, ...reminderSettingsFromConfig(ctx.cfg) }),
+    createUnsubscribeActivities({ accounts: mailboxes, db: ctx.sql, oneClick: ctx.oneClick }),
+    createBulkActivities({ accounts: bulkMailboxes, db: ctx.sql }),
+    createWeeklyEmailActivities({ db: ctx.sql, accounts: mailboxes, label: ctx.cfg.LABEL_LESSONS, sendFrom: ctx.cfg.LEARNING_WEEKLY_EMAIL, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE }),
   ) satisfies GmailQueueSteps;
 }
 

@@ -11,6 +11,8 @@ export { undoActionWorkflow } from '../actions/undo-workflow.js';
 export { reminderWorkflow, reminderChangedSignal } from '../reminders/reminder-workflow.js';
 export { scheduledAgentWorkflow } from '../schedules/scheduled-agent-workflow.js';
 export { learningWorkflow } from '../learning/learning-workflow.js';
+export { unsubscribeWorkflow, unsubscribeStatusQuery } from '../cleanup/unsubscribe-workflow.js';
+export { bulkWorkflow, bulkProgressQuery } from '../cleanup/bulk-workflow.js';
 export {
   newMessageSignal,
   labelsChangedSignal,

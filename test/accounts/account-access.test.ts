@@ -1,6 +1,6 @@
 // The pause on a lost grant, as a unit: which failures make a step wait for the account, and that
 // the step runs again afterwards (the waiting itself needs a workflow: test/thread/failures.test.ts,
-// test/sync/sync.test.ts and test/backfill/resilience-grant-revoked.test.ts run AccountAccess for real).
+// test/sync/sync-accounts.test.ts and test/backfill/resilience-grant-revoked.test.ts run AccountAccess for real).
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { accountUnusable, accountUnusableFailure } from '../../src/accounts/account-access.js';

@@ -133,6 +133,20 @@ describe('safety policy', () => {
     expect(judge({ kind: 'archive', reason: { source: 'user' } }, facts, paused).outcome).toBe('run');
   });
 
+  it('asks before an unsubscribe unless allowed; a mailto: outside the sender\'s domain waits whoever asks', () => {
+    const unsubscribe = (source: 'user' | 'system'): ProposedAction => ({ kind: 'unsubscribe', argument: facts.sender, reason: source === 'user' ? { source } : { source, why: 'clean-up' } });
+    const oneClick = { ...facts, recipients: [] };
+    expect(judge(unsubscribe('system'), oneClick, policy())).toEqual({ outcome: 'needs_approval', because: ['unsubscribe needs your approval unless you allow it (global, account, domain or sender)'] });
+    expect(judge(unsubscribe('system'), oneClick, policy({ allowances: [{ kind: 'unsubscribe', scope: 'domain', ref: 'example.com' }] })).outcome).toBe('run');
+    expect(judge(unsubscribe('user'), oneClick, policy()).outcome).toBe('run');
+    // The list's own address (a subdomain of the sender's domain counts) is fine; another domain is held.
+    expect(judge(unsubscribe('user'), { ...facts, recipients: ['leave@news.example.com'] }, policy()).outcome).toBe('run');
+    const elsewhere = { ...facts, recipients: ['victim@elsewhere.example'] };
+    expect(judge(unsubscribe('user'), elsewhere, policy())).toEqual({ outcome: 'needs_approval', because: ["the unsubscribe mail goes to victim@elsewhere.example, outside the sender's domain"] });
+    expect(judge(unsubscribe('system'), elsewhere, policy({ allowances: [{ kind: 'unsubscribe', scope: 'global' }] })).outcome).toBe('needs_approval');
+    expect(reversalOf({ kind: 'unsubscribe' }, 'done')).toEqual({ kind: 'none', why: 'an unsubscribe cannot be taken back: subscribe again at the sender' });
+  });
+
   it('gives every reason at once', () => {
     const verdict = judge(llm('trash', 0.4), facts, policy({ paused: true, protectedSenders: ['example.com'] }));
     expect(verdict.outcome).toBe('needs_approval');

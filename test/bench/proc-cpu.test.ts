@@ -13,6 +13,12 @@ describe('bench CPU per process group', () => {
     expect(groupOf({ comm: 'node', cmdline: 'node --import tsx emulators/gmail/main.ts --port 0', ours: true })).toBe('emulators');
     expect(groupOf({ comm: 'node', cmdline: 'node --import tsx src/workers/gmail-worker.ts', ours: true })).toBe('workers');
     expect(groupOf({ comm: 'node', cmdline: 'node some-other-app.js', ours: false })).toBeUndefined();
+    // Dovecot's and Postfix's processes rename themselves: their program says what they are.
+    expect(groupOf({ comm: 'imap', cmdline: 'dovecot/imap', ours: true, exe: '/usr/lib/dovecot/imap' })).toBe('mailServers');
+    expect(groupOf({ comm: 'dovecot', cmdline: 'dovecot -F -c x', ours: true, exe: '/usr/sbin/dovecot' })).toBe('mailServers');
+    expect(groupOf({ comm: 'smtpd', cmdline: 'smtpd -n 127.0.0.1:2525 -t inet', ours: true, exe: '/usr/lib/postfix/sbin/smtpd' })).toBe('mailServers');
+    expect(groupOf({ comm: 'sh', cmdline: "/bin/sh -c /usr/lib/postfix/sbin/master -c '/tmp/x' -d", ours: true, exe: '/usr/bin/dash' })).toBe('mailServers');
+    expect(groupOf({ comm: 'imap', cmdline: 'dovecot/imap', ours: false, exe: '/usr/lib/dovecot/imap' })).toBeUndefined();
   });
 
   it('counts what a child process burns between two snapshots in its group', async () => {
@@ -25,7 +31,9 @@ describe('bench CPU per process group', () => {
     clearInterval(sampler);
     // The child's share shows while it runs (a process that has exited takes its time with it).
     expect(Math.max(...ticks)).toBeGreaterThan(100);
-    const line = cpuPerEmailLine('case', { workers: 1000, temporal: 500, postgres: 100, emulators: 50 }, 10);
+    const line = cpuPerEmailLine('case', { workers: 1000, temporal: 500, postgres: 100, emulators: 50, mailServers: 0 }, 10);
     expect(line).toBe('case CPU ms/email: 165.0 (workers 100.0, Temporal server 50.0, PostgreSQL 10.0, emulators 5.0)');
+    const withMail = cpuPerEmailLine('case', { workers: 1000, temporal: 500, postgres: 100, emulators: 0, mailServers: 200 }, 10);
+    expect(withMail).toBe('case CPU ms/email: 180.0 (workers 100.0, Temporal server 50.0, PostgreSQL 10.0, emulators 0.0, mail servers 20.0)');
   });
 });

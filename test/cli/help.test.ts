@@ -11,7 +11,7 @@ import { projectRoot } from '../../src/temporal/project-root.js';
 
 const root = projectRoot();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { bin?: Record<string, string> };
-const GROUPS = ['accounts', 'actions', 'agents', 'backfill', 'memory', 'reminders', 'rules', 'schedules', 'threads'];
+const GROUPS = ['accounts', 'actions', 'agents', 'backfill', 'cleanup', 'mcp-tokens', 'memory', 'reminders', 'rules', 'schedules', 'threads'];
 
 /** Runs a command in the checkout with no configuration in its environment; its exit code and output. */
 async function run(file: string, args: string[]): Promise<{ code: number; out: string }> {

@@ -1,10 +1,10 @@
-// A Gmail worker as its own OS process, for the two-process quota test: backfill Gmail activities
+// A Gmail worker as its own OS process, for the two-process quota test: backfill mail activities
 // on BACKFILL_GMAIL_QUEUE with its own Temporal connection, Prisma pool, GmailAccounts and quota
 // limiter. Prints "ready" when polling; on SIGTERM shuts down and prints {"calls": N}.
 import { NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
-import { createBackfillGmailActivities } from '../../src/backfill/gmail-activities.js';
+import { createBackfillMailActivities } from '../../src/backfill/mail-activities.js';
 import { createPrismaClient } from '../../src/db/client.js';
 import { QuotaLimiter, type QuotaLimiterOptions } from '../../src/quota/limiter.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
@@ -21,10 +21,11 @@ Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging
 const prisma = createPrismaClient(env('DATABASE_URL'), { poolSize: 4 });
 const db = prismaExecutor(prisma);
 const limiter = new QuotaLimiter(db, JSON.parse(env('BACKFILL_LIMITER')) as QuotaLimiterOptions);
-const accounts = new GmailAccounts(prisma, new TokenVault(Buffer.from(env('BACKFILL_TOKEN_KEY'), 'base64')), JSON.parse(env('BACKFILL_OAUTH')) as ConstructorParameters<typeof GmailAccounts>[2]);
+const oauth = JSON.parse(env('BACKFILL_OAUTH')) as ConstructorParameters<typeof GmailAccounts>[2];
+const accounts = new GmailAccounts(prisma, new TokenVault(Buffer.from(env('BACKFILL_TOKEN_KEY'), 'base64')), oauth, limiter.gateFor('bulk'));
 let calls = 0;
 const activities = Object.fromEntries(
-  Object.entries(createBackfillGmailActivities({ accounts, limiter, db })).map(([name, fn]) => [
+  Object.entries(createBackfillMailActivities({ accounts, concurrency: limiter.options.maxConcurrency, db })).map(([name, fn]) => [
     name,
     (...args: unknown[]) => {
       calls++;

@@ -10,7 +10,7 @@ import { inject } from 'vitest';
 import { registerAccount, type RegisteredAccount } from '../../src/sync/connect.js';
 import { GmailAccounts } from '../../src/accounts/gmail-accounts.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
-import { createBackfillGmailActivities } from '../../src/backfill/gmail-activities.js';
+import { createBackfillMailActivities } from '../../src/backfill/mail-activities.js';
 import { createAlertDeliveryActivities } from '../../src/backfill/alert-delivery.js';
 import { createBackfillStoreActivities, type BackfillAlertOptions } from '../../src/backfill/store-activities.js';
 import { createBackfillHandoffActivities } from '../../src/backfill/handoff-activities.js';
@@ -104,9 +104,9 @@ export async function createBackfillHarness(opts: {
       const nativeConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
       const db = prismaExecutor(processPrisma);
       const limiter = new QuotaLimiter(db, { profile: 'legacy', ...opts.limiter, ...limiterOptions });
-      const accounts = new GmailAccounts(processPrisma, vault, oauth);
+      const accounts = new GmailAccounts(processPrisma, vault, oauth, limiter.gateFor('bulk'));
       let calls = 0;
-      const gmailActivities = createBackfillGmailActivities({ accounts, limiter, db });
+      const gmailActivities = createBackfillMailActivities({ accounts, concurrency: limiter.options.maxConcurrency, db });
       const counted = Object.fromEntries(
         Object.entries(gmailActivities).map(([name, fn]) => [
           name,

@@ -39,8 +39,9 @@ export async function startDev(
   demoMessages: number,
   databaseUrl: string,
   logLevel = 'warn',
+  args: string[] = [],
 ) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts', ...args], {
     env: {
       ...process.env,
       DATA_DIR: dataDir,
@@ -91,7 +92,9 @@ export async function untilRunning(dev: RunningDev, what: string): Promise<void>
       if (dev.child.exitCode !== null) throw new Error(`dev exited:\n${dev.output.slice(-3000)}`);
       return dev.output.includes('durable-inbox is running');
     },
-    { timeoutMs: 90_000, everyMs: 250 },
+    // With --imap it starts Dovecot and Postfix and connects their demo mailbox too: on a loaded CI
+    // machine (2026-11-28) a second start took over 90 s.
+    { timeoutMs: 180_000, everyMs: 250 },
   ).catch((err: Error) => {
     throw new Error(`${err.message}\n${dev.output.slice(-3000)}`);
   });

@@ -24,6 +24,7 @@ import { createGmailWorker } from '../../src/workers/gmail-worker.js';
 import { createLlmWorker } from '../../src/workers/llm-worker.js';
 import { createWorkflowWorker } from '../../src/workers/workflow-worker.js';
 import { threadStatusQuery } from '../../src/thread/signals.js';
+import type { OneClickClient } from '../../src/outbound/one-click.js';
 import {
   threadWorkflowId,
   type MailboxEvent,
@@ -50,7 +51,14 @@ export interface InboxHarness {
   /** The user connects the account again: a new grant in the emulator, stored as `accounts connect` stores it. */
   regrant(): Promise<void>;
   /** Starts the three workers of this harness (again, after stopWorkers). */
-  startWorkers(which?: { gmail?: boolean; llm?: boolean; workflow?: boolean; activityInterceptors?: ActivityInterceptorsFactory[] }): Promise<void>;
+  startWorkers(which?: {
+    gmail?: boolean;
+    llm?: boolean;
+    workflow?: boolean;
+    activityInterceptors?: ActivityInterceptorsFactory[];
+    /** The Gmail worker's one-click client (one with a test server's loopback allowance). */
+    oneClick?: OneClickClient;
+  }): Promise<void>;
   stopWorkers(): Promise<void>;
   ingest(threadId: string, event: MailboxEvent): Promise<void>;
   handle(threadId: string): WorkflowHandle;
@@ -63,7 +71,7 @@ export interface HarnessOptions {
   anthropicLatencyMs?: number;
   /** Extra environment for the workers' configuration. */
   env?: Record<string, string>;
-  /** The account is this IMAP/SMTP mailbox (test/helpers/mail-servers) instead of the Gmail emulator's. */
+  /** The account is this IMAP/SMTP mailbox (mail-servers) instead of the Gmail emulator's. */
   imap?: { address: string; password: string; servers: ImapServers };
 }
 
@@ -138,6 +146,7 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
     async startWorkers(which = {}) {
       ctx ??= await createWorkerContext(cfg, cfg.DATABASE_URL!);
       ctx.activityInterceptors = which.activityInterceptors;
+      if (which.oneClick) ctx.oneClick = which.oneClick;
       const made: Worker[] = [];
       if (which.workflow !== false) made.push(await createWorkflowWorker(ctx));
       if (which.gmail !== false) made.push(await createGmailWorker(ctx));

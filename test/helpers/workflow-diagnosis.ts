@@ -1,7 +1,10 @@
 // What a slow test's workflows were doing: for a failure message, each workflow's status, its
 // pending activities (attempt, state, last failure) and its pending workflow task, and the last
 // events of its history with their times.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { temporal } from '@temporalio/proto';
 
 const EventType = temporal.api.enums.v1.EventType;
@@ -51,6 +54,8 @@ export async function diagnoseWorkflows(
         events.push(...(page.history?.events ?? []));
         nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
       } while (nextPageToken);
+      const saved = keepFailedHistory(workflowId, info?.execution?.runId, events);
+      if (saved) lines.push(`  a workflow task failed: the whole history is in ${saved} (replay it with test/fixtures' keys)`);
       for (const e of events.slice(-lastEvents)) {
         const signal = e.workflowExecutionSignaledEventAttributes?.signalName;
         const activity = e.activityTaskScheduledEventAttributes?.activityType?.name;
@@ -68,4 +73,15 @@ export async function diagnoseWorkflows(
     }
   }
   return parts.join('\n');
+}
+
+/** Where a history with a failed workflow task goes, to be replayed where the failure can be read (CI keeps .cache). */
+const FAILED_HISTORIES = join(process.cwd(), '.cache', 'failed-histories');
+
+function keepFailedHistory(workflowId: string, runId: string | null | undefined, events: temporal.api.history.v1.IHistoryEvent[]): string | undefined {
+  if (!events.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)) return undefined;
+  mkdirSync(FAILED_HISTORIES, { recursive: true });
+  const file = join(FAILED_HISTORIES, `${workflowId.replace(/[^\w.-]+/g, '_')}-${runId ?? 'run'}.json`);
+  writeFileSync(file, historyToJSON(temporal.api.history.v1.History.create({ events })));
+  return file;
 }

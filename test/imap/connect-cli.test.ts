@@ -12,7 +12,7 @@ import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';
 import { cliRunner } from '../helpers/run-cli.js';
-import { startMailServers, type MailServers } from '../helpers/mail-servers/index.js';
+import { startMailServers, type MailServers } from '../../mail-servers/index.js';
 
 const run = randomUUID().slice(0, 8);
 const tokenKey = randomBytes(32);

@@ -1,7 +1,7 @@
 // The IMAP/SMTP connection layer (src/imap) against real Dovecot and Postfix: what it reports for a
 // good account, and the one sentence for each way connecting fails.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMailServers, type MailServers } from '../helpers/mail-servers/index.js';
+import { startMailServers, type MailServers } from '../../mail-servers/index.js';
 import { checkImapAccount } from '../../src/imap/connect.js';
 import { checkSmtpSubmission } from '../../src/imap/smtp.js';
 import { MailServerError } from '../../src/imap/errors.js';

@@ -2,30 +2,27 @@
 // sync, so new mail reaches its thread with no poll at all; after a Dovecot restart and after the
 // server kicks the connection, the watcher connects again and mail keeps arriving, each message
 // handled once. Real Dovecot and Postfix, dev server, PostgreSQL, the product's workers.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ImapServers } from '../../src/accounts/imap-accounts.js';
-import { imapMailboxSettings } from '../../src/accounts/imap-accounts.js';
-import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
+import type { ImapMailbox } from '../../src/imap/imap-mailbox.js';
 import { notifySync } from '../../src/sync/notify.js';
+import { startImapWatch } from '../../src/sync/imap-watch.js';
+import { TokenVault } from '../../src/accounts/token-vault.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
-import { startMailServers, type MailServers } from '../helpers/mail-servers/index.js';
+import type { MailServers } from '../../mail-servers/index.js';
 import { waitUntil } from '../helpers/wait-until.js';
-import { deliverFromOutside, imapAddress, submissionAddress } from './mail-test-clients.js';
+import { deliverFromOutside } from '../../mail-servers/deliver.js';
+import { startImapWorld, type ImapWorld } from './imap-world.js';
 
 const run = randomUUID().slice(0, 8);
+let world: ImapWorld<InboxHarness>;
 let servers: MailServers;
 let h: InboxHarness;
 let user: ImapMailbox;
 
 beforeAll(async () => {
-  servers = await startMailServers({ user: { address: `idle-${run}@inbox.test`, password: 'user-app-password' } });
-  const account: ImapServers = {
-    imap: { server: imapAddress(servers), user: servers.user.address },
-    smtp: { server: submissionAddress(servers), user: servers.user.address },
-  };
-  h = await startInboxHarness({ imap: { address: servers.user.address, password: servers.user.password, servers: account } });
-  user = await ImapMailbox.open(imapMailboxSettings(servers.user.address, account, { password: servers.user.password }));
+  world = await startImapWorld({ user: { address: `idle-${run}@inbox.test`, password: 'user-app-password' } }, (imap) => startInboxHarness({ imap }));
+  ({ servers, product: h, user } = world);
   // As connecting does: the cursor is the mailbox's now (the only poll of this file).
   await notifySync({ client: h.client, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE }, h.accountId, { source: 'connect' });
   await h.startWorkers();
@@ -33,9 +30,28 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await user?.close();
-  await h?.close();
-  await servers?.stop();
+  await world?.close();
+});
+
+describe('the watch over many accounts', () => {
+  it('watches every account it can read, whatever another account it cannot read (sealed with another key) comes first', async () => {
+    // The database is shared (other test files' accounts, another installation's key after a rotation).
+    const unreadable = await h.prisma.account.create({
+      data: { email: `unreadable-${run}@inbox.test`, provider: 'imap', mailServers: world.account, encryptedTokens: new TokenVault(randomBytes(32)).sealJson({ password: 'x' }) },
+    });
+    const vault = new TokenVault(Buffer.from(h.cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
+    // Stored after it: the same mailbox under another address (its login name is the user's).
+    const readable = await h.prisma.account.create({
+      data: { email: `watched-${run}@inbox.test`, provider: 'imap', mailServers: world.account, encryptedTokens: vault.sealJson({ password: servers.user.password }) },
+    });
+    const watch = startImapWatch({ prisma: h.prisma, vault, notify: async () => {}, accountIds: [unreadable.id, readable.id] });
+    try {
+      expect(await waitUntil('the readable account watched', async () => watch.watching().includes(readable.id) && watch.watching())).toEqual([readable.id]);
+    } finally {
+      await watch.close();
+      await h.prisma.account.deleteMany({ where: { id: { in: [unreadable.id, readable.id] } } });
+    }
+  });
 });
 
 /** Mail from the correspondent; resolves with its thread once the thread's workflow has drafted a reply. */

@@ -1,23 +1,26 @@
-// ImapMailbox against the real Dovecot and Postfix of test/helpers/mail-servers: mail in through the
+// ImapMailbox against the real Dovecot and Postfix of mail-servers: mail in through the
 // MX, read as ThreadMessages with thread ids from the References chain; labels as keywords and the
 // changes they make; drafts; an idempotent send; archive/trash/back; a reset folder; a restart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTransport } from 'nodemailer';
-import { startMailServers, type MailServers } from '../helpers/mail-servers/index.js';
+import { startMailServers, type MailServers } from '../../mail-servers/index.js';
+import { outsideMta } from '../../mail-servers/deliver.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import { ImapMailbox, type ImapChangePage } from '../../src/imap/imap-mailbox.js';
 import { labelToKeyword, messageIdOf, threadIdOf } from '../../src/imap/mail-ids.js';
 import { MailboxResetError } from '../../src/imap/mailbox-errors.js';
 import { MailServerError } from '../../src/imap/errors.js';
-import { imapAddress, imapClient, submissionAddress } from './mail-test-clients.js';
+import { imapAddress, imapClient, receivedInInbox, submissionAddress } from './mail-test-clients.js';
 
 let servers: MailServers;
 let mailbox: ImapMailbox;
 const run = Date.now().toString(36);
 const mid = (name: string) => `<${name}.${run}@correspondent.test>`;
+/** A mailbox at an internationalised domain (exämple.test), in its ASCII form as mail systems route it. */
+const ANNA = { address: 'anna@xn--exmple-cua.test', password: 'anna-password' };
 
 beforeAll(async () => {
-  servers = await startMailServers();
+  servers = await startMailServers({ others: [ANNA] });
   const credentials = { user: servers.user.address, password: servers.user.password };
   mailbox = await ImapMailbox.open({
     address: servers.user.address,
@@ -82,7 +85,7 @@ async function changesUntil(cursor: string, what: string, accept: (page: ImapCha
 describe('ImapMailbox', () => {
   it('declares what the product reads instead of asking for the provider: keywords, computed thread ids, IDLE, Sent appended', () => {
     // Dovecot as the tests run it: PERMANENTFLAGS \*, IDLE, no X-GM extensions.
-    expect(mailbox.capabilities).toEqual({ provider: 'imap', labels: 'keywords', threadIds: 'computed', changes: 'idle', sentCopy: 'appended' });
+    expect(mailbox.capabilities).toEqual({ provider: 'imap', labels: 'keywords', threadIds: 'computed', changes: 'idle', sentCopy: 'appended', query: 'read' });
   });
 
   it('reads mail from the correspondent as a ThreadMessage', async () => {
@@ -105,6 +108,45 @@ describe('ImapMailbox', () => {
     expect(Number(message.historyId)).toBeGreaterThan(0);
     const listed = await mailbox.searchMessages({ from: servers.correspondent.address, subject: 'from Alice' });
     expect(listed.messages).toContainEqual({ id: message.id, threadId: message.threadId });
+  });
+
+  it("runs the agent's Gmail-syntax search with what IMAP can say: from:, subject:, words, newer_than:, is:unread", async () => {
+    await deliver({ messageId: mid('invoice'), subject: `Invoice ${run} for October`, text: 'Please find the amount due attached.' });
+    await deliver({ messageId: mid('lunch'), subject: `Lunch ${run}`, text: 'Tacos on Friday?' });
+    await arrived(mid('invoice'));
+    await arrived(mid('lunch'));
+    const ids = async (query: string) => (await mailbox.searchMessages({ query })).messages.map((m) => m.id);
+    expect(await ids(`from:${servers.correspondent.address} subject:"Invoice ${run}"`)).toEqual([messageIdOf(mid('invoice'))]);
+    expect(await ids(`${run} tacos newer_than:1d is:unread`)).toEqual([messageIdOf(mid('lunch'))]);
+    expect(await ids(`subject:${run} older_than:1d`)).toEqual([]);
+    expect(await ids(`from:nobody@nowhere.test subject:${run}`)).toEqual([]);
+  });
+
+  it('sees mail that arrived while its folder was already selected, at the first look', async () => {
+    // Dovecot answers a command in a selected folder from that session's view as of its last
+    // command: mail delivered since is not in it until something (NOOP) brings the view up to date.
+    const cursor = await mailbox.getCursor();
+    await mailbox.searchMessages({ subject: 'anything' }); // INBOX now selected in the mailbox's session
+    const other = await imapClient(servers, servers.user);
+    const inOtherSession = async (messageId: string) => {
+      await other.mailboxOpen('INBOX'); // a fresh SELECT: its view holds everything delivered
+      return ((await other.search({ header: { 'message-id': messageId.slice(1, -1) } }, { uid: true })) || []).length > 0;
+    };
+    try {
+      await deliver({ messageId: mid('while-selected'), subject: 'While selected', text: 'Delivered while INBOX is selected.' });
+      await waitUntil('the message in the INBOX', () => inOtherSession(mid('while-selected')));
+      // One read, no retry: the product reads a message the sync reported once.
+      expect((await mailbox.getMessage(messageIdOf(mid('while-selected')))).subject).toBe('While selected');
+      // The same for listChanges, INBOX still selected after that read.
+      await deliver({ messageId: mid('while-selected-2'), subject: 'While selected again', text: 'And another.' });
+      await waitUntil('the second message in the INBOX', () => inOtherSession(mid('while-selected-2')));
+      const page = await mailbox.listChanges({ cursor });
+      expect(page.records.flatMap((r) => r.messagesAdded).map((a) => a.id)).toEqual(
+        expect.arrayContaining([messageIdOf(mid('while-selected')), messageIdOf(mid('while-selected-2'))]),
+      );
+    } finally {
+      await other.logout();
+    }
   });
 
   it('gives a reply chain one thread id, also when a reply arrives before its parent', async () => {
@@ -224,6 +266,59 @@ describe('ImapMailbox', () => {
     const thread = await mailbox.getThread(threadOf(mid('root')));
     expect(thread.messages.find((m) => m.messageId === sentId)?.labelIds).toEqual(expect.arrayContaining(['SENT']));
     expect(thread.messages.find((m) => m.messageId === sentId)?.isFromUser).toBe(true);
+  });
+
+  it('submits to the recipients the reader reads: an 8-bit address as UTF-8, a second To header not at all', async () => {
+    // What a send is judged by (the reader's To and Cc) is what its envelope holds: the raw headers
+    // are not read a second time, another way (as Latin-1 bytes, every To header).
+    const subject = `Envelope ${run}`;
+    const raw = [
+      `From: ${servers.user.address}`,
+      'To: Anna <anna@exämple.test>',
+      `To: ${servers.correspondent.address}`,
+      `Subject: ${subject}`,
+      `Message-ID: ${mid('envelope')}`,
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'Hello.',
+      '',
+    ].join('\r\n');
+    await mailbox.sendMessage(Buffer.from(raw, 'utf8').toString('base64url'));
+    await waitUntil('anna to receive it', async () => (await receivedInInbox(servers, ANNA, { subject, from: servers.user.address })) === 1);
+    await waitUntil('Postfix to hold nothing', async () => (await servers.queuedMessages()) === 0);
+    expect(await receivedInInbox(servers, servers.correspondent, { subject, from: servers.user.address })).toBe(0);
+  });
+
+  it('finds mail by address as the reader reads From, To and Cc: not by substrings or display names', async () => {
+    const subject = `By address ${run}`;
+    const alice = servers.correspondent.address; // alice@correspondent.test
+    const cases: Array<[string, string, string]> = [
+      ['real', `Alice <${alice}>`, servers.user.address],
+      ['display-name', `"${alice}" <mallory@evil.example>`, servers.user.address],
+      ['longer-address', `Malice <m${alice}>`, servers.user.address],
+      ['longer-domain', `Alice <${alice}.evil.example>`, servers.user.address],
+      ['subdomain', `Bob <bob@mail.correspondent.test>`, servers.user.address],
+      ['to-display-name', `Alice <${alice}>`, `"${servers.user.address}" <nobody@elsewhere.test>`],
+    ];
+    const mta = outsideMta(servers);
+    try {
+      for (const [name, from, to] of cases) {
+        const raw = [`From: ${from}`, `To: ${to}`, `Subject: ${subject} ${name}`, `Message-ID: ${mid(`by-address-${name}`)}`, '', 'Hi.', ''].join('\r\n');
+        await mta.deliver({ envelope: { from: 'someone@outside.test', to: [servers.user.address] }, raw: Buffer.from(raw) });
+      }
+    } finally {
+      mta.close();
+    }
+    for (const [name] of cases) await arrived(mid(`by-address-${name}`));
+    const found = async (search: Parameters<ImapMailbox['searchMessages']>[0]) => {
+      const list = await mailbox.searchMessages({ ...search, subject });
+      return (await Promise.all(list.messages.map(async (m) => (await mailbox.getMessage(m.id)).subject.replace(`${subject} `, '')))).sort();
+    };
+    expect(await found({ from: alice })).toEqual(['real', 'to-display-name']);
+    expect(await found({ from: alice.toUpperCase() })).toEqual(['real', 'to-display-name']);
+    expect(await found({ fromDomain: 'correspondent.test' })).toEqual(['longer-address', 'real', 'to-display-name']);
+    expect(await found({ to: servers.user.address })).toEqual(['display-name', 'longer-address', 'longer-domain', 'real', 'subdomain']);
   });
 
   it('archives, trashes and brings a thread back to the inbox', async () => {

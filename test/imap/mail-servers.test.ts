@@ -1,16 +1,16 @@
-// The real servers the IMAP work is tested against (test/helpers/mail-servers): a private Dovecot
+// The real servers the IMAP work is tested against (mail-servers): a private Dovecot
 // and Postfix on loopback. Mail travels as it would between real servers: SMTP in, LMTP to Dovecot,
 // IMAP out; CONDSTORE, special-use folders, a Dovecot restart and a kicked connection are seen by
 // an ordinary IMAP client.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMailServers, type MailServers } from '../helpers/mail-servers/index.js';
+import { deliverFromOutside } from '../../mail-servers/deliver.js';
+import { startMailServers, type MailServers } from '../../mail-servers/index.js';
 import { createSmtpTransport } from '../../src/imap/smtp.js';
 import { openImapSession } from '../../src/imap/connect.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import {
   closed,
-  deliverFromOutside,
   existsAtLeast,
   imapAddress,
   imapClient,

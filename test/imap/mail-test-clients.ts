@@ -1,7 +1,6 @@
-// IMAP and SMTP clients of the IMAP tests, on the real servers of test/helpers/mail-servers.
+// IMAP and SMTP clients of the IMAP tests, on the real servers of mail-servers.
 import { ImapFlow } from 'imapflow';
-import { createTransport } from 'nodemailer';
-import type { MailAccount, MailServersInfo } from '../helpers/mail-servers/index.js';
+import type { MailAccount, MailServersInfo } from '../../mail-servers/index.js';
 import type { MailServerAddress } from '../../src/imap/contracts.js';
 
 export function imapAddress(servers: MailServersInfo, tls: 'implicit' | 'starttls' = 'implicit'): MailServerAddress {
@@ -71,21 +70,13 @@ export function closed(client: ImapFlow): Promise<void> {
   return new Promise((resolve) => (client.usable ? client.once('close', () => resolve()) : resolve()));
 }
 
-/** Mail from outside: to the servers' MX port, no login (as another server on the Internet would). */
-export async function deliverFromOutside(
-  servers: MailServersInfo,
-  mail: { from: string; to: string; subject: string; text: string; messageId: string },
-) {
-  const transport = createTransport({
-    host: servers.host,
-    port: servers.smtp.mxPort,
-    secure: false,
-    tls: { ca: servers.caPem },
-    logger: false,
-  });
+/** How many messages with this subject from `from` are in `account`'s INBOX (what a correspondent received). */
+export async function receivedInInbox(servers: MailServersInfo, account: MailAccount, mail: { subject: string; from: string }): Promise<number> {
+  const client = await imapClient(servers, account);
   try {
-    return await transport.sendMail(mail);
+    await client.mailboxOpen('INBOX');
+    return ((await client.search(mail, { uid: true })) || []).length;
   } finally {
-    transport.close();
+    await client.logout();
   }
 }

@@ -1,7 +1,9 @@
 // A vitest reporter that prints, at the end of a run, every test file with its time, slowest first:
 // the wall time from its start to its end (what the run waited for), and within it the import of the
 // file and the time of its tests and hooks. So the next slow file is seen in CI's output as it lands.
-// Used beside the default reporter (vitest.config.ts, .ci/run); it prints nothing else.
+// After the table it names every failed test and file with the first line of its error, so the end of
+// a long log (all a CI record may keep) still says what failed.
+// Used beside the default reporter (vitest.config.ts, .ci/run).
 import { relative } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
 
@@ -17,6 +19,7 @@ interface FileTime {
 export default class FileTimesReporter implements Reporter {
   private started = new Map<string, number>();
   private times: FileTime[] = [];
+  private failures: string[] = [];
   private root = process.cwd();
 
   onInit(vitest: { config: { root: string } }): void {
@@ -39,6 +42,13 @@ export default class FileTimesReporter implements Reporter {
       tests: [...module.children.allTests()].length,
       state: module.state(),
     });
+    const file = relative(this.root, module.moduleId);
+    const firstLine = (message: string | undefined) => (message ?? '').split('\n')[0]!.slice(0, 300);
+    for (const error of module.errors()) this.failures.push(`${file}: ${firstLine(error.message)}`);
+    for (const test of module.children.allTests()) {
+      const result = test.result();
+      if (result.state === 'failed') this.failures.push(`${file} > ${test.fullName}: ${firstLine(result.errors?.[0]?.message)}`);
+    }
   }
 
   onTestRunEnd(): void {
@@ -55,6 +65,7 @@ export default class FileTimesReporter implements Reporter {
         row('wall'.padStart(13), 'import'.padStart(13), 'tests+hooks'.padStart(13), 'tests', 'file'),
         ...lines,
         '',
+        ...(this.failures.length === 0 ? [] : [`Failed (${this.failures.length}):`, ...this.failures.map((f) => `  ${f}`), '']),
       ].join('\n'),
     );
   }

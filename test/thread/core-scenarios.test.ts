@@ -5,8 +5,6 @@
 // Everything runs on the real Temporal dev server and PostgreSQL; the workers are the product's.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
-import { imapMailboxSettings, type ImapServers } from '../../src/accounts/imap-accounts.js';
 import type { Mailbox } from '../../src/mail/mailbox.js';
 import { notifySync } from '../../src/sync/notify.js';
 import { listActions } from '../../src/actions/journal.js';
@@ -17,9 +15,10 @@ import { setTimer } from '../helpers/thread-timers.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';
 import { syncStatusQuery } from '../../src/sync/signals.js';
 import { deliver, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
-import { startMailServers, type MailServers } from '../helpers/mail-servers/index.js';
 import { waitUntil } from '../helpers/wait-until.js';
-import { deliverFromOutside, imapAddress, imapClient, submissionAddress } from '../imap/mail-test-clients.js';
+import { deliverFromOutside } from '../../mail-servers/deliver.js';
+import { receivedInInbox } from '../imap/mail-test-clients.js';
+import { startImapWorld } from '../imap/imap-world.js';
 
 /** What differs between the providers, behind one shape: how mail arrives and how the user acts. */
 interface ProviderWorld {
@@ -48,9 +47,10 @@ async function gmailWorld(): Promise<ProviderWorld> {
   return {
     h,
     user: gmail,
-    correspondentDomain: 'partner.example',
+    // Rules are the whole installation's: a domain of this file's own, so other files' threads meet none of them.
+    correspondentDomain: `partner-${run}.example`,
     async incoming(mail) {
-      return (await deliver(h, { from: 'Alice Example <alice@partner.example>', ...mail })).threadId;
+      return (await deliver(h, { from: `Alice Example <alice@partner-${run}.example>`, ...mail })).threadId;
     },
     async sendDraft(_threadId, draftId) {
       await h.gmail.control.sendDraft(h.email, draftId);
@@ -58,27 +58,28 @@ async function gmailWorld(): Promise<ProviderWorld> {
     async receivedByCorrespondent(subject) {
       // The emulator keeps one mailbox: what the user sent is in it, addressed to the correspondent.
       const state = await h.gmail.control.getState(h.email);
-      return state.messages.filter((m) => m.labelIds.includes('SENT') && m.subject.includes(subject) && m.to.includes('alice@partner.example')).length;
+      return state.messages.filter((m) => m.labelIds.includes('SENT') && m.subject.includes(subject) && m.to.includes(`alice@partner-${run}.example`)).length;
     },
     close: () => h.close(),
   };
 }
 
 async function imapWorld(): Promise<ProviderWorld> {
-  const servers: MailServers = await startMailServers({ user: { address: `user-${run}@inbox.test`, password: 'user-app-password' } });
-  const account: ImapServers = {
-    imap: { server: imapAddress(servers), user: servers.user.address },
-    smtp: { server: submissionAddress(servers), user: servers.user.address },
-  };
-  const h = await startInboxHarness({ env, imap: { address: servers.user.address, password: servers.user.password, servers: account } });
-  await h.startWorkers();
-  const user = await ImapMailbox.open(imapMailboxSettings(servers.user.address, account, { password: servers.user.password }));
+  const world = await startImapWorld(
+    { user: { address: `user-${run}@inbox.test`, password: 'user-app-password' }, correspondent: { address: `alice@correspondent-${run}.test`, password: 'alice-password' } },
+    async (imap) => {
+      const h = await startInboxHarness({ env, imap });
+      await h.startWorkers();
+      return h;
+    },
+  );
+  const { servers, user, product: h } = world;
   return {
     h,
     user,
-    correspondentDomain: 'correspondent.test',
+    correspondentDomain: `correspondent-${run}.test`,
     async incoming(mail) {
-      const messageId = `<${randomUUID()}@correspondent.test>`;
+      const messageId = `<${randomUUID()}@correspondent-${run}.test>`;
       await deliverFromOutside(servers, {
         from: mail.from ?? `Alice Example <${servers.correspondent.address}>`,
         to: servers.user.address,
@@ -96,20 +97,8 @@ async function imapWorld(): Promise<ProviderWorld> {
       await user.sendMessage(draft.raw, threadId);
       await user.deleteDraft(draftId);
     },
-    async receivedByCorrespondent(subject) {
-      const alice = await imapClient(servers, servers.correspondent);
-      try {
-        await alice.mailboxOpen('INBOX');
-        return ((await alice.search({ subject, from: servers.user.address }, { uid: true })) || []).length;
-      } finally {
-        await alice.logout();
-      }
-    },
-    async close() {
-      await user.close();
-      await h.close();
-      await servers.stop();
-    },
+    receivedByCorrespondent: (subject) => receivedInInbox(servers, servers.correspondent, { subject, from: servers.user.address }),
+    close: () => world.close(),
   };
 }
 
@@ -247,6 +236,28 @@ describe.each([
     expect(back.state).toBe('drafted');
     expect(Date.now()).toBeGreaterThanOrEqual(at);
     expect(await labelNames(threadId)).toEqual(expect.arrayContaining(['INBOX', 'UNREAD', 'Snoozed']));
+  });
+
+  it('a timer label set in the mail client (Snooze/Tomorrow) snoozes the thread until 08:00 tomorrow and comes off', { timeout: 120_000 }, async () => {
+    const subject = `Snooze by label ${run}`;
+    const threadId = await w.incoming(question(subject));
+    await pollUntil(threadId, 'drafted');
+    // The user's client: a Gmail label, an IMAP keyword ($DI_Snooze/Tomorrow), set over its own connection.
+    const ids = await w.user.ensureLabels(['Snooze/Tomorrow']);
+    const labelledAt = new Date();
+    await w.user.modifyThread(threadId, { add: [ids.get('Snooze/Tomorrow')!] });
+    const snoozed = await waitUntil('the snooze set', async () => {
+      await poll();
+      const status = await w.h.waitFor(threadId, () => true);
+      return (status.wakes ?? []).some((wake) => wake.kind === 'snooze' && wake.by === 'label') && status;
+    }, { timeoutMs: 45_000 });
+    // Tomorrow at the default hour (08:00) in the account's zone (UTC here), read when the sync saw the label.
+    const tomorrowOf = (day: Date) => Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() + 1, 8);
+    expect([tomorrowOf(labelledAt), tomorrowOf(new Date())]).toContain(snoozed.wakes!.find((wake) => wake.kind === 'snooze')!.at);
+    await waitUntil('out of the inbox, the timer label taken off', async () => {
+      const labels = await labelNames(threadId);
+      return !labels.includes('INBOX') && !labels.includes('Snooze/Tomorrow') && labels;
+    });
   });
 
   it('send later: our draft goes out at the time, once, and reaches the correspondent', { timeout: 120_000 }, async () => {

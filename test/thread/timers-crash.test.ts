@@ -27,7 +27,7 @@ beforeAll(async () => {
   const webhook = await discord.control.createWebhook({ name: 'Durable Inbox' });
   webhookId = webhook.id;
   h = await startInboxHarness({
-    env: { DISCORD_WEBHOOK_URL: webhook.url, FOLLOW_UP_AFTER: '12s' },
+    env: { DISCORD_WEBHOOK_URL: webhook.url, FOLLOW_UP_AFTER: '30s' },
     settings: { activityTimeouts: { gmailMs: 5_000, llmMs: 10_000 } },
   });
   await updateSafetySettings(prismaExecutor(h.prisma), h.accountId, { followUpNudge: true });
@@ -48,7 +48,8 @@ it('fires each pending timer exactly once after the workers are SIGKILLed, one o
   await h.waitFor(outgoing.threadId, (s) => s.state === 'drafted' && settled(s), 90_000);
   const snoozed = await deliverAndIngest(h, fyi('Canteen'));
   await h.waitFor(snoozed.threadId, (s) => s.state === 'skipped' && settled(s), 30_000);
-  // Awaiting reply: the user sent a question of their own; the follow-up is 12 s away.
+  // Awaiting reply: the user sent a question of their own; the follow-up is 30 s away (after the send
+  // later and the snooze below, with room for a loaded machine).
   const waiting = await deliverAndIngest(h, question('Contract review'));
   const drafted = await h.waitFor(waiting.threadId, (s) => s.state === 'drafted' && settled(s), 30_000);
   await userSends(h, waiting.threadId, drafted.draftId!, 'Here it is. Could you confirm you received it?');
@@ -57,7 +58,8 @@ it('fires each pending timer exactly once after the workers are SIGKILLed, one o
 
   // Gmail takes 10 s to answer a send: the workers die while the send later's send waits for its answer.
   await h.gmail.control.setFaults({ latency: [{ method: 'messages.send', distribution: { type: 'fixed', ms: 10_000 } }] });
-  const sendAt = Date.now() + 3_000;
+  // Far enough ahead that both timers are set before it on a loaded machine (CI, 2026-11-28: 3 s was not).
+  const sendAt = Date.now() + 8_000;
   const snoozeAt = sendAt + 5_000;
   await setTimer(h, outgoing.threadId, { kind: 'send_later', at: sendAt });
   await setTimer(h, snoozed.threadId, { kind: 'snooze', at: snoozeAt });

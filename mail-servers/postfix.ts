@@ -8,7 +8,7 @@ import { chmod, chown, mkdir, utimes, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { spawnBoundToUs } from '../../../src/shared/bound-child.js';
+import { spawnBoundToUs } from '../src/shared/bound-child.js';
 import { waitForGreeting } from './greeting.js';
 
 const run = promisify(execFile);
@@ -24,6 +24,8 @@ export interface PostfixOptions {
   addresses: string[];
   lmtpSocket: string;
   authSocket: string;
+  /** A policy service the submission listeners ask at the end of DATA (inet:host:port; policy.ts). */
+  submissionPolicy?: string;
   log?: (line: string) => void;
 }
 
@@ -31,6 +33,8 @@ export interface Postfix {
   version: string;
   configDirectory: string;
   outputTail(): string;
+  /** How many messages Postfix holds (incoming, active, deferred, hold): 0 once all it took are delivered or bounced. */
+  queuedMessages(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -68,7 +72,10 @@ export async function startPostfix(opts: PostfixOptions): Promise<Postfix> {
     await stop();
     throw err;
   }
-  return { version, configDirectory, outputTail, stop };
+  // postqueue -j: one JSON object per queued message (Postfix 3.1+).
+  const queuedMessages = async () =>
+    (await run('postqueue', ['-c', configDirectory, '-j'])).stdout.split('\n').filter((line) => line.trim() !== '').length;
+  return { version, configDirectory, outputTail, queuedMessages, stop };
 }
 
 function lastLines(file: string, n: number): string {
@@ -118,7 +125,7 @@ function mainCf(o: PostfixOptions, queue: string, data: string, maillog: string)
   const mailboxes = o.addresses.map((a) => `${a}=ok`).join(', ');
   const senders = o.addresses.map((a) => `${a}=${a}`).join(', ');
   const refuse = 'error:5.7.1 the test mail servers deliver to their own mailboxes only';
-  return `# Written by test/helpers/mail-servers for one test run (run by ${userInfo().username}).
+  return `# Written by mail-servers for one test run (run by ${userInfo().username}).
 compatibility_level = 3.6
 queue_directory = ${queue}
 data_directory = ${data}
@@ -142,6 +149,11 @@ local_transport = ${refuse}
 relay_transport = ${refuse}
 default_transport = ${refuse}
 smtpd_relay_restrictions = permit_sasl_authenticated, reject_unauth_destination
+# Mail from outside (the MX port, no login) is kept as it came, as a real MX keeps mail from the
+# Internet: Postfix rewrites and completes headers (addresses re-written from its own parse, a Date
+# or Message-ID added) only for clients listed here, and its default (permit_inet_interfaces) would
+# count every client of this loopback-only server as local. Logged-in submission is still completed.
+local_header_rewrite_clients = permit_sasl_authenticated
 smtpd_recipient_restrictions = reject_unlisted_recipient
 smtpd_tls_cert_file = ${o.certFile}
 smtpd_tls_key_file = ${o.keyFile}
@@ -164,6 +176,7 @@ function masterCf(o: PostfixOptions): string {
     '  -o smtpd_sasl_auth_enable=yes',
     '  -o smtpd_client_restrictions=permit_sasl_authenticated,reject',
     '  -o smtpd_sender_restrictions=reject_sender_login_mismatch',
+    ...(o.submissionPolicy ? [`  -o smtpd_end_of_data_restrictions=check_policy_service,${o.submissionPolicy}`] : []),
   ];
   // No chroot anywhere (column 5 = n): the private queue directory has no chroot files in it.
   return [

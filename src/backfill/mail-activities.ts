@@ -1,22 +1,25 @@
-// Backfill and archiver activities that talk to Gmail (task queue durable-inbox-gmail). Every
-// Gmail call goes through the shared quota limiter (src/quota): one budget per account across all
-// worker processes. Throttles wait out Retry-After inside the activity (they are not failures);
-// real failures of single messages are retried by Temporal (the heartbeat remembers what is
-// already stored) and, when they persist, handed back to the workflow to split and isolate.
+// Backfill and archiver activities that read and change the account's mailbox (task queue
+// durable-inbox-gmail), whichever provider serves it: every call goes through the Mailbox boundary
+// (src/mail/mailbox.ts), metered by the access the worker gives them (Gmail: the shared quota limiter;
+// IMAP: the backfill's own connections and limiter), in the bulk lane. Throttles wait out Retry-After
+// inside the activity (they are not failures); real failures of single messages are retried by
+// Temporal (the heartbeat remembers what is already stored) and, when they persist, handed back to
+// the workflow to split and isolate.
 import { activityInfo, ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
-import type { GmailAccounts } from '../accounts/gmail-accounts.js';
-import { AccountNotConnectedError } from '../accounts/gmail-accounts.js';
-import type { QuotaLimiter } from '../quota/limiter.js';
+import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
+import { needsReconnect, toActivityFailure } from '../accounts/mailbox-failures.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { GmailAuthError, GmailNotFoundError, GmailRateLimitError } from '../gmail/errors.js';
-import type { GmailService } from '../gmail/gmail-service.js';
+import { GmailRateLimitError } from '../gmail/errors.js';
+import type { Mailbox } from '../mail/mailbox.js';
+import { isNotInMailbox } from '../mail/mailbox-errors.js';
 import type { ThreadMessage } from '../mail/message.js';
+import { backfillMessages } from '../metrics/metrics.js';
 import { createLogger } from '../shared/log.js';
 import {
   BATCH_FAILED_TYPE,
   type ArchiveBatchInput,
   type ArchiveBatchResult,
-  type BackfillGmailActivities,
+  type BackfillMailActivities,
   type BatchFailureDetails,
   type BatchStoredCounts,
   type ListSliceInput,
@@ -27,16 +30,18 @@ import {
   type StoreBatchResult,
 } from './activity-contracts.js';
 import { markArchived, selectArchivable, toMessageRow, upsertMessages, type MessageRow } from './message-store.js';
-import { sliceQuery, DAY_MS } from './slicing.js';
-import { toActivityFailure } from '../accounts/mailbox-failures.js';
-import { backfillMessages } from '../metrics/metrics.js';
+import { DAY_MS } from './slicing.js';
 
 const log = createLogger('backfill');
 
-export interface BackfillGmailDeps {
-  accounts: GmailAccounts;
-  limiter: QuotaLimiter;
+export interface BackfillMailDeps {
+  /** The accounts' mailboxes, every call metered under the account's budget in the bulk lane (src/workers/mailbox-access.ts). */
+  accounts: MailboxAccess;
+  /** Messages a batch reads at once (the limiter's in-flight slots bound them per account and process). */
+  concurrency: number;
   db: SqlExecutor;
+  /** Ids per listing page (default 500, Gmail's maximum). */
+  pageSize?: number;
   /** Rows per upsert statement (default 100). */
   upsertChunk?: number;
   /** Local retries of a failing (non-throttle) fetch within one attempt (default 1). */
@@ -70,26 +75,26 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-const isAccountFatal = (err: unknown): err is AccountNotConnectedError | GmailAuthError =>
-  err instanceof AccountNotConnectedError || (err instanceof GmailAuthError && !err.retryable);
-
-/** A batch's account-fatal error (isAccountFatal), final, with what the batch stored before it. */
+/** A batch's account-fatal error (needsReconnect), final, with what the batch stored before it; its type as the account's failures have it. */
 function accountFailure(err: Error, counts: BatchStoredCounts): ApplicationFailure {
-  return ApplicationFailure.create({ type: err.name, message: err.message, nonRetryable: true, details: [counts] });
+  const failure = toActivityFailure(err);
+  const type = failure instanceof ApplicationFailure && failure.type ? failure.type : err.name;
+  return ApplicationFailure.create({ type, message: err.message, nonRetryable: true, details: [counts] });
 }
 
-export function createBackfillGmailActivities(deps: BackfillGmailDeps): BackfillGmailActivities {
-  const { accounts, limiter, db } = deps;
+export function createBackfillMailActivities(deps: BackfillMailDeps): BackfillMailActivities {
+  const { accounts, db } = deps;
+  const pageSize = deps.pageSize ?? 500;
   const upsertChunk = deps.upsertChunk ?? 100;
   const fetchRetries = deps.fetchRetries ?? 1;
   const maxThrottleWaits = deps.maxThrottleWaits ?? 50;
   const flushEveryMs = deps.flushEveryMs ?? 5000;
 
-  /** One Gmail call under the account's budget; throttles are waited out here. */
-  async function gmailCall<T>(accountId: string, method: string, fn: (gmail: GmailService) => Promise<T>, signal: AbortSignal): Promise<T> {
+  /** One call on the account's mailbox (metered by `accounts`); throttles are waited out here. */
+  async function mailCall<T>(accountId: string, fn: (mailbox: Mailbox) => Promise<T>, signal: AbortSignal): Promise<T> {
     for (let waits = 0; ; waits++) {
       try {
-        return await accounts.call(accountId, (gmail) => limiter.run(accountId, method, () => fn(gmail), signal, 'bulk'));
+        return await accounts.call(accountId, (mailbox) => fn(mailbox));
       } catch (err) {
         if (!(err instanceof GmailRateLimitError) || waits >= maxThrottleWaits) throw err;
         await sleep(err.retryAfterMs, signal);
@@ -103,30 +108,15 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
     async backfillPlan(input: PlanInput): Promise<PlanResult> {
       const s = signal();
       try {
-        const profile = await gmailCall(input.accountId, 'getProfile', (g) => g.getProfile(), s);
+        const messagesTotal = await mailCall(input.accountId, (m) => m.countMessages(), s);
         const rangeEnd = input.rangeEnd ?? Date.now();
         let rangeStart = input.rangeStart;
         if (rangeStart === undefined) {
-          // The oldest message, to the day, by bisection on `before:` (Gmail lists newest first
-          // and has no "oldest" order): ~15 one-result list calls instead of paging the mailbox.
-          const any = async (beforeMs: number) =>
-            (
-              await gmailCall(input.accountId, 'messages.list', (g) => g.listMessages({ q: `before:${Math.floor(beforeMs / 1000)}`, maxResults: 1 }), s)
-            ).messages.length > 0;
-          let lo = 0; // day index: nothing before lo*DAY
-          let hi = Math.ceil(rangeEnd / DAY_MS); // something before hi*DAY, if anything at all
-          if (!(await any(hi * DAY_MS))) {
-            rangeStart = rangeEnd;
-          } else {
-            while (hi - lo > 1) {
-              const mid = Math.floor((lo + hi) / 2);
-              if (await any(mid * DAY_MS)) hi = mid;
-              else lo = mid;
-            }
-            rangeStart = lo * DAY_MS;
-          }
+          // The day of the oldest message (the provider finds it: Gmail by bisection, IMAP from its dates).
+          const oldest = await mailCall(input.accountId, (m) => m.oldestReceived(rangeEnd), s);
+          rangeStart = oldest === undefined ? rangeEnd : Math.floor(oldest / DAY_MS) * DAY_MS;
         }
-        return { messagesTotal: profile.messagesTotal, rangeStart: Math.min(rangeStart, rangeEnd), rangeEnd };
+        return { messagesTotal, rangeStart: Math.min(rangeStart, rangeEnd), rangeEnd };
       } catch (err) {
         throw toActivityFailure(err);
       }
@@ -134,20 +124,18 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
 
     async backfillListSlice(input: ListSliceInput): Promise<ListSliceResult> {
       const s = signal();
-      const q = sliceQuery(input.start, input.end, input.overlapMs);
+      // Widened by the overlap on both sides: a provider whose bounds are not exact (Gmail's) misses nothing.
+      const after = Math.max(0, input.start - input.overlapMs);
+      const before = input.end + input.overlapMs;
       const seen = new Set<string>();
       let pageToken: string | undefined;
       let pages = 0;
       try {
         do {
-          const page = await gmailCall(
-            input.accountId,
-            'messages.list',
-            (g) => g.listMessages({ q, maxResults: 500, ...(pageToken ? { pageToken } : {}) }),
-            s,
-          );
+          const token = pageToken;
+          const page = await mailCall(input.accountId, (m) => m.listReceived({ after, before, pageSize, ...(token ? { pageToken: token } : {}) }), s);
           pages++;
-          for (const m of page.messages) seen.add(m.id);
+          for (const id of page.ids) seen.add(id);
           pageToken = page.nextPageToken;
           heartbeat({ pages });
           if (pageToken && input.maxPages > 0 && pages >= input.maxPages) return { tooDeep: true, pages };
@@ -197,10 +185,10 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
       const fetchOne = async (id: string): Promise<ThreadMessage | 'gone'> => {
         for (let attempt = 0; ; attempt++) {
           try {
-            return await gmailCall(accountId, 'messages.get', (g) => g.getMessage(id, input.format), s);
+            return await mailCall(accountId, (m) => m.getMessage(id, input.format), s);
           } catch (err) {
-            if (err instanceof GmailNotFoundError) return 'gone';
-            if (isAccountFatal(err) || s.aborted || attempt >= fetchRetries) throw err;
+            if (isNotInMailbox(err)) return 'gone';
+            if (needsReconnect(err) || s.aborted || attempt >= fetchRetries) throw err;
             await sleep(250 * 2 ** attempt, s);
           }
         }
@@ -212,7 +200,7 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
       // so a dead worker is noticed and a cancelled attempt stops instead of spending quota.
       const beat = setInterval(() => heartbeat(progress), 5000);
       let lastFlush = Date.now();
-      const lanes = Math.max(1, limiter.options.maxConcurrency);
+      const lanes = Math.max(1, deps.concurrency);
       await Promise.all(
         Array.from({ length: Math.min(lanes, pending.length) }, async () => {
           // (lanes wait on the limiter's per-account slots; see QuotaLimiter.run)
@@ -234,7 +222,7 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
                 }
               }
             } catch (err) {
-              if (isAccountFatal(err)) fatal = err;
+              if (needsReconnect(err)) fatal = err;
               else if (!s.aborted) failures.set(id, `fetch: ${(err as Error).message}`);
             }
           }
@@ -266,7 +254,7 @@ export function createBackfillGmailActivities(deps: BackfillGmailDeps): Backfill
       if (input.dryRun || ids.length === 0) return { ids, watermark };
       try {
         const change = input.trash ? { add: ['TRASH'], remove: ['INBOX'] } : { remove: ['INBOX'] };
-        await gmailCall(input.accountId, 'messages.batchModify', (g) => g.batchModify(ids, change), s);
+        await mailCall(input.accountId, (m) => m.batchModify(ids, change), s);
       } catch (err) {
         throw toActivityFailure(err);
       }

@@ -1,6 +1,6 @@
 // Readiness: a server is up when it greets a client (IMAP "* OK", SMTP "220"), not after a while.
 import { connect } from 'node:net';
-import type { BoundChild } from '../../../src/shared/bound-child.js';
+import type { BoundChild } from '../src/shared/bound-child.js';
 
 /** The first line a TCP server sends on 127.0.0.1:port, or an error (refused, closed, timeout). */
 export function readGreeting(port: number, timeoutMs = 2_000): Promise<string> {

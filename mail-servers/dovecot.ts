@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { spawnBoundToUs, type BoundChild } from '../../../src/shared/bound-child.js';
+import { spawnBoundToUs, type BoundChild } from '../src/shared/bound-child.js';
 import { waitForGreeting } from './greeting.js';
 
 const run = promisify(execFile);
@@ -28,6 +28,18 @@ export interface DovecotOptions {
   accounts: MailAccount[];
   /** Replaces the advertised CAPABILITY list (Dovecot's imap_capability), e.g. to leave CONDSTORE out. */
   imapCapability?: string;
+  /**
+   * 'gmail': Gmail's folders for the Gmail stand-in (emulators/gmail-imap): `[Gmail]/Sent Mail`,
+   * `[Gmail]/Drafts`, `[Gmail]/Trash`, `[Gmail]/Spam`, and All Mail as a virtual folder over every
+   * folder but Trash and Spam (GMAIL_ALL_MAIL), whose saves land in GMAIL_ARCHIVED.
+   */
+  folders?: 'standard' | 'gmail';
+  /**
+   * false: no keywords kept, as on Exchange (PERMANENTFLAGS without \\*). Dovecot has no setting for
+   * that; its ACL plugin does it: a global ACL without the `w` right (flags other than \\Seen and
+   * \\Deleted, keywords among them) on every folder but Drafts, which keeps \\Draft.
+   */
+  keywords?: boolean;
   log?: (line: string) => void;
 }
 
@@ -100,6 +112,9 @@ async function writeDovecotConfig(opts: DovecotOptions, version: string): Promis
   await mkdir(join(dir, 'state'), { recursive: true });
   await mkdir(homes, { recursive: true });
   await chown(homes, MAIL_UID, MAIL_UID);
+  if (opts.folders === 'gmail') {
+    for (const a of opts.accounts) await writeAllMail(join(homes, a.address));
+  }
   const lines = opts.accounts.map((a) => {
     if (/[:\s]/.test(a.address + a.password)) throw new Error(`test account ${a.address}: no ':' or spaces`);
     return `${a.address}:{PLAIN}${a.password}:${MAIL_UID}:${MAIL_UID}::${join(homes, a.address)}::`;
@@ -109,8 +124,12 @@ async function writeDovecotConfig(opts: DovecotOptions, version: string): Promis
   // Dovecot's auth process runs as its internal user "dovecot".
   const dovecotGid = await run('id', ['-g', 'dovecot']).then((r) => Number(r.stdout.trim()));
   await chown(passwd, 0, dovecotGid);
-  const config = join(dir, 'dovecot.conf');
   const is24 = /^2\.(4|[5-9])|^[3-9]\./.test(version);
+  // Dovecot 2.4 dropped global ACL files (ACLs are config filters there): not written for it yet.
+  if (opts.keywords === false && is24) throw new Error(`mail-servers: keywords: false is built for Dovecot 2.3 (a global ACL file); Dovecot ${version} has none.`);
+  // Drafts first: for one identifier the first matching line of a global ACL file is taken.
+  if (opts.keywords === false) await writeFile(join(dir, 'global-acl'), 'Drafts owner lrwstipekxa\n* owner lrstipekxa\n');
+  const config = join(dir, 'dovecot.conf');
   await writeFile(config, (is24 ? dovecot24Config : dovecot23Config)({ ...opts, runDir, passwd, version }));
   return { config, lmtpSocket: join(runDir, 'lmtp'), authSocket: join(runDir, 'auth-postfix') };
 }
@@ -123,18 +142,38 @@ interface ConfigInput extends DovecotOptions {
 
 // Special-use folders, created and subscribed on first login. sdbox rather than Maildir: Maildir
 // keeps at most 26 keywords per mailbox, and the product stores its state in keywords.
-const MAILBOXES = [
+const mailboxes = (list: Array<[string, string?]>) =>
+  list.map(([name, use]) => `  mailbox "${name}" {\n${use ? `    special_use = ${use}\n` : ''}    auto = subscribe\n  }`).join('\n');
+const MAILBOXES = mailboxes([
   ['Drafts', '\\Drafts'],
   ['Sent', '\\Sent'],
   ['Archive', '\\Archive'],
   ['Junk', '\\Junk'],
   ['Trash', '\\Trash'],
-]
-  .map(([name, use]) => `  mailbox ${name} {\n    special_use = ${use}\n    auto = subscribe\n  }`)
-  .join('\n');
+]);
+
+/** Gmail's layout: its special folders under [Gmail]/, the real folder All Mail's saves go to, All Mail itself (virtual). */
+export const GMAIL_ARCHIVED = '[Gmail]/Archived';
+export const GMAIL_ALL_MAIL = 'Virtual/All Mail';
+const GMAIL_MAILBOXES = mailboxes([
+  ['[Gmail]/Drafts', '\\Drafts'],
+  ['[Gmail]/Sent Mail', '\\Sent'],
+  ['[Gmail]/Spam', '\\Junk'],
+  ['[Gmail]/Trash', '\\Trash'],
+  [GMAIL_ARCHIVED],
+]);
+
+// All Mail as Dovecot's virtual plugin gives it: every folder but Trash and Spam, the same messages
+// (flags shared); a message copied or moved into it is saved in GMAIL_ARCHIVED ('!').
+async function writeAllMail(home: string): Promise<void> {
+  const dir = join(home, 'virtual', 'All Mail');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'dovecot-virtual'), `!${GMAIL_ARCHIVED}\n*\n-[Gmail]/Trash\n-[Gmail]/Spam\n  all\n`);
+  for (const path of [home, join(home, 'virtual'), dir, join(dir, 'dovecot-virtual')]) await chown(path, MAIL_UID, MAIL_UID);
+}
 
 function dovecot23Config(c: ConfigInput): string {
-  return `# Written by test/helpers/mail-servers for one test run (Dovecot ${c.version}).
+  return `# Written by mail-servers for one test run (Dovecot ${c.version}).
 base_dir = ${c.runDir}
 state_dir = ${join(c.dir, 'state')}
 log_path = /dev/stderr
@@ -165,7 +204,7 @@ function dovecot24Config(c: ConfigInput): string {
   const v = c.version.split('.').slice(0, 3).join('.');
   return `dovecot_config_version = ${v}
 dovecot_storage_version = ${v}
-# Written by test/helpers/mail-servers for one test run (Dovecot ${c.version}).
+# Written by mail-servers for one test run (Dovecot ${c.version}).
 base_dir = ${c.runDir}
 state_dir = ${join(c.dir, 'state')}
 log_path = /dev/stderr
@@ -191,17 +230,42 @@ userdb passwd-file {
 ${sharedTail(c, 'listen')}`;
 }
 
+/** The ACL plugin with one global ACL file: the owner without `w` but on Drafts (see DovecotOptions.keywords). */
+function noKeywords(c: ConfigInput): string {
+  return `mail_plugins = $mail_plugins acl
+plugin {
+  acl = vfile:${join(c.dir, 'global-acl')}
+}
+`;
+}
+
 /** The namespace, the IMAP listeners and the sockets, alike in both versions but for the listener's address setting. */
 function sharedTail(c: ConfigInput, addressSetting: 'address' | 'listen'): string {
+  const gmail = c.folders === 'gmail';
   return `namespace inbox {
   inbox = yes
   separator = /
-${MAILBOXES}
+${gmail ? GMAIL_MAILBOXES : MAILBOXES}
 }
-protocol imap {
+${
+  // Dovecot 2.3's settings (2.4 renamed location): the stand-in has run on 2.3 only.
+  gmail
+    ? `mail_plugins = $mail_plugins virtual
+namespace virtual {
+  prefix = Virtual/
+  separator = /
+  location = virtual:~/virtual
+  subscriptions = no
+  mailbox "All Mail" {
+    special_use = \\All
+  }
+}
+`
+    : ''
+}protocol imap {
   mail_max_userip_connections = 100
 }
-${c.imapCapability ? `imap_capability = ${c.imapCapability}\n` : ''}service imap-login {
+${c.imapCapability ? `imap_capability = ${c.imapCapability}\n` : ''}${c.keywords === false ? noKeywords(c) : ''}service imap-login {
   inet_listener imap {
     ${addressSetting} = 127.0.0.1
     port = ${c.imapPort}

@@ -1,6 +1,6 @@
-// How the CLI names an account: its email address (any case) or its id.
+// How an operator (the CLI, the MCP server) names an account: its email address (any case) or its id.
 import type { PrismaClient } from '../db/client.js';
-import { UsageError } from './command.js';
+import { InvalidRequest } from './errors.js';
 
 export async function findAccount(prisma: PrismaClient, ref: string): Promise<{ id: string; email: string } | null> {
   const where = ref.includes('@') ? { email: ref.toLowerCase() } : { id: ref };
@@ -10,10 +10,10 @@ export async function findAccount(prisma: PrismaClient, ref: string): Promise<{ 
 
 export const noSuchAccount = (ref: string) => `no account ${ref} (see npm run cli -- accounts list)`;
 
-/** The account a command names; no such account is a usage error. */
+/** The account a command names; no such account is an invalid request. */
 export async function requireAccount(prisma: PrismaClient, ref: string): Promise<{ id: string; email: string }> {
   const found = await findAccount(prisma, ref);
-  if (!found) throw new UsageError(noSuchAccount(ref));
+  if (!found) throw new InvalidRequest(noSuchAccount(ref));
   return found;
 }
 

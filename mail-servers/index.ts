@@ -1,4 +1,5 @@
-// Real mail servers for the IMAP tests: a private Dovecot (IMAP, LMTP, SASL) and a private Postfix
+// Real mail servers for the IMAP tests, `npm run dev -- --imap` and `npm run bench -- pipeline
+// --provider imap`: a private Dovecot (IMAP, LMTP, SASL) and a private Postfix
 // (SMTP) on 127.0.0.1 and free ports, with config, certificates and mail in one temporary directory,
 // and two mailboxes: the user's and a correspondent's. Needs root (Dovecot and Postfix drop to their
 // own users) and Debian's dovecot-imapd, dovecot-lmtpd and postfix (.ci/run installs them).
@@ -12,7 +13,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../../src/shared/free-port.js';
+import { freePort } from '../src/shared/free-port.js';
 import { makeCertificates } from './certificates.js';
 import { startDovecot, type Dovecot, type MailAccount } from './dovecot.js';
 import { startPostfix, type Postfix } from './postfix.js';
@@ -56,6 +57,11 @@ export interface MailServers extends MailServersInfo {
   restartDovecot(): Promise<void>;
   /** doveadm kick: drops the address's IMAP connections; resolves with how many it dropped. */
   kickImapUser(address: string): Promise<number>;
+  /**
+   * How many messages Postfix still holds; 0 means everything it accepted has reached its mailbox (or
+   * bounced): a test that asserts a mailbox did NOT receive something waits for this first.
+   */
+  queuedMessages(): Promise<number>;
   /** The servers' recent log lines, for a failing test's message. */
   logs(): string;
   /** Stops both servers and deletes the directory with their config and mail. */
@@ -67,8 +73,18 @@ export interface MailServerOptions {
   postfix?: boolean;
   /** Replaces Dovecot's advertised CAPABILITY list (its imap_capability setting). */
   imapCapability?: string;
+  /** 'gmail': Gmail's folder layout for the Gmail stand-in (dovecot.ts). */
+  folders?: 'standard' | 'gmail';
+  /** false: a Dovecot that keeps no keywords (PERMANENTFLAGS without \\*), as Exchange (DovecotOptions.keywords). */
+  keywords?: boolean;
   /** The user's mailbox (default USER): a test that stores the account in the shared database gives it an address of its own. */
   user?: MailAccount;
+  /** The correspondent's mailbox (default CORRESPONDENT): a test whose rules name its domain gives it a domain of its own (rules are the installation's). */
+  correspondent?: MailAccount;
+  /** More mailboxes beside the user's and the correspondent's (the dev demo's senders, so replies to them arrive). */
+  others?: MailAccount[];
+  /** A Postfix policy service the submission ports ask at the end of DATA (startPolicyGate's address). */
+  submissionPolicy?: string;
   /** Each server log line (default: kept for logs() only; MAIL_SERVERS_LOG=1 prints them). */
   log?: (line: string) => void;
 }
@@ -117,7 +133,8 @@ async function startOnce(options: MailServerOptions, log: ((line: string) => voi
       'submissionsPort',
     ] as const);
     const user = options.user ?? USER;
-    const accounts = [user, CORRESPONDENT];
+    const correspondent = options.correspondent ?? CORRESPONDENT;
+    const accounts = [user, correspondent, ...(options.others ?? [])];
     dovecot = await startDovecot({
       dir,
       imapPort,
@@ -126,6 +143,8 @@ async function startOnce(options: MailServerOptions, log: ((line: string) => voi
       keyFile: certs.keyFile,
       accounts,
       imapCapability: options.imapCapability,
+      ...(options.folders ? { folders: options.folders } : {}),
+      ...(options.keywords === false ? { keywords: false } : {}),
       log,
     });
     if (options.postfix !== false) {
@@ -139,6 +158,7 @@ async function startOnce(options: MailServerOptions, log: ((line: string) => voi
         addresses: accounts.map((a) => a.address),
         lmtpSocket: dovecot.lmtpSocket,
         authSocket: dovecot.authSocket,
+        ...(options.submissionPolicy ? { submissionPolicy: options.submissionPolicy } : {}),
         log,
       });
     }
@@ -148,7 +168,7 @@ async function startOnce(options: MailServerOptions, log: ((line: string) => voi
       imap: { starttlsPort: imapPort, implicitTlsPort: imapsPort },
       smtp: { mxPort, submissionPort, submissionsPort },
       user,
-      correspondent: CORRESPONDENT,
+      correspondent,
       caPem: certs.caPem,
       certificateNames: certs.names,
       dovecotConfig: d.config,
@@ -160,6 +180,7 @@ async function startOnce(options: MailServerOptions, log: ((line: string) => voi
       info,
       restartDovecot: () => d.restart(),
       kickImapUser: (address) => d.kick(address),
+      queuedMessages: async () => (postfix ? postfix.queuedMessages() : 0),
       logs: () => [`--- dovecot`, d.outputTail(), ...(postfix ? ['--- postfix', postfix.outputTail()] : [])].join('\n'),
       stop,
     };

@@ -1,0 +1,130 @@
+// The bulk actions' activities (Gmail task queue, the quota's bulk lane: live mail goes first):
+// counting what a selection touches, and moving one batch of at most 1,000 messages, journaled with
+// its ids before it moves so that a killed worker's batch is found and finished, and undo restores
+// exactly those messages. Either provider, through MailboxAccess.
+import { ApplicationFailure } from '@temporalio/activity';
+import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
+import { toActivityFailure } from '../accounts/mailbox-failures.js';
+import { actionKey, type ActionKind } from '../actions/contracts.js';
+import { loadActionsByKey, proposeActions, transitionAction } from '../actions/journal.js';
+import type { SqlExecutor } from '../db/sql-executor.js';
+import { canonicalAddress } from '../gmail/addresses.js';
+import { readMailQuery } from '../mail/mail-query.js';
+import { searchableAddress, searchableDomain, type Mailbox, type MailSearch } from '../mail/mailbox.js';
+import { heartbeatWhile } from '../shared/activity-heartbeat.js';
+import type { CleanupBulkActivities } from './activity-contracts.js';
+import { MAX_BULK_BATCH, type BulkOperation, type BulkSelection } from './contracts.js';
+
+/** The search of the messages a bulk action still has to move: a moved one no longer matches. */
+export function bulkSearch(selection: BulkSelection, operation: BulkOperation): MailSearch {
+  const where: MailSearch['in'] = operation === 'archive' ? 'INBOX' : 'ALL'; // ALL leaves out the trash
+  if (selection.kind === 'query') {
+    if (selection.value.trim() === '') throw ApplicationFailure.create({ type: 'BulkSelectionError', message: 'an empty query would take all the mail', nonRetryable: true });
+    return { query: selection.value, in: where };
+  }
+  if (selection.kind === 'sender') {
+    const address = searchableAddress(canonicalAddress(selection.value));
+    if (!address) throw ApplicationFailure.create({ type: 'BulkSelectionError', message: `${selection.value} is not an address`, nonRetryable: true });
+    return { from: address, in: where };
+  }
+  const domain = searchableDomain(selection.value);
+  if (!domain) throw ApplicationFailure.create({ type: 'BulkSelectionError', message: `${selection.value} is not a domain`, nonRetryable: true });
+  return { fromDomain: domain, in: where };
+}
+
+/**
+ * A query the provider reads into IMAP SEARCH must mean there what it says: an operator IMAP cannot
+ * say would widen the search, a negation or an OR read as words would change it, and a bulk action
+ * touches no more than it was asked to.
+ */
+function exactOn(mailbox: Mailbox, search: MailSearch): void {
+  if (search.query === undefined || mailbox.capabilities.query === 'server') return;
+  const read = readMailQuery(search.query, new Date());
+  const inexact = [...read.ignored, ...read.readAsWords];
+  if (inexact.length === 0) return;
+  throw ApplicationFailure.create({
+    type: 'BulkSelectionError',
+    message: `this IMAP server cannot search for ${inexact.map((t) => JSON.stringify(t)).join(', ')} as Gmail does; a bulk action does not run on a wider or different search (use from:, to:, subject:, words, dates, is:, in:, label:)`,
+    nonRetryable: true,
+  });
+}
+
+const CHANGE: Record<BulkOperation, { kind: ActionKind; change: { add?: string[]; remove?: string[] } }> = {
+  archive: { kind: 'archive', change: { remove: ['INBOX'] } },
+  trash: { kind: 'trash', change: { add: ['TRASH'] } },
+};
+
+export function createBulkActivities(deps: { accounts: MailboxAccess; db: SqlExecutor }): CleanupBulkActivities {
+  const { accounts, db } = deps;
+  const withMailbox = async <T>(accountId: string, fn: (mailbox: Mailbox) => Promise<T>): Promise<T> => {
+    try {
+      return await heartbeatWhile(() => accounts.call(accountId, fn));
+    } catch (err) {
+      throw toActivityFailure(err);
+    }
+  };
+
+  return {
+    async countBulk({ accountId, selection, operation }) {
+      const search = bulkSearch(selection, operation);
+      return withMailbox(accountId, async (mailbox) => {
+        exactOn(mailbox, search);
+        const ids = new Set<string>();
+        const threads = new Set<string>();
+        let pageToken: string | undefined;
+        do {
+          const page = await mailbox.searchMessages({ ...search, maxResults: 500, ...(pageToken ? { pageToken } : {}) });
+          for (const m of page.messages) {
+            ids.add(m.id);
+            threads.add(m.threadId);
+          }
+          pageToken = page.nextPageToken;
+        } while (pageToken);
+        return { messages: ids.size, threads: threads.size };
+      });
+    },
+
+    async runBulkBatch({ accountId, workflowId, batch, selection, operation, batchSize }) {
+      const { kind, change } = CHANGE[operation];
+      const ids = { accountId, threadId: 'bulk', messageId: `${workflowId}#${batch}` };
+      const key = actionKey(ids, { kind });
+      let action = (await loadActionsByKey(db, [key])).get(key);
+      if (action?.state === 'done' || action?.state === 'undone') return { moved: action.result?.messageIds?.length ?? 0, actionId: action.id };
+      if (!action) {
+        const search = bulkSearch(selection, operation);
+        const want = Math.min(batchSize, MAX_BULK_BATCH);
+        // A listing page holds at most 500 ids: a batch of 1000 reads two.
+        const messageIds = await withMailbox(accountId, async (mailbox) => {
+          exactOn(mailbox, search);
+          const found: string[] = [];
+          let pageToken: string | undefined;
+          do {
+            const page = await mailbox.searchMessages({ ...search, maxResults: Math.min(500, want - found.length), ...(pageToken ? { pageToken } : {}) });
+            found.push(...page.messages.map((m) => m.id));
+            pageToken = page.nextPageToken;
+          } while (pageToken && found.length < want);
+          return [...new Set(found)].slice(0, want);
+        });
+        if (messageIds.length === 0) return { moved: 0 };
+        [action] = await proposeActions(db, {
+          ...ids,
+          sender: selection.kind === 'sender' ? canonicalAddress(selection.value) : '',
+          recipients: [],
+          subject: `${operation} of ${selection.kind === 'query' ? `the mail found by ${JSON.stringify(selection.value)}` : `the mail of ${selection.kind} ${selection.value}`}: batch ${batch + 1}`,
+          workflowId,
+          actions: [{ kind, reason: { source: 'user' }, result: { messageIds } }],
+          pausedByLabel: false,
+          approvalExpiryMs: 0,
+        });
+      }
+      if (action!.state !== 'queued') {
+        throw ApplicationFailure.create({ type: 'BulkBatchStateError', message: `batch ${batch} is ${action!.state}: ${action!.note ?? ''}`, nonRetryable: true });
+      }
+      const messageIds = action!.result?.messageIds ?? [];
+      // Moving the same ids again changes nothing: a retry, or a batch a killed worker left queued.
+      await withMailbox(accountId, (mailbox) => mailbox.batchModify(messageIds, change));
+      await transitionAction(db, { id: action!.id, from: ['queued'], to: 'done' });
+      return { moved: messageIds.length, actionId: action!.id };
+    },
+  };
+}

@@ -1,0 +1,137 @@
+// The clean-up on an IMAP/SMTP mailbox (Dovecot and Postfix on loopback, mail-servers/):
+// the same workflows and activities as on Gmail, through the provider-neutral Mailbox. A bulk
+// archive of a sender's mail and its undo, and a mailto: unsubscribe sent through the user's SMTP.
+import { randomUUID } from 'node:crypto';
+import { createTransport } from 'nodemailer';
+import { WorkflowFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadAction } from '../../src/actions/journal.js';
+import { startBulk, undoBulk } from '../../src/cleanup/bulk.js';
+import { startUnsubscribe } from '../../src/cleanup/unsubscribe.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
+import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import type { MailServers } from '../../mail-servers/index.js';
+import { waitUntil } from '../helpers/wait-until.js';
+import { imapClient } from '../imap/mail-test-clients.js';
+import { startImapWorld, type ImapWorld } from '../imap/imap-world.js';
+
+const run = randomUUID().slice(0, 8);
+let world: ImapWorld<InboxHarness>;
+let servers: MailServers;
+let h: InboxHarness;
+const db = () => prismaExecutor(h.prisma);
+
+beforeAll(async () => {
+  world = await startImapWorld({ user: { address: `cleanup-${run}@inbox.test`, password: 'user-app-password' } }, async (imap) => {
+    const harness = await startInboxHarness({ imap, env: { IMAP_IDLE: 'false' } });
+    await harness.startWorkers();
+    return harness;
+  });
+  ({ servers, product: h } = world);
+}, 120_000);
+
+afterAll(async () => {
+  await world?.close();
+});
+
+/** Mail from the correspondent's list into the user's INBOX, through Postfix. */
+async function fromTheList(n: number): Promise<void> {
+  const transport = createTransport({ host: servers.host, port: servers.smtp.mxPort, secure: false, tls: { ca: servers.caPem }, logger: false });
+  try {
+    for (let i = 0; i < n; i++) {
+      await transport.sendMail({
+        from: `List <${servers.correspondent.address}>`,
+        to: servers.user.address,
+        subject: `Issue ${i}`,
+        text: 'News.',
+        messageId: `<list-${run}-${i}@correspondent.test>`,
+        headers: { 'List-Unsubscribe': `<mailto:${servers.correspondent.address}?subject=unsubscribe>` },
+      });
+    }
+  } finally {
+    transport.close();
+  }
+}
+
+async function folderCount(path: string): Promise<number> {
+  const client = await imapClient(servers, servers.user);
+  try {
+    const status = await client.status(path, { messages: true });
+    return status ? (status.messages ?? 0) : 0;
+  } finally {
+    await client.logout();
+  }
+}
+
+describe('on IMAP', () => {
+  it("bulk archive of a sender's mail moves it out of INBOX in batches, and undo brings exactly it back", async () => {
+    await fromTheList(5);
+    await waitUntil('5 messages in INBOX', async () => (await folderCount('INBOX')) >= 5);
+    const handle = await startBulk(h.client, {
+      accountId: h.accountId,
+      selection: { kind: 'sender', value: servers.correspondent.address },
+      operation: 'archive',
+      dryRun: false,
+      batchSize: 2,
+      taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
+      gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE,
+    });
+    const done = await handle.result();
+    expect(done).toMatchObject({ state: 'done', messages: 5, batches: 3 });
+    expect(await folderCount('INBOX')).toBe(0);
+    const undone = await undoBulk({ client: h.client, db: db(), taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE }, handle.workflowId, 'test');
+    expect(undone.map((o) => o.ok)).toEqual([true, true, true]);
+    expect(await folderCount('INBOX')).toBe(5);
+  });
+
+  it('bulk by a search: what IMAP SEARCH can say exactly runs; a negation it would read as a word is refused, nothing moved', async () => {
+    await fromTheList(0); // the list's five are back in INBOX (the test before undid its archive)
+    const inbox = await folderCount('INBOX');
+    const bulk = (value: string, dryRun: boolean) =>
+      startBulk(h.client, { accountId: h.accountId, selection: { kind: 'query', value }, operation: 'archive', dryRun, batchSize: 1000, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE });
+    const exact = `from:${servers.correspondent.address} subject:"Issue 3"`;
+    expect(await (await bulk(exact, true)).result()).toMatchObject({ state: 'dry_run', messages: 1 });
+    expect(await (await bulk(exact, false)).result()).toMatchObject({ state: 'done', messages: 1 });
+    expect(await folderCount('INBOX')).toBe(inbox - 1);
+
+    const refused = bulk(`from:${servers.correspondent.address} -subject:"Issue 1"`, false).then((handle) => handle.result());
+    await expect(refused).rejects.toThrow(WorkflowFailedError);
+    const failure = await refused.catch((err: Error) => err);
+    let cause = failure as Error;
+    while (cause.cause instanceof Error) cause = cause.cause;
+    expect(cause.message).toMatch(/^this IMAP server cannot search for "-subject:\\"Issue 1\\"" as Gmail does/);
+    expect(await folderCount('INBOX')).toBe(inbox - 1);
+  });
+
+  it("a mailto: unsubscribe goes out through the user's SMTP, once, with the action's marker", async () => {
+    const result = await (
+      await startUnsubscribe(h.client, {
+        accountId: h.accountId,
+        sender: servers.correspondent.address,
+        reason: { source: 'user' },
+        taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
+        gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE,
+      })
+    ).result();
+    expect(result.state).toBe('done');
+    const action = (await loadAction(db(), result.actionId!))!;
+    expect(action.recipients).toEqual([servers.correspondent.address]);
+    const correspondent = await imapClient(servers, servers.correspondent);
+    try {
+      const lock = await correspondent.getMailboxLock('INBOX');
+      try {
+        const uids = await waitUntil('the unsubscribe mail', async () => {
+          const found = (await correspondent.search({ header: { 'x-durable-inbox-action': action.id } }, { uid: true })) || [];
+          return found.length > 0 && found;
+        });
+        expect(uids).toHaveLength(1);
+        const message = await correspondent.fetchOne(String(uids[0]), { envelope: true }, { uid: true });
+        expect(message && message.envelope?.subject).toBe('unsubscribe');
+      } finally {
+        lock.release();
+      }
+    } finally {
+      await correspondent.logout();
+    }
+  });
+});
