@@ -4,14 +4,17 @@
 // answers 529 and poison mail arrives (content the model's answer fails on, broken MIME). Its own
 // Temporal dev server and a scratch database; the emulators' state is what counts.
 import { expect, it } from 'vitest';
-import { runChaos, shortChaosOptions } from '../../bench/chaos/harness.js';
+import { formatChaosReport, runChaos, shortChaosOptions } from '../../bench/chaos/harness.js';
 import { createScratchDatabase } from '../helpers/scratch-database.js';
 
 it('loses no email and does nothing twice through worker kills, a 429 storm, dropped and doubled pushes, an LLM outage and poison mail', async () => {
   const db = await createScratchDatabase();
   try {
-    const report = await runChaos(shortChaosOptions(db.url, 1));
-    expect(report.unsettled).toEqual([]);
+    // The run's progress lines and its report go with any failed expectation: CI keeps only the message.
+    const progress: string[] = [];
+    const report = await runChaos({ ...shortChaosOptions(db.url, 1), log: (line) => progress.push(line) });
+    const story = [...progress, ...formatChaosReport(report)].join('\n');
+    expect(report.unsettled, story).toEqual([]);
     expect(report.delivered).toBe(100);
     expect(report.settled).toBe(report.delivered);
     expect(report.lost).toBe(0);
@@ -23,11 +26,11 @@ it('loses no email and does nothing twice through worker kills, a 429 storm, dro
     expect(report.faults.poisonIsolated).toBe(2);
     expect(report.byKind.unreadable).toEqual({ delivered: 1, settled: 1 });
     // The faults happened while the mail was in flight.
-    expect(report.faults.workerKills).toEqual({ workflow: 0, gmail: 1, llm: 1 });
-    expect(report.faults.gmail429s).toBeGreaterThan(0);
-    expect(report.faults.llm529s).toBeGreaterThan(0);
-    expect(report.faults.pushesDropped).toBeGreaterThan(0);
-    expect(report.faults.pushesDuplicated).toBeGreaterThan(0);
+    expect(report.faults.workerKills, story).toEqual({ workflow: 0, gmail: 1, llm: 1 });
+    expect(report.faults.gmail429s, story).toBeGreaterThan(0);
+    expect(report.faults.llm529s, story).toBeGreaterThan(0);
+    expect(report.faults.pushesDropped, story).toBeGreaterThan(0);
+    expect(report.faults.pushesDuplicated, story).toBeGreaterThan(0);
   } finally {
     await db.drop();
   }

@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -8,6 +7,7 @@ import type { DbLogger } from '../../src/db/db-logger.js';
 import { readMigrationsDirectory } from '../../src/db/migrations-directory.js';
 import { defaultMigrationsDir } from '../../src/db/paths.js';
 import { postgresAnswers, resolveDatabase, type DatabaseSettings } from '../../src/db/resolve-database.js';
+import { freePort } from '../../src/shared/free-port.js';
 import { unusedDatabaseUrl } from '../helpers/scratch-database.js';
 
 const root = mkdtempSync(join(tmpdir(), 'resolve-database-test-'));
@@ -18,12 +18,13 @@ function recordingLog(): DbLogger & { lines: string[] } {
   return { lines, info: (m) => lines.push(m), warn: (m) => lines.push(m) };
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+/** Two different ports (the OS may hand out the same free port twice when nothing binds it in between). */
+async function twoFreePorts(): Promise<[number, number]> {
+  const first = await freePort();
+  for (;;) {
+    const second = await freePort();
+    if (second !== first) return [first, second];
+  }
 }
 
 const migrationCount = readMigrationsDirectory(defaultMigrationsDir).length;
@@ -89,8 +90,10 @@ describe('resolveDatabase', () => {
   });
 
   it('starts embedded PGlite when nothing answers in dev mode, and shares it with a second process', async () => {
-    const localUrl = `postgresql://postgres@127.0.0.1:${await freePort()}/durable_inbox`;
-    const settings = { ...devDefaults, EMBEDDED_POSTGRES_PORT: await freePort() };
+    // Nothing may answer at the local address, also once the embedded server is up.
+    const [localPort, embeddedPort] = await twoFreePorts();
+    const localUrl = `postgresql://postgres@127.0.0.1:${localPort}/durable_inbox`;
+    const settings = { ...devDefaults, EMBEDDED_POSTGRES_PORT: embeddedPort };
     const log = recordingLog();
     const embedded = await resolveDatabase(settings, log, { localUrl, embeddedDataDir: join(root, 'pglite') });
     try {
