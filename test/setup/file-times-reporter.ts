@@ -1,6 +1,8 @@
 // A vitest reporter that prints, at the end of a run, every test file with its time, slowest first:
 // the wall time from its start to its end (what the run waited for), and within it the import of the
-// file and the time of its tests and hooks. So the next slow file is seen in CI's output as it lands.
+// file and the time of its tests and hooks, and the CPU the file's test process and the children it
+// waited for used meanwhile (test/setup/file-cpu.ts). So the next slow or heavy file is seen in CI's
+// output as it lands.
 // After the table it names every failed test and file with the first line of its error, so the end of
 // a long log (all a CI record may keep) still says what failed.
 // Used beside the default reporter (vitest.config.ts, .ci/run).
@@ -14,6 +16,7 @@ interface FileTime {
   testsMs: number;
   tests: number;
   state: string;
+  cpuMs: number | undefined;
 }
 
 export default class FileTimesReporter implements Reporter {
@@ -41,6 +44,7 @@ export default class FileTimesReporter implements Reporter {
       testsMs: diagnostic.duration,
       tests: [...module.children.allTests()].length,
       state: module.state(),
+      cpuMs: module.meta().cpuMs,
     });
     const file = relative(this.root, module.moduleId);
     const firstLine = (message: string | undefined) => (message ?? '').split('\n')[0]!.slice(0, 300);
@@ -54,15 +58,16 @@ export default class FileTimesReporter implements Reporter {
   onTestRunEnd(): void {
     if (this.times.length === 0) return;
     const rows = [...this.times].sort((a, b) => b.wallMs - a.wallMs);
-    const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`.padStart(13);
-    const row = (wall: string, imp: string, tests: string, n: string, file: string) => `${wall}${imp}${tests}${n.padStart(7)}  ${file}`;
-    const lines = rows.map((r) => row(s(r.wallMs), s(r.importMs), s(r.testsMs), String(r.tests), `${r.file}${r.state === 'passed' ? '' : `  (${r.state})`}`));
+    const s = (ms: number | undefined) => (ms === undefined ? '–' : `${(ms / 1000).toFixed(1)} s`).padStart(13);
+    const row = (wall: string, cpu: string, imp: string, tests: string, n: string, file: string) => `${wall}${cpu}${imp}${tests}${n.padStart(7)}  ${file}`;
+    const lines = rows.map((r) => row(s(r.wallMs), s(r.cpuMs), s(r.importMs), s(r.testsMs), String(r.tests), `${r.file}${r.state === 'passed' ? '' : `  (${r.state})`}`));
     const total = rows.reduce((sum, r) => sum + r.wallMs, 0);
+    const cpu = rows.reduce((sum, r) => sum + (r.cpuMs ?? 0), 0);
     process.stdout.write(
       [
         '',
-        `Test files by time (${rows.length} files, ${(total / 1000).toFixed(0)} s of file time in all):`,
-        row('wall'.padStart(13), 'import'.padStart(13), 'tests+hooks'.padStart(13), 'tests', 'file'),
+        `Test files by time (${rows.length} files, ${(total / 1000).toFixed(0)} s of file time and ${(cpu / 1000).toFixed(0)} s of their CPU in all):`,
+        row('wall'.padStart(13), 'cpu'.padStart(13), 'import'.padStart(13), 'tests+hooks'.padStart(13), 'tests', 'file'),
         ...lines,
         '',
         ...(this.failures.length === 0 ? [] : [`Failed (${this.failures.length}):`, ...this.failures.map((f) => `  ${f}`), '']),
