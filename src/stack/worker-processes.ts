@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { Env } from '../config/env.js';
 import { spawnBoundToUs, type BoundChild } from '../shared/bound-child.js';
+import { nodeEntryArgs } from '../shared/node-entry.js';
 
 export type WorkerRole = 'workflow' | 'gmail' | 'llm';
 export const WORKER_ROLES: readonly WorkerRole[] = ['workflow', 'gmail', 'llm'];
@@ -94,7 +95,7 @@ export class WorkerProcesses {
   private spawn(slot: Slot): void {
     const name = `${slot.role}-${slot.index + 1}`;
     const output = this.opts.output;
-    const child = spawnBoundToUs(process.execPath, ['--import', 'tsx', WORKER_ENTRY[slot.role]], {
+    const child = spawnBoundToUs(process.execPath, nodeEntryArgs(WORKER_ENTRY[slot.role]), {
       cwd: repoRoot,
       // Our parent read its configuration in dev mode unless told otherwise; its workers do the same.
       env: { DURABLE_INBOX_MODE: 'dev', ...process.env, ...this.opts.env, ...this.metricsEnv(slot) },

@@ -24,6 +24,7 @@ import { createDataConverter } from '../../src/temporal/data-converter.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';
 import { getWorkflowBundle } from '../../src/workers/workflow-bundle.js';
+import { nodeEntryArgs } from '../../src/shared/node-entry.js';
 
 const threadSettings = () => threadSettingsFromConfig(loadConfig({ LOG_LEVEL: 'warn' }));
 /** Our workflow bundle (the run's prebuilt one: test/setup/workflow-bundles.ts). */
@@ -148,7 +149,7 @@ export async function createBackfillHarness(opts: {
       return { limiter, worker, stop, calls: () => calls };
     },
     async spawnGmailProcess(limiterOptions) {
-      const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./backfill-gmail-worker-process.ts', import.meta.url))], {
+      const child = spawn(process.execPath, nodeEntryArgs('test/helpers/backfill-gmail-worker-process.ts'), {
         cwd: fileURLToPath(new URL('../../', import.meta.url)),
         stdio: ['ignore', 'pipe', 'inherit'],
         env: {

@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { expect } from 'vitest';
 import { freePort } from '../../src/shared/free-port.js';
+import { nodeEntryArgs } from '../../src/shared/node-entry.js';
 import { waitUntil } from './wait-until.js';
 
 export const portOpen = (port: number) =>
@@ -41,7 +42,7 @@ export async function startDev(
   logLevel = 'warn',
   args: string[] = [],
 ) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev/main.ts', ...args], {
+  const child = spawn(process.execPath, [...nodeEntryArgs('src/dev/main.ts'), ...args], {
     env: {
       ...process.env,
       DATA_DIR: dataDir,

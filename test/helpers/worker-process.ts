@@ -2,6 +2,7 @@
 // for the crash tests, which SIGKILL it where they need it dead and start a new one.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { nodeEntryArgs } from '../../src/shared/node-entry.js';
 import type { InboxHarness } from './inbox-harness.js';
 
 export type WorkerName = 'workflow-worker' | 'gmail-worker' | 'llm-worker';
@@ -9,7 +10,7 @@ export type WorkerName = 'workflow-worker' | 'gmail-worker' | 'llm-worker';
 export function spawnWorker(h: Pick<InboxHarness, 'env'>, name: WorkerName): ChildProcess {
   // No metrics endpoints: several workers of several test files share the host.
   const env = { ...process.env, ...h.env, METRICS_PORT: '0', TEMPORAL_METRICS_PORT: '0' };
-  return spawn(process.execPath, ['--import', 'tsx', `src/workers/${name}.ts`], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, nodeEntryArgs(`src/workers/${name}.ts`), { env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** SIGKILL: the process dies where it is, nothing shut down or flushed. Resolves once it is gone. */
