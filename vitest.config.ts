@@ -13,10 +13,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     fileParallelism: true,
-    // Three files at a time on two cores. Five kept the cores ~75% busy on a lighter suite (462 s
-    // against 745 s at three, 2026-11-27), but on a slower machine with this session's IMAP files the
-    // run turned CPU-bound (clean-clone CI 2026-11-28: 910-932 s at five) and scenario waits timed out
-    // (rate gate, chaos, the corpus sample's set-up, npm run dev --imap): a green run comes first.
+    // Four files at a time on two cores: many files wait on timers, kills and servers, so three left
+    // a quarter of the CPU idle (590 s); at four the cores are busy (~515 s, clean clone 2026-11-28).
+    // On a slower machine (2026-11-27) five turned CPU-bound and load-sensitive waits failed: a run
+    // should stay green at any of these; what shortens it is less CPU (the file-times table's column).
     maxWorkers: 4,
     // One process per worker for all its files, not one per file: the modules (googleapis, the
     // Temporal SDK, Prisma, ours) are loaded once per worker. Every file cleans up after itself.

@@ -5,6 +5,7 @@ import { approvalsSettingsFromConfig, archiverScheduleSettingsFromConfig, backfi
 import { ConfigError } from '../src/shared/config-error.js';
 import { loadConfig } from '../src/config/env.js';
 import { timeSettingsOf } from '../src/time/index.js';
+import { nodeEntryArgs } from '../src/shared/node-entry.js';
 
 const key = () => randomBytes(32).toString('base64');
 
@@ -135,7 +136,7 @@ describe('loadConfig', () => {
   });
 
   it('stops `npm run dev` with one line, not a stack trace', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/dev/main.ts'], {
+    const result = spawnSync(process.execPath, nodeEntryArgs('src/dev/main.ts'), {
       env: { ...process.env, HTTP_PORT: 'not-a-port' },
       encoding: 'utf8',
       timeout: 30_000,
@@ -208,7 +209,7 @@ describe('the mode is chosen, not defaulted into', () => {
     ['a worker', 'src/workers/gmail-worker.ts', { DURABLE_INBOX_MODE: 'dev', DATABASE_URL: 'postgresql://u@db.internal/x' }, /^DATABASE_URL: db.internal is not a loopback address/],
     ['the codec server', 'src/codec-server/main.ts', { DURABLE_INBOX_MODE: 'production' }, /^PAYLOAD_ENCRYPTION_KEYS: required/],
   ])('stops %s before it starts anything, with one line', (_what, entry, env, pattern) => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', entry], {
+    const result = spawnSync(process.execPath, nodeEntryArgs(entry), {
       env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...env },
       encoding: 'utf8',
       timeout: 30_000,
@@ -220,7 +221,7 @@ describe('the mode is chosen, not defaulted into', () => {
   });
 
   it('stops the codec server without its token in production', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/codec-server/main.ts'], {
+    const result = spawnSync(process.execPath, nodeEntryArgs('src/codec-server/main.ts'), {
       env: { PATH: process.env['PATH'], HOME: process.env['HOME'], ...production },
       encoding: 'utf8',
       timeout: 30_000,

@@ -79,10 +79,10 @@ export interface ChaosOptions {
   log?: (line: string) => void;
 }
 
-/** Short form for CI: ~100 emails, a kill of the Gmail and the LLM worker, short storms. */
+/** Short form for CI: 60 emails, a kill of the Gmail and the LLM worker, short storms. */
 export function shortChaosOptions(databaseUrl: string, seed = 1): ChaosOptions {
   return {
-    emails: 100,
+    emails: 60,
     accounts: 5,
     seed,
     // Short enough that both storms start within the first seconds of the burst, while mail is in flight.

@@ -270,10 +270,10 @@ describe('the stack: Temporal server on PostgreSQL, two processes per worker', (
   it('settles every email of a burst, one draft per thread, through a SIGKILLed workflow worker and Gmail worker', async () => {
     const before = stack.workers.pids();
     const threadIds: string[] = [];
-    for (let i = 0; i < 30; i++) {
+    for (let i = 0; i < 20; i++) {
       const mail = await demo.gmail!.control.deliver(email, { to: [email], ...question(`Burst one, question ${i}`) });
       threadIds.push(mail.threadId);
-      if (i === 12) await Promise.all([stack.workers.kill('workflow', 0), stack.workers.kill('gmail', 1)]);
+      if (i === 8) await Promise.all([stack.workers.kill('workflow', 0), stack.workers.kill('gmail', 1)]);
     }
     expect(stack.workers.counts.kills).toMatchObject({ workflow: 1, gmail: 1 });
     expect(stack.workers.pids()).toHaveLength(6);
@@ -286,7 +286,7 @@ describe('the stack: Temporal server on PostgreSQL, two processes per worker', (
     const deliver = async (i: number) => threadIds.push((await demo.gmail!.control.deliver(email, { to: [email], ...question(`Burst two, question ${i}`) })).threadId);
     // Mail keeps arriving while the server is down: its pushes fail and are redelivered.
     const burst = (async () => {
-      for (let i = 0; i < 20; i++) {
+      for (let i = 0; i < 14; i++) {
         await deliver(i);
         await sleep(300);
       }
