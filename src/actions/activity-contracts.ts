@@ -45,6 +45,8 @@ export interface ActionGmailActivities {
     atMs: number;
     pauseLabel: string;
     approvalExpiryMs: number;
+    /** The surface the user asked through (cli, mcp): the journal records it. */
+    decidedBy?: string;
   }): Promise<{ action: JournaledAction | null; why?: string }>;
   /** Takes a done action back in Gmail (reversalOf) and journals it undone; says why when it cannot be. */
   undoAction(input: { actionId: string; by: string }): Promise<{ undone: boolean; why?: string }>;

@@ -287,7 +287,7 @@ export function createActionGmailActivities(deps: { accounts: MailboxAccess; db:
       return (await perform(action)).result ?? {};
     },
 
-    async proposeSendLater({ accountId, threadId, requestId, workflowId, atMs, pauseLabel, approvalExpiryMs }) {
+    async proposeSendLater({ accountId, threadId, requestId, workflowId, atMs, pauseLabel, approvalExpiryMs, decidedBy }) {
       const found = await withGmail(accountId, async (gmail) => {
         const refs = await gmail.listDraftsForThread(threadId);
         // The thread's newest draft: ours or the user's own.
@@ -312,7 +312,7 @@ export function createActionGmailActivities(deps: { accounts: MailboxAccess; db:
         approvalExpiryMs,
       });
       if (!journaled || journaled.state !== 'queued') return { action: journaled ?? null, why: journaled?.because.join('; ') ?? 'not journaled' };
-      const scheduled = await transitionAction(db, { id: journaled.id, from: ['queued'], to: 'scheduled', scheduledFor: new Date(atMs), result: { draftId: draft.draftId } });
+      const scheduled = await transitionAction(db, { id: journaled.id, from: ['queued'], to: 'scheduled', scheduledFor: new Date(atMs), result: { draftId: draft.draftId }, ...(decidedBy ? { decidedBy } : {}) });
       return { action: scheduled?.action ?? journaled };
     },
 

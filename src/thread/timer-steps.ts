@@ -56,6 +56,7 @@ async function scheduleSend(run: ThreadRun, event: TimerRequestEvent, at: number
     atMs: at,
     pauseLabel: run.actionSettings.pauseLabel,
     approvalExpiryMs: run.actionSettings.approvalExpiryMs,
+    ...(event.decidedBy ? { decidedBy: event.decidedBy } : {}),
   });
   if (event.label) await run.gmail.takeLabel({ ...run.ids, label: event.label });
   if (!action || action.state !== 'scheduled') {

@@ -98,6 +98,21 @@ describe('over stdio', () => {
     expect(await loadAction(db(), snooze.id)).toMatchObject({ state: 'undone', decidedBy: 'mcp', note: 'cancelled (mcp)' });
   });
 
+  it('sends a thread’s draft later (journaled as mcp) and cancels it before it goes', async () => {
+    const { threadId } = await deliverAndIngest(h, { from: 'Carol <carol@partner.example>', subject: 'Quarterly numbers', text: 'Hi,\n\nCould you send me the quarterly numbers by Friday?\n\nThanks, Carol' });
+    await h.waitFor(threadId, (s) => s.state === 'drafted' && s.pendingEvents === 0);
+    const later = await stdio.callTool({ name: 'send_later', arguments: { thread_id: threadId, at: '2030-01-15 09:00' } });
+    expect(later.isError, textOf(later)).toBeFalsy();
+    const scheduled = await actionUntil(h, threadId, 'send_later', (a) => a.state === 'scheduled');
+    expect(scheduled.decidedBy).toBe('mcp');
+
+    const cancelled = await stdio.callTool({ name: 'cancel_timer', arguments: { thread_id: threadId, timer: 'send_later' } });
+    expect(cancelled.isError, textOf(cancelled)).toBeFalsy();
+    const undone = await actionUntil(h, threadId, 'send_later', (a) => a.state === 'undone');
+    expect(undone).toMatchObject({ id: scheduled.id, decidedBy: 'mcp' });
+    expect(await sentIn(h, threadId)).toHaveLength(0);
+  });
+
   it('refuses a bad argument with the reason, changing nothing', async () => {
     const { threadId } = await deliverAndIngest(h, { from: 'Bob <bob@partner.example>', subject: 'Later', text: 'No rush.' });
     await h.waitFor(threadId, (s) => s.pendingEvents === 0);
