@@ -1,13 +1,15 @@
 // The one polling helper of the tests: ask `probe` until it answers, or fail naming what was awaited.
 // An answer is any value but undefined and false; a probe that throws counts as no answer yet. And
-// untilTime, for an instant a scenario sets itself.
+// untilTime, for an instant a scenario sets itself. Every 250 ms by default: most probes are
+// workflow queries, which the worker answers by activating (or replaying) the workflow; at 100 ms
+// they cost three scenario files ~15 % more CPU for ~2 % less wall time (2026-11-28).
 
 export async function waitUntil<T>(
   what: string,
   probe: () => Promise<T | undefined | false>,
   opts: { timeoutMs?: number; everyMs?: number } = {},
 ): Promise<T> {
-  const { timeoutMs = 30_000, everyMs = 100 } = opts;
+  const { timeoutMs = 30_000, everyMs = 250 } = opts;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
