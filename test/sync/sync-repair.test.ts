@@ -59,6 +59,15 @@ function testSchedules(opts: { watchRenewWithinMs?: number } = {}) {
   return { prefix, definitions };
 }
 
+/** Deletes a test's schedules; one never created or gone already is fine. */
+async function deleteSchedules(definitions: { scheduleId: string }[]): Promise<void> {
+  for (const d of definitions)
+    await h.client.schedule
+      .getHandle(d.scheduleId)
+      .delete()
+      .catch(() => undefined);
+}
+
 
 describe('the fallback schedule', () => {
   it('picks up mail whose push notification was dropped', async () => {
@@ -93,11 +102,7 @@ describe('the fallback schedule', () => {
       expect(runs.length).toBeGreaterThan(0);
     } finally {
       await h.gmail.control.setPush({ dropRate: 0 });
-      for (const d of definitions)
-        await h.client.schedule
-          .getHandle(d.scheduleId)
-          .delete()
-          .catch(() => undefined);
+      await deleteSchedules(definitions);
     }
   });
 });
@@ -127,11 +132,7 @@ describe('the full inbox scan', () => {
       expect(after.lastScan!.ingested).toBeLessThan(after.lastScan!.threads);
     } finally {
       await h.gmail.control.setPush({ dropRate: 0 });
-      for (const d of definitions)
-        await h.client.schedule
-          .getHandle(d.scheduleId)
-          .delete()
-          .catch(() => undefined);
+      await deleteSchedules(definitions);
     }
   });
 });
@@ -155,10 +156,7 @@ describe('watch renewal', () => {
       const result = await h.client.workflow.getHandle(run!.action.workflow.workflowId).result();
       expect(result).toMatchObject({ renewed: 1, failed: 0 });
     } finally {
-      await h.client.schedule
-        .getHandle(definition!.scheduleId)
-        .delete()
-        .catch(() => undefined);
+      await deleteSchedules([definition!]);
     }
   });
 });
