@@ -49,7 +49,17 @@ async function runsDone(row: AgentScheduleRow, n: number) {
   return waitUntil(`${n} finished run(s) of ${row.name}`, async () => {
     const runs = await listScheduleRuns(db(), row.id);
     return runs.filter((r) => r.finishedAt).length >= n && runs;
-  }, { timeoutMs: 90_000 });
+  }, { timeoutMs: 150_000 }).catch(async (err: Error) => {
+    // A CI run timed out here once (2026-11-28) with nothing to go on: say what the Schedule and the runs were doing.
+    const runs = await listScheduleRuns(db(), row.id);
+    const info = (await h.client.schedule.getHandle(scheduleIdOf(row.id)).describe()).info;
+    const states = await Promise.all(info.recentActions.map(async (a) => {
+      const d = await h.client.workflow.getHandle(a.action.workflow.workflowId).describe().catch((e: Error) => ({ status: { name: e.message } }));
+      return `${a.action.workflow.workflowId} ${d.status.name}`;
+    }));
+    throw new Error(`${err.message}\nruns: ${JSON.stringify(runs.map((r) => [r.workflowId, r.status, r.finishedAt, r.note]))}\n` +
+      `schedule running ${info.runningActions.length}, recent: ${states.join('; ')}`);
+  });
 }
 
 async function bodyOf(messageId: string): Promise<string> {
@@ -131,7 +141,7 @@ describe('a scheduled brief', () => {
     expect(second?.threadId).toBe(report.threadId);
     expect((await h.prisma.agentSchedule.findUniqueOrThrow({ where: { id: row.id } })).deliveryThreadId).toBe(report.threadId);
     await recordWorkflowHistory(h.client.workflow.getHandle(runs[0]!.workflowId), 'scheduled-agent-brief');
-  }, 240_000);
+  }, 360_000);
 });
 
 describe("a brief's timers", () => {
