@@ -244,7 +244,7 @@ export const envSchema = z.object({
   ANTHROPIC_BASE_URL: url.optional(),
   ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
   /** A model per role (docs/llm-cost.md): classification and expects-reply on a small model, the rest on ANTHROPIC_MODEL. */
-  ANTHROPIC_MODEL_CLASSIFY: z.string().min(1).default('claude-haiku-4-5'),
+  ANTHROPIC_MODEL_CLASSIFY: z.string().min(1).default('claude-haiku-5-5'),
   ANTHROPIC_MODEL_EXPECTS_REPLY: z.string().min(1).optional(),
   ANTHROPIC_MODEL_DRAFT: z.string().min(1).optional(),
   ANTHROPIC_MODEL_AGENT: z.string().min(1).optional(),
