@@ -33,6 +33,8 @@ import { connectClient } from '../../src/temporal/client.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';
 import { fixedTestPayloadKeys } from '../../src/temporal/encryption-keys.js';
 import { chaosTimeline, lastFaultEnd, type FaultSpec, type TimedFault } from './timeline.js';
+import { threadWorkflowId } from '../../src/thread/contracts.js';
+import { describeWait } from './tail-trace.js';
 import { WorkerProcesses, workerTaskQueues, type WorkerRole } from '../../src/stack/worker-processes.js';
 
 const TOPIC = 'projects/durable-inbox-chaos/topics/gmail';
@@ -419,6 +421,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     let faultsOver = false;
     void injecting.then(() => (faultsOver = true));
     let lastProgress = 0;
+    let lastTrace = 0;
     for (;;) {
       await checkSettled().catch((err: unknown) => log(`chaos: settle check failed: ${(err as Error).message}`));
       const elapsed = performance.now() - t0;
@@ -428,6 +431,20 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       }
       if (faultsOver && settledAt.size === delivered.length) break;
       if (faultsOver && elapsed > faultsOverMs + opts.settleDeadlineMs) break;
+      // What holds the tail: 30 s after the last fault, then every minute, what each thread still unsettled waits on.
+      if (faultsOver && elapsed > faultsOverMs + 30_000 && elapsed - lastTrace >= 60_000) {
+        lastTrace = elapsed;
+        const open = delivered.filter((d) => !settledAt.has(d.key));
+        const waits = await Promise.all(open.slice(0, 40).map((d) => describeWait(client, threadWorkflowId(d.accountId, d.threadId))));
+        // Grouped by the line without its figures; one example each, figures and all.
+        const groups = new Map<string, { n: number; example: string }>();
+        for (const w of waits) {
+          const g = groups.get(w.replace(/\d+/g, '#')) ?? { n: 0, example: w };
+          groups.set(w.replace(/\d+/g, '#'), { ...g, n: g.n + 1 });
+        }
+        log(`chaos: +${(elapsed / 1000).toFixed(0)} s, ${open.length} unsettled${open.length > 40 ? ' (the first 40 traced)' : ''}, waiting on:`);
+        for (const { n, example } of [...groups.values()].sort((a, b) => b.n - a.n)) log(`chaos:   ${n} × e.g. ${example}`);
+      }
       await sleep(1000);
     }
     await injecting;
