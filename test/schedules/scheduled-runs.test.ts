@@ -148,7 +148,8 @@ describe("a brief's timers", () => {
   it('lists the threads awaiting a reply past their date and the snoozed threads coming back today, in the account\'s zone', async () => {
     // A zone where it is around midday now, so "later today" and "tomorrow" are hours away whenever this runs.
     const offset = 12 - new Date().getUTCHours();
-    const zone = offset === 0 ? 'Etc/GMT' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
+    // At 12 UTC the zone is UTC itself (the product names Etc/GMT by its canonical name, UTC, as Intl does).
+    const zone = offset === 0 ? 'UTC' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
     await h.prisma.account.update({ where: { id: h.accountId }, data: { timeZone: zone } });
     try {
       const now = Date.now();
