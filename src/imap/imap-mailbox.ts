@@ -37,6 +37,7 @@ import {
   type FolderCursor,
 } from './mail-ids.js';
 import { MailboxNotFoundError, MailboxResetError, MailboxUnsupportedError, imapOperationFailure } from './mailbox-errors.js';
+import { inMemoryLabelMemory, labelsAt, type LabelMemory, type RememberedMessage } from './label-memory.js';
 import { readRawMessage } from './raw-message.js';
 import { DEFAULT_REQUEST_FOLDERS, isRequestLabel, requestFolderPath, requestFolderRoots, requestLabelOf, type RequestFolderNames } from './request-folders.js';
 import { headerBlock, rawHeader, rawHeaderValues, utf8IfValid, withoutHeader } from './raw-headers.js';
@@ -50,7 +51,7 @@ export interface ImapMailboxSettings {
   address: string;
   imap: { server: MailServerAddress; credentials: MailCredentials };
   smtp: { server: MailServerAddress; credentials: MailCredentials };
-  /** Remembers each message's labels between listChanges calls (default: in memory, this process). */
+  /** Remembers each message's labels between listChanges calls (default: in memory, this process; the workers': PostgreSQL). */
   memory?: LabelMemory;
   /** Runs every operation (its name, e.g. 'reading a message'): the hook a limiter meters them through (the backfill's). */
   gate?: ImapCallGate;
@@ -79,42 +80,6 @@ export interface ImapSearch extends Omit<MailSearch, 'in'> {
   in?: MailSearch['in'] | 'ARCHIVE';
   /** On Gmail's IMAP: a Gmail search (X-GM-RAW) instead of the fields above. */
   gmailRaw?: string;
-}
-
-/** What the mailbox remembers of a message seen in a folder (for label diffs and for naming vanished UIDs). */
-export interface RememberedMessage {
-  id: string;
-  threadId: string;
-  labels: string[];
-  /** The message's MODSEQ when its labels were seen. */
-  modseq: string;
-  /** 'changes': listChanges saw it; 'read': a read saw it first (kept until listChanges sees it). */
-  seenBy: 'changes' | 'read';
-}
-
-/** Where listChanges keeps the last labels it saw per (folder, UIDVALIDITY, UID). A store may back it. */
-export interface LabelMemory {
-  get(folder: string, uidValidity: string, uid: number): RememberedMessage | undefined;
-  set(folder: string, uidValidity: string, uid: number, message: RememberedMessage): void;
-  delete(folder: string, uidValidity: string, uid: number): void;
-  /** UIDs remembered in the folder (for servers without QRESYNC, which name no expunged UIDs). */
-  uids(folder: string, uidValidity: string): number[];
-}
-
-export function inMemoryLabelMemory(): LabelMemory {
-  const folders = new Map<string, Map<number, RememberedMessage>>();
-  const key = (folder: string, uidValidity: string) => `${uidValidity}:${folder}`;
-  const of = (folder: string, uidValidity: string) => {
-    let map = folders.get(key(folder, uidValidity));
-    if (!map) folders.set(key(folder, uidValidity), (map = new Map()));
-    return map;
-  };
-  return {
-    get: (folder, uidValidity, uid) => folders.get(key(folder, uidValidity))?.get(uid),
-    set: (folder, uidValidity, uid, message) => void of(folder, uidValidity).set(uid, message),
-    delete: (folder, uidValidity, uid) => void folders.get(key(folder, uidValidity))?.delete(uid),
-    uids: (folder, uidValidity) => [...(folders.get(key(folder, uidValidity))?.keys() ?? [])],
-  };
 }
 
 /** A page of changes: Gmail's history page shape (historyId is the next cursor), one record per folder. */
@@ -690,29 +655,29 @@ export class ImapMailbox implements Mailbox {
       } finally {
         client.off('expunge', onExpunge);
       }
+      const remembered = await this.memory.load(folder, uidValidity, this.server.qresync ? [...vanished, ...changed.map((m) => m.uid)] : undefined);
       if (!this.server.qresync) {
         const present = new Set(((await client.search({ all: true }, { uid: true })) || []) as number[]);
-        for (const uid of this.memory.uids(folder, uidValidity)) if (uid < start.uidNext && !present.has(uid)) vanished.push(uid);
+        for (const uid of remembered.keys()) if (uid < start.uidNext && !present.has(uid)) vanished.push(uid);
       }
       for (const uid of vanished) {
-        const known = this.memory.get(folder, uidValidity, uid);
+        const known = remembered.get(uid);
         record.messagesDeleted.push(known ? { id: known.id, threadId: known.threadId } : { id: locationIdOf({ uidValidity, uid, folder }), threadId: '' });
-        this.memory.delete(folder, uidValidity, uid);
       }
+      const startModseq = BigInt(start.highestModseq);
+      const seen = new Map<number, RememberedMessage>();
       for (const m of changed) {
         // A sent copy in flight is not there yet; it is added when its keyword comes off (below).
         if (m.flags?.has(SUBMITTING)) continue;
         const where = { folder, uid: m.uid, uidValidity };
         const ids = this.idsOf(m.headers ?? Buffer.alloc(0), where, m.threadId);
         const labels = this.labelsOf(m.flags ?? new Set(), folder, m.labels);
-        const remembered = this.memory.get(folder, uidValidity, m.uid);
-        // A baseline a read took after the cursor's point may already hold this change: not a baseline.
-        const known = remembered && (remembered.seenBy === 'changes' || BigInt(remembered.modseq) <= BigInt(start.highestModseq)) ? remembered : undefined;
-        this.memory.set(folder, uidValidity, m.uid, { ...ids, labels, modseq: String(m.modseq ?? 0n), seenBy: 'changes' });
-        // A sent copy whose in-flight keyword came off is new to the thread, as an APPENDed one is. (After
-        // a restart, with the memory empty, an older sent message that changed reads as added too: the
-        // thread checks what it is told.)
-        const submitted = !remembered && from !== undefined && this.roleOf(folder) === 'sent';
+        // The labels as they were at the cursor's point: a read's baseline taken after it may already
+        // hold this change, and an entry this page wrote before (its cursor never saved) does.
+        const known = labelsAt(remembered.get(m.uid), startModseq);
+        seen.set(m.uid, { ...ids, labels, at: position.highestModseq, seenBy: 'changes', ...(known ? { before: known } : {}) });
+        // A sent copy whose in-flight keyword came off is new to the thread, as an APPENDed one is.
+        const submitted = !known && from !== undefined && this.roleOf(folder) === 'sent';
         if (m.uid >= start.uidNext || (!known && !from) || submitted) {
           record.messagesAdded.push({ ...ids, labelIds: labels });
           continue;
@@ -725,6 +690,7 @@ export class ImapMailbox implements Mailbox {
         if (added.length > 0) record.labelsAdded.push({ message, labelIds: added });
         if (removed.length > 0) record.labelsRemoved.push({ message, labelIds: removed });
       }
+      await this.memory.save(folder, uidValidity, seen, vanished);
       return { record, position };
     } finally {
       lock.release();
@@ -1230,9 +1196,7 @@ export class ImapMailbox implements Mailbox {
       const ids = this.idsOf(raw, where, m.threadId);
       const labels = this.labelsOf(m.flags ?? new Set(), where.folder, m.labels);
       // The labels as first read are the baseline listChanges diffs against, until it has seen the message.
-      if (!this.memory.get(where.folder, uidValidity, where.uid)) {
-        this.memory.set(where.folder, uidValidity, where.uid, { ...ids, labels, modseq: String(m.modseq ?? 0n), seenBy: 'read' });
-      }
+      await this.memory.noteRead(where.folder, uidValidity, where.uid, { ...ids, labels, at: String(m.modseq ?? 0n), seenBy: 'read' });
       return readRawMessage(raw, {
         ...ids,
         labelIds: labels,

@@ -209,6 +209,11 @@ describe('ImapMailbox', () => {
     const done = await mailbox.listChanges({ cursor: removed.cursor });
     expect(done.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ labelIds: ['Done'] })]);
     expect(done.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ labelIds: ['UNREAD'] })]);
+    // Read again from the same cursor (the sync's activity failed after the listing, its cursor never
+    // saved): the memory is ahead of that cursor, and the page still says Done added.
+    const again = await mailbox.listChanges({ cursor: removed.cursor });
+    expect(again.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ labelIds: ['Done'] })]);
+    expect(again.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ labelIds: ['UNREAD'] })]);
 
     // New mail is a message added, with its labels.
     await deliver({ messageId: mid('later'), subject: 'later', text: 'one more' });
