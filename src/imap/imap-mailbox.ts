@@ -140,7 +140,7 @@ export class ImapMailbox implements Mailbox {
     this.smtp = createSmtpTransport(settings.smtp.server, settings.smtp.credentials, deps);
   }
 
-  /** Connects and logs in (openImapSession: CONDSTORE required). Throws a MailServerError. */
+  /** Connects and logs in (openImapSession; without CONDSTORE changes come from a flag scan). Throws a MailServerError. */
   static async open(settings: ImapMailboxSettings, deps: MailConnectDeps = {}): Promise<ImapMailbox> {
     const session = await openImapSession(settings.imap.server, settings.imap.credentials, deps);
     const mailbox = new ImapMailbox(settings, deps, session);
@@ -568,13 +568,13 @@ export class ImapMailbox implements Mailbox {
     return unique([this.server.inbox, f.sent?.path, f.drafts?.path, f.archive?.path, f.trash?.path, ...(this.foldersMode ? this.requestPaths : [])]);
   }
 
-  /** The cursor of now: each watched folder's UIDVALIDITY, HIGHESTMODSEQ and UIDNEXT (STATUS). */
+  /** The cursor of now: each watched folder's UIDVALIDITY, HIGHESTMODSEQ ('0' without CONDSTORE: a scan count) and UIDNEXT (STATUS). */
   async getCursor(): Promise<string> {
     return this.run('reading folder states', async (client) => {
       if (this.foldersMode) await this.listRequestFolders(client);
       const cursor: ChangeCursor = {};
       for (const folder of this.watchedFolders()) {
-        const status = await client.status(folder, { uidValidity: true, highestModseq: true, uidNext: true });
+        const status = await client.status(folder, { uidValidity: true, highestModseq: this.server.condstore, uidNext: true });
         if (!status) continue;
         cursor[folder] = { uidValidity: String(status.uidValidity ?? 0n), highestModseq: String(status.highestModseq ?? 0n), uidNext: status.uidNext ?? 1 };
       }
@@ -639,6 +639,7 @@ export class ImapMailbox implements Mailbox {
       // A folder that appeared since the cursor (created later) starts from its beginning.
       const start = from ?? { uidValidity, highestModseq: '0', uidNext: 1 };
       if (start.uidValidity !== uidValidity) throw new MailboxResetError(folder, start.uidValidity, uidValidity);
+      if (!this.server.condstore) return await this.scannedChanges(client, folder, uidValidity, from, start);
       if (from && position.highestModseq === start.highestModseq && position.uidNext === start.uidNext) return { position };
       const record: HistoryRecord = { id: position.highestModseq, messages: [], messagesAdded: [], messagesDeleted: [], labelsAdded: [], labelsRemoved: [] };
       (record as HistoryRecord & { folder: string }).folder = folder;
@@ -695,6 +696,78 @@ export class ImapMailbox implements Mailbox {
     } finally {
       lock.release();
     }
+  }
+
+  /**
+   * A folder's changes on a server without CONDSTORE (Exchange): the flags of every message (one
+   * FETCH of the whole folder) compared with the label memory, new UIDs from UIDNEXT, expunged ones
+   * the remembered UIDs no longer there. The cursor's highestModseq counts the scans that found a
+   * change, which is what the memory's `at` is ordered by. A message the memory does not know and
+   * below UIDNEXT (the first scan after connecting) is remembered as it is now, with no change told.
+   */
+  private async scannedChanges(
+    client: ImapFlow,
+    folder: string,
+    uidValidity: string,
+    from: FolderCursor | undefined,
+    start: FolderCursor,
+  ): Promise<{ record?: HistoryRecord; position: FolderCursor }> {
+    const box = client.mailbox;
+    if (!box) throw new Error('no mailbox selected');
+    const flagged = new Map<number, FetchedMessage>();
+    if (box.exists > 0) {
+      for await (const m of client.fetch('1:*', { uid: true, flags: true, ...(this.server.gmail ? { labels: true } : {}) }, { uid: true })) flagged.set(m.uid, m as FetchedMessage);
+    }
+    const remembered = await this.memory.load(folder, uidValidity);
+    const startAt = BigInt(start.highestModseq);
+    const at = String(startAt + 1n);
+    const record: HistoryRecord = { id: at, messages: [], messagesAdded: [], messagesDeleted: [], labelsAdded: [], labelsRemoved: [] };
+    (record as HistoryRecord & { folder: string }).folder = folder;
+    const vanished = [...remembered.keys()].filter((uid) => !flagged.has(uid));
+    for (const uid of vanished) {
+      const known = remembered.get(uid)!;
+      record.messagesDeleted.push({ id: known.id, threadId: known.threadId });
+    }
+    // The ids of the messages the memory does not name yet: their headers, once.
+    const unnamed = [...flagged.keys()].filter((uid) => !remembered.has(uid));
+    const headers = new Map<number, FetchedMessage>();
+    if (unnamed.length > 0) {
+      for await (const m of client.fetch(unnamed.join(','), { uid: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) }, { uid: true })) headers.set(m.uid, m as FetchedMessage);
+    }
+    const seen = new Map<number, RememberedMessage>();
+    const baselines = new Map<number, RememberedMessage>();
+    for (const [uid, m] of flagged) {
+      const entry = remembered.get(uid);
+      const named = headers.get(uid);
+      const ids = entry ? { id: entry.id, threadId: entry.threadId } : this.idsOf(named?.headers ?? Buffer.alloc(0), { folder, uid, uidValidity }, named?.threadId);
+      // A sent copy in flight is remembered as such; when its keyword comes off it is new to the thread.
+      const labels = m.flags?.has(SUBMITTING) ? [SUBMITTING] : this.labelsOf(m.flags ?? new Set(), folder, m.labels);
+      const known = labelsAt(entry, startAt);
+      const isNew = uid >= start.uidNext || !from;
+      if (!known && !isNew) {
+        if (!entry) baselines.set(uid, { ...ids, labels, at: start.highestModseq, seenBy: 'changes' });
+        continue;
+      }
+      if (known && sameLabels(known.labels, labels) && !isNew) continue;
+      seen.set(uid, { ...ids, labels, at, seenBy: 'changes', ...(known ? { before: known } : {}) });
+      if (labels.includes(SUBMITTING)) continue;
+      if (isNew || known!.labels.includes(SUBMITTING)) {
+        record.messagesAdded.push({ ...ids, labelIds: labels });
+        continue;
+      }
+      record.messages.push(ids);
+      const added = labels.filter((l) => !known!.labels.includes(l));
+      const removed = known!.labels.filter((l) => !labels.includes(l));
+      const message = { ...ids, labelIds: labels };
+      if (added.length > 0) record.labelsAdded.push({ message, labelIds: added });
+      if (removed.length > 0) record.labelsRemoved.push({ message, labelIds: removed });
+    }
+    let uidNext = Math.max(box.uidNext, start.uidNext);
+    for (const uid of flagged.keys()) if (uid >= uidNext) uidNext = uid + 1;
+    const changed = seen.size > 0 || vanished.length > 0;
+    await this.memory.save(folder, uidValidity, new Map([...baselines, ...seen]), vanished);
+    const position: FolderCursor = { uidValidity, highestModseq: changed ? at : start.highestModseq, uidNext };
+    return changed ? { record, position } : { position };
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -1196,7 +1269,8 @@ export class ImapMailbox implements Mailbox {
       const ids = this.idsOf(raw, where, m.threadId);
       const labels = this.labelsOf(m.flags ?? new Set(), where.folder, m.labels);
       // The labels as first read are the baseline listChanges diffs against, until it has seen the message.
-      await this.memory.noteRead(where.folder, uidValidity, where.uid, { ...ids, labels, at: String(m.modseq ?? 0n), seenBy: 'read' });
+      // Without CONDSTORE a read cannot say when its labels held: the scan takes its own baseline.
+      if (this.server.condstore) await this.memory.noteRead(where.folder, uidValidity, where.uid, { ...ids, labels, at: String(m.modseq ?? 0n), seenBy: 'read' });
       return readRawMessage(raw, {
         ...ids,
         labelIds: labels,
@@ -1251,6 +1325,10 @@ function byFolder(locations: Located[]): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const l of locations) out.set(l.folder, [...(out.get(l.folder) ?? []), l.uid]);
   return out;
+}
+
+function sameLabels(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((l) => b.includes(l));
 }
 
 function isEmptyRecord(r: HistoryRecord): boolean {
