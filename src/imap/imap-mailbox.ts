@@ -127,6 +127,12 @@ export class ImapMailbox implements Mailbox {
   private readonly hashedThreads = new Map<string, Set<string>>();
   /** Where listReceived saw each message (the newest listings), so reading it takes no SEARCH of every folder. */
   private readonly listedAt = new Map<string, Located>();
+  /**
+   * Gmail mode: the user labels this mailbox has read in X-GM-LABELS. Gmail keeps labels out of FLAGS
+   * and PERMANENTFLAGS, so listLabels names these: a label in a change record was read a moment
+   * before, by the listing that found it.
+   */
+  private readonly gmailLabelsSeen = new Set<string>();
   /** Folders mode: the request folders on the server (Done, Rework, Snooze/Tomorrow, ...), as last listed. */
   private requestPaths: string[] = [];
 
@@ -407,6 +413,7 @@ export class ImapMailbox implements Mailbox {
         await this.listRequestFolders(client);
         for (const path of this.requestPaths) names.add(this.requestLabel(path)!);
       }
+      for (const label of this.gmailLabelsSeen) names.add(label);
       const system = ['INBOX', 'SENT', 'DRAFT', 'TRASH', 'SPAM', 'UNREAD', 'STARRED'].map((id) => ({ id, name: id, type: 'system' as const }));
       return [...system, ...[...names].map((name) => ({ id: name, name, type: 'user' as const }))];
     });
@@ -843,12 +850,15 @@ export class ImapMailbox implements Mailbox {
   async listDraftsForThread(threadId: string): Promise<DraftRef[]> {
     return this.run('listing drafts', async (client) => {
       const drafts = this.folder('drafts');
-      const found = (await this.threadLocations(client, threadId)).filter((l) => l.folder === drafts);
+      // On Gmail a thread is looked for in INBOX and All Mail, where a draft is not its Drafts copy.
+      const gmailThread = this.server.gmail && !threadRootOf(threadId) && /^[0-9a-f]+$/.test(threadId);
+      const found = gmailThread ? await this.gmailThreadIn(client, [drafts], threadId) : (await this.threadLocations(client, threadId)).filter((l) => l.folder === drafts);
       const refs: DraftRef[] = [];
       await this.inFolder(client, drafts, async (uidValidity) => {
         if (found.length === 0) return;
-        for await (const m of client.fetch(found.map((l) => l.uid).join(','), { uid: true, headers: true }, { uid: true })) {
-          const ids = this.idsOf(m.headers ?? Buffer.alloc(0), { folder: drafts, uid: m.uid, uidValidity });
+        const query = { uid: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) };
+        for await (const m of client.fetch(found.map((l) => l.uid).join(','), query, { uid: true })) {
+          const ids = this.idsOf(m.headers ?? Buffer.alloc(0), { folder: drafts, uid: m.uid, uidValidity }, (m as FetchedMessage).threadId);
           if (ids.threadId === threadId) refs.push({ draftId: ids.id, messageId: ids.id, threadId });
         }
       });
@@ -1145,7 +1155,10 @@ export class ImapMailbox implements Mailbox {
       if (system) {
         if (!labels.includes(system)) labels.push(system);
       }
-      else if (!label.startsWith('\\') && !labels.includes(label)) labels.push(label);
+      else if (!label.startsWith('\\') && !labels.includes(label)) {
+        labels.push(label);
+        this.gmailLabelsSeen.add(label);
+      }
     }
     return labels;
   }
@@ -1226,6 +1239,18 @@ export class ImapMailbox implements Mailbox {
   }
 
   /** Candidates for a thread: messages naming its root in Message-ID, References or In-Reply-To. */
+  /** Gmail's IMAP: the thread's messages in these folders (SEARCH X-GM-THRID). */
+  private async gmailThreadIn(client: ImapFlow, folders: string[], threadId: string): Promise<Located[]> {
+    const found: Located[] = [];
+    for (const folder of folders) {
+      await this.inFolder(client, folder, async (uidValidity) => {
+        const uids = (await client.search({ threadId: BigInt(`0x${threadId}`).toString() }, { uid: true })) || [];
+        for (const uid of uids) found.push({ folder, uid, uidValidity });
+      });
+    }
+    return found;
+  }
+
   private async threadLocations(client: ImapFlow, threadId: string): Promise<Located[]> {
     const hashed = this.hashedThreads.get(threadId);
     if (hashed) return [...hashed].map((s) => JSON.parse(s) as Located);
@@ -1235,14 +1260,7 @@ export class ImapMailbox implements Mailbox {
       if (caps.gmail && /^[0-9a-f]+$/.test(threadId) && caps.folders.all) {
         // All Mail has the thread but Trash and Spam; the INBOX copies are where archiving moves from
         // (a Gmail message is in every folder of its labels: getThread lists it once, the first folder's).
-        const found: Located[] = [];
-        for (const folder of unique([caps.inbox, caps.folders.all.path, caps.folders.trash?.path, caps.folders.junk?.path])) {
-          await this.inFolder(client, folder, async (uidValidity) => {
-            const uids = (await client.search({ threadId: BigInt(`0x${threadId}`).toString() }, { uid: true })) || [];
-            for (const uid of uids) found.push({ folder, uid, uidValidity });
-          });
-        }
-        return found;
+        return this.gmailThreadIn(client, unique([caps.inbox, caps.folders.all.path, caps.folders.trash?.path, caps.folders.junk?.path]), threadId);
       }
       return [];
     }
