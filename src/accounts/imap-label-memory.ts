@@ -13,6 +13,7 @@ interface Row extends Record<string, unknown> {
   seen_by: string;
   before_labels: string[] | null;
   before_at: string | null;
+  gone: boolean;
 }
 
 function rememberedOf(row: Row): RememberedMessage {
@@ -23,6 +24,7 @@ function rememberedOf(row: Row): RememberedMessage {
     at: String(row.at_modseq),
     seenBy: row.seen_by === 'read' ? 'read' : 'changes',
     ...(row.before_at !== null ? { before: { labels: row.before_labels ?? [], at: String(row.before_at) } } : {}),
+    ...(row.gone ? { gone: true } : {}),
   };
 }
 
@@ -33,7 +35,7 @@ export function postgresLabelMemory(sql: SqlExecutor, accountId: string): LabelM
   const cleaned = new Set<string>();
   /** Read baselines this process has written (or found written): no second INSERT per read. */
   const noted = new Set<string>();
-  const COLUMNS = 'uid::text, message_id, thread_id, labels, at_modseq::text, seen_by, before_labels, before_at::text';
+  const COLUMNS = 'uid::text, message_id, thread_id, labels, at_modseq::text, seen_by, before_labels, before_at::text, gone';
 
   async function dropOtherValidities(folder: string, uidValidity: string): Promise<void> {
     const key = `${uidValidity}:${folder}`;
@@ -54,29 +56,27 @@ export function postgresLabelMemory(sql: SqlExecutor, accountId: string): LabelM
       return new Map(rows.map((row) => [Number(row.uid), rememberedOf(row)]));
     },
 
-    async save(folder, uidValidity, seen, gone) {
+    async save(folder, uidValidity, seen, cursorModseq) {
       await dropOtherValidities(folder, uidValidity);
-      if (gone.length > 0) {
-        await sql.query('DELETE FROM imap_label_memory WHERE account_id = $1 AND folder = $2 AND uid_validity = $3::bigint AND uid = ANY($4::bigint[])', [
-          accountId,
-          folder,
-          uidValidity,
-          gone.map(String),
-        ]);
-      }
+      await sql.query('DELETE FROM imap_label_memory WHERE account_id = $1 AND folder = $2 AND uid_validity = $3::bigint AND gone AND at_modseq <= $4::bigint', [
+        accountId,
+        folder,
+        uidValidity,
+        cursorModseq,
+      ]);
       if (seen.size === 0) return;
       const entries = [...seen];
       // One row per UID: unnest of parallel arrays (labels travel as JSON, arrays of arrays being rectangular in Postgres).
       await sql.query(
-        `INSERT INTO imap_label_memory AS m (account_id, folder, uid_validity, uid, message_id, thread_id, labels, at_modseq, seen_by, before_labels, before_at, updated_at)
+        `INSERT INTO imap_label_memory AS m (account_id, folder, uid_validity, uid, message_id, thread_id, labels, at_modseq, seen_by, before_labels, before_at, gone, updated_at)
          SELECT $1, $2, $3::bigint, e.uid, e.message_id, e.thread_id,
                 ARRAY(SELECT jsonb_array_elements_text(e.labels)), e.at_modseq, 'changes',
-                ARRAY(SELECT jsonb_array_elements_text(coalesce(e.before_labels, '[]'::jsonb))), e.before_at, CURRENT_TIMESTAMP
-         FROM unnest($4::bigint[], $5::text[], $6::text[], $7::jsonb[], $8::bigint[], $9::jsonb[], $10::bigint[])
-              AS e(uid, message_id, thread_id, labels, at_modseq, before_labels, before_at)
+                ARRAY(SELECT jsonb_array_elements_text(coalesce(e.before_labels, '[]'::jsonb))), e.before_at, e.gone, CURRENT_TIMESTAMP
+         FROM unnest($4::bigint[], $5::text[], $6::text[], $7::jsonb[], $8::bigint[], $9::jsonb[], $10::bigint[], $11::boolean[])
+              AS e(uid, message_id, thread_id, labels, at_modseq, before_labels, before_at, gone)
          ON CONFLICT (account_id, folder, uid_validity, uid) DO UPDATE SET
            message_id = excluded.message_id, thread_id = excluded.thread_id, labels = excluded.labels, at_modseq = excluded.at_modseq,
-           seen_by = excluded.seen_by, before_labels = excluded.before_labels, before_at = excluded.before_at, updated_at = excluded.updated_at`,
+           seen_by = excluded.seen_by, before_labels = excluded.before_labels, before_at = excluded.before_at, gone = excluded.gone, updated_at = excluded.updated_at`,
         [
           accountId,
           folder,
@@ -88,6 +88,7 @@ export function postgresLabelMemory(sql: SqlExecutor, accountId: string): LabelM
           entries.map(([, m]) => m.at),
           entries.map(([, m]) => (m.before ? JSON.stringify(m.before.labels) : null)),
           entries.map(([, m]) => m.before?.at ?? null),
+          entries.map(([, m]) => m.gone === true),
         ],
       );
       for (const [uid] of entries) noted.add(`${uidValidity}:${folder}:${uid}`);

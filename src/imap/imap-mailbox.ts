@@ -664,16 +664,17 @@ export class ImapMailbox implements Mailbox {
         client.off('expunge', onExpunge);
       }
       const remembered = await this.memory.load(folder, uidValidity, this.server.qresync ? [...vanished, ...changed.map((m) => m.uid)] : undefined);
+      const startModseq = BigInt(start.highestModseq);
       if (!this.server.qresync) {
         const present = new Set(((await client.search({ all: true }, { uid: true })) || []) as number[]);
-        for (const uid of remembered.keys()) if (uid < start.uidNext && !present.has(uid)) vanished.push(uid);
+        for (const [uid, entry] of remembered) if (uid < start.uidNext && !present.has(uid) && !goneBefore(entry, startModseq)) vanished.push(uid);
       }
+      const seen = new Map<number, RememberedMessage>();
       for (const uid of vanished) {
         const known = remembered.get(uid);
         record.messagesDeleted.push(known ? { id: known.id, threadId: known.threadId } : { id: locationIdOf({ uidValidity, uid, folder }), threadId: '' });
+        if (known) seen.set(uid, { ...known, at: position.highestModseq, gone: true });
       }
-      const startModseq = BigInt(start.highestModseq);
-      const seen = new Map<number, RememberedMessage>();
       for (const m of changed) {
         // A sent copy in flight is not there yet; it is added when its keyword comes off (below).
         if (m.flags?.has(SUBMITTING)) continue;
@@ -698,7 +699,7 @@ export class ImapMailbox implements Mailbox {
         if (added.length > 0) record.labelsAdded.push({ message, labelIds: added });
         if (removed.length > 0) record.labelsRemoved.push({ message, labelIds: removed });
       }
-      await this.memory.save(folder, uidValidity, seen, vanished);
+      await this.memory.save(folder, uidValidity, seen, start.highestModseq);
       return { record, position };
     } finally {
       lock.release();
@@ -730,10 +731,12 @@ export class ImapMailbox implements Mailbox {
     const at = String(startAt + 1n);
     const record: HistoryRecord = { id: at, messages: [], messagesAdded: [], messagesDeleted: [], labelsAdded: [], labelsRemoved: [] };
     (record as HistoryRecord & { folder: string }).folder = folder;
-    const vanished = [...remembered.keys()].filter((uid) => !flagged.has(uid));
+    const vanished = [...remembered].filter(([uid, entry]) => !flagged.has(uid) && !goneBefore(entry, startAt)).map(([uid]) => uid);
+    const seen = new Map<number, RememberedMessage>();
     for (const uid of vanished) {
       const known = remembered.get(uid)!;
       record.messagesDeleted.push({ id: known.id, threadId: known.threadId });
+      seen.set(uid, { ...known, at, gone: true });
     }
     // The ids of the messages the memory does not name yet: their headers, once.
     const unnamed = [...flagged.keys()].filter((uid) => !remembered.has(uid));
@@ -741,7 +744,6 @@ export class ImapMailbox implements Mailbox {
     if (unnamed.length > 0) {
       for await (const m of client.fetch(unnamed.join(','), { uid: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) }, { uid: true })) headers.set(m.uid, m as FetchedMessage);
     }
-    const seen = new Map<number, RememberedMessage>();
     const baselines = new Map<number, RememberedMessage>();
     for (const [uid, m] of flagged) {
       const entry = remembered.get(uid);
@@ -771,8 +773,8 @@ export class ImapMailbox implements Mailbox {
     }
     let uidNext = Math.max(box.uidNext, start.uidNext);
     for (const uid of flagged.keys()) if (uid >= uidNext) uidNext = uid + 1;
-    const changed = seen.size > 0 || vanished.length > 0;
-    await this.memory.save(folder, uidValidity, new Map([...baselines, ...seen]), vanished);
+    const changed = seen.size > 0;
+    await this.memory.save(folder, uidValidity, new Map([...baselines, ...seen]), start.highestModseq);
     const position: FolderCursor = { uidValidity, highestModseq: changed ? at : start.highestModseq, uidNext };
     return changed ? { record, position } : { position };
   }
@@ -1343,6 +1345,11 @@ function byFolder(locations: Located[]): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const l of locations) out.set(l.folder, [...(out.get(l.folder) ?? []), l.uid]);
   return out;
+}
+
+/** An expunge a page told, whose cursor was then saved: not told again (and forgotten at the next save). */
+function goneBefore(entry: RememberedMessage, cursorModseq: bigint): boolean {
+  return entry.gone === true && BigInt(entry.at) <= cursorModseq;
 }
 
 function sameLabels(a: readonly string[], b: readonly string[]): boolean {

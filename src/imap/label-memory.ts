@@ -23,13 +23,21 @@ export interface RememberedMessage extends RememberedLabels {
    * change is not lost to a memory already ahead of the cursor.
    */
   before?: RememberedLabels;
+  /**
+   * Expunged, told by the page whose HIGHESTMODSEQ is `at`: kept until a cursor past that page is read
+   * from, so the page read again from an older cursor names the message by its id again.
+   */
+  gone?: boolean;
 }
 
 export interface LabelMemory {
   /** What is remembered of these UIDs of the folder; of all its UIDs without `uids` (servers without QRESYNC). */
   load(folder: string, uidValidity: string, uids?: readonly number[]): Promise<Map<number, RememberedMessage>>;
-  /** What a listChanges page saw: `seen` replaces each UID's entry, `gone` (expunged UIDs) are forgotten. */
-  save(folder: string, uidValidity: string, seen: ReadonlyMap<number, RememberedMessage>, gone: readonly number[]): Promise<void>;
+  /**
+   * What a listChanges page read from the cursor at `cursorModseq` saw: `seen` replaces each UID's
+   * entry (expunged ones marked gone); the gone entries of pages at or before that cursor are forgotten.
+   */
+  save(folder: string, uidValidity: string, seen: ReadonlyMap<number, RememberedMessage>, cursorModseq: string): Promise<void>;
   /** A read's baseline: kept only where nothing is remembered of the UID yet. */
   noteRead(folder: string, uidValidity: string, uid: number, message: RememberedMessage): Promise<void>;
 }
@@ -59,9 +67,9 @@ export function inMemoryLabelMemory(): LabelMemory {
       if (!uids) return new Map(map);
       return new Map(uids.flatMap((uid) => (map.has(uid) ? [[uid, map.get(uid)!] as const] : [])));
     },
-    async save(folder, uidValidity, seen, gone) {
+    async save(folder, uidValidity, seen, cursorModseq) {
       const map = of(folder, uidValidity);
-      for (const uid of gone) map.delete(uid);
+      for (const [uid, entry] of map) if (entry.gone && BigInt(entry.at) <= BigInt(cursorModseq)) map.delete(uid);
       for (const [uid, message] of seen) map.set(uid, message);
     },
     async noteRead(folder, uidValidity, uid, message) {

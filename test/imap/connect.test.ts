@@ -244,6 +244,7 @@ describe('changes on a server without CONDSTORE (UIDNEXT and a scan of every fla
       // Read again from the same cursor (its activity failed before the cursor was saved): the same page.
       const again = await mailbox.listChanges({ cursor: quiet.cursor });
       expect(again.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ labelIds: ['Done'] })]);
+      expect(again.records.flatMap((r) => r.messagesDeleted)).toEqual([expect.objectContaining({ id: secondId })]);
       expect((await mailbox.listChanges({ cursor: changed.cursor })).records).toEqual([]);
 
       // The workers restart (a new mailbox, the memory kept, as in the database); meanwhile the user takes Done off.

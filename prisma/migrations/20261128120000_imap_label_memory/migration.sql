@@ -11,6 +11,7 @@ CREATE TABLE "imap_label_memory" (
     "seen_by" TEXT NOT NULL,
     "before_labels" TEXT[] DEFAULT ARRAY[]::TEXT[],
     "before_at" BIGINT,
+    "gone" BOOLEAN NOT NULL DEFAULT false,
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "imap_label_memory_pkey" PRIMARY KEY ("account_id","folder","uid_validity","uid")
