@@ -1240,7 +1240,6 @@ export class ImapMailbox implements Mailbox {
     });
   }
 
-  /** Candidates for a thread: messages naming its root in Message-ID, References or In-Reply-To. */
   /** Gmail's IMAP: the thread's messages in these folders (SEARCH X-GM-THRID). */
   private async gmailThreadIn(client: ImapFlow, folders: string[], threadId: string): Promise<Located[]> {
     const found: Located[] = [];
@@ -1253,6 +1252,7 @@ export class ImapMailbox implements Mailbox {
     return found;
   }
 
+  /** Candidates for a thread: messages naming its root in Message-ID, References or In-Reply-To. */
   private async threadLocations(client: ImapFlow, threadId: string): Promise<Located[]> {
     const hashed = this.hashedThreads.get(threadId);
     if (hashed) return [...hashed].map((s) => JSON.parse(s) as Located);
