@@ -8,7 +8,9 @@ import type { MailConnectDeps } from '../imap/connect.js';
 import { MailServerError } from '../imap/errors.js';
 import { ImapMailbox, type ImapCallGate } from '../imap/imap-mailbox.js';
 import { createLogger } from '../shared/log.js';
+import { prismaExecutor } from '../db/sql-executor.js';
 import { AccountNotConnectedError } from './gmail-accounts.js';
+import { postgresLabelMemory } from './imap-label-memory.js';
 import type { TokenVault } from './token-vault.js';
 
 const serverSchema = z.object({
@@ -48,6 +50,12 @@ export interface ImapAccountsOptions {
   connections?: number;
   /** Runs each IMAP operation of an account (a limiter's metering, the backfill's). */
   gateFor?: (accountId: string) => ImapCallGate;
+  /**
+   * Where each mailbox remembers the labels it saw (default 'database': imap_label_memory, shared by
+   * every process, kept across restarts); 'process' keeps nothing (the backfill's reads, which the
+   * sync never diffs against, would write a row per message).
+   */
+  labelMemory?: 'database' | 'process';
 }
 
 export class ImapAccounts {
@@ -125,7 +133,8 @@ export class ImapAccounts {
     const servers = imapServersSchema.parse(account.mailServers);
     const secret = imapSecretSchema.parse(this.vault.openJson(account.encryptedTokens));
     const gate = this.options.gateFor?.(accountId);
-    const mailbox = await ImapMailbox.open({ ...imapMailboxSettings(account.email, servers, secret), ...(gate ? { gate } : {}) }, this.connect);
+    const memory = this.options.labelMemory === 'process' ? {} : { memory: postgresLabelMemory(prismaExecutor(this.prisma), accountId) };
+    const mailbox = await ImapMailbox.open({ ...imapMailboxSettings(account.email, servers, secret), ...(gate ? { gate } : {}), ...memory }, this.connect);
     return { email: account.email, mailbox };
   }
 }

@@ -1,4 +1,4 @@
-// What an IMAP server offers, reduced to the choices the product makes: CONDSTORE (required),
+// What an IMAP server offers, reduced to the choices the product makes: CONDSTORE (or a flag scan),
 // QRESYNC, IDLE or polling, special-use folders (by attribute, else by name), keywords or folders.
 import type { ImapCapabilities, SpecialFolder, SpecialUse } from './contracts.js';
 
@@ -14,6 +14,7 @@ export interface SelectedInbox {
   path: string;
   permanentFlags?: Set<string>;
   highestModseq?: bigint;
+  noModseq?: boolean;
   uidValidity: bigint;
 }
 
@@ -53,7 +54,7 @@ export function describeCapabilities(input: {
   const delimiter = input.folders.find((f) => f.delimiter)?.delimiter ?? '/';
   return {
     advertised,
-    condstore: true,
+    condstore: enabled.has('CONDSTORE') && !input.inbox.noModseq && input.inbox.highestModseq !== undefined,
     qresync: enabled.has('QRESYNC'),
     idle: has('IDLE'),
     move: has('MOVE'),

@@ -4,9 +4,8 @@
 import { rootCertificates } from 'node:tls';
 import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import type { ImapCapabilities, MailCredentials, MailServerAddress } from './contracts.js';
-import { REQUIRED_IMAP_EXTENSIONS } from './contracts.js';
 import { describeCapabilities } from './capabilities.js';
-import { imapFailure, missingExtension, type FailureContext } from './errors.js';
+import { imapFailure, type FailureContext } from './errors.js';
 import type { Logger } from '../shared/log.js';
 
 export const DEFAULT_MAIL_TIMEOUT_MS = 30_000;
@@ -85,7 +84,7 @@ export function failureContext(
 }
 
 /**
- * Connects, logs in and checks the account: CONDSTORE required, the special-use folders found,
+ * Connects, logs in and checks the account: CONDSTORE or not, the special-use folders found,
  * INBOX selected (for PERMANENTFLAGS and HIGHESTMODSEQ). The session stays open for the caller;
  * it must listen for 'close' and 'error' (a dropped connection is not an error thrown here).
  */
@@ -105,16 +104,11 @@ export async function openImapSession(
   try {
     await client.connect();
     const advertised = [...client.capabilities.keys()];
-    for (const extension of REQUIRED_IMAP_EXTENSIONS) {
-      if (!client.capabilities.has(extension)) throw missingExtension(ctx, extension);
-    }
     const folders = await client.list();
     const inboxPath = folders.find((f) => f.specialUse === '\\Inbox')?.path ?? 'INBOX';
     // SELECT, not EXAMINE: a read-only mailbox may report no PERMANENTFLAGS at all.
+    // Without CONDSTORE (or with NOMODSEQ) changes are followed by a flag scan (capabilities.condstore).
     const inbox = await client.mailboxOpen(inboxPath);
-    if (inbox.noModseq || inbox.highestModseq === undefined) {
-      throw missingExtension(ctx, 'CONDSTORE', `${inboxPath} has no modification sequences (NOMODSEQ)`);
-    }
     const capabilities = describeCapabilities({ advertised, enabled: client.enabled, folders, inbox });
     return { client, capabilities, close };
   } catch (err) {

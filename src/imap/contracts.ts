@@ -53,8 +53,11 @@ export interface SpecialFolder {
 export interface ImapCapabilities {
   /** CAPABILITY after login, upper-cased (e.g. 'CONDSTORE', 'AUTH=PLAIN'). */
   advertised: string[];
-  /** Always true: a server without CONDSTORE is refused. Changes are followed by MODSEQ. */
-  condstore: true;
+  /**
+   * CONDSTORE enabled and INBOX has MODSEQs: changes are followed by MODSEQ. Without it (Exchange)
+   * by UIDNEXT and a scan of every message's flags, compared with the label memory (docs/imap.md).
+   */
+  condstore: boolean;
   /** QRESYNC enabled: expunges come as UIDs (VANISHED) and a resync needs no full UID list. */
   qresync: boolean;
   /** IDLE pushes changes; without it the product polls. */
@@ -74,10 +77,8 @@ export interface ImapCapabilities {
   /** PERMANENTFLAGS of INBOX lists \*: the product keeps its state in keywords, else in folders. */
   keywords: boolean;
   stateIn: 'keywords' | 'folders';
-  /** INBOX's HIGHESTMODSEQ and UIDVALIDITY when checked (decimal strings: 64-bit and 32-bit unsigned). */
+  /** INBOX's HIGHESTMODSEQ ('0' without CONDSTORE) and UIDVALIDITY when checked (decimal strings: 64-bit and 32-bit unsigned). */
   inboxHighestModseq: string;
   inboxUidValidity: string;
 }
 
-/** Extensions without which an account is refused. */
-export const REQUIRED_IMAP_EXTENSIONS = ['CONDSTORE'] as const;

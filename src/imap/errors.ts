@@ -11,7 +11,7 @@ export interface MailServerErrorFields {
   port: number;
   /** For 'tls-untrusted'. */
   tlsRefusal?: TlsRefusal;
-  /** For 'missing-extension', e.g. 'CONDSTORE'. */
+  /** For 'missing-extension', e.g. 'STARTTLS'. */
   extension?: string;
   /** The library's error code (Node's, imapflow's or nodemailer's). */
   code?: string;
@@ -63,7 +63,6 @@ export interface FailureContext {
 
 /** Why the product needs each extension it may refuse a server for. */
 const NEEDED_FOR: Record<string, string> = {
-  CONDSTORE: 'to follow changes to messages (RFC 7162 modification sequences)',
   STARTTLS: 'to encrypt the connection before the password is sent (or use the implicit-TLS port)',
   'AUTH=XOAUTH2': 'to log in with an OAuth access token (connect with an app password instead)',
 };

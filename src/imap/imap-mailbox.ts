@@ -37,6 +37,7 @@ import {
   type FolderCursor,
 } from './mail-ids.js';
 import { MailboxNotFoundError, MailboxResetError, MailboxUnsupportedError, imapOperationFailure } from './mailbox-errors.js';
+import { inMemoryLabelMemory, labelsAt, type LabelMemory, type RememberedMessage } from './label-memory.js';
 import { readRawMessage } from './raw-message.js';
 import { DEFAULT_REQUEST_FOLDERS, isRequestLabel, requestFolderPath, requestFolderRoots, requestLabelOf, type RequestFolderNames } from './request-folders.js';
 import { headerBlock, rawHeader, rawHeaderValues, utf8IfValid, withoutHeader } from './raw-headers.js';
@@ -50,7 +51,7 @@ export interface ImapMailboxSettings {
   address: string;
   imap: { server: MailServerAddress; credentials: MailCredentials };
   smtp: { server: MailServerAddress; credentials: MailCredentials };
-  /** Remembers each message's labels between listChanges calls (default: in memory, this process). */
+  /** Remembers each message's labels between listChanges calls (default: in memory, this process; the workers': PostgreSQL). */
   memory?: LabelMemory;
   /** Runs every operation (its name, e.g. 'reading a message'): the hook a limiter meters them through (the backfill's). */
   gate?: ImapCallGate;
@@ -79,42 +80,6 @@ export interface ImapSearch extends Omit<MailSearch, 'in'> {
   in?: MailSearch['in'] | 'ARCHIVE';
   /** On Gmail's IMAP: a Gmail search (X-GM-RAW) instead of the fields above. */
   gmailRaw?: string;
-}
-
-/** What the mailbox remembers of a message seen in a folder (for label diffs and for naming vanished UIDs). */
-export interface RememberedMessage {
-  id: string;
-  threadId: string;
-  labels: string[];
-  /** The message's MODSEQ when its labels were seen. */
-  modseq: string;
-  /** 'changes': listChanges saw it; 'read': a read saw it first (kept until listChanges sees it). */
-  seenBy: 'changes' | 'read';
-}
-
-/** Where listChanges keeps the last labels it saw per (folder, UIDVALIDITY, UID). A store may back it. */
-export interface LabelMemory {
-  get(folder: string, uidValidity: string, uid: number): RememberedMessage | undefined;
-  set(folder: string, uidValidity: string, uid: number, message: RememberedMessage): void;
-  delete(folder: string, uidValidity: string, uid: number): void;
-  /** UIDs remembered in the folder (for servers without QRESYNC, which name no expunged UIDs). */
-  uids(folder: string, uidValidity: string): number[];
-}
-
-export function inMemoryLabelMemory(): LabelMemory {
-  const folders = new Map<string, Map<number, RememberedMessage>>();
-  const key = (folder: string, uidValidity: string) => `${uidValidity}:${folder}`;
-  const of = (folder: string, uidValidity: string) => {
-    let map = folders.get(key(folder, uidValidity));
-    if (!map) folders.set(key(folder, uidValidity), (map = new Map()));
-    return map;
-  };
-  return {
-    get: (folder, uidValidity, uid) => folders.get(key(folder, uidValidity))?.get(uid),
-    set: (folder, uidValidity, uid, message) => void of(folder, uidValidity).set(uid, message),
-    delete: (folder, uidValidity, uid) => void folders.get(key(folder, uidValidity))?.delete(uid),
-    uids: (folder, uidValidity) => [...(folders.get(key(folder, uidValidity))?.keys() ?? [])],
-  };
 }
 
 /** A page of changes: Gmail's history page shape (historyId is the next cursor), one record per folder. */
@@ -162,6 +127,12 @@ export class ImapMailbox implements Mailbox {
   private readonly hashedThreads = new Map<string, Set<string>>();
   /** Where listReceived saw each message (the newest listings), so reading it takes no SEARCH of every folder. */
   private readonly listedAt = new Map<string, Located>();
+  /**
+   * Gmail mode: the user labels this mailbox has read in X-GM-LABELS. Gmail keeps labels out of FLAGS
+   * and PERMANENTFLAGS, so listLabels names these: a label in a change record was read a moment
+   * before, by the listing that found it.
+   */
+  private readonly gmailLabelsSeen = new Set<string>();
   /** Folders mode: the request folders on the server (Done, Rework, Snooze/Tomorrow, ...), as last listed. */
   private requestPaths: string[] = [];
 
@@ -175,7 +146,7 @@ export class ImapMailbox implements Mailbox {
     this.smtp = createSmtpTransport(settings.smtp.server, settings.smtp.credentials, deps);
   }
 
-  /** Connects and logs in (openImapSession: CONDSTORE required). Throws a MailServerError. */
+  /** Connects and logs in (openImapSession; without CONDSTORE changes come from a flag scan). Throws a MailServerError. */
   static async open(settings: ImapMailboxSettings, deps: MailConnectDeps = {}): Promise<ImapMailbox> {
     const session = await openImapSession(settings.imap.server, settings.imap.credentials, deps);
     const mailbox = new ImapMailbox(settings, deps, session);
@@ -442,6 +413,7 @@ export class ImapMailbox implements Mailbox {
         await this.listRequestFolders(client);
         for (const path of this.requestPaths) names.add(this.requestLabel(path)!);
       }
+      for (const label of this.gmailLabelsSeen) names.add(label);
       const system = ['INBOX', 'SENT', 'DRAFT', 'TRASH', 'SPAM', 'UNREAD', 'STARRED'].map((id) => ({ id, name: id, type: 'system' as const }));
       return [...system, ...[...names].map((name) => ({ id: name, name, type: 'user' as const }))];
     });
@@ -603,13 +575,13 @@ export class ImapMailbox implements Mailbox {
     return unique([this.server.inbox, f.sent?.path, f.drafts?.path, f.archive?.path, f.trash?.path, ...(this.foldersMode ? this.requestPaths : [])]);
   }
 
-  /** The cursor of now: each watched folder's UIDVALIDITY, HIGHESTMODSEQ and UIDNEXT (STATUS). */
+  /** The cursor of now: each watched folder's UIDVALIDITY, HIGHESTMODSEQ ('0' without CONDSTORE: a scan count) and UIDNEXT (STATUS). */
   async getCursor(): Promise<string> {
     return this.run('reading folder states', async (client) => {
       if (this.foldersMode) await this.listRequestFolders(client);
       const cursor: ChangeCursor = {};
       for (const folder of this.watchedFolders()) {
-        const status = await client.status(folder, { uidValidity: true, highestModseq: true, uidNext: true });
+        const status = await client.status(folder, { uidValidity: true, highestModseq: this.server.condstore, uidNext: true });
         if (!status) continue;
         cursor[folder] = { uidValidity: String(status.uidValidity ?? 0n), highestModseq: String(status.highestModseq ?? 0n), uidNext: status.uidNext ?? 1 };
       }
@@ -674,6 +646,7 @@ export class ImapMailbox implements Mailbox {
       // A folder that appeared since the cursor (created later) starts from its beginning.
       const start = from ?? { uidValidity, highestModseq: '0', uidNext: 1 };
       if (start.uidValidity !== uidValidity) throw new MailboxResetError(folder, start.uidValidity, uidValidity);
+      if (!this.server.condstore) return await this.scannedChanges(client, folder, uidValidity, from, start);
       if (from && position.highestModseq === start.highestModseq && position.uidNext === start.uidNext) return { position };
       const record: HistoryRecord = { id: position.highestModseq, messages: [], messagesAdded: [], messagesDeleted: [], labelsAdded: [], labelsRemoved: [] };
       (record as HistoryRecord & { folder: string }).folder = folder;
@@ -690,14 +663,17 @@ export class ImapMailbox implements Mailbox {
       } finally {
         client.off('expunge', onExpunge);
       }
+      const remembered = await this.memory.load(folder, uidValidity, this.server.qresync ? [...vanished, ...changed.map((m) => m.uid)] : undefined);
+      const startModseq = BigInt(start.highestModseq);
       if (!this.server.qresync) {
         const present = new Set(((await client.search({ all: true }, { uid: true })) || []) as number[]);
-        for (const uid of this.memory.uids(folder, uidValidity)) if (uid < start.uidNext && !present.has(uid)) vanished.push(uid);
+        for (const [uid, entry] of remembered) if (uid < start.uidNext && !present.has(uid) && !goneBefore(entry, startModseq)) vanished.push(uid);
       }
+      const seen = new Map<number, RememberedMessage>();
       for (const uid of vanished) {
-        const known = this.memory.get(folder, uidValidity, uid);
+        const known = remembered.get(uid);
         record.messagesDeleted.push(known ? { id: known.id, threadId: known.threadId } : { id: locationIdOf({ uidValidity, uid, folder }), threadId: '' });
-        this.memory.delete(folder, uidValidity, uid);
+        if (known) seen.set(uid, { ...known, at: position.highestModseq, gone: true });
       }
       for (const m of changed) {
         // A sent copy in flight is not there yet; it is added when its keyword comes off (below).
@@ -705,14 +681,12 @@ export class ImapMailbox implements Mailbox {
         const where = { folder, uid: m.uid, uidValidity };
         const ids = this.idsOf(m.headers ?? Buffer.alloc(0), where, m.threadId);
         const labels = this.labelsOf(m.flags ?? new Set(), folder, m.labels);
-        const remembered = this.memory.get(folder, uidValidity, m.uid);
-        // A baseline a read took after the cursor's point may already hold this change: not a baseline.
-        const known = remembered && (remembered.seenBy === 'changes' || BigInt(remembered.modseq) <= BigInt(start.highestModseq)) ? remembered : undefined;
-        this.memory.set(folder, uidValidity, m.uid, { ...ids, labels, modseq: String(m.modseq ?? 0n), seenBy: 'changes' });
-        // A sent copy whose in-flight keyword came off is new to the thread, as an APPENDed one is. (After
-        // a restart, with the memory empty, an older sent message that changed reads as added too: the
-        // thread checks what it is told.)
-        const submitted = !remembered && from !== undefined && this.roleOf(folder) === 'sent';
+        // The labels as they were at the cursor's point: a read's baseline taken after it may already
+        // hold this change, and an entry this page wrote before (its cursor never saved) does.
+        const known = labelsAt(remembered.get(m.uid), startModseq);
+        seen.set(m.uid, { ...ids, labels, at: position.highestModseq, seenBy: 'changes', ...(known ? { before: known } : {}) });
+        // A sent copy whose in-flight keyword came off is new to the thread, as an APPENDed one is.
+        const submitted = !known && from !== undefined && this.roleOf(folder) === 'sent';
         if (m.uid >= start.uidNext || (!known && !from) || submitted) {
           record.messagesAdded.push({ ...ids, labelIds: labels });
           continue;
@@ -725,10 +699,84 @@ export class ImapMailbox implements Mailbox {
         if (added.length > 0) record.labelsAdded.push({ message, labelIds: added });
         if (removed.length > 0) record.labelsRemoved.push({ message, labelIds: removed });
       }
+      await this.memory.save(folder, uidValidity, seen, start.highestModseq);
       return { record, position };
     } finally {
       lock.release();
     }
+  }
+
+  /**
+   * A folder's changes on a server without CONDSTORE (Exchange): the flags of every message (one
+   * FETCH of the whole folder) compared with the label memory, new UIDs from UIDNEXT, expunged ones
+   * the remembered UIDs no longer there. The cursor's highestModseq counts the scans that found a
+   * change, which is what the memory's `at` is ordered by. A message the memory does not know and
+   * below UIDNEXT (the first scan after connecting) is remembered as it is now, with no change told.
+   */
+  private async scannedChanges(
+    client: ImapFlow,
+    folder: string,
+    uidValidity: string,
+    from: FolderCursor | undefined,
+    start: FolderCursor,
+  ): Promise<{ record?: HistoryRecord; position: FolderCursor }> {
+    const box = client.mailbox;
+    if (!box) throw new Error('no mailbox selected');
+    const flagged = new Map<number, FetchedMessage>();
+    if (box.exists > 0) {
+      for await (const m of client.fetch('1:*', { uid: true, flags: true, ...(this.server.gmail ? { labels: true } : {}) }, { uid: true })) flagged.set(m.uid, m as FetchedMessage);
+    }
+    const remembered = await this.memory.load(folder, uidValidity);
+    const startAt = BigInt(start.highestModseq);
+    const at = String(startAt + 1n);
+    const record: HistoryRecord = { id: at, messages: [], messagesAdded: [], messagesDeleted: [], labelsAdded: [], labelsRemoved: [] };
+    (record as HistoryRecord & { folder: string }).folder = folder;
+    const vanished = [...remembered].filter(([uid, entry]) => !flagged.has(uid) && !goneBefore(entry, startAt)).map(([uid]) => uid);
+    const seen = new Map<number, RememberedMessage>();
+    for (const uid of vanished) {
+      const known = remembered.get(uid)!;
+      record.messagesDeleted.push({ id: known.id, threadId: known.threadId });
+      seen.set(uid, { ...known, at, gone: true });
+    }
+    // The ids of the messages the memory does not name yet: their headers, once.
+    const unnamed = [...flagged.keys()].filter((uid) => !remembered.has(uid));
+    const headers = new Map<number, FetchedMessage>();
+    if (unnamed.length > 0) {
+      for await (const m of client.fetch(unnamed.join(','), { uid: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) }, { uid: true })) headers.set(m.uid, m as FetchedMessage);
+    }
+    const baselines = new Map<number, RememberedMessage>();
+    for (const [uid, m] of flagged) {
+      const entry = remembered.get(uid);
+      const named = headers.get(uid);
+      const ids = entry ? { id: entry.id, threadId: entry.threadId } : this.idsOf(named?.headers ?? Buffer.alloc(0), { folder, uid, uidValidity }, named?.threadId);
+      // A sent copy in flight is remembered as such; when its keyword comes off it is new to the thread.
+      const labels = m.flags?.has(SUBMITTING) ? [SUBMITTING] : this.labelsOf(m.flags ?? new Set(), folder, m.labels);
+      const known = labelsAt(entry, startAt);
+      const isNew = uid >= start.uidNext || !from;
+      if (!known && !isNew) {
+        if (!entry) baselines.set(uid, { ...ids, labels, at: start.highestModseq, seenBy: 'changes' });
+        continue;
+      }
+      if (known && sameLabels(known.labels, labels) && !isNew) continue;
+      seen.set(uid, { ...ids, labels, at, seenBy: 'changes', ...(known ? { before: known } : {}) });
+      if (labels.includes(SUBMITTING)) continue;
+      if (isNew || known!.labels.includes(SUBMITTING)) {
+        record.messagesAdded.push({ ...ids, labelIds: labels });
+        continue;
+      }
+      record.messages.push(ids);
+      const added = labels.filter((l) => !known!.labels.includes(l));
+      const removed = known!.labels.filter((l) => !labels.includes(l));
+      const message = { ...ids, labelIds: labels };
+      if (added.length > 0) record.labelsAdded.push({ message, labelIds: added });
+      if (removed.length > 0) record.labelsRemoved.push({ message, labelIds: removed });
+    }
+    let uidNext = Math.max(box.uidNext, start.uidNext);
+    for (const uid of flagged.keys()) if (uid >= uidNext) uidNext = uid + 1;
+    const changed = seen.size > 0;
+    await this.memory.save(folder, uidValidity, new Map([...baselines, ...seen]), start.highestModseq);
+    const position: FolderCursor = { uidValidity, highestModseq: changed ? at : start.highestModseq, uidNext };
+    return changed ? { record, position } : { position };
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -804,12 +852,15 @@ export class ImapMailbox implements Mailbox {
   async listDraftsForThread(threadId: string): Promise<DraftRef[]> {
     return this.run('listing drafts', async (client) => {
       const drafts = this.folder('drafts');
-      const found = (await this.threadLocations(client, threadId)).filter((l) => l.folder === drafts);
+      // On Gmail a thread is looked for in INBOX and All Mail, where a draft is not its Drafts copy.
+      const gmailThread = this.server.gmail && !threadRootOf(threadId) && /^[0-9a-f]+$/.test(threadId);
+      const found = gmailThread ? await this.gmailThreadIn(client, [drafts], threadId) : (await this.threadLocations(client, threadId)).filter((l) => l.folder === drafts);
       const refs: DraftRef[] = [];
       await this.inFolder(client, drafts, async (uidValidity) => {
         if (found.length === 0) return;
-        for await (const m of client.fetch(found.map((l) => l.uid).join(','), { uid: true, headers: true }, { uid: true })) {
-          const ids = this.idsOf(m.headers ?? Buffer.alloc(0), { folder: drafts, uid: m.uid, uidValidity });
+        const query = { uid: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) };
+        for await (const m of client.fetch(found.map((l) => l.uid).join(','), query, { uid: true })) {
+          const ids = this.idsOf(m.headers ?? Buffer.alloc(0), { folder: drafts, uid: m.uid, uidValidity }, (m as FetchedMessage).threadId);
           if (ids.threadId === threadId) refs.push({ draftId: ids.id, messageId: ids.id, threadId });
         }
       });
@@ -1106,7 +1157,10 @@ export class ImapMailbox implements Mailbox {
       if (system) {
         if (!labels.includes(system)) labels.push(system);
       }
-      else if (!label.startsWith('\\') && !labels.includes(label)) labels.push(label);
+      else if (!label.startsWith('\\') && !labels.includes(label)) {
+        labels.push(label);
+        this.gmailLabelsSeen.add(label);
+      }
     }
     return labels;
   }
@@ -1186,6 +1240,18 @@ export class ImapMailbox implements Mailbox {
     });
   }
 
+  /** Gmail's IMAP: the thread's messages in these folders (SEARCH X-GM-THRID). */
+  private async gmailThreadIn(client: ImapFlow, folders: string[], threadId: string): Promise<Located[]> {
+    const found: Located[] = [];
+    for (const folder of folders) {
+      await this.inFolder(client, folder, async (uidValidity) => {
+        const uids = (await client.search({ threadId: BigInt(`0x${threadId}`).toString() }, { uid: true })) || [];
+        for (const uid of uids) found.push({ folder, uid, uidValidity });
+      });
+    }
+    return found;
+  }
+
   /** Candidates for a thread: messages naming its root in Message-ID, References or In-Reply-To. */
   private async threadLocations(client: ImapFlow, threadId: string): Promise<Located[]> {
     const hashed = this.hashedThreads.get(threadId);
@@ -1196,14 +1262,7 @@ export class ImapMailbox implements Mailbox {
       if (caps.gmail && /^[0-9a-f]+$/.test(threadId) && caps.folders.all) {
         // All Mail has the thread but Trash and Spam; the INBOX copies are where archiving moves from
         // (a Gmail message is in every folder of its labels: getThread lists it once, the first folder's).
-        const found: Located[] = [];
-        for (const folder of unique([caps.inbox, caps.folders.all.path, caps.folders.trash?.path, caps.folders.junk?.path])) {
-          await this.inFolder(client, folder, async (uidValidity) => {
-            const uids = (await client.search({ threadId: BigInt(`0x${threadId}`).toString() }, { uid: true })) || [];
-            for (const uid of uids) found.push({ folder, uid, uidValidity });
-          });
-        }
-        return found;
+        return this.gmailThreadIn(client, unique([caps.inbox, caps.folders.all.path, caps.folders.trash?.path, caps.folders.junk?.path]), threadId);
       }
       return [];
     }
@@ -1230,9 +1289,8 @@ export class ImapMailbox implements Mailbox {
       const ids = this.idsOf(raw, where, m.threadId);
       const labels = this.labelsOf(m.flags ?? new Set(), where.folder, m.labels);
       // The labels as first read are the baseline listChanges diffs against, until it has seen the message.
-      if (!this.memory.get(where.folder, uidValidity, where.uid)) {
-        this.memory.set(where.folder, uidValidity, where.uid, { ...ids, labels, modseq: String(m.modseq ?? 0n), seenBy: 'read' });
-      }
+      // Without CONDSTORE a read cannot say when its labels held: the scan takes its own baseline.
+      if (this.server.condstore) await this.memory.noteRead(where.folder, uidValidity, where.uid, { ...ids, labels, at: String(m.modseq ?? 0n), seenBy: 'read' });
       return readRawMessage(raw, {
         ...ids,
         labelIds: labels,
@@ -1287,6 +1345,15 @@ function byFolder(locations: Located[]): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const l of locations) out.set(l.folder, [...(out.get(l.folder) ?? []), l.uid]);
   return out;
+}
+
+/** An expunge a page told, whose cursor was then saved: not told again (and forgotten at the next save). */
+function goneBefore(entry: RememberedMessage, cursorModseq: bigint): boolean {
+  return entry.gone === true && BigInt(entry.at) <= cursorModseq;
+}
+
+function sameLabels(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((l) => b.includes(l));
 }
 
 function isEmptyRecord(r: HistoryRecord): boolean {

@@ -2,8 +2,9 @@
 // flag or keyword set by the user (Done, Rework) and an expunge there wake the account's sync
 // workflow, as Gmail's Pub/Sub push does. What IDLE says is only a nudge: the sync reads the changes
 // from its cursor (CONDSTORE/QRESYNC), so a nudge lost or doubled loses or doubles nothing. A
-// dropped connection (a server restart, a kick, a network stall) is opened again with backoff and
-// nudges once, for what happened while it was down; changes in Sent and Drafts come with the poll.
+// dropped connection (a server restart, a kick, a network stall) is opened again with backoff; each
+// connection nudges once when it is up, for what happened while nobody watched (the connection down,
+// the worker stopped); changes in Sent and Drafts come with the poll.
 import type { ImapFlow } from 'imapflow';
 import type { PrismaClient } from '../db/client.js';
 import { imapMailboxSettings, imapServersSchema, type ImapSecret } from '../accounts/imap-accounts.js';
@@ -101,7 +102,7 @@ class AccountWatcher {
     private readonly open: () => Promise<{ client: ImapFlow; close(): Promise<void> }>,
     private readonly deps: ImapWatchDeps,
   ) {
-    void this.run(false);
+    void this.run();
   }
 
   get connected(): boolean {
@@ -116,7 +117,7 @@ class AccountWatcher {
     if (client?.usable) await client.logout().catch(() => client.close());
   }
 
-  private async run(reconnected: boolean): Promise<void> {
+  private async run(): Promise<void> {
     if (this.stopped) return;
     try {
       const session = await this.open();
@@ -130,8 +131,8 @@ class AccountWatcher {
         if (this.client === client) this.client = undefined;
         if (!this.stopped) void this.retry();
       });
-      // What happened while the connection was down reaches the sync now.
-      if (reconnected) this.nudge();
+      // What happened while nobody watched (the connection down, the worker stopped) reaches the sync now.
+      this.nudge();
       void client.idle().catch(() => undefined);
     } catch (err) {
       log.warn(`account ${this.accountId}: ${err instanceof Error ? err.message : String(err)}`);
@@ -143,7 +144,7 @@ class AccountWatcher {
     if (this.stopped) return;
     const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** this.failures++);
     await new Promise((resolve) => setTimeout(resolve, delay).unref());
-    await this.run(true);
+    await this.run();
   }
 
   private nudge(): void {

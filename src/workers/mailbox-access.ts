@@ -49,6 +49,7 @@ export async function createBackfillMailboxAccounts(ctx: WorkerContext): Promise
     const opened = new ImapAccounts(ctx.prisma, new TokenVault(await resolveTokenKey(ctx.cfg)), { log: createLogger('imap') }, {
       connections: ctx.cfg.IMAP_BACKFILL_CONNECTIONS,
       gateFor: limiter.gateFor('bulk'),
+      labelMemory: 'process',
     });
     imap = backfillImapByContext.get(ctx) ?? opened;
     if (imap === opened) {

@@ -59,7 +59,11 @@ export interface InboxHarness {
     /** The Gmail worker's one-click client (one with a test server's loopback allowance). */
     oneClick?: OneClickClient;
   }): Promise<void>;
-  stopWorkers(): Promise<void>;
+  /**
+   * Stops the workers. `exit`: their context goes too (IMAP connections, the IDLE watch, whatever the
+   * process kept in memory), as when the process exits: the next startWorkers makes a new one.
+   */
+  stopWorkers(opts?: { exit?: boolean }): Promise<void>;
   ingest(threadId: string, event: MailboxEvent): Promise<void>;
   handle(threadId: string): WorkflowHandle;
   waitFor(threadId: string, done: (s: ThreadStatus) => boolean, timeoutMs?: number): Promise<ThreadStatus>;
@@ -153,10 +157,14 @@ export async function startInboxHarness(opts: HarnessOptions = {}): Promise<Inbo
       if (which.llm !== false) made.push(await createLlmWorker(ctx));
       workers.push(...made.map((worker) => ({ worker, running: worker.run() })));
     },
-    async stopWorkers() {
+    async stopWorkers(opts = {}) {
       for (const { worker } of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await Promise.allSettled(workers.map((w) => w.running));
       workers = [];
+      if (opts.exit) {
+        await ctx?.close();
+        ctx = undefined;
+      }
     },
     async ingest(threadId, event) {
       await ingestThreadEvent(client, {

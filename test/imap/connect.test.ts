@@ -7,14 +7,18 @@ import { checkSmtpSubmission } from '../../src/imap/smtp.js';
 import { MailServerError } from '../../src/imap/errors.js';
 import type { MailCredentials, MailServerAddress } from '../../src/imap/contracts.js';
 import { freePort } from '../../src/shared/free-port.js';
-import { imapAddress, submissionAddress } from './mail-test-clients.js';
+import { randomUUID } from 'node:crypto';
+import { imapMailboxSettings } from '../../src/accounts/imap-accounts.js';
+import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
+import { inMemoryLabelMemory } from '../../src/imap/label-memory.js';
+import { imapAddress, imapClient, submissionAddress } from './mail-test-clients.js';
 
 // Dovecot's capabilities less one extension, through its imap_capability setting.
 const DOVECOT_CAPABILITIES =
   'IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE NAMESPACE UIDPLUS MOVE LITERAL+ SPECIAL-USE CONDSTORE QRESYNC';
-const without = (extension: string) =>
+const without = (...extensions: string[]) =>
   DOVECOT_CAPABILITIES.split(' ')
-    .filter((c) => c !== extension)
+    .filter((c) => !extensions.includes(c))
     .join(' ');
 
 let servers: MailServers;
@@ -25,7 +29,8 @@ let user: MailCredentials;
 beforeAll(async () => {
   [servers, noCondstore, noIdle] = await Promise.all([
     startMailServers(),
-    startMailServers({ postfix: false, imapCapability: without('CONDSTORE') }),
+    // As Exchange: no CONDSTORE, so no QRESYNC either.
+    startMailServers({ postfix: false, imapCapability: without('CONDSTORE', 'QRESYNC') }),
     startMailServers({ postfix: false, imapCapability: without('IDLE') }),
   ]);
   user = { user: servers.user.address, password: servers.user.password };
@@ -111,13 +116,9 @@ describe('checkImapAccount', () => {
     );
   });
 
-  it('refuses a server without CONDSTORE, naming it', async () => {
-    const err = await failure(checkImapAccount(imapAddress(noCondstore), user));
-    expect(err.kind).toBe('missing-extension');
-    expect(err.extension).toBe('CONDSTORE');
-    expect(err.message).toBe(
-      `The IMAP server 127.0.0.1:${noCondstore.imap.implicitTlsPort} does not support CONDSTORE, which durable-inbox needs to follow changes to messages (RFC 7162 modification sequences).`,
-    );
+  it('takes a server without CONDSTORE (changes then come from a flag scan)', async () => {
+    const capabilities = await checkImapAccount(imapAddress(noCondstore), user);
+    expect(capabilities).toMatchObject({ condstore: false, qresync: false, idle: true, inboxHighestModseq: '0' });
   });
 
   it('refuses an access token where the server offers no XOAUTH2', async () => {
@@ -200,5 +201,62 @@ describe('checkSmtpSubmission', () => {
     );
     expect(err.kind).toBe('tls-mode');
     expect(err.message).toMatch(/STARTTLS \(usually 587\), or to its implicit-TLS port \(usually 465\)\.$/);
+  });
+});
+
+describe('changes on a server without CONDSTORE (UIDNEXT and a scan of every flag against the label memory)', () => {
+  it('tells new mail, a keyword set and taken off, \\Seen and an expunge, each once, also to a mailbox opened afresh on the same memory', async () => {
+    const settings = imapMailboxSettings(noCondstore.user.address, {
+      imap: { server: imapAddress(noCondstore), user: noCondstore.user.address },
+      // Never used here: no mail is sent.
+      smtp: { server: imapAddress(noCondstore), user: noCondstore.user.address },
+    }, { password: noCondstore.user.password });
+    const memory = inMemoryLabelMemory();
+    let mailbox = await ImapMailbox.open({ ...settings, memory });
+    const other = await imapClient(noCondstore, noCondstore.user);
+    try {
+      expect(mailbox.capabilities.changes).toBe('idle');
+      const start = await mailbox.getCursor();
+      const message = (name: string) =>
+        Buffer.from(`From: Alice <alice@example.test>\r\nTo: ${noCondstore.user.address}\r\nSubject: ${name}\r\nMessage-ID: <${name}-${randomUUID()}@example.test>\r\n\r\nHello.\r\n`);
+      const first = await other.append('INBOX', message('first'));
+      const second = await other.append('INBOX', message('second'));
+      const uidOf = (appended: typeof first) => String((appended as { uid: number }).uid);
+
+      const arrived = await mailbox.listChanges({ cursor: start });
+      const added = arrived.records.flatMap((r) => r.messagesAdded);
+      expect(added).toHaveLength(2);
+      for (const m of added) expect(m.labelIds).toEqual(expect.arrayContaining(['INBOX', 'UNREAD']));
+      const [firstId, secondId] = added.map((m) => m.id);
+      // Nothing since: an empty page, the same cursor.
+      const quiet = await mailbox.listChanges({ cursor: arrived.cursor });
+      expect(quiet.records).toEqual([]);
+      expect(quiet.cursor).toBe(arrived.cursor);
+
+      // The user: Done and read on the first, the second deleted.
+      await other.mailboxOpen('INBOX');
+      await other.messageFlagsAdd(uidOf(first), ['$DI_Done', '\\Seen'], { uid: true });
+      await other.messageDelete(uidOf(second), { uid: true });
+      const changed = await mailbox.listChanges({ cursor: quiet.cursor });
+      expect(changed.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ message: expect.objectContaining({ id: firstId }), labelIds: ['Done'] })]);
+      expect(changed.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ labelIds: ['UNREAD'] })]);
+      expect(changed.records.flatMap((r) => r.messagesDeleted)).toEqual([expect.objectContaining({ id: secondId })]);
+      // Read again from the same cursor (its activity failed before the cursor was saved): the same page.
+      const again = await mailbox.listChanges({ cursor: quiet.cursor });
+      expect(again.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ labelIds: ['Done'] })]);
+      expect(again.records.flatMap((r) => r.messagesDeleted)).toEqual([expect.objectContaining({ id: secondId })]);
+      expect((await mailbox.listChanges({ cursor: changed.cursor })).records).toEqual([]);
+
+      // The workers restart (a new mailbox, the memory kept, as in the database); meanwhile the user takes Done off.
+      await mailbox.close();
+      await other.messageFlagsRemove(uidOf(first), ['$DI_Done'], { uid: true });
+      mailbox = await ImapMailbox.open({ ...settings, memory });
+      const undone = await mailbox.listChanges({ cursor: changed.cursor });
+      expect(undone.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ message: expect.objectContaining({ id: firstId }), labelIds: ['Done'] })]);
+      expect(undone.records.flatMap((r) => [...r.labelsAdded, ...r.messagesAdded, ...r.messagesDeleted])).toEqual([]);
+    } finally {
+      await other.logout();
+      await mailbox.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 // Folders mode: a server that keeps no keywords (Exchange, Outlook.com). A real Dovecot made to refuse
-// them (its ACL plugin without the `w` right: PERMANENTFLAGS without \*), the product's workers, the
-// sync polled. The user asks by moving a message into a folder from their own client (Done,
+// them (its ACL plugin without the `w` right: PERMANENTFLAGS without \*) and, as Exchange, to offer no
+// CONDSTORE or QRESYNC (imap_capability), so the sync follows changes by UIDNEXT and a flag scan; the
+// product's workers, the sync polled. The user asks by moving a message into a folder from their own client (Done,
 // Snooze/Tomorrow); the thread sees the same label signal a keyword or a Gmail label gives.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,13 +15,15 @@ import { startImapWorld, type ImapWorld } from './imap-world.js';
 import { imapClient } from './mail-test-clients.js';
 
 const run = randomUUID().slice(0, 8);
+// Dovecot's capabilities as Exchange's lack: CONDSTORE and QRESYNC.
+const WITHOUT_CONDSTORE = 'IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE IDLE NAMESPACE UIDPLUS MOVE LITERAL+ SPECIAL-USE';
 let world: ImapWorld<InboxHarness>;
 let servers: MailServers;
 let h: InboxHarness;
 let user: ImapMailbox;
 
 beforeAll(async () => {
-  world = await startImapWorld({ keywords: false, user: { address: `folders-${run}@inbox.test`, password: 'user-app-password' } }, async (imap) => {
+  world = await startImapWorld({ keywords: false, imapCapability: WITHOUT_CONDSTORE, user: { address: `folders-${run}@inbox.test`, password: 'user-app-password' } }, async (imap) => {
     const harness = await startInboxHarness({ imap });
     await harness.startWorkers();
     return harness;
@@ -83,6 +86,7 @@ async function countIn(folder: 'INBOX' | 'ARCHIVE', subject: string): Promise<nu
 describe('folders mode on a server without keywords', () => {
   it('connect detects it and makes the request folders; the thread keeps working without our labels on the server', async () => {
     expect(user.server.keywords).toBe(false);
+    expect(user.server.condstore).toBe(false);
     expect(user.capabilities.labels).toBe('folders');
     const names = (await user.listLabels()).map((l) => l.name);
     expect(names).toEqual(expect.arrayContaining(['Done', 'Rework']));

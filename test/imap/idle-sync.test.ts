@@ -11,6 +11,7 @@ import { TokenVault } from '../../src/accounts/token-vault.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import type { MailServers } from '../../mail-servers/index.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { imapClient } from './mail-test-clients.js';
 import { deliverFromOutside } from '../../mail-servers/deliver.js';
 import { startImapWorld, type ImapWorld } from './imap-world.js';
 
@@ -88,5 +89,47 @@ describe('IMAP IDLE wakes the sync', () => {
     // Every message was handled once: one thread each, one draft each.
     const rows = await h.prisma.thread.findMany({ where: { accountId: h.accountId } });
     expect(rows.map((r) => r.state)).toEqual(['drafted', 'drafted', 'drafted']);
+  });
+});
+
+describe('keywords the user sets while the workers are down', () => {
+  it('are, after the restart, the signals they would have been, once: the sync diffs against what it knew, kept in the database', { timeout: 120_000 }, async () => {
+    const subjects = { done: `Finished while down ${run}`, snooze: `Later while down ${run}`, undone: `Changed mind while down ${run}` };
+    const [done, snoozed, undone] = await Promise.all([mailReachesItsThread(subjects.done), mailReachesItsThread(subjects.snooze), mailReachesItsThread(subjects.undone)]);
+    // Each message reached its thread through the sync, which remembered it (with its labels) as it did.
+    // The workers stop, and with them all their process kept (IMAP connections, the IDLE watch).
+    await h.stopWorkers({ exit: true });
+    // The user, in a plain IMAP client: Done on one thread, a timer label on another, Done set and taken off again on a third.
+    const client = await imapClient(servers, servers.user);
+    try {
+      await client.mailboxOpen('INBOX');
+      const uidOf = async (subject: string) => {
+        const uids = (await client.search({ subject }, { uid: true })) || [];
+        expect(uids).toHaveLength(1);
+        return String(uids[0]);
+      };
+      await client.messageFlagsAdd(await uidOf(subjects.done), ['$DI_Done'], { uid: true });
+      await client.messageFlagsAdd(await uidOf(subjects.snooze), ['$DI_Snooze/Tomorrow'], { uid: true });
+      const back = await uidOf(subjects.undone);
+      await client.messageFlagsAdd(back, ['$DI_Done'], { uid: true });
+      await client.messageFlagsRemove(back, ['$DI_Done'], { uid: true });
+    } finally {
+      await client.logout();
+    }
+
+    await h.startWorkers();
+    // The watch's first connection wakes the sync: no poll.
+    await h.waitFor(done.gmailThreadId, (s) => s.state === 'archived', 45_000);
+    const snooze = await h.waitFor(snoozed.gmailThreadId, (s) => (s.wakes ?? []).some((w) => w.kind === 'snooze' && w.by === 'label'), 45_000);
+    expect(snooze.wakes!.filter((w) => w.kind === 'snooze')).toHaveLength(1);
+    await waitUntil('the timer label taken off and the thread out of the INBOX', async () => {
+      const labels = await user.getThreadLabelIds(snoozed.gmailThreadId);
+      return !labels.includes('INBOX') && !labels.includes('Snooze/Tomorrow') && labels;
+    });
+    // Once: the archive of the Done thread journaled once; the third thread, whose keyword came and went, still drafted in the INBOX.
+    const archives = await h.prisma.action.findMany({ where: { accountId: h.accountId, gmailThreadId: done.gmailThreadId, kind: 'archive' } });
+    expect(archives).toHaveLength(1);
+    expect((await h.waitFor(undone.gmailThreadId, () => true)).state).toBe('drafted');
+    expect(await user.getThreadLabelIds(undone.gmailThreadId)).toContain('INBOX');
   });
 });

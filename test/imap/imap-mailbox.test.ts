@@ -209,6 +209,11 @@ describe('ImapMailbox', () => {
     const done = await mailbox.listChanges({ cursor: removed.cursor });
     expect(done.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ labelIds: ['Done'] })]);
     expect(done.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ labelIds: ['UNREAD'] })]);
+    // Read again from the same cursor (the sync's activity failed after the listing, its cursor never
+    // saved): the memory is ahead of that cursor, and the page still says Done added.
+    const again = await mailbox.listChanges({ cursor: removed.cursor });
+    expect(again.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ labelIds: ['Done'] })]);
+    expect(again.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ labelIds: ['UNREAD'] })]);
 
     // New mail is a message added, with its labels.
     await deliver({ messageId: mid('later'), subject: 'later', text: 'one more' });
@@ -219,8 +224,9 @@ describe('ImapMailbox', () => {
     expect(addedRecord).toMatchObject({ threadId: threadOf(mid('later')), labelIds: expect.arrayContaining(['INBOX', 'UNREAD']) });
   });
 
-  it('appends, replaces, reads, lists and deletes a draft', async () => {
+  it('appends, replaces, reads, lists and deletes a draft; the deletion is named by the draft id, also when its page is read again', async () => {
     const threadId = threadOf(mid('hello'));
+    const before = await mailbox.getCursor();
     const raw = (body: string) =>
       Buffer.from(
         [`From: ${servers.user.address}`, `To: ${servers.correspondent.address}`, 'Subject: Re: Grüße from Alice', `In-Reply-To: ${mid('hello')}`, `References: ${mid('hello')}`, 'Content-Type: text/plain; charset=utf-8', '', body, ''].join('\r\n'),
@@ -235,7 +241,14 @@ describe('ImapMailbox', () => {
     expect(read?.message.labelIds).toEqual(expect.arrayContaining(['DRAFT']));
     expect(read?.message.isDraft).toBe(true);
     expect(await mailbox.listDraftsForThread(threadId)).toEqual([{ draftId: created.draftId, messageId: created.draftId, threadId }]);
+    const listed = await mailbox.listChanges({ cursor: before });
     expect(await mailbox.deleteDraft(created.draftId)).toBe(true);
+    const deletedIds = (page: ImapChangePage) => page.records.flatMap((r) => r.messagesDeleted.map((m) => m.id));
+    const deleted = await mailbox.listChanges({ cursor: listed.cursor });
+    expect(deletedIds(deleted)).toEqual([created.draftId]);
+    // The sync's activity failed after that page, its cursor not saved: the page again names the draft, not a location.
+    expect(deletedIds(await mailbox.listChanges({ cursor: listed.cursor }))).toEqual([created.draftId]);
+    expect(deletedIds(await mailbox.listChanges({ cursor: deleted.cursor }))).toEqual([]);
     expect(await mailbox.deleteDraft(created.draftId)).toBe(false);
     expect(await mailbox.getDraft(created.draftId)).toBeNull();
     expect(await mailbox.listDraftsForThread(threadId)).toEqual([]);

@@ -3,6 +3,7 @@
 // schedule polls) hands it to the thread, which classifies it and drafts a reply in the thread; the
 // user marks a thread Done with a label (an IMAP keyword), or sends our draft, and the thread sees it.
 // Everything runs on the real Temporal dev server and PostgreSQL; the workers are the product's.
+// The first scenario runs a third time on Gmail's IMAP and SMTP as the stand-in plays them.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Mailbox } from '../../src/mail/mailbox.js';
@@ -19,6 +20,11 @@ import { waitUntil } from '../helpers/wait-until.js';
 import { deliverFromOutside } from '../../mail-servers/deliver.js';
 import { receivedInInbox } from '../imap/mail-test-clients.js';
 import { startImapWorld } from '../imap/imap-world.js';
+import { imapMailboxSettings, type ImapServers } from '../../src/accounts/imap-accounts.js';
+import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
+import type { MailServerAddress } from '../../src/imap/contracts.js';
+import { startMailServers, type MailServers } from '../../mail-servers/index.js';
+import { startGmailStandIn, type GmailStandIn } from '../../emulators/gmail-imap/index.js';
 
 /** What differs between the providers, behind one shape: how mail arrives and how the user acts. */
 interface ProviderWorld {
@@ -73,13 +79,49 @@ async function imapWorld(): Promise<ProviderWorld> {
       return h;
     },
   );
-  const { servers, user, product: h } = world;
+  return imapSide(world.servers, world.user, world.product, `correspondent-${run}.test`, () => world.close());
+}
+
+/**
+ * Gmail over IMAP and SMTP with an app password: the stand-in (emulators/gmail-imap: Gmail's
+ * capability line, folders and X-GM items, smtp.gmail.com's filing of sent mail) in front of a real
+ * Dovecot with Gmail's folders and Postfix; the account stored with the stand-in's ports.
+ */
+async function gmailImapWorld(): Promise<ProviderWorld> {
+  const account = { address: `gmail-${run}@inbox.test`, password: 'gmail-app-password' };
+  const domain = `correspondent-gm-${run}.test`;
+  const servers = await startMailServers({ folders: 'gmail', user: account, correspondent: { address: `alice@${domain}`, password: 'alice-password' } });
+  let gmail: GmailStandIn | undefined;
+  let h: InboxHarness | undefined;
+  let user: ImapMailbox | undefined;
+  const close = async () => {
+    await user?.close();
+    await h?.close();
+    await gmail?.close();
+    await servers.stop();
+  };
+  try {
+    gmail = await startGmailStandIn(servers.info, account);
+    const at = (port: number): MailServerAddress => ({ host: gmail!.host, port, tls: 'implicit', ca: gmail!.caPem });
+    const stored: ImapServers = { imap: { server: at(gmail.imapPort), user: account.address }, smtp: { server: at(gmail.smtpPort), user: account.address } };
+    h = await startInboxHarness({ env, imap: { address: account.address, password: account.password, servers: stored } });
+    await h.startWorkers();
+    user = await ImapMailbox.open(imapMailboxSettings(account.address, stored, { password: account.password }));
+  } catch (err) {
+    await close().catch(() => {});
+    throw err;
+  }
+  return imapSide(servers, user, h, domain, close);
+}
+
+/** An IMAP account's side of the world: mail from outside through the MX, the user's client on the mailbox. */
+function imapSide(servers: MailServers, user: ImapMailbox, h: InboxHarness, correspondentDomain: string, close: () => Promise<void>): ProviderWorld {
   return {
     h,
     user,
-    correspondentDomain: `correspondent-${run}.test`,
+    correspondentDomain,
     async incoming(mail) {
-      const messageId = `<${randomUUID()}@correspondent-${run}.test>`;
+      const messageId = `<${randomUUID()}@${correspondentDomain}>`;
       await deliverFromOutside(servers, {
         from: mail.from ?? `Alice Example <${servers.correspondent.address}>`,
         to: servers.user.address,
@@ -98,17 +140,21 @@ async function imapWorld(): Promise<ProviderWorld> {
       await user.deleteDraft(draftId);
     },
     receivedByCorrespondent: (subject) => receivedInInbox(servers, servers.correspondent, { subject, from: servers.user.address }),
-    close: () => world.close(),
+    close,
   };
 }
 
 const question = (subject: string) => ({ subject, text: 'Hi,\n\nCould you send me the quarterly numbers by Friday?\n\nThanks, Alice' });
 
+// Gmail's IMAP (the stand-in) runs the first scenario only so far: the sync, IDLE and the thread
+// workflows in Gmail mode, end to end (docs/imap.md "Gmail over IMAP: what is tested against what").
 describe.each([
-  ['Gmail API', gmailWorld],
-  ['IMAP and SMTP', imapWorld],
-] as const)('core scenarios on %s', (_name, start) => {
+  ['Gmail API', gmailWorld, 'all'],
+  ['IMAP and SMTP', imapWorld, 'all'],
+  ["Gmail's IMAP and SMTP (the stand-in)", gmailImapWorld, 'first'],
+] as const)('core scenarios on %s', (_name, start, scenarios) => {
   let w: ProviderWorld;
+  const beyondTheFirst = it.skipIf(scenarios === 'first');
 
   beforeAll(async () => {
     w = await start();
@@ -170,7 +216,7 @@ describe.each([
     });
   });
 
-  it('the user sends our draft from their client: the thread sees the reply sent, and the correspondent has it', { timeout: 120_000 }, async () => {
+  beyondTheFirst('the user sends our draft from their client: the thread sees the reply sent, and the correspondent has it', { timeout: 120_000 }, async () => {
     const subject = `Offsite dates ${run}`;
     const threadId = await w.incoming(question(subject));
     const drafted = await pollUntil(threadId, 'drafted');
@@ -183,7 +229,7 @@ describe.each([
     expect(await waitUntil('the reply at the correspondent', async () => (await w.receivedByCorrespondent(subject)) || false)).toBe(1);
   });
 
-  it('an auto-reply the policy holds for approval is sent once, by us, when the user approves it', { timeout: 120_000 }, async () => {
+  beyondTheFirst('an auto-reply the policy holds for approval is sent once, by us, when the user approves it', { timeout: 120_000 }, async () => {
     const db = prismaExecutor(w.h.prisma);
     const rule = await w.h.prisma.rule.create({
       data: { scope: 'domain', scopeRef: w.correspondentDomain, kind: 'deterministic', action: 'needs_response', actions: [{ kind: 'auto_reply' }] },
@@ -225,7 +271,7 @@ describe.each([
     }
   });
 
-  it('snooze: out of the inbox now, back at the time unread and labelled Snoozed', { timeout: 120_000 }, async () => {
+  beyondTheFirst('snooze: out of the inbox now, back at the time unread and labelled Snoozed', { timeout: 120_000 }, async () => {
     const subject = `Snooze me ${run}`;
     const threadId = await w.incoming(question(subject));
     await pollUntil(threadId, 'drafted');
@@ -238,7 +284,7 @@ describe.each([
     expect(await labelNames(threadId)).toEqual(expect.arrayContaining(['INBOX', 'UNREAD', 'Snoozed']));
   });
 
-  it('a timer label set in the mail client (Snooze/Tomorrow) snoozes the thread until 08:00 tomorrow and comes off', { timeout: 120_000 }, async () => {
+  beyondTheFirst('a timer label set in the mail client (Snooze/Tomorrow) snoozes the thread until 08:00 tomorrow and comes off', { timeout: 120_000 }, async () => {
     const subject = `Snooze by label ${run}`;
     const threadId = await w.incoming(question(subject));
     await pollUntil(threadId, 'drafted');
@@ -260,7 +306,7 @@ describe.each([
     });
   });
 
-  it('send later: our draft goes out at the time, once, and reaches the correspondent', { timeout: 120_000 }, async () => {
+  beyondTheFirst('send later: our draft goes out at the time, once, and reaches the correspondent', { timeout: 120_000 }, async () => {
     const subject = `Send it later ${run}`;
     const threadId = await w.incoming(question(subject));
     const drafted = await pollUntil(threadId, 'drafted');
@@ -278,7 +324,7 @@ describe.each([
     expect(await waitUntil('the reply at the correspondent', async () => (await w.receivedByCorrespondent(subject)) || false)).toBe(1);
   });
 
-  it('a sender who puts an address in the display name is answered at the address the From header holds', { timeout: 120_000 }, async () => {
+  beyondTheFirst('a sender who puts an address in the display name is answered at the address the From header holds', { timeout: 120_000 }, async () => {
     const subject = `Wire the money ${run}`;
     // A stranger's mail dressed as the correspondent's: the display name is her address, the address is not.
     const from = `"alice@${w.correspondentDomain}" <mallory@evil.example>`;
