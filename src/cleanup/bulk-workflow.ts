@@ -1,4 +1,4 @@
-// A bulk archive or trash of a sender's or a domain's mail, as one durable workflow (id
+// A bulk archive, trash or label of a sender's or a domain's mail, as one durable workflow (id
 // bulk/<account>/<request>): a dry run counts what it would touch; a run moves batches of at most
 // 1,000 messages, each journaled with its ids (undo restores exactly those), in the quota's bulk
 // lane beside live mail and the backfill, until nothing matches. Resumable: a batch a killed worker
@@ -24,7 +24,7 @@ export async function bulkWorkflow(input: BulkInput): Promise<BulkProgress> {
   setHandler(bulkProgressQuery, () => progress);
 
   if (input.dryRun) {
-    const counted = await bulk.countBulk({ accountId: input.accountId, selection: input.selection, operation: input.operation });
+    const counted = await bulk.countBulk({ accountId: input.accountId, selection: input.selection, operation: input.operation, ...(input.label !== undefined ? { label: input.label } : {}) });
     Object.assign(progress, { state: 'dry_run', messages: counted.messages, threads: counted.threads });
     return progress;
   }
@@ -36,6 +36,7 @@ export async function bulkWorkflow(input: BulkInput): Promise<BulkProgress> {
       batch: progress.batches,
       selection: input.selection,
       operation: input.operation,
+      ...(input.label !== undefined ? { label: input.label } : {}),
       batchSize: input.batchSize,
     });
     if (moved === 0) {

@@ -55,13 +55,18 @@ export interface BulkSelection {
   value: string;
 }
 
-/** archive: out of the inbox; trash: into the trash. Each batch is undone exactly (its ids back). */
-export type BulkOperation = 'archive' | 'trash';
+/**
+ * archive: out of the inbox; trash: into the trash; label: a label of ours added (BulkInput.label) to
+ * the messages that lack it. Each batch is undone exactly (its ids back, or the label off its ids).
+ */
+export type BulkOperation = 'archive' | 'trash' | 'label';
 
 export interface BulkInput {
   accountId: string;
   selection: BulkSelection;
   operation: BulkOperation;
+  /** The label's name (operation label). */
+  label?: string;
   /** Count what it would touch (messages and threads) and change nothing. */
   dryRun: boolean;
   /** Ids per batch (at most MAX_BULK_BATCH). */

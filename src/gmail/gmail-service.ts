@@ -24,7 +24,7 @@ import type {
   ThreadSnapshot,
   WatchResult,
 } from '../mail/message.js';
-import { searchableAddress, searchableDomain, searchableMessageId, type ChangesRequest, type DraftContent, type Mailbox, type MailboxCapabilities, type MailSearch, type ReceivedPage, type ReceivedRequest } from '../mail/mailbox.js';
+import { gmailLabelTerm, searchableAddress, searchableDomain, searchableMessageId, type ChangesRequest, type DraftContent, type Mailbox, type MailboxCapabilities, type MailSearch, type ReceivedPage, type ReceivedRequest } from '../mail/mailbox.js';
 import { MailboxCursorExpiredError } from '../mail/mailbox-errors.js';
 
 /** users.messages.batchModify accepts at most this many ids per call. */
@@ -558,5 +558,10 @@ export function gmailQuery(search: MailSearch): string | null {
   if (search.since) terms.push(`after:${Math.floor(search.since.getTime() / 1000)}`);
   if (search.before) terms.push(`before:${Math.floor(search.before.getTime() / 1000)}`);
   if (search.unread !== undefined) terms.push(search.unread ? 'is:unread' : '-is:unread');
+  if (search.withoutLabel !== undefined) {
+    const label = gmailLabelTerm(search.withoutLabel);
+    if (!label) return null;
+    terms.push(`-label:${label}`);
+  }
   return terms.filter(Boolean).join(' ');
 }

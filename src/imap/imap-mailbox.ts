@@ -43,7 +43,7 @@ import { headerBlock, rawHeader, rawHeaderValues, utf8IfValid, withoutHeader } f
 import { createSmtpTransport, smtpSendFailure, type SmtpTransport } from './smtp.js';
 import { SendOutcomeUnknownError } from '../mail/mailbox-errors.js';
 import { readMailQuery } from '../mail/mail-query.js';
-import { searchableAddress, searchableDomain, searchableMessageId, type ChangesRequest, type Mailbox, type MailboxCapabilities, type MailSearch, type ReceivedPage, type ReceivedRequest } from '../mail/mailbox.js';
+import { gmailLabelTerm, searchableAddress, searchableDomain, searchableLabelName, searchableMessageId, type ChangesRequest, type Mailbox, type MailboxCapabilities, type MailSearch, type ReceivedPage, type ReceivedRequest } from '../mail/mailbox.js';
 
 export interface ImapMailboxSettings {
   /** The account's address: the sender of what it sends, the domain of the Message-IDs it makes. */
@@ -276,7 +276,9 @@ export class ImapMailbox implements Mailbox {
     // A Gmail-syntax query goes to Gmail's IMAP as it is (X-GM-RAW); elsewhere what IMAP can say of it.
     const search: ImapSearch =
       asked.query === undefined ? asked : this.server.gmail ? { ...asked, gmailRaw: asked.query, in: asked.in ?? 'ALL' } : { ...readMailQuery(asked.query, new Date()).search, ...withoutQuery(asked) };
-    const query = searchQuery(search);
+    // Folders mode keeps none of our labels on the server but the request folders: "without the label" cannot be said.
+    if (search.withoutLabel !== undefined && this.foldersMode) throw new MailboxUnsupportedError(`this server keeps no keywords: it cannot tell which messages lack the label ${search.withoutLabel}`);
+    const query = searchQuery(search, this.server.gmail);
     if (!query) return { messages: [], resultSizeEstimate: 0 };
     return this.run('searching', async (client) => {
       const caps = this.server;
@@ -284,7 +286,7 @@ export class ImapMailbox implements Mailbox {
       const refs: Array<MessageRef & { date: number }> = [];
       for (const folder of folders) {
         await this.inFolder(client, folder, async (uidValidity) => {
-          const uids = (await client.search(caps.gmail && search.gmailRaw ? { gmraw: search.gmailRaw } : query, { uid: true })) || [];
+          const uids = (await client.search(caps.gmail && search.gmailRaw ? { gmraw: [search.gmailRaw, query.gmraw].filter(Boolean).join(' ') } : query, { uid: true })) || [];
           if (uids.length === 0) return;
           // SEARCH FROM/TO match substrings of the whole header, display names included: what it
           // finds is kept only when the reader's reading of the header names the address (a batch
@@ -1351,8 +1353,15 @@ function withoutQuery(search: ImapSearch): ImapSearch {
   return rest;
 }
 
-function searchQuery(search: ImapSearch): SearchObject | null {
+function searchQuery(search: ImapSearch, gmail: boolean): SearchObject | null {
   const q: SearchObject = {};
+  if (search.withoutLabel !== undefined) {
+    // Our labels: keywords, or on Gmail's IMAP its labels (X-GM-RAW, as Gmail's search reads them).
+    const label = gmailLabelTerm(search.withoutLabel);
+    if (!label) return null;
+    if (gmail) q.gmraw = `-label:${label}`;
+    else q.unKeyword = labelToKeyword(searchableLabelName(search.withoutLabel)!);
+  }
   for (const field of ['from', 'to'] as const) {
     const value = search[field];
     if (value === undefined) continue;

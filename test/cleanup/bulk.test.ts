@@ -1,4 +1,4 @@
-// Bulk archive and trash, end to end: the real dev server, Postgres, the Gmail emulator through
+// Bulk archive, trash and label, end to end: the real dev server, Postgres, the Gmail emulator through
 // googleapis, the workers with their quota limiter (the bulk lane). A dry run counts, a run moves
 // batches journaled with their ids, undo restores exactly those, and a run whose workers stop
 // midway finishes when they come back, every message moved once.
@@ -100,6 +100,43 @@ describe('bulk archive', () => {
     }
   });
 
+  it('label: only the mail that lacks the label, in batches journaled with their ids; a repeat touches nothing; undo takes off exactly the label it added', async () => {
+    const tagged = await deliver('Tag <tag@tagme.example>', 7);
+    const labelId = (await (await h.accountGmail()).gmail.ensureLabels(['Bulk Tag'])).get('Bulk Tag')!;
+    const before = tagged.slice(0, 2); // the user had labelled these already
+    await h.gmail.control.modifyLabels(h.email, { messageIds: before, add: [labelId] });
+    // One more of them archived: a label reaches the archived mail too.
+    await h.gmail.control.modifyLabels(h.email, { messageIds: [tagged[6]!], remove: ['INBOX'] });
+    const sender = { kind: 'sender', value: 'tag@tagme.example' } as const;
+    const label = (dryRun: boolean) => startBulk(h.client, { accountId: h.accountId, selection: sender, operation: 'label', label: 'Bulk Tag', dryRun, batchSize: 2, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE });
+
+    expect(await (await label(true)).result()).toMatchObject({ state: 'dry_run', messages: 5, threads: 5 });
+    const handle = await label(false);
+    const done = await handle.result();
+    expect(done).toMatchObject({ state: 'done', messages: 5, batches: 3 });
+    const labels = await labelsOf();
+    for (const id of tagged) expect(labels.get(id), id).toContain(labelId);
+    expect(labels.get(tagged[6]!)).not.toContain('INBOX');
+    const batches = await Promise.all(done.actionIds.map((id) => loadAction(db(), id)));
+    expect(batches.map((b) => [b!.kind, b!.argument, b!.state, b!.result!.labelId, b!.result!.messageIds!.length])).toEqual([
+      ['add_label', 'Bulk Tag', 'done', labelId, 2],
+      ['add_label', 'Bulk Tag', 'done', labelId, 2],
+      ['add_label', 'Bulk Tag', 'done', labelId, 1],
+    ]);
+    expect(new Set(batches.flatMap((b) => b!.result!.messageIds!))).toEqual(new Set(tagged.slice(2)));
+    expect(batches[0]!.subject).toBe('label "Bulk Tag" of the mail of sender tag@tagme.example: batch 1');
+
+    // Asked again: nothing lacks the label, nothing is counted or journaled.
+    expect(await (await label(true)).result()).toMatchObject({ state: 'dry_run', messages: 0 });
+    expect(await (await label(false)).result()).toMatchObject({ state: 'done', messages: 0, batches: 0, actionIds: [] });
+
+    const undone = await undoBulk({ ...deps, db: db() }, handle.workflowId, 'test');
+    expect(undone.map((o) => o.ok)).toEqual([true, true, true]);
+    const after = await labelsOf();
+    for (const id of before) expect(after.get(id), id).toContain(labelId);
+    for (const id of tagged.slice(2)) expect(after.get(id), id).not.toContain(labelId);
+  });
+
   // A batch in flight when the workers stop is taken up again after its heartbeat timeout (20 s).
   it('resumes after its workers stop midway: every message moved once, no batch lost or doubled', { timeout: 120_000 }, async () => {
     const many = await deliver('Flood <flood@flood.example>', 30);
@@ -132,6 +169,14 @@ describe('bulk archive', () => {
     const undo = await run('bulk-undo', id);
     expect(undo.code, undo.out).toBe(0);
     expect(undo.out).toMatch(/^undone {5}undone: archive on thread bulk/);
+    const labelled = await run('bulk', '--account', h.email, '--sender', 'cli@cli.example', '--label', 'Cli Seen', '--watch');
+    expect(labelled.code, labelled.out).toBe(0);
+    expect(labelled.out).toContain('bulk label "Cli Seen" started: bulk/');
+    expect(labelled.out).toMatch(/done: 3 messages moved in 1 batches/);
+    for (const system of ['INBOX', 'trash', 'say "hi"']) {
+      const refused = await run('bulk', '--account', h.email, '--sender', 'cli@cli.example', '--label', system);
+      expect(refused.code, system).toBe(2);
+    }
     const bad = await run('bulk', '--account', h.email, '--sender', 'x@y.example', '--archive', '--batch', '5000');
     expect(bad.code).toBe(2);
     expect(bad.out).toContain('--batch: 1 to 1000');

@@ -9,6 +9,7 @@ import { loadAction } from '../../src/actions/journal.js';
 import { startBulk, undoBulk } from '../../src/cleanup/bulk.js';
 import { startUnsubscribe } from '../../src/cleanup/unsubscribe.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
+import { labelToKeyword } from '../../src/imap/mail-ids.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import type { MailServers } from '../../mail-servers/index.js';
 import { waitUntil } from '../helpers/wait-until.js';
@@ -63,6 +64,31 @@ async function folderCount(path: string): Promise<number> {
   }
 }
 
+async function withUserClient<T>(use: (client: Awaited<ReturnType<typeof imapClient>>) => Promise<T>): Promise<T> {
+  const client = await imapClient(servers, servers.user);
+  try {
+    return await use(client);
+  } finally {
+    await client.logout();
+  }
+}
+
+/** The subjects of the user's messages in INBOX and Archive that carry the keyword, sorted. */
+async function subjectsWith(keyword: string): Promise<string[]> {
+  return withUserClient(async (client) => {
+    const subjects: string[] = [];
+    for (const folder of ['INBOX', 'Archive']) {
+      const lock = await client.getMailboxLock(folder);
+      try {
+        for await (const m of client.fetch('1:*', { envelope: true, flags: true })) if (m.flags?.has(keyword)) subjects.push(m.envelope?.subject ?? '');
+      } finally {
+        lock.release();
+      }
+    }
+    return subjects.sort();
+  });
+}
+
 describe('on IMAP', () => {
   it("bulk archive of a sender's mail moves it out of INBOX in batches, and undo brings exactly it back", async () => {
     await fromTheList(5);
@@ -101,6 +127,35 @@ describe('on IMAP', () => {
     while (cause.cause instanceof Error) cause = cause.cause;
     expect(cause.message).toMatch(/^this IMAP server cannot search for "-subject:\\"Issue 1\\"" as Gmail does/);
     expect(await folderCount('INBOX')).toBe(inbox - 1);
+  });
+
+  it("bulk label of a sender's mail: the keyword on the messages that lacked it (INBOX and Archive), a repeat touches none, undo takes off only what it added", async () => {
+    // The list's five: four in INBOX, one archived by the test before. The user had labelled "Issue 0" already.
+    const keyword = labelToKeyword('List Mail');
+    await withUserClient(async (client) => {
+      const lock = await client.getMailboxLock('INBOX');
+      try {
+        const uids = (await client.search({ subject: 'Issue 0' }, { uid: true })) || [];
+        expect(uids).toHaveLength(1);
+        await client.messageFlagsAdd(uids.join(','), [keyword], { uid: true });
+      } finally {
+        lock.release();
+      }
+    });
+    const label = (dryRun: boolean) =>
+      startBulk(h.client, { accountId: h.accountId, selection: { kind: 'sender', value: servers.correspondent.address }, operation: 'label', label: 'List Mail', dryRun, batchSize: 3, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE });
+    expect(await (await label(true)).result()).toMatchObject({ state: 'dry_run', messages: 4 });
+    const handle = await label(false);
+    const done = await handle.result();
+    expect(done).toMatchObject({ state: 'done', messages: 4, batches: 2 });
+    expect(await subjectsWith(keyword)).toEqual(['Issue 0', 'Issue 1', 'Issue 2', 'Issue 3', 'Issue 4']);
+    const batches = await Promise.all(done.actionIds.map((id) => loadAction(db(), id)));
+    expect(batches.map((b) => [b!.kind, b!.argument, b!.state, b!.result!.messageIds!.length])).toEqual([['add_label', 'List Mail', 'done', 3], ['add_label', 'List Mail', 'done', 1]]);
+
+    expect(await (await label(false)).result()).toMatchObject({ state: 'done', messages: 0, batches: 0 });
+    const undone = await undoBulk({ client: h.client, db: db(), taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE }, handle.workflowId, 'test');
+    expect(undone.map((o) => o.ok)).toEqual([true, true]);
+    expect(await subjectsWith(keyword)).toEqual(['Issue 0']);
   });
 
   it("a mailto: unsubscribe goes out through the user's SMTP, once, with the action's marker", async () => {
