@@ -16,8 +16,8 @@ export async function bulkWorkflow(input: BulkInput): Promise<BulkProgress> {
   const bulk = proxyActivities<CleanupBulkActivities>({
     taskQueue: input.gmailTaskQueue,
     startToCloseTimeout: '10 minutes',
-    // A batch's call heartbeats while it waits for the quota: a worker that stopped mid-batch is noticed in 20 s.
-    heartbeatTimeout: '20 seconds',
+    // A batch's call heartbeats while it waits for the quota: a worker that stopped mid-batch is noticed in 20 s (or as configured).
+    heartbeatTimeout: input.heartbeatTimeoutMs ?? '20 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['BulkSelectionError', 'BulkBatchStateError'] },
   });
   const progress: BulkProgress = input.progress ?? { state: 'counting', messages: 0, batches: 0, actionIds: [], startedAtMs: Date.now() };

@@ -18,6 +18,8 @@ export interface StartBulk {
   batchSize?: number;
   taskQueue: string;
   gmailTaskQueue: string;
+  /** How soon a worker that died mid-batch is noticed (the Gmail activities' heartbeat timeout); default 20 s. */
+  heartbeatTimeoutMs?: number;
 }
 
 export async function startBulk(client: Client, input: StartBulk): Promise<WorkflowHandle<typeof bulkWorkflow>> {
@@ -28,7 +30,7 @@ export async function startBulk(client: Client, input: StartBulk): Promise<Workf
   return client.workflow.start(bulkWorkflow, {
     workflowId: bulkWorkflowId(input.accountId, randomUUID()),
     taskQueue: input.taskQueue,
-    args: [{ accountId: input.accountId, selection: input.selection, operation: input.operation, ...(input.label !== undefined ? { label: input.label.trim() } : {}), dryRun: input.dryRun, batchSize, gmailTaskQueue: input.gmailTaskQueue }],
+    args: [{ accountId: input.accountId, selection: input.selection, operation: input.operation, ...(input.label !== undefined ? { label: input.label.trim() } : {}), dryRun: input.dryRun, batchSize, gmailTaskQueue: input.gmailTaskQueue, ...(input.heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs: input.heartbeatTimeoutMs } : {}) }],
   });
 }
 

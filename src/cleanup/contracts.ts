@@ -72,6 +72,8 @@ export interface BulkInput {
   /** Ids per batch (at most MAX_BULK_BATCH). */
   batchSize: number;
   gmailTaskQueue: string;
+  /** A batch's activity heartbeats: a worker that died mid-batch is noticed after this long (default 20 s). */
+  heartbeatTimeoutMs?: number;
   /** Carried over continue-as-new: batches done and messages moved so far. */
   progress?: BulkProgress;
 }

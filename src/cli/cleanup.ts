@@ -110,6 +110,7 @@ async function bulk(cfg: Env, io: CliIo, accountId: string, values: Values): Pro
       batchSize,
       taskQueue: cfg.TEMPORAL_TASK_QUEUE,
       gmailTaskQueue: cfg.GMAIL_TASK_QUEUE,
+      heartbeatTimeoutMs: cfg.GMAIL_HEARTBEAT_TIMEOUT,
     });
     io.out(`bulk ${operation === 'label' ? `label ${JSON.stringify(values.label)}` : operation} started: ${handle.workflowId}`);
     if (values['dry-run'] || values.watch) {

@@ -1,7 +1,7 @@
 // Bulk archive, trash and label, end to end: the real dev server, Postgres, the Gmail emulator through
 // googleapis, the workers with their quota limiter (the bulk lane). A dry run counts, a run moves
-// batches journaled with their ids, undo restores exactly those, and a run whose workers stop
-// midway finishes when they come back, every message moved once.
+// batches journaled with their ids, undo restores exactly those, and a run whose worker processes
+// are SIGKILLed mid-batch finishes when new ones come, every message moved once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAction } from '../../src/actions/journal.js';
 import { bulkProgress, startBulk, undoBulk } from '../../src/cleanup/bulk.js';
@@ -12,6 +12,8 @@ import { recordWorkflowHistory } from '../helpers/histories.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
 import { cliRunner } from '../helpers/run-cli.js';
+import { killWorker, spawnWorker } from '../helpers/worker-process.js';
+import type { ChildProcess } from 'node:child_process';
 import { runCleanupCli } from '../../src/cli/cleanup.js';
 
 let h: InboxHarness;
@@ -137,23 +139,61 @@ describe('bulk archive', () => {
     for (const id of tagged.slice(2)) expect(after.get(id), id).not.toContain(labelId);
   });
 
-  // A batch in flight when the workers stop is taken up again after its heartbeat timeout (20 s).
-  it('resumes after its workers stop midway: every message moved once, no batch lost or doubled', { timeout: 120_000 }, async () => {
-    const many = await deliver('Flood <flood@flood.example>', 30);
-    const handle = await start({ kind: 'sender', value: 'flood@flood.example' }, 'archive', false, 2);
-    await waitUntil('a few batches done', async () => (await bulkProgress(handle)).batches >= 3);
+  // The workers are OS processes here, SIGKILLed while Gmail holds a batch's batchModify (journaled
+  // queued, not yet done); the batch's activity is taken up again after its heartbeat timeout (3 s here).
+  it('resumes after its workers are SIGKILLed mid-batch: every message moved once, no batch lost or doubled, undo exact', { timeout: 120_000 }, async () => {
+    const many = await deliver('Flood <flood@flood.example>', 60);
+    const archivedBefore = (await deliver('Flood <flood@flood.example>', 1))[0]!;
+    await h.gmail.control.modifyLabels(h.email, { messageIds: [archivedBefore], remove: ['INBOX'] });
+    // The batches' activities run in the Gmail worker, its own OS process (the workflow worker stays in this one).
     await h.stopWorkers();
-    const midway = await h.prisma.action.count({ where: { workflowId: handle.workflowId } });
-    expect(midway).toBeLessThan(15);
-    await h.startWorkers();
-    const done = await handle.result();
-    expect(done).toMatchObject({ state: 'done', messages: 30, batches: 15 });
-    const rows = await h.prisma.action.findMany({ where: { workflowId: handle.workflowId } });
-    expect(rows.map((r) => r.state)).toEqual(Array(15).fill('done'));
-    const moved = rows.flatMap((r) => (r.result as { messageIds: string[] }).messageIds);
-    expect(moved.sort()).toEqual([...many].sort());
-    const labels = await labelsOf();
-    for (const id of many) expect(labels.get(id)).not.toContain('INBOX');
+    await h.startWorkers({ gmail: false, llm: false });
+    let workers: ChildProcess[] = [spawnWorker(h, 'gmail-worker')];
+    try {
+      const handle = await startBulk(h.client, {
+        accountId: h.accountId,
+        selection: { kind: 'sender', value: 'flood@flood.example' },
+        operation: 'archive',
+        dryRun: false,
+        batchSize: 4,
+        taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
+        gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE,
+        heartbeatTimeoutMs: 3_000,
+      });
+      await waitUntil('a few batches done', async () => (await bulkProgress(handle)).batches >= 3, { timeoutMs: 60_000 });
+      await h.gmail.control.setFaults({ latency: [{ method: 'messages.batchModify', distribution: { type: 'fixed', ms: 5_000 } }] });
+      await waitUntil('a batchModify in flight at Gmail', async () => (await h.gmail.control.metrics()).inFlight['messages.batchModify'] === 1, { timeoutMs: 60_000, everyMs: 50 });
+      await Promise.all(workers.map(killWorker));
+      const rows = () => h.prisma.action.findMany({ where: { workflowId: handle.workflowId }, orderBy: { messageId: 'asc' } });
+      const atKill = await rows();
+      expect(atKill.filter((r) => r.state === 'queued')).toHaveLength(1); // the batch the kill cut off
+      expect(atKill.length).toBeLessThan(15);
+      await h.gmail.control.setFaults({ latency: [] });
+
+      workers = [spawnWorker(h, 'gmail-worker')];
+      const done = await handle.result();
+      expect(done).toMatchObject({ state: 'done', messages: 60, batches: 15 });
+      const journal = await rows();
+      expect(journal.map((r) => [r.kind, r.state])).toEqual(Array(15).fill(['archive', 'done']));
+      expect(new Set(journal.map((r) => r.messageId)).size).toBe(15);
+      expect(journal.map((r) => r.id).sort()).toEqual([...done.actionIds].sort());
+      const moved = journal.flatMap((r) => (r.result as { messageIds: string[] }).messageIds);
+      expect(moved).toHaveLength(60); // in exactly one batch each
+      expect(new Set(moved)).toEqual(new Set(many));
+      const labels = await labelsOf();
+      for (const id of many) expect(labels.get(id)).not.toContain('INBOX');
+
+      const undone = await undoBulk({ ...deps, db: db() }, handle.workflowId, 'test');
+      expect(undone.filter((o) => o.ok)).toHaveLength(15);
+      const after = await labelsOf();
+      for (const id of many) expect(after.get(id), id).toContain('INBOX');
+      expect(after.get(archivedBefore)).not.toContain('INBOX'); // not moved by the run: not brought back
+    } finally {
+      await Promise.all(workers.map(killWorker));
+      await h.gmail.control.setFaults({ latency: [] });
+      await h.stopWorkers();
+      await h.startWorkers();
+    }
   });
 
   it('the CLI: a dry run says what it would touch, a run with --watch says what it moved, bulk-undo takes it back', async () => {
