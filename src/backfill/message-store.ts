@@ -63,9 +63,12 @@ ON CONFLICT (account_id, gmail_id) DO UPDATE SET
   raw_size = EXCLUDED.raw_size,
   writes = m.writes + 1,
   updated_at = now()
-RETURNING (xmax = 0) AS inserted`;
+RETURNING (xmax = 0 OR m.writes = 1) AS inserted`;
 
-/** Upserts the rows in one statement; returns how many were new. */
+/**
+ * Upserts the rows in one statement; returns how many were new to the backfill (a row the live path
+ * stored first, writes 0, is the backfill's first write of it: src/sync/message-rows.ts).
+ */
 export async function upsertMessages(db: SqlExecutor, accountId: string, rows: MessageRow[]): Promise<number> {
   if (rows.length === 0) return 0;
   const result = await db.query<{ inserted: boolean }>(UPSERT_SQL, [accountId, JSON.stringify(rows)]);
