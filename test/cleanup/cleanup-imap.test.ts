@@ -1,11 +1,15 @@
 // The clean-up on an IMAP/SMTP mailbox (Dovecot and Postfix on loopback, mail-servers/):
 // the same workflows and activities as on Gmail, through the provider-neutral Mailbox. A bulk
-// archive of a sender's mail and its undo, and a mailto: unsubscribe sent through the user's SMTP.
+// archive and label of a sender's mail and their undo, a mailto: unsubscribe sent through the user's
+// SMTP, and the cold-email gate (a stranger's pitch gets the keyword, an allowlisted domain's not).
 import { randomUUID } from 'node:crypto';
 import { createTransport } from 'nodemailer';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAction } from '../../src/actions/journal.js';
+import { listActions, loadAction } from '../../src/actions/journal.js';
+import { allow } from '../../src/rules/cold-email-allowlist.js';
+import { COLD_EMAIL_RULE_ID } from '../../src/rules/contracts.js';
+import { deliverFromOutside } from '../../mail-servers/deliver.js';
 import { startBulk, undoBulk } from '../../src/cleanup/bulk.js';
 import { startUnsubscribe } from '../../src/cleanup/unsubscribe.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
@@ -188,5 +192,27 @@ describe('on IMAP', () => {
     } finally {
       await correspondent.logout();
     }
+  });
+
+  it('the cold-email gate: first-contact outreach from a stranger gets the Cold Email keyword; an allowlisted domain\'s does not', async () => {
+    await allow(db(), h.accountId, 'domain', `partner-${run}.example`);
+    const pitch = async (from: string) => {
+      const subject = `Book a demo this week ${randomUUID().slice(0, 6)}`;
+      await deliverFromOutside(servers, { from, to: servers.user.address, subject, text: 'Hi! Teams like yours book a demo with us and save hours. Do you have 15 minutes on Thursday?', messageId: `<${randomUUID()}@outside.test>` });
+      const message = await waitUntil(`${subject} in the INBOX`, async () => (await world.user.searchMessages({ subject })).messages[0]);
+      await h.ingest(message.threadId, { type: 'message_added', messageId: message.id, labelIds: ['INBOX'] });
+      const status = await h.waitFor(message.threadId, (st) => st.category !== undefined && st.pendingEvents === 0 && (st.openActions ?? []).length === 0, 30_000);
+      return { ...message, status };
+    };
+    const stranger = await pitch(`Sam Seller <sam@vendor-${run}.example>`);
+    expect(stranger.status).toMatchObject({ category: 'cold_outreach', state: 'skipped' });
+    expect(stranger.status.decisions[0]!.detail).toBe(`cold_outreach: rule ${COLD_EMAIL_RULE_ID}: first contact, "book a demo", "15 minutes"`);
+    expect((await world.user.getMessage(stranger.id)).labelIds).toEqual(expect.arrayContaining(['INBOX', 'Cold Email']));
+
+    const allowed = await pitch(`Pat Partner <pat@partner-${run}.example>`);
+    expect(allowed.status.category).toBe('fyi');
+    expect(allowed.status.decisions.map((d) => d.detail)).toContain(`fyi: not cold outreach, allowlisted (domain partner-${run}.example)`);
+    expect((await world.user.getMessage(allowed.id)).labelIds).not.toContain('Cold Email');
+    expect((await listActions(db(), { accountId: h.accountId, threadId: allowed.threadId })).filter((a) => a.argument === 'Cold Email')).toEqual([]);
   });
 });
