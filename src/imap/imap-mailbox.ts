@@ -153,6 +153,8 @@ const DRAFT = '\\Draft';
  * reads such a copy as not there (no thread, no change) until the keyword comes off.
  */
 const SUBMITTING = '$DurableInboxSubmitting';
+/** On a message moved to \Trash from \Archive (not one of our labels): taken out of the trash, it goes back there. */
+const FROM_ARCHIVE = '$DurableInboxFromArchive';
 
 export class ImapMailbox implements Mailbox {
   private session: ImapSession | undefined;
@@ -504,10 +506,47 @@ export class ImapMailbox implements Mailbox {
         });
       }
     });
-    if (add.includes('TRASH')) await this.moveLocations(locations, 'trash');
+    if (add.includes('TRASH')) {
+      await this.markLeavingArchive(locations);
+      await this.moveLocations(locations, 'trash');
+    } else if (remove.includes('TRASH')) await this.untrashLocations(locations);
     else if (remove.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.inInbox(l.folder)), 'archive');
     else if (add.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.roleOf(l.folder) !== 'inbox'), 'inbox');
     else if (this.foldersMode) await this.moveForRequests(locations, add, remove);
+  }
+
+  /**
+   * What goes to the trash from the archive carries FROM_ARCHIVE (where the server keeps keywords),
+   * so that taking it out of the trash (a bulk trash undone) puts it back there, not in the inbox.
+   */
+  private async markLeavingArchive(locations: Located[]): Promise<void> {
+    if (!this.server.keywords || this.server.gmail) return;
+    const archived = locations.filter((l) => this.roleOf(l.folder) === 'archive');
+    if (archived.length === 0) return;
+    await this.run('changing labels', async (client) => {
+      for (const [folder, uids] of byFolder(archived)) await this.inFolder(client, folder, () => client.messageFlagsAdd(uids.join(','), [FROM_ARCHIVE], { uid: true }));
+    });
+  }
+
+  /** Out of the trash (TRASH removed): back to the archive when it came from there (FROM_ARCHIVE), else as untrashThread (INBOX; Sent, Drafts). */
+  private async untrashLocations(locations: Located[]): Promise<void> {
+    const trashed = locations.filter((l) => this.roleOf(l.folder) === 'trash');
+    if (trashed.length === 0) return;
+    const fromArchive = await this.run('reading flags', async (client) => {
+      const found: Located[] = [];
+      for (const [folder, uids] of byFolder(trashed)) {
+        await this.inFolder(client, folder, async (uidValidity) => {
+          const marked: number[] = [];
+          for await (const m of client.fetch(uids.join(','), { uid: true, flags: true }, { uid: true })) if (m.flags?.has(FROM_ARCHIVE)) marked.push(m.uid);
+          if (marked.length > 0) await client.messageFlagsRemove(marked.join(','), [FROM_ARCHIVE], { uid: true });
+          found.push(...marked.map((uid) => ({ folder, uid, uidValidity })));
+        });
+      }
+      return found;
+    });
+    const back = new Set(fromArchive.map((l) => `${l.folder}\0${l.uid}`));
+    await this.moveLocations(fromArchive, 'archive');
+    await this.moveLocations(trashed.filter((l) => !back.has(`${l.folder}\0${l.uid}`)), 'inbox');
   }
 
   /**
@@ -1129,7 +1168,8 @@ export class ImapMailbox implements Mailbox {
       case 'ARCHIVE':
         return unique([f.archive?.path]);
       case 'ALL':
-        return f.all ? [f.all.path] : this.readFolders();
+        // Everywhere but spam and trash (MailSearch.in), as Gmail's search reads it.
+        return f.all ? [f.all.path] : this.readFolders().filter((folder) => folder !== f.trash?.path && folder !== f.junk?.path);
       case 'ANYWHERE':
         return f.all ? unique([f.all.path, f.trash?.path, f.junk?.path]) : this.readFolders();
     }

@@ -77,6 +77,19 @@ async function withUserClient<T>(use: (client: Awaited<ReturnType<typeof imapCli
   }
 }
 
+async function subjectsIn(folder: string): Promise<string[]> {
+  return withUserClient(async (client) => {
+    const lock = await client.getMailboxLock(folder);
+    try {
+      const subjects: string[] = [];
+      for await (const m of client.fetch('1:*', { envelope: true })) subjects.push(m.envelope?.subject ?? '');
+      return subjects.sort();
+    } finally {
+      lock.release();
+    }
+  });
+}
+
 /** The subjects of the user's messages in INBOX and Archive that carry the keyword, sorted. */
 async function subjectsWith(keyword: string): Promise<string[]> {
   return withUserClient(async (client) => {
@@ -160,6 +173,19 @@ describe('on IMAP', () => {
     const undone = await undoBulk({ client: h.client, db: db(), taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE }, handle.workflowId, 'test');
     expect(undone.map((o) => o.ok)).toEqual([true, true]);
     expect(await subjectsWith(keyword)).toEqual(['Issue 0']);
+  });
+
+  it("bulk trash of a sender's mail, from INBOX and Archive; undo puts each back where it was", async () => {
+    // The list's five: four in INBOX, "Issue 3" in Archive (the search test archived it).
+    const where = async () => ({ inbox: await folderCount('INBOX'), archive: await folderCount('Archive'), trash: await folderCount('Trash') });
+    const before = await where();
+    const handle = await startBulk(h.client, { accountId: h.accountId, selection: { kind: 'sender', value: servers.correspondent.address }, operation: 'trash', dryRun: false, batchSize: 1000, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE });
+    expect(await handle.result()).toMatchObject({ state: 'done', messages: 5, batches: 1 });
+    expect(await where()).toEqual({ inbox: before.inbox - 4, archive: before.archive - 1, trash: before.trash + 5 });
+    const undone = await undoBulk({ client: h.client, db: db(), taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE }, handle.workflowId, 'test');
+    expect(undone.map((o) => o.ok)).toEqual([true]);
+    expect(await where()).toEqual(before);
+    expect(await subjectsIn('Archive')).toContain('Issue 3');
   });
 
   it("a mailto: unsubscribe goes out through the user's SMTP, once, with the action's marker", async () => {
