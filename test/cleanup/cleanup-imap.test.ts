@@ -1,7 +1,7 @@
 // The clean-up on an IMAP/SMTP mailbox (Dovecot and Postfix on loopback, mail-servers/):
 // the same workflows and activities as on Gmail, through the provider-neutral Mailbox. A bulk
 // archive and label of a sender's mail and their undo, a mailto: unsubscribe sent through the user's
-// SMTP, and the cold-email gate (a stranger's pitch gets the keyword, an allowlisted domain's not).
+// SMTP, a one-click one to a loopback HTTPS server (the test-only allowance), and the cold-email gate (a stranger's pitch gets the keyword, an allowlisted domain's not).
 import { randomUUID } from 'node:crypto';
 import { createTransport } from 'nodemailer';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -17,6 +17,8 @@ import { labelToKeyword } from '../../src/imap/mail-ids.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import type { MailServers } from '../../mail-servers/index.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { createOneClickClient, ONE_CLICK_BODY, type OneClickClient } from '../../src/outbound/one-click.js';
+import { startOneClickServer, type OneClickServer } from '../helpers/one-click-server.js';
 import { imapClient } from '../imap/mail-test-clients.js';
 import { startImapWorld, type ImapWorld } from '../imap/imap-world.js';
 
@@ -24,12 +26,16 @@ const run = randomUUID().slice(0, 8);
 let world: ImapWorld<InboxHarness>;
 let servers: MailServers;
 let h: InboxHarness;
+let oneClickServer: OneClickServer;
+let oneClick: OneClickClient;
 const db = () => prismaExecutor(h.prisma);
 
 beforeAll(async () => {
+  oneClickServer = await startOneClickServer();
+  oneClick = createOneClickClient({ testAllowance: oneClickServer.allowance, timeoutMs: 2_000 });
   world = await startImapWorld({ user: { address: `cleanup-${run}@inbox.test`, password: 'user-app-password' } }, async (imap) => {
     const harness = await startInboxHarness({ imap, env: { IMAP_IDLE: 'false' } });
-    await harness.startWorkers();
+    await harness.startWorkers({ oneClick });
     return harness;
   });
   ({ servers, product: h } = world);
@@ -37,6 +43,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await world?.close();
+  oneClick?.close();
+  await oneClickServer?.close();
 });
 
 /** Mail from the correspondent's list into the user's INBOX, through Postfix. */
@@ -186,6 +194,30 @@ describe('on IMAP', () => {
     expect(undone.map((o) => o.ok)).toEqual([true]);
     expect(await where()).toEqual(before);
     expect(await subjectsIn('Archive')).toContain('Issue 3');
+  });
+
+  it('a one-click unsubscribe (RFC 8058) read from a message in the IMAP INBOX: one POST, journaled done', async () => {
+    const sender = `news@weekly-${run}.example`;
+    const transport = createTransport({ host: servers.host, port: servers.smtp.mxPort, secure: false, tls: { ca: servers.caPem }, logger: false });
+    try {
+      await transport.sendMail({
+        from: `Weekly <${sender}>`,
+        to: servers.user.address,
+        subject: 'This week',
+        text: 'News.',
+        messageId: `<weekly-${run}@weekly.example>`,
+        headers: { 'List-Unsubscribe': `<mailto:leave@weekly-${run}.example>, <${oneClickServer.origin}/u/imap-${run}?t=opaque>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      });
+    } finally {
+      transport.close();
+    }
+    await waitUntil('the newsletter in the INBOX', async () => (await world.user.searchMessages({ from: sender })).messages.length === 1);
+    const result = await (await startUnsubscribe(h.client, { accountId: h.accountId, sender, reason: { source: 'user' }, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE })).result();
+    expect(result.state).toBe('done');
+    const action = (await loadAction(db(), result.actionId!))!;
+    expect(action.result?.unsubscribe).toMatchObject({ method: 'one_click', uri: `${oneClickServer.origin}/u/imap-${run}?t=opaque`, status: 200 });
+    const posts = oneClickServer.requests.filter((r) => r.path === `/u/imap-${run}`);
+    expect(posts.map((r) => [r.method, r.body])).toEqual([['POST', ONE_CLICK_BODY]]);
   });
 
   it("a mailto: unsubscribe goes out through the user's SMTP, once, with the action's marker", async () => {
