@@ -1,50 +1,11 @@
-// Postgres side of the backfill: idempotent message upserts (one statement per chunk), the bad
-// message registry, the per-account watermark, and the archiver's selection. Raw SQL through the
-// SqlExecutor the quota limiter uses too (a Prisma client or a pg pool).
-import type { ThreadMessage } from '../mail/message.js';
+// Postgres side of the backfill: idempotent message upserts (one statement per chunk; the rows are
+// src/db/message-rows.ts's), the bad message registry, the per-account watermark, and the
+// archiver's selection. Raw SQL through the SqlExecutor the quota limiter uses too (a Prisma client
+// or a pg pool).
 import type { SqlExecutor } from '../db/sql-executor.js';
+import type { MessageRow } from '../db/message-rows.js';
 import type { BackfillStoredState } from './activity-contracts.js';
 import type { Granularity } from './contracts.js';
-
-export interface MessageRow {
-  gmail_id: string;
-  thread_id: string;
-  rfc_message_id: string | null;
-  label_ids: string[];
-  internal_date: number;
-  headers: Record<string, string>;
-  body_text: string;
-  raw_size: number;
-}
-
-// PostgreSQL text cannot hold NUL; a stray one must not make a message unstorable.
-const NUL = String.fromCharCode(0);
-const clean = (s: string) => (s.includes(NUL) ? s.split(NUL).join('\uFFFD') : s);
-
-/**
- * The row for a message fetched with format full (or metadata). raw_size is Gmail's sizeEstimate;
- * without one, the message's size as reassembled: headers, body text and the sizes Gmail reports
- * for attachments.
- */
-export function toMessageRow(m: ThreadMessage): MessageRow {
-  const headers: Record<string, string> = {};
-  let size = 2;
-  for (const [name, value] of Object.entries(m.headers)) {
-    headers[clean(name)] = clean(value);
-    size += Buffer.byteLength(name) + Buffer.byteLength(value) + 4;
-  }
-  size += Buffer.byteLength(m.body) + m.attachments.reduce((sum, a) => sum + a.size, 0);
-  return {
-    gmail_id: m.id,
-    thread_id: m.threadId,
-    rfc_message_id: m.messageId ? clean(m.messageId) : null,
-    label_ids: m.labelIds,
-    internal_date: m.internalDate,
-    headers,
-    body_text: clean(m.body),
-    raw_size: m.sizeEstimate ?? size,
-  };
-}
 
 const UPSERT_SQL = `
 INSERT INTO messages AS m (account_id, gmail_id, gmail_thread_id, rfc_message_id, label_ids, internal_date, headers, body_text, raw_size)

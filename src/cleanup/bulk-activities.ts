@@ -2,6 +2,7 @@
 // counting what a selection touches, and moving (or labelling) one batch of at most 1,000 messages, journaled with
 // its ids before it moves so that a killed worker's batch is found and finished, and undo restores
 // exactly those messages. Either provider, through MailboxAccess.
+import { searchableLabelName } from '../gmail/label-search.js';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
 import { toActivityFailure } from '../accounts/mailbox-failures.js';
@@ -11,7 +12,7 @@ import type { SqlExecutor } from '../db/sql-executor.js';
 import { canonicalAddress } from '../gmail/addresses.js';
 import { readMailQuery } from '../mail/mail-query.js';
 import type { LabelChange } from '../mail/message.js';
-import { searchableAddress, searchableDomain, searchableLabelName, type Mailbox, type MailSearch } from '../mail/mailbox.js';
+import { searchableAddress, searchableDomain, type Mailbox, type MailSearch } from '../mail/mailbox.js';
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import type { CleanupBulkActivities } from './activity-contracts.js';
 import { MAX_BULK_BATCH, type BulkOperation, type BulkSelection } from './contracts.js';

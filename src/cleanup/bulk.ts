@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { SqlExecutor } from '../db/sql-executor.js';
-import { searchableLabelName } from '../mail/mailbox.js';
+import { searchableLabelName } from '../gmail/label-search.js';
 import { decideAction, type DecideDeps, type DecisionOutcome } from '../thread/decide.js';
 import { bulkWorkflowId, MAX_BULK_BATCH, type BulkOperation, type BulkProgress, type BulkSelection } from './contracts.js';
 import { bulkProgressQuery, bulkWorkflow } from './bulk-workflow.js';

@@ -14,7 +14,7 @@ import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { listSenders, SENDER_SORTS, type SenderFigures, type SenderSort } from '../cleanup/senders.js';
 import { startUnsubscribe, unsubscribeStatus } from '../cleanup/unsubscribe.js';
 import { MAX_BULK_BATCH, type BulkOperation, type BulkProgress, type UnsubscribeStatus } from '../cleanup/contracts.js';
-import { searchableLabelName } from '../mail/mailbox.js';
+import { searchableLabelName } from '../gmail/label-search.js';
 import { bulkProgress, startBulk, undoBulk } from '../cleanup/bulk.js';
 import { requireAccount } from '../operations/account-ref.js';
 import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';

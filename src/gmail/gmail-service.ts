@@ -2,6 +2,7 @@
 // documented exceptions), parses the answer into our own types, and maps failures to typed GmailErrors so a
 // Temporal activity can hand them to its retry policy unchanged.
 
+import { gmailLabelTerm } from './label-search.js';
 import type { gmail_v1 } from 'googleapis';
 import { GmailConflictError, GmailNotFoundError, mapGmailError, type GmailResource } from './errors.js';
 import { bodyOnlyInRaw, parseGmailMessage } from './mime.js';
@@ -24,7 +25,7 @@ import type {
   ThreadSnapshot,
   WatchResult,
 } from '../mail/message.js';
-import { gmailLabelTerm, searchableAddress, searchableDomain, searchableMessageId, type ChangesRequest, type DraftContent, type Mailbox, type MailboxCapabilities, type MailSearch, type ReceivedPage, type ReceivedRequest } from '../mail/mailbox.js';
+import { searchableAddress, searchableDomain, searchableMessageId, type ChangesRequest, type DraftContent, type Mailbox, type MailboxCapabilities, type MailSearch, type ReceivedPage, type ReceivedRequest } from '../mail/mailbox.js';
 import { MailboxCursorExpiredError } from '../mail/mailbox-errors.js';
 
 /** users.messages.batchModify accepts at most this many ids per call. */

@@ -2,6 +2,7 @@
 // or a thread, labels, changes since a cursor, drafts, send, archive/trash) on IMAP and SMTP, in the
 // product's own shapes (src/gmail/types.ts). How ids, threads, labels and the cursor map onto IMAP is
 // in docs/imap.md "Mapping" and in mail-ids.ts.
+import { gmailLabelTerm, searchableLabelName } from '../gmail/label-search.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { ImapFlow, MailboxLockObject, SearchObject } from 'imapflow';
 import { decodeBase64Url } from '../gmail/mime-encoding.js';
@@ -43,7 +44,7 @@ import { headerBlock, rawHeader, rawHeaderValues, utf8IfValid, withoutHeader } f
 import { createSmtpTransport, smtpSendFailure, type SmtpTransport } from './smtp.js';
 import { SendOutcomeUnknownError } from '../mail/mailbox-errors.js';
 import { readMailQuery } from '../mail/mail-query.js';
-import { gmailLabelTerm, searchableAddress, searchableDomain, searchableLabelName, searchableMessageId, type ChangesRequest, type Mailbox, type MailboxCapabilities, type MailSearch, type ReceivedPage, type ReceivedRequest } from '../mail/mailbox.js';
+import { searchableAddress, searchableDomain, searchableMessageId, type ChangesRequest, type Mailbox, type MailboxCapabilities, type MailSearch, type ReceivedPage, type ReceivedRequest } from '../mail/mailbox.js';
 
 export interface ImapMailboxSettings {
   /** The account's address: the sender of what it sends, the domain of the Message-IDs it makes. */

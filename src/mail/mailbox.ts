@@ -2,7 +2,6 @@
 // SMTP (src/imap/imap-mailbox.ts). The operations both providers share, in the product's own shapes,
 // and what each provider declares where they differ, so that the code above reads the declaration
 // instead of asking which provider it talks to. Label ids are opaque: Gmail's ids, IMAP's names.
-import { isGmailSystemLabel } from '../gmail/system-labels.js';
 import type { DraftInfo, DraftRef, HistoryPage, LabelChange, MailboxLabel, MessageList, ThreadMessage, ThreadSnapshot } from './message.js';
 
 /** What a provider declares about itself where mailboxes differ. */
@@ -49,7 +48,7 @@ export interface MailSearch {
   labelId?: string;
   /**
    * A label of ours, by name, the messages do not carry (a bulk label's "not labelled yet"): a
-   * searchableLabelName, else nothing matches. Gmail: -label:; IMAP: UNKEYWORD (Gmail's IMAP: its
+   * searchableLabelName (src/gmail/label-search.ts), else nothing matches. Gmail: -label:; IMAP: UNKEYWORD (Gmail's IMAP: its
    * X-GM-RAW); a server in folders mode keeps no such label and refuses it.
    */
   withoutLabel?: string;
@@ -156,22 +155,6 @@ export function searchableDomain(domain: string): string | undefined {
 /** A plain addr-spec, safe to put in any provider's search syntax; undefined for anything else. */
 export function searchableAddress(address: string): string | undefined {
   return /^[^\s"\\(){}<>@]+@[^\s"\\(){}<>@]+$/.test(address) ? address : undefined;
-}
-
-/**
- * A label name safe in any provider's search syntax (letters, digits, blanks, - _ . / between them),
- * not one of the system labels' names; undefined for anything else.
- */
-export function searchableLabelName(name: string): string | undefined {
-  const n = name.trim();
-  if (n.length === 0 || n.length > 100 || !/^[\p{L}\p{N}](?:[\p{L}\p{N} _./-]*[\p{L}\p{N}])?$/u.test(n)) return undefined;
-  return isGmailSystemLabel(n) ? undefined : n;
-}
-
-/** A label name as Gmail's search writes it (label:my-label): lower case, blanks and slashes as dashes. */
-export function gmailLabelTerm(name: string): string | undefined {
-  const n = searchableLabelName(name);
-  return n === undefined ? undefined : n.toLowerCase().replace(/[\s/]+/g, '-');
 }
 
 /** A Message-ID's id-left@id-right without its angle brackets, safe in any search syntax; undefined for anything else. */

@@ -8,7 +8,7 @@ import type { PrismaClient } from '../db/client.js';
 import { ingestThreadEvent, learnAfterClose, requestTimer } from '../thread/ingest.js';
 import { mayHoldCorrections } from '../learning/corrections.js';
 import { prismaExecutor } from '../db/sql-executor.js';
-import { recordLabelChanges } from './message-rows.js';
+import { recordLabelChanges } from '../db/message-rows.js';
 import { accountTimeSettings } from '../accounts/time-settings.js';
 import { readTimerLabel, resolveWhen, TimeSpecError, type TimeDefaults, type TimerLabelPrefixes } from '../time/index.js';
 import type { TimerRequest } from '../thread/contracts.js';

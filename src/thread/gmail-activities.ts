@@ -20,7 +20,7 @@ import { draftsWritten } from '../metrics/metrics.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { coldOutreachThreads, mayNeedReply, rulesVerdict, withColdEmailGate, withUnsubscribeWatch } from './rules-verdict.js';
 import { COLD_EMAIL_HEADERS } from '../rules/cold-email.js';
-import { storeReadMessages } from '../sync/message-rows.js';
+import { storeReadMessages } from '../db/message-rows.js';
 
 /** Bodies are cut to this many characters before they enter workflow history. */
 const BODY_CAP = 6000;

@@ -11,6 +11,7 @@ import { allow } from '../../src/rules/cold-email-allowlist.js';
 import { COLD_EMAIL_RULE_ID } from '../../src/rules/contracts.js';
 import { deliverFromOutside } from '../../mail-servers/deliver.js';
 import { startBulk, undoBulk } from '../../src/cleanup/bulk.js';
+import { listSenders } from '../../src/cleanup/senders.js';
 import { startUnsubscribe } from '../../src/cleanup/unsubscribe.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { labelToKeyword } from '../../src/imap/mail-ids.js';
@@ -266,6 +267,8 @@ describe('on IMAP', () => {
     expect(stranger.status).toMatchObject({ category: 'cold_outreach', state: 'skipped' });
     expect(stranger.status.decisions[0]!.detail).toBe(`cold_outreach: rule ${COLD_EMAIL_RULE_ID}: first contact, "book a demo", "15 minutes"`);
     expect((await world.user.getMessage(stranger.id)).labelIds).toEqual(expect.arrayContaining(['INBOX', 'Cold Email']));
+    // Read by its thread, it is in the senders view (no backfill ran on this account).
+    expect((await listSenders(db(), { accountId: h.accountId })).find((r) => r.key === `sam@vendor-${run}.example`)).toMatchObject({ messages: 1, unread: 1, category: 'cold_outreach' });
 
     const allowed = await pitch(`Pat Partner <pat@partner-${run}.example>`);
     expect(allowed.status.category).toBe('fyi');

@@ -1,10 +1,51 @@
-// The `messages` rows of the mail the live path reads (docs/cleanup.md "Senders at a glance"): the
-// backfill stores the mail that was there before; each message a thread reads after that is stored
-// as the backfill stores it (headers, labels, dates), and the label changes the sync reads in the
-// mailbox's changes keep its labels (UNREAD among them) current. Idempotent statements, one per call.
-import type { SqlExecutor } from '../db/sql-executor.js';
+// The `messages` rows: a message as the backfill stores it (headers, labels, dates, body text), and
+// the live path's writes (docs/cleanup.md "Senders at a glance"): the backfill stores the mail that
+// was there before; each message a thread reads after that is stored the same way, and the label
+// changes the sync reads in the mailbox's changes keep its labels (UNREAD among them) current.
+// Idempotent statements, one per call.
+import type { SqlExecutor } from './sql-executor.js';
 import type { HistoryRecord, ThreadMessage } from '../mail/message.js';
-import { toMessageRow } from '../backfill/message-store.js';
+
+export interface MessageRow {
+  gmail_id: string;
+  thread_id: string;
+  rfc_message_id: string | null;
+  label_ids: string[];
+  internal_date: number;
+  headers: Record<string, string>;
+  body_text: string;
+  raw_size: number;
+}
+
+// PostgreSQL text cannot hold NUL; a stray one must not make a message unstorable.
+const NUL = String.fromCharCode(0);
+const clean = (s: string) => (s.includes(NUL) ? s.split(NUL).join('\uFFFD') : s);
+
+/**
+ * The row for a message fetched with format full (or metadata). raw_size is Gmail's sizeEstimate;
+ * without one, the message's size as reassembled: headers, body text and the sizes Gmail reports
+ * for attachments.
+ */
+export function toMessageRow(m: ThreadMessage): MessageRow {
+  const headers: Record<string, string> = {};
+  let size = 2;
+  for (const [name, value] of Object.entries(m.headers)) {
+    headers[clean(name)] = clean(value);
+    size += Buffer.byteLength(name) + Buffer.byteLength(value) + 4;
+  }
+  size += Buffer.byteLength(m.body) + m.attachments.reduce((sum, a) => sum + a.size, 0);
+  return {
+    gmail_id: m.id,
+    thread_id: m.threadId,
+    rfc_message_id: m.messageId ? clean(m.messageId) : null,
+    label_ids: m.labelIds,
+    internal_date: m.internalDate,
+    headers,
+    body_text: clean(m.body),
+    raw_size: m.sizeEstimate ?? size,
+  };
+}
+
 
 // writes 0: stored by the live path; the backfill's own upsert of the row counts its writes from 1.
 // A row that is there keeps what it has but its labels (a message's headers and date never change).
