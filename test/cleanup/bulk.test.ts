@@ -127,6 +127,7 @@ describe('bulk archive', () => {
     ]);
     expect(new Set(batches.flatMap((b) => b!.result!.messageIds!))).toEqual(new Set(tagged.slice(2)));
     expect(batches[0]!.subject).toBe('label "Bulk Tag" of the mail of sender tag@tagme.example: batch 1');
+    await recordWorkflowHistory(handle, 'cleanup-bulk-label');
 
     // Asked again: nothing lacks the label, nothing is counted or journaled.
     expect(await (await label(true)).result()).toMatchObject({ state: 'dry_run', messages: 0 });
