@@ -20,7 +20,7 @@ export async function bulkWorkflow(input: BulkInput): Promise<BulkProgress> {
     heartbeatTimeout: input.heartbeatTimeoutMs ?? '20 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['BulkSelectionError', 'BulkBatchStateError'] },
   });
-  const progress: BulkProgress = input.progress ?? { state: 'counting', messages: 0, batches: 0, actionIds: [], startedAtMs: Date.now() };
+  const progress: BulkProgress = input.progress ?? { state: 'counting', operation: input.operation, messages: 0, batches: 0, actionIds: [], startedAtMs: Date.now() };
   setHandler(bulkProgressQuery, () => progress);
 
   if (input.dryRun) {

@@ -80,7 +80,9 @@ export interface BulkInput {
 
 export interface BulkProgress {
   state: 'counting' | 'running' | 'done' | 'dry_run';
-  /** Messages moved so far (a dry run: that would be). */
+  /** What it does (absent in the progress of runs started before it was kept). */
+  operation?: BulkOperation;
+  /** Messages moved (or labelled) so far (a dry run: that would be). */
   messages: number;
   /** A dry run: threads it would touch. */
   threads?: number;

@@ -158,7 +158,7 @@ async function coldAllowlist(prisma: PrismaClient, io: CliIo, accountId: string,
 function progressLine(p: BulkProgress): string {
   if (p.state === 'dry_run') return `dry run: it would touch ${p.messages} messages in ${p.threads ?? 0} threads`;
   const seconds = (Date.now() - p.startedAtMs) / 1000;
-  return `${p.state}: ${p.messages} messages moved in ${p.batches} batches (${(p.messages / Math.max(seconds, 0.001)).toFixed(1)} messages/s)`;
+  return `${p.state}: ${p.messages} messages ${p.operation === 'label' ? 'labelled' : 'moved'} in ${p.batches} batches (${(p.messages / Math.max(seconds, 0.001)).toFixed(1)} messages/s)`;
 }
 
 async function bulkFollowUp(cfg: Env, prisma: PrismaClient, io: CliIo, sub: string, workflowId: string | undefined): Promise<number> {

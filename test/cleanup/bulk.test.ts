@@ -213,7 +213,7 @@ describe('bulk archive', () => {
     const labelled = await run('bulk', '--account', h.email, '--sender', 'cli@cli.example', '--label', 'Cli Seen', '--watch');
     expect(labelled.code, labelled.out).toBe(0);
     expect(labelled.out).toContain('bulk label "Cli Seen" started: bulk/');
-    expect(labelled.out).toMatch(/done: 3 messages moved in 1 batches/);
+    expect(labelled.out).toMatch(/done: 3 messages labelled in 1 batches/);
     for (const system of ['INBOX', 'trash', 'say "hi"']) {
       const refused = await run('bulk', '--account', h.email, '--sender', 'cli@cli.example', '--label', system);
       expect(refused.code, system).toBe(2);
