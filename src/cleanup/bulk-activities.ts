@@ -53,6 +53,10 @@ export function bulkSearch(selection: BulkSelection, operation: BulkOperation, l
  * touches no more than it was asked to.
  */
 function exactOn(mailbox: Mailbox, search: MailSearch): void {
+  // A server in folders mode keeps none of our labels: there is no label to add, nor to tell which lack it.
+  if (search.withoutLabel !== undefined && mailbox.capabilities.labels === 'folders') {
+    throw refused(`this server keeps no keywords (folders mode): the label ${JSON.stringify(search.withoutLabel)} cannot be kept on its messages`);
+  }
   if (search.query === undefined || mailbox.capabilities.query === 'server') return;
   const read = readMailQuery(search.query, new Date());
   const inexact = [...read.ignored, ...read.readAsWords];
