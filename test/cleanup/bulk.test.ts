@@ -18,15 +18,19 @@ import { runCleanupCli } from '../../src/cli/cleanup.js';
 
 let h: InboxHarness;
 let deps: DecideDeps;
+/** The Gmail worker (the batches' activities) is its own OS process, for the test that SIGKILLs it. */
+let gmailWorker: ChildProcess | undefined;
 const db = () => prismaExecutor(h.prisma);
 
 beforeAll(async () => {
   h = await startInboxHarness();
-  await h.startWorkers();
+  await h.startWorkers({ gmail: false, llm: false });
+  gmailWorker = spawnWorker(h, 'gmail-worker');
   deps = { client: h.client, db: db(), taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE };
 });
 
 afterAll(async () => {
+  if (gmailWorker) await killWorker(gmailWorker);
   await h?.close();
 });
 
@@ -140,16 +144,12 @@ describe('bulk archive', () => {
     for (const id of tagged.slice(2)) expect(after.get(id), id).not.toContain(labelId);
   });
 
-  // The workers are OS processes here, SIGKILLed while Gmail holds a batch's batchModify (journaled
-  // queued, not yet done); the batch's activity is taken up again after its heartbeat timeout (3 s here).
-  it('resumes after its workers are SIGKILLed mid-batch: every message moved once, no batch lost or doubled, undo exact', { timeout: 120_000 }, async () => {
+  // The Gmail worker's process is SIGKILLed while Gmail holds a batch's batchModify (journaled queued,
+  // not yet done); a new one takes the batch's activity up after its heartbeat timeout (3 s here).
+  it('resumes after its worker is SIGKILLed mid-batch: every message moved once, no batch lost or doubled, undo exact', { timeout: 120_000 }, async () => {
     const many = await deliver('Flood <flood@flood.example>', 60);
     const archivedBefore = (await deliver('Flood <flood@flood.example>', 1))[0]!;
     await h.gmail.control.modifyLabels(h.email, { messageIds: [archivedBefore], remove: ['INBOX'] });
-    // The batches' activities run in the Gmail worker, its own OS process (the workflow worker stays in this one).
-    await h.stopWorkers();
-    await h.startWorkers({ gmail: false, llm: false });
-    let workers: ChildProcess[] = [spawnWorker(h, 'gmail-worker')];
     try {
       const handle = await startBulk(h.client, {
         accountId: h.accountId,
@@ -164,14 +164,14 @@ describe('bulk archive', () => {
       await waitUntil('a few batches done', async () => (await bulkProgress(handle)).batches >= 3, { timeoutMs: 60_000 });
       await h.gmail.control.setFaults({ latency: [{ method: 'messages.batchModify', distribution: { type: 'fixed', ms: 5_000 } }] });
       await waitUntil('a batchModify in flight at Gmail', async () => (await h.gmail.control.metrics()).inFlight['messages.batchModify'] === 1, { timeoutMs: 60_000, everyMs: 50 });
-      await Promise.all(workers.map(killWorker));
+      await killWorker(gmailWorker!);
       const rows = () => h.prisma.action.findMany({ where: { workflowId: handle.workflowId }, orderBy: { messageId: 'asc' } });
       const atKill = await rows();
       expect(atKill.filter((r) => r.state === 'queued')).toHaveLength(1); // the batch the kill cut off
       expect(atKill.length).toBeLessThan(15);
       await h.gmail.control.setFaults({ latency: [] });
 
-      workers = [spawnWorker(h, 'gmail-worker')];
+      gmailWorker = spawnWorker(h, 'gmail-worker');
       const done = await handle.result();
       expect(done).toMatchObject({ state: 'done', messages: 60, batches: 15 });
       const journal = await rows();
@@ -190,10 +190,7 @@ describe('bulk archive', () => {
       for (const id of many) expect(after.get(id), id).toContain('INBOX');
       expect(after.get(archivedBefore)).not.toContain('INBOX'); // not moved by the run: not brought back
     } finally {
-      await Promise.all(workers.map(killWorker));
       await h.gmail.control.setFaults({ latency: [] });
-      await h.stopWorkers();
-      await h.startWorkers();
     }
   });
 
