@@ -29,7 +29,8 @@ import {
   type StoreBatchInput,
   type StoreBatchResult,
 } from './activity-contracts.js';
-import { markArchived, selectArchivable, toMessageRow, upsertMessages, type MessageRow } from './message-store.js';
+import { markArchived, selectArchivable, upsertMessages } from './message-store.js';
+import { toMessageRow, type MessageRow } from '../db/message-rows.js';
 import { DAY_MS } from './slicing.js';
 
 const log = createLogger('backfill');

@@ -1,50 +1,11 @@
-// Postgres side of the backfill: idempotent message upserts (one statement per chunk), the bad
-// message registry, the per-account watermark, and the archiver's selection. Raw SQL through the
-// SqlExecutor the quota limiter uses too (a Prisma client or a pg pool).
-import type { ThreadMessage } from '../mail/message.js';
+// Postgres side of the backfill: idempotent message upserts (one statement per chunk; the rows are
+// src/db/message-rows.ts's), the bad message registry, the per-account watermark, and the
+// archiver's selection. Raw SQL through the SqlExecutor the quota limiter uses too (a Prisma client
+// or a pg pool).
 import type { SqlExecutor } from '../db/sql-executor.js';
+import type { MessageRow } from '../db/message-rows.js';
 import type { BackfillStoredState } from './activity-contracts.js';
 import type { Granularity } from './contracts.js';
-
-export interface MessageRow {
-  gmail_id: string;
-  thread_id: string;
-  rfc_message_id: string | null;
-  label_ids: string[];
-  internal_date: number;
-  headers: Record<string, string>;
-  body_text: string;
-  raw_size: number;
-}
-
-// PostgreSQL text cannot hold NUL; a stray one must not make a message unstorable.
-const NUL = String.fromCharCode(0);
-const clean = (s: string) => (s.includes(NUL) ? s.split(NUL).join('\uFFFD') : s);
-
-/**
- * The row for a message fetched with format full (or metadata). raw_size is Gmail's sizeEstimate;
- * without one, the message's size as reassembled: headers, body text and the sizes Gmail reports
- * for attachments.
- */
-export function toMessageRow(m: ThreadMessage): MessageRow {
-  const headers: Record<string, string> = {};
-  let size = 2;
-  for (const [name, value] of Object.entries(m.headers)) {
-    headers[clean(name)] = clean(value);
-    size += Buffer.byteLength(name) + Buffer.byteLength(value) + 4;
-  }
-  size += Buffer.byteLength(m.body) + m.attachments.reduce((sum, a) => sum + a.size, 0);
-  return {
-    gmail_id: m.id,
-    thread_id: m.threadId,
-    rfc_message_id: m.messageId ? clean(m.messageId) : null,
-    label_ids: m.labelIds,
-    internal_date: m.internalDate,
-    headers,
-    body_text: clean(m.body),
-    raw_size: m.sizeEstimate ?? size,
-  };
-}
 
 const UPSERT_SQL = `
 INSERT INTO messages AS m (account_id, gmail_id, gmail_thread_id, rfc_message_id, label_ids, internal_date, headers, body_text, raw_size)
@@ -63,9 +24,12 @@ ON CONFLICT (account_id, gmail_id) DO UPDATE SET
   raw_size = EXCLUDED.raw_size,
   writes = m.writes + 1,
   updated_at = now()
-RETURNING (xmax = 0) AS inserted`;
+RETURNING (xmax = 0 OR m.writes = 1) AS inserted`;
 
-/** Upserts the rows in one statement; returns how many were new. */
+/**
+ * Upserts the rows in one statement; returns how many were new to the backfill (a row the live path
+ * stored first, writes 0, is the backfill's first write of it: src/sync/message-rows.ts).
+ */
 export async function upsertMessages(db: SqlExecutor, accountId: string, rows: MessageRow[]): Promise<number> {
   if (rows.length === 0) return 0;
   const result = await db.query<{ inserted: boolean }>(UPSERT_SQL, [accountId, JSON.stringify(rows)]);

@@ -25,7 +25,7 @@ export interface CleanupGmailActivities {
 
 export interface CleanupBulkActivities {
   /** How many messages and threads a bulk action would touch now (its dry run). */
-  countBulk(input: { accountId: string; selection: BulkSelection; operation: BulkOperation }): Promise<{ messages: number; threads: number }>;
+  countBulk(input: { accountId: string; selection: BulkSelection; operation: BulkOperation; label?: string }): Promise<{ messages: number; threads: number }>;
   /**
    * One batch of a bulk action: the journal entry `batch` of the workflow (found again when a killed
    * run left it, its ids then moved again), else up to `batchSize` messages that still match,
@@ -38,6 +38,8 @@ export interface CleanupBulkActivities {
     batch: number;
     selection: BulkSelection;
     operation: BulkOperation;
+    /** The label's name (operation label). */
+    label?: string;
     batchSize: number;
   }): Promise<{ moved: number; actionId?: string }>;
 }

@@ -1,7 +1,8 @@
 // The bulk actions' activities (Gmail task queue, the quota's bulk lane: live mail goes first):
-// counting what a selection touches, and moving one batch of at most 1,000 messages, journaled with
+// counting what a selection touches, and moving (or labelling) one batch of at most 1,000 messages, journaled with
 // its ids before it moves so that a killed worker's batch is found and finished, and undo restores
 // exactly those messages. Either provider, through MailboxAccess.
+import { searchableLabelName } from '../gmail/label-search.js';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { MailboxAccess } from '../accounts/mailbox-accounts.js';
 import { toActivityFailure } from '../accounts/mailbox-failures.js';
@@ -10,26 +11,40 @@ import { loadActionsByKey, proposeActions, transitionAction } from '../actions/j
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { canonicalAddress } from '../gmail/addresses.js';
 import { readMailQuery } from '../mail/mail-query.js';
+import type { LabelChange } from '../mail/message.js';
 import { searchableAddress, searchableDomain, type Mailbox, type MailSearch } from '../mail/mailbox.js';
 import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import type { CleanupBulkActivities } from './activity-contracts.js';
 import { MAX_BULK_BATCH, type BulkOperation, type BulkSelection } from './contracts.js';
 
-/** The search of the messages a bulk action still has to move: a moved one no longer matches. */
-export function bulkSearch(selection: BulkSelection, operation: BulkOperation): MailSearch {
+const refused = (message: string) => ApplicationFailure.create({ type: 'BulkSelectionError', message, nonRetryable: true });
+
+/** The label a bulk label adds: a name of ours any provider's search can say, never a system label. */
+export function bulkLabel(label: string | undefined): string {
+  const name = label === undefined ? undefined : searchableLabelName(label);
+  if (!name) throw refused(`${JSON.stringify(label ?? '')} cannot be a bulk label: a name of letters, digits, blanks and - _ . /, not a system label`);
+  return name;
+}
+
+/**
+ * The search of the messages a bulk action still has to change: a moved one no longer matches, and
+ * a labelled one no longer lacks the label (so a resumed or repeated run touches only what is left).
+ */
+export function bulkSearch(selection: BulkSelection, operation: BulkOperation, label?: string): MailSearch {
   const where: MailSearch['in'] = operation === 'archive' ? 'INBOX' : 'ALL'; // ALL leaves out the trash
+  const notDone: Partial<MailSearch> = operation === 'label' ? { withoutLabel: bulkLabel(label) } : {};
   if (selection.kind === 'query') {
-    if (selection.value.trim() === '') throw ApplicationFailure.create({ type: 'BulkSelectionError', message: 'an empty query would take all the mail', nonRetryable: true });
-    return { query: selection.value, in: where };
+    if (selection.value.trim() === '') throw refused('an empty query would take all the mail');
+    return { query: selection.value, in: where, ...notDone };
   }
   if (selection.kind === 'sender') {
     const address = searchableAddress(canonicalAddress(selection.value));
-    if (!address) throw ApplicationFailure.create({ type: 'BulkSelectionError', message: `${selection.value} is not an address`, nonRetryable: true });
-    return { from: address, in: where };
+    if (!address) throw refused(`${selection.value} is not an address`);
+    return { from: address, in: where, ...notDone };
   }
   const domain = searchableDomain(selection.value);
-  if (!domain) throw ApplicationFailure.create({ type: 'BulkSelectionError', message: `${selection.value} is not a domain`, nonRetryable: true });
-  return { fromDomain: domain, in: where };
+  if (!domain) throw refused(`${selection.value} is not a domain`);
+  return { fromDomain: domain, in: where, ...notDone };
 }
 
 /**
@@ -38,6 +53,10 @@ export function bulkSearch(selection: BulkSelection, operation: BulkOperation): 
  * touches no more than it was asked to.
  */
 function exactOn(mailbox: Mailbox, search: MailSearch): void {
+  // A server in folders mode keeps none of our labels: there is no label to add, nor to tell which lack it.
+  if (search.withoutLabel !== undefined && mailbox.capabilities.labels === 'folders') {
+    throw refused(`this server keeps no keywords (folders mode): the label ${JSON.stringify(search.withoutLabel)} cannot be kept on its messages`);
+  }
   if (search.query === undefined || mailbox.capabilities.query === 'server') return;
   const read = readMailQuery(search.query, new Date());
   const inexact = [...read.ignored, ...read.readAsWords];
@@ -49,10 +68,20 @@ function exactOn(mailbox: Mailbox, search: MailSearch): void {
   });
 }
 
-const CHANGE: Record<BulkOperation, { kind: ActionKind; change: { add?: string[]; remove?: string[] } }> = {
-  archive: { kind: 'archive', change: { remove: ['INBOX'] } },
-  trash: { kind: 'trash', change: { add: ['TRASH'] } },
-};
+const KIND: Record<BulkOperation, ActionKind> = { archive: 'archive', trash: 'trash', label: 'add_label' };
+
+/** The label change of a batch (a label: the id the batch journaled). */
+function changeOf(operation: BulkOperation, labelId: string | undefined): LabelChange {
+  if (operation === 'archive') return { remove: ['INBOX'] };
+  if (operation === 'trash') return { add: ['TRASH'] };
+  if (!labelId) throw ApplicationFailure.create({ type: 'BulkBatchStateError', message: 'a label batch journaled no label id', nonRetryable: true });
+  return { add: [labelId] };
+}
+
+function describe(operation: BulkOperation, label: string | undefined, selection: BulkSelection): string {
+  const what = operation === 'label' ? `label ${JSON.stringify(label)}` : operation;
+  return `${what} of ${selection.kind === 'query' ? `the mail found by ${JSON.stringify(selection.value)}` : `the mail of ${selection.kind} ${selection.value}`}`;
+}
 
 export function createBulkActivities(deps: { accounts: MailboxAccess; db: SqlExecutor }): CleanupBulkActivities {
   const { accounts, db } = deps;
@@ -65,8 +94,8 @@ export function createBulkActivities(deps: { accounts: MailboxAccess; db: SqlExe
   };
 
   return {
-    async countBulk({ accountId, selection, operation }) {
-      const search = bulkSearch(selection, operation);
+    async countBulk({ accountId, selection, operation, label }) {
+      const search = bulkSearch(selection, operation, label);
       return withMailbox(accountId, async (mailbox) => {
         exactOn(mailbox, search);
         const ids = new Set<string>();
@@ -84,18 +113,21 @@ export function createBulkActivities(deps: { accounts: MailboxAccess; db: SqlExe
       });
     },
 
-    async runBulkBatch({ accountId, workflowId, batch, selection, operation, batchSize }) {
-      const { kind, change } = CHANGE[operation];
+    async runBulkBatch({ accountId, workflowId, batch, selection, operation, label, batchSize }) {
+      const kind = KIND[operation];
+      const argument = operation === 'label' ? bulkLabel(label) : undefined;
       const ids = { accountId, threadId: 'bulk', messageId: `${workflowId}#${batch}` };
-      const key = actionKey(ids, { kind });
+      const key = actionKey(ids, { kind, ...(argument ? { argument } : {}) });
       let action = (await loadActionsByKey(db, [key])).get(key);
       if (action?.state === 'done' || action?.state === 'undone') return { moved: action.result?.messageIds?.length ?? 0, actionId: action.id };
       if (!action) {
-        const search = bulkSearch(selection, operation);
+        const search = bulkSearch(selection, operation, label);
         const want = Math.min(batchSize, MAX_BULK_BATCH);
         // A listing page holds at most 500 ids: a batch of 1000 reads two.
-        const messageIds = await withMailbox(accountId, async (mailbox) => {
+        const { messageIds, labelId } = await withMailbox(accountId, async (mailbox) => {
           exactOn(mailbox, search);
+          // The label's id (Gmail's; IMAP's is its name), created when missing, journaled with the batch.
+          const labelId = argument ? (await mailbox.ensureLabels([argument])).get(argument) : undefined;
           const found: string[] = [];
           let pageToken: string | undefined;
           do {
@@ -103,16 +135,16 @@ export function createBulkActivities(deps: { accounts: MailboxAccess; db: SqlExe
             found.push(...page.messages.map((m) => m.id));
             pageToken = page.nextPageToken;
           } while (pageToken && found.length < want);
-          return [...new Set(found)].slice(0, want);
+          return { messageIds: [...new Set(found)].slice(0, want), labelId };
         });
         if (messageIds.length === 0) return { moved: 0 };
         [action] = await proposeActions(db, {
           ...ids,
           sender: selection.kind === 'sender' ? canonicalAddress(selection.value) : '',
           recipients: [],
-          subject: `${operation} of ${selection.kind === 'query' ? `the mail found by ${JSON.stringify(selection.value)}` : `the mail of ${selection.kind} ${selection.value}`}: batch ${batch + 1}`,
+          subject: `${describe(operation, argument, selection)}: batch ${batch + 1}`,
           workflowId,
-          actions: [{ kind, reason: { source: 'user' }, result: { messageIds } }],
+          actions: [{ kind, ...(argument ? { argument } : {}), reason: { source: 'user' }, result: { messageIds, ...(labelId ? { labelId } : {}) } }],
           pausedByLabel: false,
           approvalExpiryMs: 0,
         });
@@ -122,6 +154,7 @@ export function createBulkActivities(deps: { accounts: MailboxAccess; db: SqlExe
       }
       const messageIds = action!.result?.messageIds ?? [];
       // Moving the same ids again changes nothing: a retry, or a batch a killed worker left queued.
+      const change = changeOf(operation, action!.result?.labelId);
       await withMailbox(accountId, (mailbox) => mailbox.batchModify(messageIds, change));
       await transitionAction(db, { id: action!.id, from: ['queued'], to: 'done' });
       return { moved: messageIds.length, actionId: action!.id };

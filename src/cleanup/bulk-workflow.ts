@@ -1,4 +1,4 @@
-// A bulk archive or trash of a sender's or a domain's mail, as one durable workflow (id
+// A bulk archive, trash or label of a sender's or a domain's mail, as one durable workflow (id
 // bulk/<account>/<request>): a dry run counts what it would touch; a run moves batches of at most
 // 1,000 messages, each journaled with its ids (undo restores exactly those), in the quota's bulk
 // lane beside live mail and the backfill, until nothing matches. Resumable: a batch a killed worker
@@ -16,15 +16,15 @@ export async function bulkWorkflow(input: BulkInput): Promise<BulkProgress> {
   const bulk = proxyActivities<CleanupBulkActivities>({
     taskQueue: input.gmailTaskQueue,
     startToCloseTimeout: '10 minutes',
-    // A batch's call heartbeats while it waits for the quota: a worker that stopped mid-batch is noticed in 20 s.
-    heartbeatTimeout: '20 seconds',
+    // A batch's call heartbeats while it waits for the quota: a worker that stopped mid-batch is noticed in 20 s (or as configured).
+    heartbeatTimeout: input.heartbeatTimeoutMs ?? '20 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['BulkSelectionError', 'BulkBatchStateError'] },
   });
-  const progress: BulkProgress = input.progress ?? { state: 'counting', messages: 0, batches: 0, actionIds: [], startedAtMs: Date.now() };
+  const progress: BulkProgress = input.progress ?? { state: 'counting', operation: input.operation, messages: 0, batches: 0, actionIds: [], startedAtMs: Date.now() };
   setHandler(bulkProgressQuery, () => progress);
 
   if (input.dryRun) {
-    const counted = await bulk.countBulk({ accountId: input.accountId, selection: input.selection, operation: input.operation });
+    const counted = await bulk.countBulk({ accountId: input.accountId, selection: input.selection, operation: input.operation, ...(input.label !== undefined ? { label: input.label } : {}) });
     Object.assign(progress, { state: 'dry_run', messages: counted.messages, threads: counted.threads });
     return progress;
   }
@@ -36,6 +36,7 @@ export async function bulkWorkflow(input: BulkInput): Promise<BulkProgress> {
       batch: progress.batches,
       selection: input.selection,
       operation: input.operation,
+      ...(input.label !== undefined ? { label: input.label } : {}),
       batchSize: input.batchSize,
     });
     if (moved === 0) {

@@ -55,25 +55,34 @@ export interface BulkSelection {
   value: string;
 }
 
-/** archive: out of the inbox; trash: into the trash. Each batch is undone exactly (its ids back). */
-export type BulkOperation = 'archive' | 'trash';
+/**
+ * archive: out of the inbox; trash: into the trash; label: a label of ours added (BulkInput.label) to
+ * the messages that lack it. Each batch is undone exactly (its ids back, or the label off its ids).
+ */
+export type BulkOperation = 'archive' | 'trash' | 'label';
 
 export interface BulkInput {
   accountId: string;
   selection: BulkSelection;
   operation: BulkOperation;
+  /** The label's name (operation label). */
+  label?: string;
   /** Count what it would touch (messages and threads) and change nothing. */
   dryRun: boolean;
   /** Ids per batch (at most MAX_BULK_BATCH). */
   batchSize: number;
   gmailTaskQueue: string;
+  /** A batch's activity heartbeats: a worker that died mid-batch is noticed after this long (default 20 s). */
+  heartbeatTimeoutMs?: number;
   /** Carried over continue-as-new: batches done and messages moved so far. */
   progress?: BulkProgress;
 }
 
 export interface BulkProgress {
   state: 'counting' | 'running' | 'done' | 'dry_run';
-  /** Messages moved so far (a dry run: that would be). */
+  /** What it does (absent in the progress of runs started before it was kept). */
+  operation?: BulkOperation;
+  /** Messages moved (or labelled) so far (a dry run: that would be). */
   messages: number;
   /** A dry run: threads it would touch. */
   threads?: number;

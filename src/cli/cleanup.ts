@@ -2,7 +2,7 @@
 // mailbox (docs/cleanup.md).
 //   senders [--account A] [--since 90d] [--by sender|domain] [--sort messages|unread|replied|last] [--filter never-opened] [--limit N]
 //   unsubscribe <sender> --account A [--now] [--wait SECONDS]
-//   bulk --account A (--sender S | --domain D | --query Q) (--archive | --trash) [--dry-run] [--batch N] [--watch]
+//   bulk --account A (--sender S | --domain D | --query Q) (--archive | --trash | --label NAME) [--dry-run] [--batch N] [--watch]
 //   bulk-status <workflow id> | bulk-undo <workflow id>
 //   cold-allow | cold-unallow --account A (--sender S | --domain D); cold-allowlist --account A
 import { WorkflowFailedError } from '@temporalio/client';
@@ -13,7 +13,8 @@ import { connectClient } from '../temporal/client.js';
 import { resolvePayloadKeys } from '../temporal/encryption-keys.js';
 import { listSenders, SENDER_SORTS, type SenderFigures, type SenderSort } from '../cleanup/senders.js';
 import { startUnsubscribe, unsubscribeStatus } from '../cleanup/unsubscribe.js';
-import { MAX_BULK_BATCH, type BulkProgress, type UnsubscribeStatus } from '../cleanup/contracts.js';
+import { MAX_BULK_BATCH, type BulkOperation, type BulkProgress, type UnsubscribeStatus } from '../cleanup/contracts.js';
+import { searchableLabelName } from '../gmail/label-search.js';
 import { bulkProgress, startBulk, undoBulk } from '../cleanup/bulk.js';
 import { requireAccount } from '../operations/account-ref.js';
 import { parseSubcommand, sinceDate, UsageError, withDatabase, type CliIo } from './command.js';
@@ -25,7 +26,7 @@ type ColdSubcommand = (typeof COLD_SUBCOMMANDS)[number];
 
 export const USAGE = `usage: npm run cli -- cleanup senders --account A [--since 90d] [--by sender|domain] [--sort messages|unread|replied|last] [--filter never-opened] [--limit N]
        npm run cli -- cleanup unsubscribe <sender> --account A [--now] [--wait SECONDS]
-       npm run cli -- cleanup bulk --account A (--sender S | --domain D | --query Q) (--archive | --trash) [--dry-run] [--batch N] [--watch]
+       npm run cli -- cleanup bulk --account A (--sender S | --domain D | --query Q) (--archive | --trash | --label NAME) [--dry-run] [--batch N] [--watch]
        npm run cli -- cleanup bulk-status|bulk-undo <workflow id>
        npm run cli -- cleanup cold-allow|cold-unallow --account A (--sender S | --domain D)
        npm run cli -- cleanup cold-allowlist --account A
@@ -45,6 +46,7 @@ const OPTIONS = {
   query: { type: 'string' },
   archive: { type: 'boolean' },
   trash: { type: 'boolean' },
+  label: { type: 'string' },
   'dry-run': { type: 'boolean' },
   batch: { type: 'string' },
   watch: { type: 'boolean' },
@@ -83,6 +85,7 @@ type Values = {
   query?: string;
   archive?: boolean;
   trash?: boolean;
+  label?: string;
   'dry-run'?: boolean;
   batch?: string;
   watch?: boolean;
@@ -91,7 +94,9 @@ type Values = {
 async function bulk(cfg: Env, io: CliIo, accountId: string, values: Values): Promise<number> {
   const selections = [values.sender, values.domain, values.query].filter((v) => v !== undefined);
   if (selections.length !== 1) throw new UsageError('bulk needs one of --sender, --domain or --query');
-  if (!!values.archive === !!values.trash) throw new UsageError('bulk needs --archive or --trash (one of them)');
+  if ([values.archive, values.trash, values.label !== undefined].filter(Boolean).length !== 1) throw new UsageError('bulk needs --archive, --trash or --label NAME (one of them)');
+  const operation: BulkOperation = values.archive ? 'archive' : values.trash ? 'trash' : 'label';
+  if (values.label !== undefined && !searchableLabelName(values.label)) throw new UsageError(`--label: a name of letters, digits, blanks and - _ . /, not a system label`);
   const batchSize = values.batch === undefined ? MAX_BULK_BATCH : Number(values.batch);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BULK_BATCH) throw new UsageError(`--batch: 1 to ${MAX_BULK_BATCH}`);
   const client = await connectClient(cfg, await resolvePayloadKeys(cfg));
@@ -99,13 +104,15 @@ async function bulk(cfg: Env, io: CliIo, accountId: string, values: Values): Pro
     const handle = await startBulk(client, {
       accountId,
       selection: values.sender ? { kind: 'sender', value: values.sender } : values.domain ? { kind: 'domain', value: values.domain } : { kind: 'query', value: values.query! },
-      operation: values.archive ? 'archive' : 'trash',
+      operation,
+      ...(values.label !== undefined ? { label: values.label } : {}),
       dryRun: !!values['dry-run'],
       batchSize,
       taskQueue: cfg.TEMPORAL_TASK_QUEUE,
       gmailTaskQueue: cfg.GMAIL_TASK_QUEUE,
+      heartbeatTimeoutMs: cfg.GMAIL_HEARTBEAT_TIMEOUT,
     });
-    io.out(`bulk ${values.archive ? 'archive' : 'trash'} started: ${handle.workflowId}`);
+    io.out(`bulk ${operation === 'label' ? `label ${JSON.stringify(values.label)}` : operation} started: ${handle.workflowId}`);
     if (values['dry-run'] || values.watch) {
       try {
         io.out(progressLine(await handle.result()));
@@ -151,7 +158,7 @@ async function coldAllowlist(prisma: PrismaClient, io: CliIo, accountId: string,
 function progressLine(p: BulkProgress): string {
   if (p.state === 'dry_run') return `dry run: it would touch ${p.messages} messages in ${p.threads ?? 0} threads`;
   const seconds = (Date.now() - p.startedAtMs) / 1000;
-  return `${p.state}: ${p.messages} messages moved in ${p.batches} batches (${(p.messages / Math.max(seconds, 0.001)).toFixed(1)} messages/s)`;
+  return `${p.state}: ${p.messages} messages ${p.operation === 'label' ? 'labelled' : 'moved'} in ${p.batches} batches (${(p.messages / Math.max(seconds, 0.001)).toFixed(1)} messages/s)`;
 }
 
 async function bulkFollowUp(cfg: Env, prisma: PrismaClient, io: CliIo, sub: string, workflowId: string | undefined): Promise<number> {

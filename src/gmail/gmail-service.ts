@@ -2,6 +2,7 @@
 // documented exceptions), parses the answer into our own types, and maps failures to typed GmailErrors so a
 // Temporal activity can hand them to its retry policy unchanged.
 
+import { gmailLabelTerm } from './label-search.js';
 import type { gmail_v1 } from 'googleapis';
 import { GmailConflictError, GmailNotFoundError, mapGmailError, type GmailResource } from './errors.js';
 import { bodyOnlyInRaw, parseGmailMessage } from './mime.js';
@@ -558,5 +559,10 @@ export function gmailQuery(search: MailSearch): string | null {
   if (search.since) terms.push(`after:${Math.floor(search.since.getTime() / 1000)}`);
   if (search.before) terms.push(`before:${Math.floor(search.before.getTime() / 1000)}`);
   if (search.unread !== undefined) terms.push(search.unread ? 'is:unread' : '-is:unread');
+  if (search.withoutLabel !== undefined) {
+    const label = gmailLabelTerm(search.withoutLabel);
+    if (!label) return null;
+    terms.push(`-label:${label}`);
+  }
   return terms.filter(Boolean).join(' ');
 }

@@ -157,12 +157,16 @@ ${cards.map(row).join('\n')}
 </table></div>`;
 }
 
-/** `followUps`, `lessons`: those sections' HTML (src/http/follow-ups-page.ts, lessons-page.ts), escaped there. */
-export function renderListPage(lists: { pending: ActionCard[]; recent: ActionCard[]; followUps?: string; lessons?: string }): string {
+/**
+ * `followUps`, `lessons`: those sections' HTML (src/http/follow-ups-page.ts, lessons-page.ts), escaped there.
+ * `sendersHref`: the senders page beside the list (src/http/senders-page.ts), with the operator token.
+ */
+export function renderListPage(lists: { pending: ActionCard[]; recent: ActionCard[]; followUps?: string; lessons?: string; sendersHref?: string }): string {
   return layout(
     'Approvals',
     `<h1>Approvals</h1>
-<h2>Waiting for you (${lists.pending.length})</h2>
+${lists.sendersHref ? `<p><a id="senders" href="${escapeHtml(lists.sendersHref)}">Senders: who sends what</a></p>
+` : ''}<h2>Waiting for you (${lists.pending.length})</h2>
 ${table(lists.pending, 'Nothing waits for approval.')}
 ${lists.followUps ?? ''}
 ${lists.lessons ?? ''}

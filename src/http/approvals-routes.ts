@@ -172,7 +172,8 @@ export function approvalsRoutes(deps: ApprovalsRouteDeps): Routes {
       lessons = lessonsSection(await lessonCards(lessonDeps, keys, s.id));
     }
     const sections = { ...(lessons !== undefined ? { lessons } : {}), ...(followUps !== undefined ? { followUps } : {}) };
-    sendHtml(res, 200, renderListPage({ pending: await cards(pending), recent: await cards(recent), ...sections }), s.headers);
+    const sendersHref = `${SENDERS_PATH}?${new URLSearchParams({ token: token! }).toString()}`;
+    sendHtml(res, 200, renderListPage({ pending: await cards(pending), recent: await cards(recent), ...sections, sendersHref }), s.headers);
   };
 
   /** The action a link names, or the refusal already sent. */

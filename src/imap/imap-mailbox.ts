@@ -2,6 +2,7 @@
 // or a thread, labels, changes since a cursor, drafts, send, archive/trash) on IMAP and SMTP, in the
 // product's own shapes (src/gmail/types.ts). How ids, threads, labels and the cursor map onto IMAP is
 // in docs/imap.md "Mapping" and in mail-ids.ts.
+import { gmailLabelTerm, searchableLabelName } from '../gmail/label-search.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { ImapFlow, MailboxLockObject, SearchObject } from 'imapflow';
 import { decodeBase64Url } from '../gmail/mime-encoding.js';
@@ -118,6 +119,8 @@ const DRAFT = '\\Draft';
  * reads such a copy as not there (no thread, no change) until the keyword comes off.
  */
 const SUBMITTING = '$DurableInboxSubmitting';
+/** On a message moved to \Trash from \Archive (not one of our labels): taken out of the trash, it goes back there. */
+const FROM_ARCHIVE = '$DurableInboxFromArchive';
 
 export class ImapMailbox implements Mailbox {
   private session: ImapSession | undefined;
@@ -247,7 +250,9 @@ export class ImapMailbox implements Mailbox {
     // A Gmail-syntax query goes to Gmail's IMAP as it is (X-GM-RAW); elsewhere what IMAP can say of it.
     const search: ImapSearch =
       asked.query === undefined ? asked : this.server.gmail ? { ...asked, gmailRaw: asked.query, in: asked.in ?? 'ALL' } : { ...readMailQuery(asked.query, new Date()).search, ...withoutQuery(asked) };
-    const query = searchQuery(search);
+    // Folders mode keeps none of our labels on the server but the request folders: "without the label" cannot be said.
+    if (search.withoutLabel !== undefined && this.foldersMode) throw new MailboxUnsupportedError(`this server keeps no keywords: it cannot tell which messages lack the label ${search.withoutLabel}`);
+    const query = searchQuery(search, this.server.gmail);
     if (!query) return { messages: [], resultSizeEstimate: 0 };
     return this.run('searching', async (client) => {
       const caps = this.server;
@@ -255,7 +260,7 @@ export class ImapMailbox implements Mailbox {
       const refs: Array<MessageRef & { date: number }> = [];
       for (const folder of folders) {
         await this.inFolder(client, folder, async (uidValidity) => {
-          const uids = (await client.search(caps.gmail && search.gmailRaw ? { gmraw: search.gmailRaw } : query, { uid: true })) || [];
+          const uids = (await client.search(caps.gmail && search.gmailRaw ? { gmraw: [search.gmailRaw, query.gmraw].filter(Boolean).join(' ') } : query, { uid: true })) || [];
           if (uids.length === 0) return;
           // SEARCH FROM/TO match substrings of the whole header, display names included: what it
           // finds is kept only when the reader's reading of the header names the address (a batch
@@ -474,10 +479,47 @@ export class ImapMailbox implements Mailbox {
         });
       }
     });
-    if (add.includes('TRASH')) await this.moveLocations(locations, 'trash');
+    if (add.includes('TRASH')) {
+      await this.markLeavingArchive(locations);
+      await this.moveLocations(locations, 'trash');
+    } else if (remove.includes('TRASH')) await this.untrashLocations(locations);
     else if (remove.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.inInbox(l.folder)), 'archive');
     else if (add.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.roleOf(l.folder) !== 'inbox'), 'inbox');
     else if (this.foldersMode) await this.moveForRequests(locations, add, remove);
+  }
+
+  /**
+   * What goes to the trash from the archive carries FROM_ARCHIVE (where the server keeps keywords),
+   * so that taking it out of the trash (a bulk trash undone) puts it back there, not in the inbox.
+   */
+  private async markLeavingArchive(locations: Located[]): Promise<void> {
+    if (!this.server.keywords || this.server.gmail) return;
+    const archived = locations.filter((l) => this.roleOf(l.folder) === 'archive');
+    if (archived.length === 0) return;
+    await this.run('changing labels', async (client) => {
+      for (const [folder, uids] of byFolder(archived)) await this.inFolder(client, folder, () => client.messageFlagsAdd(uids.join(','), [FROM_ARCHIVE], { uid: true }));
+    });
+  }
+
+  /** Out of the trash (TRASH removed): back to the archive when it came from there (FROM_ARCHIVE), else as untrashThread (INBOX; Sent, Drafts). */
+  private async untrashLocations(locations: Located[]): Promise<void> {
+    const trashed = locations.filter((l) => this.roleOf(l.folder) === 'trash');
+    if (trashed.length === 0) return;
+    const fromArchive = await this.run('reading flags', async (client) => {
+      const found: Located[] = [];
+      for (const [folder, uids] of byFolder(trashed)) {
+        await this.inFolder(client, folder, async (uidValidity) => {
+          const marked: number[] = [];
+          for await (const m of client.fetch(uids.join(','), { uid: true, flags: true }, { uid: true })) if (m.flags?.has(FROM_ARCHIVE)) marked.push(m.uid);
+          if (marked.length > 0) await client.messageFlagsRemove(marked.join(','), [FROM_ARCHIVE], { uid: true });
+          found.push(...marked.map((uid) => ({ folder, uid, uidValidity })));
+        });
+      }
+      return found;
+    });
+    const back = new Set(fromArchive.map((l) => `${l.folder}\0${l.uid}`));
+    await this.moveLocations(fromArchive, 'archive');
+    await this.moveLocations(trashed.filter((l) => !back.has(`${l.folder}\0${l.uid}`)), 'inbox');
   }
 
   /**
@@ -1181,7 +1223,8 @@ export class ImapMailbox implements Mailbox {
       case 'ARCHIVE':
         return unique([f.archive?.path]);
       case 'ALL':
-        return f.all ? [f.all.path] : this.readFolders();
+        // Everywhere but spam and trash (MailSearch.in), as Gmail's search reads it.
+        return f.all ? [f.all.path] : this.readFolders().filter((folder) => folder !== f.trash?.path && folder !== f.junk?.path);
       case 'ANYWHERE':
         return f.all ? unique([f.all.path, f.trash?.path, f.junk?.path]) : this.readFolders();
     }
@@ -1418,8 +1461,15 @@ function withoutQuery(search: ImapSearch): ImapSearch {
   return rest;
 }
 
-function searchQuery(search: ImapSearch): SearchObject | null {
+function searchQuery(search: ImapSearch, gmail: boolean): SearchObject | null {
   const q: SearchObject = {};
+  if (search.withoutLabel !== undefined) {
+    // Our labels: keywords, or on Gmail's IMAP its labels (X-GM-RAW, as Gmail's search reads them).
+    const label = gmailLabelTerm(search.withoutLabel);
+    if (!label) return null;
+    if (gmail) q.gmraw = `-label:${label}`;
+    else q.unKeyword = labelToKeyword(searchableLabelName(search.withoutLabel)!);
+  }
   for (const field of ['from', 'to'] as const) {
     const value = search[field];
     if (value === undefined) continue;

@@ -47,6 +47,12 @@ export interface MailSearch {
   /** A label id (opaque: Gmail's id, IMAP's name) the messages carry. */
   labelId?: string;
   /**
+   * A label of ours, by name, the messages do not carry (a bulk label's "not labelled yet"): a
+   * searchableLabelName (src/gmail/label-search.ts), else nothing matches. Gmail: -label:; IMAP: UNKEYWORD (Gmail's IMAP: its
+   * X-GM-RAW); a server in folders mode keeps no such label and refuses it.
+   */
+  withoutLabel?: string;
+  /**
    * A search as Gmail reads it (from:, subject:, newer_than:, is:unread, words…), the agent's: Gmail
    * runs it as is (with the fields above); IMAP reads what it can say of it (src/mail/mail-query.ts).
    */

@@ -8,6 +8,7 @@ import type { PrismaClient } from '../db/client.js';
 import { ingestThreadEvent, learnAfterClose, requestTimer } from '../thread/ingest.js';
 import { mayHoldCorrections } from '../learning/corrections.js';
 import { prismaExecutor } from '../db/sql-executor.js';
+import { recordLabelChanges } from '../db/message-rows.js';
 import { accountTimeSettings } from '../accounts/time-settings.js';
 import { readTimerLabel, resolveWhen, TimeSpecError, type TimeDefaults, type TimerLabelPrefixes } from '../time/index.js';
 import type { TimerRequest } from '../thread/contracts.js';
@@ -277,6 +278,8 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
         return { kind: 'behind', mailboxHistoryId: page.historyId };
       }
       let threads: ThreadEvents[] = [];
+      // Labels of stored messages kept current (the senders view's unread share): one statement per page.
+      if (page.records.length > 0) await recordLabelChanges(prismaExecutor(prisma), accountId, page.records);
       if (page.records.length > 0) {
         const labels = await labelsFor(accountId, page.records);
         threads = historyToThreadEvents(page.records, labels.roles, deps.learnFromLabels ? labels.userLabels : undefined);

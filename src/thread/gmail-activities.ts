@@ -20,6 +20,7 @@ import { draftsWritten } from '../metrics/metrics.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { coldOutreachThreads, mayNeedReply, rulesVerdict, withColdEmailGate, withUnsubscribeWatch } from './rules-verdict.js';
 import { COLD_EMAIL_HEADERS } from '../rules/cold-email.js';
+import { storeReadMessages } from '../db/message-rows.js';
 
 /** Bodies are cut to this many characters before they enter workflow history. */
 const BODY_CAP = 6000;
@@ -204,6 +205,8 @@ export function createGmailActivities({ accounts, db }: { accounts: MailboxAcces
           throw err;
         }
         const visible = snapshot.messages.filter((m) => !m.isDraft);
+        // The senders view reads `messages`: the mail a thread reads is stored there as the backfill stores it.
+        await storeReadMessages(db, accountId, visible);
         const latest = latestInboundMessage(snapshot, userEmail);
         const latestInbound = latest ? { ...toPromptMessage(latest, userEmail), replyHeaders: replyHeadersOf(latest, userEmail) } : null;
         const rules =

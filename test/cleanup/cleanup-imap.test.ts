@@ -1,17 +1,25 @@
 // The clean-up on an IMAP/SMTP mailbox (Dovecot and Postfix on loopback, mail-servers/):
 // the same workflows and activities as on Gmail, through the provider-neutral Mailbox. A bulk
-// archive of a sender's mail and its undo, and a mailto: unsubscribe sent through the user's SMTP.
+// archive and label of a sender's mail and their undo, a mailto: unsubscribe sent through the user's
+// SMTP, a one-click one to a loopback HTTPS server (the test-only allowance), and the cold-email gate (a stranger's pitch gets the keyword, an allowlisted domain's not).
 import { randomUUID } from 'node:crypto';
 import { createTransport } from 'nodemailer';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadAction } from '../../src/actions/journal.js';
+import { listActions, loadAction } from '../../src/actions/journal.js';
+import { allow } from '../../src/rules/cold-email-allowlist.js';
+import { COLD_EMAIL_RULE_ID } from '../../src/rules/contracts.js';
+import { deliverFromOutside } from '../../mail-servers/deliver.js';
 import { startBulk, undoBulk } from '../../src/cleanup/bulk.js';
+import { listSenders } from '../../src/cleanup/senders.js';
 import { startUnsubscribe } from '../../src/cleanup/unsubscribe.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
+import { labelToKeyword } from '../../src/imap/mail-ids.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import type { MailServers } from '../../mail-servers/index.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { createOneClickClient, ONE_CLICK_BODY, type OneClickClient } from '../../src/outbound/one-click.js';
+import { startOneClickServer, type OneClickServer } from '../helpers/one-click-server.js';
 import { imapClient } from '../imap/mail-test-clients.js';
 import { startImapWorld, type ImapWorld } from '../imap/imap-world.js';
 
@@ -19,12 +27,16 @@ const run = randomUUID().slice(0, 8);
 let world: ImapWorld<InboxHarness>;
 let servers: MailServers;
 let h: InboxHarness;
+let oneClickServer: OneClickServer;
+let oneClick: OneClickClient;
 const db = () => prismaExecutor(h.prisma);
 
 beforeAll(async () => {
+  oneClickServer = await startOneClickServer();
+  oneClick = createOneClickClient({ testAllowance: oneClickServer.allowance, timeoutMs: 2_000 });
   world = await startImapWorld({ user: { address: `cleanup-${run}@inbox.test`, password: 'user-app-password' } }, async (imap) => {
     const harness = await startInboxHarness({ imap, env: { IMAP_IDLE: 'false' } });
-    await harness.startWorkers();
+    await harness.startWorkers({ oneClick });
     return harness;
   });
   ({ servers, product: h } = world);
@@ -32,6 +44,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await world?.close();
+  oneClick?.close();
+  await oneClickServer?.close();
 });
 
 /** Mail from the correspondent's list into the user's INBOX, through Postfix. */
@@ -61,6 +75,44 @@ async function folderCount(path: string): Promise<number> {
   } finally {
     await client.logout();
   }
+}
+
+async function withUserClient<T>(use: (client: Awaited<ReturnType<typeof imapClient>>) => Promise<T>): Promise<T> {
+  const client = await imapClient(servers, servers.user);
+  try {
+    return await use(client);
+  } finally {
+    await client.logout();
+  }
+}
+
+async function subjectsIn(folder: string): Promise<string[]> {
+  return withUserClient(async (client) => {
+    const lock = await client.getMailboxLock(folder);
+    try {
+      const subjects: string[] = [];
+      for await (const m of client.fetch('1:*', { envelope: true })) subjects.push(m.envelope?.subject ?? '');
+      return subjects.sort();
+    } finally {
+      lock.release();
+    }
+  });
+}
+
+/** The subjects of the user's messages in INBOX and Archive that carry the keyword, sorted. */
+async function subjectsWith(keyword: string): Promise<string[]> {
+  return withUserClient(async (client) => {
+    const subjects: string[] = [];
+    for (const folder of ['INBOX', 'Archive']) {
+      const lock = await client.getMailboxLock(folder);
+      try {
+        for await (const m of client.fetch('1:*', { envelope: true, flags: true })) if (m.flags?.has(keyword)) subjects.push(m.envelope?.subject ?? '');
+      } finally {
+        lock.release();
+      }
+    }
+    return subjects.sort();
+  });
 }
 
 describe('on IMAP', () => {
@@ -103,6 +155,72 @@ describe('on IMAP', () => {
     expect(await folderCount('INBOX')).toBe(inbox - 1);
   });
 
+  it("bulk label of a sender's mail: the keyword on the messages that lacked it (INBOX and Archive), a repeat touches none, undo takes off only what it added", async () => {
+    // The list's five: four in INBOX, one archived by the test before. The user had labelled "Issue 0" already.
+    const keyword = labelToKeyword('List Mail');
+    await withUserClient(async (client) => {
+      const lock = await client.getMailboxLock('INBOX');
+      try {
+        const uids = (await client.search({ subject: 'Issue 0' }, { uid: true })) || [];
+        expect(uids).toHaveLength(1);
+        await client.messageFlagsAdd(uids.join(','), [keyword], { uid: true });
+      } finally {
+        lock.release();
+      }
+    });
+    const label = (dryRun: boolean) =>
+      startBulk(h.client, { accountId: h.accountId, selection: { kind: 'sender', value: servers.correspondent.address }, operation: 'label', label: 'List Mail', dryRun, batchSize: 3, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE });
+    expect(await (await label(true)).result()).toMatchObject({ state: 'dry_run', messages: 4 });
+    const handle = await label(false);
+    const done = await handle.result();
+    expect(done).toMatchObject({ state: 'done', messages: 4, batches: 2 });
+    expect(await subjectsWith(keyword)).toEqual(['Issue 0', 'Issue 1', 'Issue 2', 'Issue 3', 'Issue 4']);
+    const batches = await Promise.all(done.actionIds.map((id) => loadAction(db(), id)));
+    expect(batches.map((b) => [b!.kind, b!.argument, b!.state, b!.result!.messageIds!.length])).toEqual([['add_label', 'List Mail', 'done', 3], ['add_label', 'List Mail', 'done', 1]]);
+
+    expect(await (await label(false)).result()).toMatchObject({ state: 'done', messages: 0, batches: 0 });
+    const undone = await undoBulk({ client: h.client, db: db(), taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE }, handle.workflowId, 'test');
+    expect(undone.map((o) => o.ok)).toEqual([true, true]);
+    expect(await subjectsWith(keyword)).toEqual(['Issue 0']);
+  });
+
+  it("bulk trash of a sender's mail, from INBOX and Archive; undo puts each back where it was", async () => {
+    // The list's five: four in INBOX, "Issue 3" in Archive (the search test archived it).
+    const where = async () => ({ inbox: await folderCount('INBOX'), archive: await folderCount('Archive'), trash: await folderCount('Trash') });
+    const before = await where();
+    const handle = await startBulk(h.client, { accountId: h.accountId, selection: { kind: 'sender', value: servers.correspondent.address }, operation: 'trash', dryRun: false, batchSize: 1000, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE });
+    expect(await handle.result()).toMatchObject({ state: 'done', messages: 5, batches: 1 });
+    expect(await where()).toEqual({ inbox: before.inbox - 4, archive: before.archive - 1, trash: before.trash + 5 });
+    const undone = await undoBulk({ client: h.client, db: db(), taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE }, handle.workflowId, 'test');
+    expect(undone.map((o) => o.ok)).toEqual([true]);
+    expect(await where()).toEqual(before);
+    expect(await subjectsIn('Archive')).toContain('Issue 3');
+  });
+
+  it('a one-click unsubscribe (RFC 8058) read from a message in the IMAP INBOX: one POST, journaled done', async () => {
+    const sender = `news@weekly-${run}.example`;
+    const transport = createTransport({ host: servers.host, port: servers.smtp.mxPort, secure: false, tls: { ca: servers.caPem }, logger: false });
+    try {
+      await transport.sendMail({
+        from: `Weekly <${sender}>`,
+        to: servers.user.address,
+        subject: 'This week',
+        text: 'News.',
+        messageId: `<weekly-${run}@weekly.example>`,
+        headers: { 'List-Unsubscribe': `<mailto:leave@weekly-${run}.example>, <${oneClickServer.origin}/u/imap-${run}?t=opaque>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      });
+    } finally {
+      transport.close();
+    }
+    await waitUntil('the newsletter in the INBOX', async () => (await world.user.searchMessages({ from: sender })).messages.length === 1);
+    const result = await (await startUnsubscribe(h.client, { accountId: h.accountId, sender, reason: { source: 'user' }, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE })).result();
+    expect(result.state).toBe('done');
+    const action = (await loadAction(db(), result.actionId!))!;
+    expect(action.result?.unsubscribe).toMatchObject({ method: 'one_click', uri: `${oneClickServer.origin}/u/imap-${run}?t=opaque`, status: 200 });
+    const posts = oneClickServer.requests.filter((r) => r.path === `/u/imap-${run}`);
+    expect(posts.map((r) => [r.method, r.body])).toEqual([['POST', ONE_CLICK_BODY]]);
+  });
+
   it("a mailto: unsubscribe goes out through the user's SMTP, once, with the action's marker", async () => {
     const result = await (
       await startUnsubscribe(h.client, {
@@ -133,5 +251,29 @@ describe('on IMAP', () => {
     } finally {
       await correspondent.logout();
     }
+  });
+
+  it('the cold-email gate: first-contact outreach from a stranger gets the Cold Email keyword; an allowlisted domain\'s does not', async () => {
+    await allow(db(), h.accountId, 'domain', `partner-${run}.example`);
+    const pitch = async (from: string) => {
+      const subject = `Book a demo this week ${randomUUID().slice(0, 6)}`;
+      await deliverFromOutside(servers, { from, to: servers.user.address, subject, text: 'Hi! Teams like yours book a demo with us and save hours. Do you have 15 minutes on Thursday?', messageId: `<${randomUUID()}@outside.test>` });
+      const message = await waitUntil(`${subject} in the INBOX`, async () => (await world.user.searchMessages({ subject })).messages[0]);
+      await h.ingest(message.threadId, { type: 'message_added', messageId: message.id, labelIds: ['INBOX'] });
+      const status = await h.waitFor(message.threadId, (st) => st.category !== undefined && st.pendingEvents === 0 && (st.openActions ?? []).length === 0, 30_000);
+      return { ...message, status };
+    };
+    const stranger = await pitch(`Sam Seller <sam@vendor-${run}.example>`);
+    expect(stranger.status).toMatchObject({ category: 'cold_outreach', state: 'skipped' });
+    expect(stranger.status.decisions[0]!.detail).toBe(`cold_outreach: rule ${COLD_EMAIL_RULE_ID}: first contact, "book a demo", "15 minutes"`);
+    expect((await world.user.getMessage(stranger.id)).labelIds).toEqual(expect.arrayContaining(['INBOX', 'Cold Email']));
+    // Read by its thread, it is in the senders view (no backfill ran on this account).
+    expect((await listSenders(db(), { accountId: h.accountId })).find((r) => r.key === `sam@vendor-${run}.example`)).toMatchObject({ messages: 1, unread: 1, category: 'cold_outreach' });
+
+    const allowed = await pitch(`Pat Partner <pat@partner-${run}.example>`);
+    expect(allowed.status.category).toBe('fyi');
+    expect(allowed.status.decisions.map((d) => d.detail)).toContain(`fyi: not cold outreach, allowlisted (domain partner-${run}.example)`);
+    expect((await world.user.getMessage(allowed.id)).labelIds).not.toContain('Cold Email');
+    expect((await listActions(db(), { accountId: h.accountId, threadId: allowed.threadId })).filter((a) => a.argument === 'Cold Email')).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 // Who sends what, end to end: mail in the Gmail emulator, read into Postgres by the real backfill
 // workflow (dev server, workers, googleapis), then `cleanup senders` (and `senders`) and the page
-// beside the approvals list compute the figures from what the backfill stored.
+// beside the approvals list compute the figures from what the backfill stored; mail the live sync
+// hands to threads afterwards is stored by its thread, its labels kept current by the sync.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
 import { backfillWorkflowId } from '../../src/backfill/contracts.js';
@@ -11,6 +12,8 @@ import { startHttpServer, type HttpServer } from '../../src/shared/http-server.j
 import { appRoutes } from '../../src/http/routes.js';
 import { cliRunner } from '../helpers/run-cli.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { waitUntil } from '../helpers/wait-until.js';
+import { notifySync } from '../../src/sync/notify.js';
 
 let h: InboxHarness;
 let http: HttpServer;
@@ -99,5 +102,29 @@ describe('the CLI and the page', () => {
     const filtered = await (await fetch(`${http.url}/approvals/senders?token=${TOKEN}&account=${encodeURIComponent(h.email)}&filter=never-opened`)).text();
     expect(filtered).toContain('<td>daily@news.example</td>');
     expect(filtered).not.toContain('<td>weekly@news.example</td>');
+  });
+});
+
+describe('mail the live sync hands to threads after the backfill', () => {
+  it('is in the view as soon as its thread read it, and its unread share follows the mailbox', async () => {
+    const sync = () => notifySync({ client: h.client, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE }, h.accountId, { source: 'poll' });
+    await sync();
+    await waitUntil('the sync cursor', async () => (await h.prisma.account.findUniqueOrThrow({ where: { id: h.accountId } })).historyId ?? false);
+    const live = await h.gmail.control.deliver(h.email, { from: 'Live <live@live.example>', to: [h.email], subject: 'Hello there', text: 'A new message, after the backfill.', headers: { 'List-Unsubscribe': '<mailto:off@live.example>' } });
+    const figures = async () => (await listSenders(db(), { accountId: h.accountId, since: new Date(Date.now() - day) })).find((r) => r.key === 'live@live.example');
+    await sync();
+    const stored = await waitUntil('the live message in the view', figures);
+    expect(stored).toMatchObject({ messages: 1, unread: 1, listUnsubscribe: true });
+    expect(await h.prisma.message.findUniqueOrThrow({ where: { accountId_gmailId: { accountId: h.accountId, gmailId: live.id } }, select: { writes: true } })).toEqual({ writes: 0 });
+
+    // The user reads it in Gmail: the sync's next page says so, and the row follows.
+    await h.gmail.control.modifyLabels(h.email, { messageIds: [live.id], remove: ['UNREAD'] });
+    await sync();
+    expect(await waitUntil('the read message counted read', async () => ((await figures())?.unread === 0 ? await figures() : false))).toMatchObject({ messages: 1, unread: 0 });
+  });
+
+  it('the approvals list links the senders page', async () => {
+    const html = await (await fetch(`${http.url}/approvals?token=${TOKEN}`)).text();
+    expect(html).toContain(`<a id="senders" href="/approvals/senders?token=${TOKEN}">`);
   });
 });

@@ -2,7 +2,7 @@ import type { gmail_v1 } from 'googleapis';
 import { describe, expect, it } from 'vitest';
 import { extractBody, getHeader, htmlToText, parseGmailMessage } from '../../src/gmail/index.js';
 import { bodyOnlyInRaw } from '../../src/gmail/mime.js';
-import { toMessageRow } from '../../src/backfill/message-store.js';
+import { toMessageRow } from '../../src/db/message-rows.js';
 import { decodeHeaderText, decodeQuotedPrintable, encodeQuotedPrintable } from '../../src/gmail/mime-encoding.js';
 
 type Part = gmail_v1.Schema$MessagePart;

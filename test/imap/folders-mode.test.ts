@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImapMailbox } from '../../src/imap/imap-mailbox.js';
 import { notifySync } from '../../src/sync/notify.js';
+import { WorkflowFailedError } from '@temporalio/client';
+import { startBulk } from '../../src/cleanup/bulk.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import type { MailServers } from '../../mail-servers/index.js';
 import { waitUntil } from '../helpers/wait-until.js';
@@ -138,4 +140,14 @@ describe('folders mode on a server without keywords', () => {
       return !labels.includes('INBOX') && !labels.includes('Snooze/Tomorrow') && (await countIn('ARCHIVE', subject)) === 1;
     });
   });
+
+  it('a bulk label is refused with the reason, before anything is touched: the server keeps no keywords', async () => {
+    const handle = await startBulk(h.client, { accountId: h.accountId, selection: { kind: 'sender', value: servers.correspondent.address }, operation: 'label', label: 'Bulk Tag', dryRun: true, batchSize: 1000, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE });
+    const failure = await handle.result().catch((err: Error) => err);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    let cause = failure as Error;
+    while (cause.cause instanceof Error) cause = cause.cause;
+    expect(cause.message).toBe('this server keeps no keywords (folders mode): the label "Bulk Tag" cannot be kept on its messages');
+  });
 });
+
