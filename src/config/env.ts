@@ -251,6 +251,11 @@ export const envSchema = z.object({
   ANTHROPIC_MODEL_LEARN: z.string().min(1).optional(),
   /** Wait before a call the API's anthropic-ratelimit-* headers say would be refused (src/llm/rate-gate.ts). */
   LLM_RATE_LIMIT_PACING: bool.default(true),
+  /**
+   * A backfill's hand-over classifies its threads through one Message Batch (half price, results
+   * within 24 h) unless `backfill start` says otherwise (--batch-classify / --no-batch-classify).
+   */
+  LLM_BATCH_BACKFILL: bool.default(false),
   /** USD per million tokens over the list prices (src/llm/prices.ts), JSON: {"claude-haiku-4-5": {"input": 1, "output": 5}}. */
   LLM_PRICES: z
     .string()
