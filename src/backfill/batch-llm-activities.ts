@@ -2,12 +2,12 @@
 // client.messages.batches: submit (idempotent: the batch id is recorded in llm_batches the moment
 // it exists; a retry returns it, and one whose predecessor died between creating and recording looks
 // for it among the batches created since it began), status, results (each read into its request
-// row, the tokens counted against the account's budget once), cancel.
+// row, the tokens and their cost at the batch price counted against the account's budgets once), cancel.
 import type Anthropic from '@anthropic-ai/sdk';
 import { log } from '@temporalio/activity';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { classificationOf, classificationRequest } from '../llm/classify.js';
-import { modelFor, type LlmSettings } from '../llm/guard.js';
+import { callCostUsd, modelFor, type LlmSettings } from '../llm/guard.js';
 import { tokensOf } from '../llm/usage.js';
 import { llmCalls, llmTokens } from '../metrics/metrics.js';
 import type { PromptMessage } from '../thread/activity-contracts.js';
@@ -16,7 +16,7 @@ import type { BackfillBatchLlmActivities, BatchCollectResult, BatchRequestCounts
 export interface BatchLlmDeps {
   sql: SqlExecutor;
   anthropic: Anthropic;
-  settings: Pick<LlmSettings, 'model' | 'models' | 'maxInputTokens' | 'dailyTokenBudget'>;
+  settings: Pick<LlmSettings, 'model' | 'models' | 'maxInputTokens' | 'dailyTokenBudget' | 'dailyBudgetUsd' | 'prices'>;
 }
 
 /** How far before its submit began a batch it made may say it was created (the two clocks). */
@@ -26,14 +26,17 @@ const isoDay = (now = new Date()) => now.toISOString().slice(0, 10);
 
 /** Why the account's LLM may not be used now (its breaker open, its day's budget spent), if so. */
 async function blockedFor(deps: BatchLlmDeps, accountId: string): Promise<string | undefined> {
-  const [row] = await deps.sql.query<{ state: string | null; reason: string | null; spent: number | null }>(
-    `SELECT b.state, b.reason, (SELECT tokens_in + tokens_out FROM token_usage WHERE account_id = $1 AND day = $2::date) AS spent
-     FROM (SELECT 1) AS one LEFT JOIN llm_breakers b ON b.account_id = $1`,
+  const [row] = await deps.sql.query<{ state: string | null; reason: string | null; spent: number | null; spent_usd: number | null }>(
+    `SELECT b.state, b.reason, u.tokens_in + u.tokens_out AS spent, u.cost_usd AS spent_usd
+     FROM (SELECT 1) AS one LEFT JOIN llm_breakers b ON b.account_id = $1 LEFT JOIN token_usage u ON u.account_id = $1 AND u.day = $2::date`,
     [accountId, isoDay()],
   );
   if (row?.state === 'open') return `the account's LLM is paused (${row.reason ?? 'outage'})`;
   const spent = Number(row?.spent ?? 0);
   if (spent >= deps.settings.dailyTokenBudget) return `the account spent ${spent} of its ${deps.settings.dailyTokenBudget} LLM tokens today`;
+  const spentUsd = Number(row?.spent_usd ?? 0);
+  const budgetUsd = deps.settings.dailyBudgetUsd;
+  if (budgetUsd !== undefined && spentUsd >= budgetUsd) return `the account spent $${spentUsd.toFixed(4)} of its $${budgetUsd} LLM budget today`;
   return undefined;
 }
 
@@ -94,6 +97,7 @@ export function createBatchLlmActivities(deps: BatchLlmDeps): BackfillBatchLlmAc
       const counts: BatchCollectResult = { processing: 0, succeeded: 0, errored: 0, canceled: 0, expired: 0, decided: 0 };
       let tokensIn = 0;
       let tokensOut = 0;
+      let costUsd = 0;
       for await (const line of await anthropic.messages.batches.results(batchId)) {
         const { result } = line;
         counts[result.type]++;
@@ -101,6 +105,7 @@ export function createBatchLlmActivities(deps: BatchLlmDeps): BackfillBatchLlmAc
           const used = tokensOf(result.message.usage);
           tokensIn += used.tokensIn;
           tokensOut += used.tokensOut;
+          costUsd += callCostUsd(deps.settings.prices, result.message.model, used.tokensIn, used.tokensOut, true);
           const read = classificationOf(result.message);
           if ('classification' in read) {
             counts.decided++;
@@ -124,12 +129,13 @@ export function createBatchLlmActivities(deps: BatchLlmDeps): BackfillBatchLlmAc
       const [counted] = await sql.query<{ n: number }>(
         `WITH claimed AS (UPDATE llm_batches SET collected_at = now() WHERE batch_key = $1 AND collected_at IS NULL RETURNING account_id),
          counted AS (
-           INSERT INTO token_usage (account_id, day, tokens_in, tokens_out) SELECT account_id, $2::date, $3, $4 FROM claimed
+           INSERT INTO token_usage (account_id, day, tokens_in, tokens_out, cost_usd) SELECT account_id, $2::date, $3, $4, $5 FROM claimed
            ON CONFLICT (account_id, day) DO UPDATE
-           SET tokens_in = token_usage.tokens_in + EXCLUDED.tokens_in, tokens_out = token_usage.tokens_out + EXCLUDED.tokens_out
+           SET tokens_in = token_usage.tokens_in + EXCLUDED.tokens_in, tokens_out = token_usage.tokens_out + EXCLUDED.tokens_out,
+               cost_usd = token_usage.cost_usd + EXCLUDED.cost_usd
            RETURNING 1)
          SELECT count(*)::int AS n FROM counted`,
-        [batchKey, isoDay(), tokensIn, tokensOut],
+        [batchKey, isoDay(), tokensIn, tokensOut, costUsd],
       );
       if (counted?.n) {
         llmTokens.inc({ direction: 'in' }, tokensIn);
