@@ -16,15 +16,20 @@ const ROLE_OF: Record<string, string> = {
 
 const usd = (n: number) => `$${n.toFixed(n < 1 ? 4 : 2)}`;
 
-export function llmCostLines(name: string, metrics: Pick<EmulatorMetrics, 'usage'>, emails: number, prices: PriceTable, singleModel: string): string[] {
+export function llmCostLines(name: string, metrics: Pick<EmulatorMetrics, 'usage'> & Partial<Pick<EmulatorMetrics, 'batchUsage'>>, emails: number, prices: PriceTable, singleModel: string): string[] {
   const roles = new Map<string, { models: Set<string>; counts: UsageCounts; usd: number; baseline: number }>();
-  for (const [model, asked] of Object.entries(metrics.usage)) {
+  // Message Batches requests (a backfill's hand-over) are their own role, at the batch price; the baseline prices them as ordinary calls.
+  const usages = [
+    { usage: metrics.usage, batch: false },
+    { usage: metrics.batchUsage ?? {}, batch: true },
+  ];
+  for (const { usage, batch } of usages) for (const [model, asked] of Object.entries(usage)) {
     for (const [what, c] of Object.entries(asked)) {
-      const role = ROLE_OF[what] ?? what;
+      const role = `${ROLE_OF[what] ?? what}${batch ? ' (batch)' : ''}`;
       const r = roles.get(role) ?? { models: new Set(), counts: { calls: 0, input: 0, output: 0, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 }, usd: 0, baseline: 0 };
       r.models.add(model);
       for (const k of Object.keys(r.counts) as (keyof UsageCounts)[]) r.counts[k] += c[k];
-      r.usd += costOf(prices, model, c) ?? Number.NaN;
+      r.usd += costOf(prices, model, c, batch) ?? Number.NaN;
       const allInput = c.input + c.cacheRead + c.cacheWrite5m + c.cacheWrite1h;
       r.baseline += costOf(prices, singleModel, { input: allInput, output: c.output, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 }) ?? Number.NaN;
       roles.set(role, r);

@@ -31,6 +31,11 @@ export const EmulatorConfigSchema = z.object({
   /** Every authenticated call is answered 402 billing_error, as for an account out of credits. */
   outOfCredits: z.boolean(),
   /**
+   * How long a Message Batch stays in_progress before it ends (its requests answered then); capped at
+   * the API's 24 h. POST /__emulator/batches/end ends every batch in progress at once.
+   */
+  batchProcessingMs: z.number().int().min(0).max(86_400_000),
+  /**
    * Per-minute limits enforced with 429 (rate-limits.ts); null: none enforced, the anthropic-ratelimit-*
    * headers show nominal limits.
    */
@@ -61,6 +66,7 @@ export const DEFAULT_CONFIG: EmulatorConfig = {
   seed: 1,
   apiKey: null,
   outOfCredits: false,
+  batchProcessingMs: 1000,
   rateLimits: null,
 };
 

@@ -39,6 +39,8 @@ export interface AnthropicEmulator {
   configure(patch: EmulatorConfigPatch): EmulatorConfig;
   /** Zeroes metrics, marker and script fault counters and request numbering; keeps config and scripts. */
   reset(): void;
+  /** Ends every Message Batch in progress now (its requests answered); resolves to how many ended. */
+  endBatches(): Promise<number>;
   /**
    * Registers (or replaces) a script for the conversations whose system prompt or first user message
    * carries the returned marker, `[emulator:script=<name>]`; with `forTool`, only the requests that
@@ -64,6 +66,7 @@ export async function startAnthropicEmulator(opts: AnthropicEmulatorOptions = {}
     config: () => server.getConfig(),
     configure: (p) => server.configure(p),
     reset: () => server.reset(),
+    endBatches: () => server.endBatches(),
     script: (name, steps, options) => server.script(name, steps, options),
     removeScript: (name) => server.removeScript(name),
     clearScripts: () => server.clearScripts(),

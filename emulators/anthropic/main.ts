@@ -1,6 +1,6 @@
 // Standalone Anthropic emulator: `npx tsx emulators/anthropic/main.ts [--port 8236] [--latency-ms 300]
 // [--jitter-ms 0] [--seed 1] [--rate-limit-rate 0] [--overloaded-rate 0] [--server-error-rate 0]
-// [--retry-after 1] [--api-key KEY]`. Point the app at it with ANTHROPIC_BASE_URL=<printed url>.
+// [--retry-after 1] [--api-key KEY] [--batch-processing-ms 1000]`. Point the app at it with ANTHROPIC_BASE_URL=<printed url>.
 import { parseArgs } from 'node:util';
 import { startAnthropicEmulator } from './index.js';
 
@@ -15,6 +15,7 @@ const { values } = parseArgs({
     'server-error-rate': { type: 'string' },
     'retry-after': { type: 'string' },
     'api-key': { type: 'string' },
+    'batch-processing-ms': { type: 'string' },
   },
 });
 
@@ -28,6 +29,7 @@ try {
     seed: num(values.seed),
     retryAfterSeconds: num(values['retry-after']),
     apiKey: values['api-key'],
+    batchProcessingMs: num(values['batch-processing-ms']),
     errorRates: {
       rateLimit: num(values['rate-limit-rate']),
       overloaded: num(values['overloaded-rate']),

@@ -9,6 +9,7 @@ import { applyPatch, DEFAULT_CONFIG, type EmulatorConfig, type EmulatorConfigPat
 import { FaultPlan, isHttpFault, type HttpFault } from './faults.js';
 import { listModels, modelEntry, modelInfo, usableModel } from './models.js';
 import { PromptCache, type CacheUsage } from './prompt-cache.js';
+import { BatchBook, batchObject, resultsJsonl, type BatchAnswer } from './batches.js';
 import { RateLimiter } from './rate-limits.js';
 import { createHash } from 'node:crypto';
 import { defaultToolInput, hasToolResults, isToolConversation, readLikeTool, scriptConflict, turnOf, unusedDraftTool } from './agent.js';
@@ -77,6 +78,11 @@ export interface EmulatorMetrics {
    * (tools offered, none forced) or `text` (no tools). `input` counts the uncached input tokens only.
    */
   usage: Record<string, Record<string, UsageCounts>>;
+  /** The same for the requests of Message Batches (billed at the batch price). */
+  batchUsage: Record<string, Record<string, UsageCounts>>;
+  /** Message Batches created, and the requests they held. */
+  batchesCreated: number;
+  batchRequests: number;
   /** Calls being answered right now, and the most at once. */
   inFlight: number;
   maxInFlight: number;
@@ -97,6 +103,9 @@ function emptyMetrics(): EmulatorMetrics {
     cacheReadInputTokens: 0,
     cacheCreationInputTokens: 0,
     usage: {},
+    batchUsage: {},
+    batchesCreated: 0,
+    batchRequests: 0,
     inFlight: 0,
     maxInFlight: 0,
     lastRequest: null,
@@ -108,16 +117,21 @@ const countTokens = (text: string) => Math.ceil(text.length / 4);
 const contentDigest = (content: unknown) => createHash('sha256').update(JSON.stringify(content)).digest('hex');
 
 /** The usage object: input tokens split into uncached, cache read and cache write (with its TTL breakdown). */
-function usageOf(cache: CacheUsage, outputTokens: number): Record<string, unknown> {
+function usageOf(cache: CacheUsage, outputTokens: number, batch = false): Record<string, unknown> {
   return {
     input_tokens: cache.input,
     output_tokens: outputTokens,
     cache_creation_input_tokens: cache.creation,
     cache_read_input_tokens: cache.read,
     cache_creation: { ephemeral_5m_input_tokens: cache.creation5m, ephemeral_1h_input_tokens: cache.creation1h },
-    service_tier: 'standard',
+    service_tier: batch ? 'batch' : 'standard',
   };
 }
+
+/** A Messages request answered, or the error the API sends for it. */
+type Outcome =
+  | { ok: true; message: Record<string, unknown> }
+  | { ok: false; status: number; type: string; message: string; headers?: Record<string, string> };
 
 type ContentBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
 
@@ -250,6 +264,7 @@ export class AnthropicEmulatorServer {
   private readonly faults = new FaultPlan();
   private readonly scriptBook = new ScriptBook();
   private readonly promptCache = new PromptCache();
+  private readonly batches = new BatchBook(() => this.config.seed);
   private rateLimiter: RateLimiter;
   /** Digests of the content of the paused turns (pause_turn) sent: accepted back as a final assistant message. */
   private readonly pausedTurns = new Set<string>();
@@ -308,7 +323,7 @@ export class AnthropicEmulatorServer {
   }
 
   metrics(): EmulatorMetrics {
-    return structuredClone(this.metricsState);
+    return structuredClone({ ...this.metricsState, batchesCreated: this.batches.created, batchRequests: this.batches.requests });
   }
 
   /** The last RECENT_REQUESTS valid /v1/messages bodies, oldest first (what tests inspect prompts in). */
@@ -328,12 +343,18 @@ export class AnthropicEmulatorServer {
     this.requestCounter = 0;
     this.recent = [];
     this.promptCache.clear();
+    this.batches.resetCounters();
     this.rateLimiter = new RateLimiter(this.config.rateLimits);
   }
 
   /** Registers (or replaces) a script; returns the marker to put in the system prompt. Throws if invalid. */
   script(name: string, steps: unknown, options: ScriptOptions = {}): string {
     return this.scriptBook.register(name, steps, options);
+  }
+
+  /** Ends every Message Batch in progress now: its requests are answered (see batches.ts). */
+  endBatches(): Promise<number> {
+    return this.batches.endAll(this.batchAnswer);
   }
 
   removeScript(name: string): boolean {
@@ -353,6 +374,7 @@ export class AnthropicEmulatorServer {
     if (path.startsWith('/__emulator/')) return this.control(path, req, res);
     if (req.method === 'POST' && path === '/v1/messages') return this.messages(req, res);
     if (req.method === 'POST' && path === '/v1/messages/count_tokens') return this.countTokens(req, res);
+    if (path === '/v1/messages/batches' || path.startsWith('/v1/messages/batches/')) return this.batchRoute(path, req, res);
     if (req.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) return this.models(path, req, res);
     this.sendError(res, 404, 'not_found_error', 'Not Found');
   }
@@ -369,6 +391,7 @@ export class AnthropicEmulatorServer {
         return this.sendError(res, 400, 'invalid_request_error', (err as Error).message);
       }
     }
+    if (req.method === 'POST' && path === '/__emulator/batches/end') return this.sendJson(res, 200, { ended: await this.endBatches() });
     if (req.method === 'POST' && path === '/__emulator/reset') {
       this.reset();
       return this.sendJson(res, 200, { ok: true });
@@ -423,6 +446,64 @@ export class AnthropicEmulatorServer {
       return false;
     }
     return true;
+  }
+
+  /** A batch's request answered as /v1/messages would answer it: its params checked first, an error as an errored result. */
+  private readonly batchAnswer: BatchAnswer = async (params) => {
+    const validation = validateMessagesRequest(params, 'create', {
+      unknownToolUseIds: this.unknownToolUseIds,
+      isPausedTurn: (message) => this.pausedTurns.has(contentDigest(message.content)),
+    });
+    const outcome: Outcome = validation.ok ? await this.answer(validation.request, true) : { ok: false, status: validation.status, type: validation.type, message: validation.message };
+    if (outcome.ok) return { type: 'succeeded', message: outcome.message };
+    return { type: 'errored', error: { type: 'error', error: { type: outcome.type, message: outcome.message }, request_id: this.nextRequestId() } };
+  };
+
+  /**
+   * Message Batches: POST /v1/messages/batches (create), GET .../{id} (retrieve), GET .../{id}/results
+   * (JSONL), POST .../{id}/cancel, GET /v1/messages/batches (list, newest first).
+   */
+  private async batchRoute(path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!this.authorized(req, res)) return;
+    const base = `http://${req.headers.host ?? '127.0.0.1'}/v1/messages/batches`;
+    const object = (b: Parameters<typeof batchObject>[0]) => batchObject(b, `${base}/${b.id}/results`);
+    if (path === '/v1/messages/batches') {
+      if (req.method === 'POST') {
+        const body = await this.readJson(req, res);
+        if (body === undefined) return;
+        const created = this.batches.create(body, this.config.batchProcessingMs);
+        if (!created.ok) return this.sendError(res, 400, 'invalid_request_error', created.message);
+        return this.sendJson(res, 200, object(created.batch));
+      }
+      if (req.method === 'GET') {
+        const url = new URL(req.url ?? '/', 'http://emulator');
+        const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get('limit') ?? 20) || 20));
+        const all = await this.batches.list(this.batchAnswer);
+        const afterId = url.searchParams.get('after_id');
+        const start = afterId ? all.findIndex((b) => b.id === afterId) + 1 : 0;
+        const data = all.slice(start, start + limit).map(object);
+        return this.sendJson(res, 200, { data, has_more: start + limit < all.length, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+      }
+    }
+    const [id, action] = path.slice('/v1/messages/batches/'.length).split('/');
+    const notFound = () => this.sendError(res, 404, 'not_found_error', `message_batch: ${id}`);
+    if (req.method === 'GET' && action === undefined) {
+      const batch = await this.batches.get(id!, this.batchAnswer);
+      return batch ? this.sendJson(res, 200, object(batch)) : notFound();
+    }
+    if (req.method === 'GET' && action === 'results') {
+      const batch = await this.batches.get(id!, this.batchAnswer);
+      if (!batch) return notFound();
+      if (batch.status !== 'ended') return this.sendError(res, 400, 'invalid_request_error', `Message Batch ${batch.id} has not finished processing; its results are not available yet.`);
+      res.writeHead(200, { 'content-type': 'application/binary', 'request-id': this.nextRequestId() });
+      res.end(resultsJsonl(batch));
+      return;
+    }
+    if (req.method === 'POST' && action === 'cancel') {
+      const batch = await this.batches.cancel(id!, this.batchAnswer);
+      return batch ? this.sendJson(res, 200, object(batch)) : notFound();
+    }
+    this.sendError(res, 404, 'not_found_error', 'Not Found');
   }
 
   /** GET /v1/models/{id} (a retired model too, with its lifecycle) and GET /v1/models. */
@@ -481,27 +562,43 @@ export class AnthropicEmulatorServer {
   private async answerMessages(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const request = await this.acceptedRequest(req, res, 'create');
     if (!request) return;
+    const outcome = await this.answer(request, false);
+    if (!outcome.ok) return this.sendError(res, outcome.status, outcome.type, outcome.message, outcome.headers);
+    this.sendJson(res, 200, outcome.message, this.rateLimiter.headers());
+  }
+
+  /**
+   * One Messages request answered: the Message, or the error the API would send. A request of a
+   * Message Batch (`batch`) passes no rate limit and no latency, is not kept among the recent
+   * requests, and counts in `batchUsage` instead of `usage`.
+   */
+  private async answer(request: MessagesRequest, batch: boolean): Promise<Outcome> {
     const n = ++this.requestCounter;
     const { seed } = this.config;
     const promptText = promptTextOf(request);
     const inputTokens = inputTokensOf(request, promptText);
-    this.metricsState.lastRequest = { body: request, inputTokens, receivedAt: new Date().toISOString() };
-    this.recent = [...this.recent, this.metricsState.lastRequest].slice(-RECENT_REQUESTS);
+    if (!batch) {
+      this.metricsState.lastRequest = { body: request, inputTokens, receivedAt: new Date().toISOString() };
+      this.recent = [...this.recent, this.metricsState.lastRequest].slice(-RECENT_REQUESTS);
 
-    const admitted = this.rateLimiter.admit(inputTokens);
-    if (!admitted.ok) {
-      return this.sendError(res, 429, 'rate_limit_error', FAULT_RESPONSES['rate-limit'].message, {
-        'retry-after': String(Math.ceil(admitted.retryAfterMs / 1000)),
-        ...this.rateLimiter.headers(),
-      });
-    }
+      const admitted = this.rateLimiter.admit(inputTokens);
+      if (!admitted.ok) {
+        return {
+          ok: false,
+          status: 429,
+          type: 'rate_limit_error',
+          message: FAULT_RESPONSES['rate-limit'].message,
+          headers: { 'retry-after': String(Math.ceil(admitted.retryAfterMs / 1000)), ...this.rateLimiter.headers() },
+        };
+      }
 
-    const latency = this.config.latencyMs + Math.floor(draw(seed, 'jitter', n) * this.config.latencyJitterMs);
-    if (latency > 0) {
-      try {
-        await sleep(latency, undefined, { signal: this.closing.signal });
-      } catch {
-        return; // closing: the connection is being torn down anyway
+      const latency = this.config.latencyMs + Math.floor(draw(seed, 'jitter', n) * this.config.latencyJitterMs);
+      if (latency > 0) {
+        try {
+          await sleep(latency, undefined, { signal: this.closing.signal });
+        } catch {
+          return { ok: false, status: 503, type: 'api_error', message: 'emulator closing' }; // the connection is being torn down anyway
+        }
       }
     }
 
@@ -511,7 +608,7 @@ export class AnthropicEmulatorServer {
     const turn = turnOf(request);
     const scripted = scriptName === undefined ? undefined : this.scriptBook.next(scriptName, turn);
     if (scripted) this.metricsState.scriptedResponses++;
-    if (scripted?.kind === 'error') return this.sendError(res, 400, 'invalid_request_error', scripted.message);
+    if (scripted?.kind === 'error') return { ok: false, status: 400, type: 'invalid_request_error', message: scripted.message };
     const forced = request.tool_choice?.type === 'tool' || request.tool_choice?.type === 'any';
     const markerFault = this.faults.fromMarkers(`${email.subject}\n${email.body}`);
     const fault =
@@ -522,7 +619,7 @@ export class AnthropicEmulatorServer {
       const { status, type, message } = FAULT_RESPONSES[fault];
       const retryAfter: Record<string, string> =
         status === 500 ? {} : { 'retry-after': String(this.config.retryAfterSeconds) };
-      return this.sendError(res, status, type, message, { ...retryAfter, ...this.rateLimiter.headers() });
+      return { ok: false, status, type, message, headers: { ...retryAfter, ...this.rateLimiter.headers() } };
     }
 
     let answer: Answer;
@@ -530,7 +627,7 @@ export class AnthropicEmulatorServer {
       answer = refusalAnswer();
     } else if (scripted && scripted.kind !== 'fault') {
       const conflict = scriptConflict(scriptName!, turn, scripted, request);
-      if (conflict) return this.sendError(res, 400, 'invalid_request_error', conflict);
+      if (conflict) return { ok: false, status: 400, type: 'invalid_request_error', message: conflict };
       if (scripted.kind === 'tools') answer = this.toolAnswer(request, scripted.toolCalls, scripted.text);
       else if (scripted.kind === 'refusal') answer = refusalAnswer(scripted.text, scripted.category, scripted.explanation);
       else if (scripted.kind === 'pause') answer = this.pauseAnswer(scripted.text);
@@ -554,7 +651,7 @@ export class AnthropicEmulatorServer {
     this.metricsState.outputTokens += outputTokens;
     this.metricsState.cacheReadInputTokens += cache.read;
     this.metricsState.cacheCreationInputTokens += cache.creation;
-    const byModel = (this.metricsState.usage[request.model] ??= {});
+    const byModel = ((batch ? this.metricsState.batchUsage : this.metricsState.usage)[request.model] ??= {});
     const counts = (byModel[askedFor(request)] ??= { calls: 0, input: 0, output: 0, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 });
     counts.calls++;
     counts.input += cache.input;
@@ -562,10 +659,9 @@ export class AnthropicEmulatorServer {
     counts.cacheRead += cache.read;
     counts.cacheWrite5m += cache.creation5m;
     counts.cacheWrite1h += cache.creation1h;
-    this.sendJson(
-      res,
-      200,
-      {
+    return {
+      ok: true,
+      message: {
         id: makeId('msg', seed, n),
         type: 'message',
         role: 'assistant',
@@ -574,10 +670,9 @@ export class AnthropicEmulatorServer {
         stop_reason: answer.stopReason,
         stop_sequence: answer.stopSequence ?? null,
         stop_details: answer.stopDetails ?? null,
-        usage: usageOf(cache, outputTokens),
+        usage: usageOf(cache, outputTokens, batch),
       },
-      this.rateLimiter.headers(),
-    );
+    };
   }
 
   /** stop_reason pause_turn; its content is remembered so that sending it back to continue is no prefill. */

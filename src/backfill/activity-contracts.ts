@@ -128,10 +128,64 @@ export interface HandoffInput {
   accountId: string;
   /** Epoch ms: inbox mail from this time on goes to the thread workflows. */
   sinceMs: number;
+  /** The hand-over's Message Batch: each thread it classified gets its verdict with the event. */
+  batchKey?: string;
 }
 
 export interface HandoffResult {
   threads: number;
+  /** Of those, the threads handed over with a verdict of the batch. */
+  classified?: number;
+}
+
+// ---- the hand-over's classification through a Message Batch (batch-classification.ts) ----------
+
+export interface BatchPrepareInput {
+  accountId: string;
+  /** The batch's key (llm_batches): the backfill's id and what the batch is for. */
+  batchKey: string;
+  /** Epoch ms: the threads the hand-over will hand over (their inbox mail from this time on). */
+  sinceMs: number;
+}
+
+export interface BatchPrepareResult {
+  threads: number;
+  /** Threads whose newest inbound message the LLM must classify (no rule decides it): one request each. */
+  requests: number;
+}
+
+/** Reading the threads to classify (mail queue: the mailbox and the rules). */
+export interface BackfillBatchMailActivities {
+  batchPrepareClassification(input: BatchPrepareInput): Promise<BatchPrepareResult>;
+}
+
+export interface BatchSubmitResult {
+  /** The API's batch id; null when nothing was submitted (no request, or the account's LLM may not be used now: `skipped`). */
+  batchId: string | null;
+  requests: number;
+  skipped?: string;
+}
+
+export interface BatchRequestCounts {
+  processing: number;
+  succeeded: number;
+  errored: number;
+  canceled: number;
+  expired: number;
+}
+
+export interface BatchCollectResult extends BatchRequestCounts {
+  /** Succeeded requests whose answer holds a usable classification (the others go the normal path). */
+  decided: number;
+}
+
+/** The batch at the API (LLM queue). Each is idempotent: a retried submit finds the batch it made. */
+export interface BackfillBatchLlmActivities {
+  batchSubmit(input: { accountId: string; batchKey: string }): Promise<BatchSubmitResult>;
+  batchStatus(input: { batchId: string }): Promise<{ ended: boolean; counts: BatchRequestCounts }>;
+  /** Reads the results into llm_batch_requests and counts their tokens against the account's budget once. */
+  batchCollect(input: { accountId: string; batchKey: string; batchId: string }): Promise<BatchCollectResult>;
+  batchCancel(input: { batchId: string }): Promise<void>;
 }
 
 export interface BackfillHandoffActivities {

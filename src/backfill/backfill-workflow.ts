@@ -14,6 +14,7 @@ import { ApplicationFailure, isCancellation, log } from '@temporalio/workflow';
 import { accountUnusableFailure } from '../accounts/account-access.js';
 import { alertsAfter, judgeSlice } from './alerts.js';
 import { BackfillRun } from './backfill-run.js';
+import { classifyInBatch } from './batch-classification.js';
 import { granularityFor, planRequest, plannedState } from './backfill-state.js';
 import type { BackfillCarried, BackfillInput, BackfillResult, SliceReport } from './contracts.js';
 import { complete } from './frontier.js';
@@ -127,10 +128,16 @@ async function deliverAlert(run: BackfillRun, alertId: string): Promise<void> {
   }
 }
 
-/** With handToThreadsDays: each thread with inbox mail from those last days goes to its thread workflow. */
+/**
+ * With handToThreadsDays: each thread with inbox mail from those last days goes to its thread
+ * workflow; with classifyInBatch, once a Message Batch has classified them (batch-classification.ts).
+ */
 async function handOver(run: BackfillRun): Promise<void> {
   const days = run.settings.handToThreadsDays;
   if (days <= 0) return;
-  const { threads } = await run.handoff.backfillHandToThreads({ accountId: run.accountId, sinceMs: run.frontier.rangeEnd - days * DAY_MS });
+  const sinceMs = run.frontier.rangeEnd - days * DAY_MS;
+  const batch = run.settings.classifyInBatch ? await classifyInBatch(run.accountId, run.backfillId, sinceMs, run.settings) : undefined;
+  const { threads, classified } = await run.handoff.backfillHandToThreads({ accountId: run.accountId, sinceMs, ...(batch ? { batchKey: batch.batchKey } : {}) });
   run.state.counters.handedOff = threads;
+  if (batch) run.state.counters.classifiedInBatch = classified ?? 0;
 }

@@ -1,12 +1,14 @@
 // Inputs, signals and queries of the backfill and archiver workflows (workflow-safe: no Node).
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import { GMAIL_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
+import { GMAIL_TASK_QUEUE, LLM_TASK_QUEUE, WORKFLOW_TASK_QUEUE } from '../shared/task-queues.js';
 
 export interface BackfillTaskQueues {
   /** Workflows and Postgres-only activities (default durable-inbox). */
   workflows?: string;
   /** Gmail activities (default durable-inbox-gmail). */
   gmail?: string;
+  /** LLM activities: the hand-over's Message Batch (default durable-inbox-llm). */
+  llm?: string;
 }
 
 export interface BackfillOptions {
@@ -35,6 +37,14 @@ export interface BackfillOptions {
    * to its thread workflow for classification and drafts. Default 0: off.
    */
   handToThreadsDays?: number;
+  /**
+   * The hand-over's classifications through one Message Batch (half price, docs/llm-cost.md), when the
+   * user allows it: the threads are handed over once the batch has ended (most within an hour, at
+   * most 24 h), each with the verdict on its newest inbound message. Default false.
+   */
+  classifyInBatch?: boolean;
+  /** How often the batch's status is looked at: first after `firstMs`, then twice as long each time up to `maxMs`. */
+  batchPoll?: { firstMs: number; maxMs: number };
   /** Continue-as-new after this many slices in one run (default: when Temporal suggests it). */
   slicesPerRun?: number;
   /** While the account cannot be used, look again this often (ms) even without a reconnect signal (default 6 hours). */
@@ -53,6 +63,8 @@ export const BACKFILL_DEFAULTS = {
   targetPerSlice: 2000,
   format: 'full' as FetchFormat,
   handToThreadsDays: 0,
+  classifyInBatch: false,
+  batchPoll: { firstMs: 30_000, maxMs: 15 * 60_000 },
   /** A slice that failed this many times fails the backfill. */
   maxSliceAttempts: 5,
   /** A slice shorter than twice this is not split: it lists every page however deep. */
@@ -70,6 +82,8 @@ export interface BackfillSettings {
   targetPerSlice: number;
   format: FetchFormat;
   handToThreadsDays: number;
+  classifyInBatch: boolean;
+  batchPoll: { firstMs: number; maxMs: number };
   slicesPerRun?: number;
   reauthRecheckMs: number;
   taskQueues: Required<BackfillTaskQueues>;
@@ -86,15 +100,23 @@ export function backfillSettingsOf(options: BackfillOptions): BackfillSettings {
     targetPerSlice: options.targetPerSlice ?? d.targetPerSlice,
     format: options.format ?? d.format,
     handToThreadsDays: options.handToThreadsDays ?? d.handToThreadsDays,
+    classifyInBatch: options.classifyInBatch ?? d.classifyInBatch,
+    batchPoll: options.batchPoll ?? d.batchPoll,
     ...(options.slicesPerRun !== undefined ? { slicesPerRun: options.slicesPerRun } : {}),
     reauthRecheckMs: options.reauthRecheckMs ?? d.reauthRecheckMs,
-    taskQueues: { workflows: options.taskQueues?.workflows ?? WORKFLOW_TASK_QUEUE, gmail: options.taskQueues?.gmail ?? GMAIL_TASK_QUEUE },
+    taskQueues: {
+      workflows: options.taskQueues?.workflows ?? WORKFLOW_TASK_QUEUE,
+      gmail: options.taskQueues?.gmail ?? GMAIL_TASK_QUEUE,
+      llm: options.taskQueues?.llm ?? LLM_TASK_QUEUE,
+    },
   };
 }
 
 export interface BackfillCounters {
   /** Threads handed to the thread workflows at the end (handToThreadsDays). */
   handedOff?: number;
+  /** Of the hand-over's threads, those whose classification a Message Batch decided (classifyInBatch). */
+  classifiedInBatch?: number;
   /** From getProfile when the backfill was planned. */
   messagesTotal: number;
   listed: number;

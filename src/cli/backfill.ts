@@ -1,6 +1,6 @@
 // `npm run cli -- backfill <start|status|cancel|archive> ...`
 //   start  <account> [--granularity auto|day|week|month] [--from DATE] [--to DATE]
-//                    [--batch-size N] [--window N] [--hand-off-days N] [--watch]
+//                    [--batch-size N] [--window N] [--hand-off-days N] [--batch-classify | --no-batch-classify] [--watch]
 //   status <account> [--watch]        progress bar, rate and ETA (from the workflow's query)
 //   cancel <account>                  cancels the backfill and its running slices; the watermark stays
 //   archive [--account A] [--dry-run] [--trash]   runs the archiver now (all accounts by default)
@@ -27,7 +27,7 @@ export interface BackfillCliIo {
   tty?: boolean;
 }
 
-export const USAGE = `usage: npm run cli -- backfill start <account> [--granularity auto|day|week|month] [--from DATE] [--to DATE] [--batch-size N] [--window N] [--hand-off-days N] [--watch]
+export const USAGE = `usage: npm run cli -- backfill start <account> [--granularity auto|day|week|month] [--from DATE] [--to DATE] [--batch-size N] [--window N] [--hand-off-days N] [--batch-classify | --no-batch-classify] [--watch]
        npm run cli -- backfill status <account> [--watch]
        npm run cli -- backfill cancel <account>
        npm run cli -- backfill archive [--account <account>] [--dry-run] [--trash]`;
@@ -131,6 +131,8 @@ export async function runBackfillCli(cfg: Env, argv: string[], io: BackfillCliIo
       'batch-size': { type: 'string' },
       window: { type: 'string' },
       'hand-off-days': { type: 'string' },
+      'batch-classify': { type: 'boolean' },
+      'no-batch-classify': { type: 'boolean' },
       watch: { type: 'boolean', default: false },
       account: { type: 'string' },
       'dry-run': { type: 'boolean', default: false },
@@ -144,7 +146,7 @@ export async function runBackfillCli(cfg: Env, argv: string[], io: BackfillCliIo
   }
   const client = await connectClient(cfg, await resolvePayloadKeys(cfg));
   const taskQueue = cfg.TEMPORAL_TASK_QUEUE;
-  const taskQueues = { workflows: cfg.TEMPORAL_TASK_QUEUE, gmail: cfg.GMAIL_TASK_QUEUE };
+  const taskQueues = { workflows: cfg.TEMPORAL_TASK_QUEUE, gmail: cfg.GMAIL_TASK_QUEUE, llm: cfg.LLM_TASK_QUEUE };
   try {
     if (sub === 'archive') {
       const accountIds = values.account ? [await resolveAccountId(cfg, values.account)] : undefined;
@@ -177,6 +179,7 @@ export async function runBackfillCli(cfg: Env, argv: string[], io: BackfillCliIo
         ...(values['batch-size'] ? { batchSize: Number(values['batch-size']) } : {}),
         ...(values.window ? { window: Number(values.window) } : {}),
         ...(values['hand-off-days'] ? { handToThreadsDays: Number(values['hand-off-days']) } : {}),
+        classifyInBatch: values['no-batch-classify'] ? false : (values['batch-classify'] ?? cfg.LLM_BATCH_BACKFILL),
         reauthRecheckMs: cfg.REAUTH_RECHECK_EVERY,
         taskQueues,
       };

@@ -251,6 +251,11 @@ export const envSchema = z.object({
   ANTHROPIC_MODEL_LEARN: z.string().min(1).optional(),
   /** Wait before a call the API's anthropic-ratelimit-* headers say would be refused (src/llm/rate-gate.ts). */
   LLM_RATE_LIMIT_PACING: bool.default(true),
+  /**
+   * A backfill's hand-over classifies its threads through one Message Batch (half price, results
+   * within 24 h) unless `backfill start` says otherwise (--batch-classify / --no-batch-classify).
+   */
+  LLM_BATCH_BACKFILL: bool.default(false),
   /** USD per million tokens over the list prices (src/llm/prices.ts), JSON: {"claude-haiku-4-5": {"input": 1, "output": 5}}. */
   LLM_PRICES: z
     .string()
@@ -360,6 +365,11 @@ export const envSchema = z.object({
 
   MAX_REWORKS: z.coerce.number().int().min(0).default(3),
   DAILY_TOKEN_BUDGET: z.coerce.number().int().positive().default(200_000),
+  /**
+   * USD one account may spend on the LLM per UTC day, priced with the price table (LLM_PRICES); over
+   * it, LLM work waits for the next UTC day, as over DAILY_TOKEN_BUDGET. Unset: no money budget.
+   */
+  LLM_DAILY_BUDGET_USD: z.coerce.number().positive().optional(),
   /** Long threads are cut to this many prompt tokens before an LLM call. */
   LLM_MAX_INPUT_TOKENS: z.coerce.number().int().min(500).default(8_000),
   /** The account's LLM circuit breaker: outage failures in a row (5xx, 429, 529) that pause LLM work… */

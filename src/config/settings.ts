@@ -76,6 +76,8 @@ export function llmSettingsFromConfig(cfg: Env): LlmSettings {
       learn: cfg.ANTHROPIC_MODEL_LEARN ?? cfg.ANTHROPIC_MODEL,
     },
     dailyTokenBudget: cfg.DAILY_TOKEN_BUDGET,
+    ...(cfg.LLM_DAILY_BUDGET_USD !== undefined ? { dailyBudgetUsd: cfg.LLM_DAILY_BUDGET_USD } : {}),
+    prices: priceTable(cfg.LLM_PRICES),
     maxInputTokens: cfg.LLM_MAX_INPUT_TOKENS,
     lessonPromptTokens: cfg.LESSON_PROMPT_TOKENS,
     breaker: {

@@ -2,6 +2,7 @@
 // and accept it only if it passes the zod schema.
 import type Anthropic from '@anthropic-ai/sdk';
 import type { EmailForPrompt } from '../mail/types.js';
+import { refusalOf } from './errors.js';
 import { callForcedTool } from './forced-tool.js';
 import { buildClassificationPrompt, estimateTokens } from './prompts.js';
 import { CLASSIFY_TOOL, CLASSIFY_TOOL_NAME, ClassificationSchema, parseToolCall, type Classification } from './schemas.js';
@@ -37,15 +38,22 @@ const TOOL_TOKENS = estimateTokens(JSON.stringify([CLASSIFY_TOOL]));
  * and the SDK's APIError subclasses for HTTP failures (map them with classifyAnthropicError).
  */
 export async function classifyEmail(client: Anthropic, input: ClassifyEmailInput): Promise<ClassifyEmailResult> {
+  const { params, promptTruncated } = classificationRequest(input);
+  const { response, tokensIn, tokensOut } = await callForcedTool(client, params, input.signal);
+  const result = parseToolCall(response, CLASSIFY_TOOL_NAME, ClassificationSchema);
+  return { result, model: response.model, tokensIn, tokensOut, promptTruncated };
+}
+
+/** The Messages request that classifies one email: what classifyEmail sends, and a Message Batch holds. */
+export function classificationRequest(input: Omit<ClassifyEmailInput, 'signal'>): { params: Anthropic.MessageCreateParamsNonStreaming; promptTruncated: boolean } {
   const prompt = buildClassificationPrompt({
     email: input.email,
     instructions: input.instructions,
     maxInputTokens: input.maxInputTokens,
     reservedTokens: TOOL_TOKENS,
   });
-  const { response, tokensIn, tokensOut } = await callForcedTool(
-    client,
-    {
+  return {
+    params: {
       model: input.model,
       max_tokens: input.maxOutputTokens ?? 512,
       system: prompt.system,
@@ -53,8 +61,21 @@ export async function classifyEmail(client: Anthropic, input: ClassifyEmailInput
       tools: [CLASSIFY_TOOL],
       tool_choice: { type: 'tool', name: CLASSIFY_TOOL_NAME },
     },
-    input.signal,
-  );
-  const result = parseToolCall(response, CLASSIFY_TOOL_NAME, ClassificationSchema);
-  return { result, model: response.model, tokensIn, tokensOut, promptTruncated: prompt.truncated };
+    promptTruncated: prompt.truncated,
+  };
+}
+
+/**
+ * The classification an answer holds (a Message Batch's result), or why it holds none: a refusal, an
+ * answer cut at max_tokens, a tool call that fails the schema (each of which classifyEmail throws).
+ */
+export function classificationOf(response: Anthropic.Message): { classification: Classification } | { notUsable: string } {
+  const refused = refusalOf(response);
+  if (refused) return { notUsable: refused.message };
+  if (response.stop_reason === 'max_tokens') return { notUsable: 'the answer was cut off at max_tokens' };
+  try {
+    return { classification: parseToolCall(response, CLASSIFY_TOOL_NAME, ClassificationSchema) };
+  } catch (err) {
+    return { notUsable: err instanceof Error ? err.message : String(err) };
+  }
 }

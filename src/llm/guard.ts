@@ -22,6 +22,7 @@ import { heartbeatWhile } from '../shared/activity-heartbeat.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { llmCalls, llmErrors, llmTokens } from '../metrics/metrics.js';
 import { classifyAnthropicError, LlmOutputInvalidError, LlmOutputTruncatedError, LlmRefusedError } from './index.js';
+import { costOf, type PriceTable } from './prices.js';
 
 export interface LlmSettings {
   /** The model of every role `models` does not name. */
@@ -30,6 +31,10 @@ export interface LlmSettings {
   models?: Partial<Record<LlmPurpose, string>>;
   /** Tokens (in + out) one account may spend per UTC day; over it, LLM work waits for the next UTC day. */
   dailyTokenBudget: number;
+  /** USD one account may spend per UTC day at `prices`; over it, as over the token budget. Absent: none. */
+  dailyBudgetUsd?: number;
+  /** What the calls cost (src/llm/prices.ts): the money budget's measure. */
+  prices?: PriceTable;
   /** When the account's LLM circuit breaker opens and how often it probes (breaker.ts). */
   breaker: BreakerSettings;
   /** Long threads are cut to this many prompt tokens. */
@@ -38,11 +43,26 @@ export interface LlmSettings {
   lessonPromptTokens?: number;
 }
 
+/** The account's day's LLM budget is spent: in tokens (DAILY_TOKEN_BUDGET) or in money (LLM_DAILY_BUDGET_USD). */
 export class TokenBudgetExceededError extends Error {
-  constructor(accountId: string, spent: number, budget: number) {
-    super(`account ${accountId} spent ${spent} of its ${budget} LLM tokens today`);
+  constructor(accountId: string, spent: number, budget: number, unit: 'tokens' | 'usd' = 'tokens') {
+    super(
+      unit === 'usd'
+        ? `account ${accountId} spent $${spent.toFixed(4)} of its $${budget} LLM budget today`
+        : `account ${accountId} spent ${spent} of its ${budget} LLM tokens today`,
+    );
     this.name = 'TokenBudgetExceededError';
   }
+}
+
+/**
+ * What a call cost at the price table: its input tokens (cache reads and writes among them) at the
+ * model's base input price, its output at the output price, times the batch factor for a Message
+ * Batch. 0 for a model the table does not know (LLM_PRICES can add it).
+ */
+export function callCostUsd(prices: PriceTable | undefined, model: string, tokensIn: number, tokensOut: number, batch = false): number {
+  if (!prices) return 0;
+  return costOf(prices, model, { input: tokensIn, output: tokensOut, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 }, batch) ?? 0;
 }
 
 /** Today in UTC as YYYY-MM-DD (a date literal, whatever the session's time zone). */
@@ -88,7 +108,7 @@ export function llmActivityFailure(err: unknown, outputAttempts: number): unknow
   }
 }
 
-export type LlmGuard = <T extends { tokensIn: number; tokensOut: number }>(
+export type LlmGuard = <T extends { tokensIn: number; tokensOut: number; model?: string }>(
   accountId: string,
   outputAttempts: number,
   call: () => Promise<T>,
@@ -145,34 +165,36 @@ export function llmPausedFailure(accountId: string, b: BreakerState, resumeAt: D
 
 export function createLlmGuard(
   { prisma, sql }: { prisma: PrismaClient; sql: SqlExecutor },
-  settings: Pick<LlmSettings, 'dailyTokenBudget' | 'breaker'>,
+  settings: Pick<LlmSettings, 'dailyTokenBudget' | 'breaker' | 'dailyBudgetUsd' | 'prices' | 'models'> & Partial<Pick<LlmSettings, 'model'>>,
   now: () => Date = () => new Date(),
 ): LlmGuard {
   const breakers = createBreakerStore(prisma);
 
   // Raw statements on the pool: these run around every model call. One read gives the breaker and
-  // the tokens spent today.
-  async function readGate(accountId: string): Promise<{ breaker: BreakerState; spent: number }> {
-    const rows = await sql.query<BreakerRow & { spent: number | null }>(
-      `SELECT ${BREAKER_COLUMNS.split(', ').map((c) => `b.${c}`).join(', ')},
-              (SELECT tokens_in + tokens_out FROM token_usage WHERE account_id = $1 AND day = $2::date) AS spent
-       FROM (SELECT 1) AS one LEFT JOIN llm_breakers b ON b.account_id = $1`,
+  // the tokens and money spent today.
+  async function readGate(accountId: string): Promise<{ breaker: BreakerState; spent: number; spentUsd: number }> {
+    const rows = await sql.query<BreakerRow & { spent: number | null; spent_usd: number | null }>(
+      `SELECT ${BREAKER_COLUMNS.split(', ').map((c) => `b.${c}`).join(', ')}, u.tokens_in + u.tokens_out AS spent, u.cost_usd AS spent_usd
+       FROM (SELECT 1) AS one LEFT JOIN llm_breakers b ON b.account_id = $1
+       LEFT JOIN token_usage u ON u.account_id = $1 AND u.day = $2::date`,
       [accountId, isoDay(now())],
     );
     const row = rows[0];
-    return { breaker: row?.state ? breakerStateOf(row) : breakerStateOf(undefined), spent: Number(row?.spent ?? 0) };
+    return { breaker: row?.state ? breakerStateOf(row) : breakerStateOf(undefined), spent: Number(row?.spent ?? 0), spentUsd: Number(row?.spent_usd ?? 0) };
   }
 
-  function ensureBudget(accountId: string, spent: number): void {
+  function ensureBudget(accountId: string, spent: number, spentUsd: number): void {
     if (spent >= settings.dailyTokenBudget) throw new TokenBudgetExceededError(accountId, spent, settings.dailyTokenBudget);
+    if (settings.dailyBudgetUsd !== undefined && spentUsd >= settings.dailyBudgetUsd) throw new TokenBudgetExceededError(accountId, spentUsd, settings.dailyBudgetUsd, 'usd');
   }
 
-  async function record(accountId: string, tokensIn: number, tokensOut: number): Promise<void> {
+  async function record(accountId: string, tokensIn: number, tokensOut: number, costUsd: number): Promise<void> {
     await sql.query(
-      `INSERT INTO token_usage (account_id, day, tokens_in, tokens_out) VALUES ($1, $2::date, $3, $4)
+      `INSERT INTO token_usage (account_id, day, tokens_in, tokens_out, cost_usd) VALUES ($1, $2::date, $3, $4, $5)
        ON CONFLICT (account_id, day) DO UPDATE
-       SET tokens_in = token_usage.tokens_in + EXCLUDED.tokens_in, tokens_out = token_usage.tokens_out + EXCLUDED.tokens_out`,
-      [accountId, isoDay(now()), tokensIn, tokensOut],
+       SET tokens_in = token_usage.tokens_in + EXCLUDED.tokens_in, tokens_out = token_usage.tokens_out + EXCLUDED.tokens_out,
+           cost_usd = token_usage.cost_usd + EXCLUDED.cost_usd`,
+      [accountId, isoDay(now()), tokensIn, tokensOut, costUsd],
     );
   }
 
@@ -192,7 +214,7 @@ export function createLlmGuard(
     return after;
   }
 
-  return async function guarded<T extends { tokensIn: number; tokensOut: number }>(
+  return async function guarded<T extends { tokensIn: number; tokensOut: number; model?: string }>(
     accountId: string,
     outputAttempts: number,
     call: () => Promise<T>,
@@ -202,9 +224,10 @@ export function createLlmGuard(
     const gate = await readGate(accountId);
     const breaker = await admitCall(accountId, gate.breaker);
     try {
-      ensureBudget(accountId, gate.spent);
+      ensureBudget(accountId, gate.spent, gate.spentUsd);
       const result = await heartbeatWhile(call, heartbeatDetails);
-      await record(accountId, result.tokensIn, result.tokensOut);
+      const model = result.model ?? settings.models?.[purpose] ?? settings.model ?? '';
+      await record(accountId, result.tokensIn, result.tokensOut, callCostUsd(settings.prices, model, result.tokensIn, result.tokensOut));
       llmCalls.inc({ purpose, result: 'ok' });
       llmTokens.inc({ direction: 'in' }, result.tokensIn);
       llmTokens.inc({ direction: 'out' }, result.tokensOut);

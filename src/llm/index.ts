@@ -1,6 +1,6 @@
 // The LLM service: thin, typed calls over @anthropic-ai/sdk for the LLM activities.
 export { createLlmClient, type LlmClientOptions } from './client.js';
-export { classifyEmail, type ClassifyEmailInput, type ClassifyEmailResult } from './classify.js';
+export { classificationOf, classificationRequest, classifyEmail, type ClassifyEmailInput, type ClassifyEmailResult } from './classify.js';
 export { draftReply, type DraftReplyInput, type DraftReplyResult } from './draft.js';
 export {
   LlmOutputInvalidError,

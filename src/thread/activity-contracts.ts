@@ -87,7 +87,7 @@ export interface GmailActivities {
    * The thread with bodies cut to a cap; null when the thread no longer exists. `withRules`: with
    * the rules' verdict on its latest inbound message (Postgres), so classifying takes no step of its own.
    */
-  readThread(input: { accountId: string; threadId: string; withRules?: boolean }): Promise<ThreadContent | null>;
+  readThread(input: { accountId: string; threadId: string; withRules?: boolean; withoutReplyContext?: boolean }): Promise<ThreadContent | null>;
   /** The user's recent replies to this sender (tone) and signature. */
   gatherReplyContext(input: { accountId: string; sender: string }): Promise<ReplyContext>;
   /**

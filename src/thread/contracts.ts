@@ -168,6 +168,26 @@ export interface MessageAddedEvent {
   type: 'message_added';
   messageId: string;
   labelIds: string[];
+  /**
+   * The LLM's classification of the thread's newest inbound message, decided ahead in a Message Batch
+   * (a backfill's hand-over, src/backfill/batch-classification.ts): the thread takes it instead of
+   * calling the model, when no rule decides and that message is still the one to classify.
+   */
+  classified?: BatchedClassification;
+}
+
+/** A classification a Message Batch decided (docs/llm-cost.md). */
+export interface BatchedClassification {
+  /** The message it classifies (the thread's newest inbound one when the batch was prepared). */
+  messageId: string;
+  /** The Message Batch (msgbatch_…) that decided it. */
+  batchId: string;
+  category: Category;
+  confidence: number;
+  reason: string;
+  model: string;
+  tokensIn: number;
+  tokensOut: number;
 }
 
 /** The user added or removed one of our labels on a message of the thread. */
@@ -307,6 +327,8 @@ export interface DecisionRecord {
   ruleId?: string;
   /** The accepted writing lessons a draft was written with, as id@version. */
   lessons?: string[];
+  /** The Message Batch a classification came through (at the batch price), not a call of this thread's. */
+  batch?: string;
 }
 
 export interface ThreadStatus {

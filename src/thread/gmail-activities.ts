@@ -195,7 +195,7 @@ export function createGmailActivities({ accounts, db }: { accounts: MailboxAcces
   }
 
   return {
-    async readThread({ accountId, threadId, withRules }) {
+    async readThread({ accountId, threadId, withRules, withoutReplyContext }) {
       return withGmail(accountId, async (gmail, userEmail) => {
         let snapshot;
         try {
@@ -224,6 +224,7 @@ export function createGmailActivities({ accounts, db }: { accounts: MailboxAcces
         // Mail that gets no reply (by the rules, else the built-in header rules), or has nobody to
         // reply to: no quota spent on tone, and the LLM only classifies it.
         const answerable =
+          !withoutReplyContext &&
           latestInbound &&
           latestInbound.replyHeaders.recipients.length > 0 &&
           (rules ? mayNeedReply(rules) : !evaluateRules(BUILTIN_RULES, latestInbound).decided);

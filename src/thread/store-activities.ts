@@ -127,7 +127,7 @@ function decisionRows(decisions: { seq: number; decision: DecisionRecord }[]): s
       model: decision.model ?? null,
       tokens_in: decision.tokensIn ?? null,
       tokens_out: decision.tokensOut ?? null,
-      detail: { text: decision.detail, ...(decision.ruleId ? { ruleId: decision.ruleId } : {}), ...(decision.lessons ? { lessons: decision.lessons } : {}), at: decision.at },
+      detail: { text: decision.detail, ...(decision.ruleId ? { ruleId: decision.ruleId } : {}), ...(decision.lessons ? { lessons: decision.lessons } : {}), ...(decision.batch ? { batch: decision.batch } : {}), at: decision.at },
     })),
   );
 }

@@ -11,7 +11,7 @@ import { actionDue, carryOutActions, carryOutProposal, checkApprovalDraft, carry
 import type { LlmDraft, PromptMessage, ThreadContent } from './activity-contracts.js';
 import { handToAgent } from './agent-steps.js';
 import { journalLabel, llmStep, needsTheUser, placeDraftInThread, writeReplyText, type Verdict } from './common-steps.js';
-import type { LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
+import type { BatchedClassification, LabelsChangedEvent, ThreadEvent, ThreadStatus, ThreadWorkflowInput } from './contracts.js';
 import { learnFromCorrections } from './correction-steps.js';
 import { draftEditedByUser, extractReworkInstructions } from './rework.js';
 import { afterUserSent, endWait, followUp } from './follow-up-steps.js';
@@ -57,6 +57,8 @@ async function learnOnly(run: ThreadRun): Promise<boolean> {
 /** The step the event leads to in the thread's current state (transitions.ts). */
 async function takeStep(run: ThreadRun, event: ThreadEvent): Promise<void> {
   const next = nextStep(run.record, event);
+  // New mail a Message Batch has classified ahead (a backfill's hand-over): the thread takes that verdict.
+  if (next.step === 'classify' && event.type === 'message_added' && event.classified) return classifyAndAnswer(run, { batched: event.classified });
   await take(run, next.step, next);
 }
 
@@ -106,7 +108,7 @@ async function take<S extends Step>(run: ThreadRun, step: S, next: StepInput[S])
  * `again`: the user asked for the latest message to be classified anew (a rule changed); the new
  * verdict is acted on only when its category differs, and every action keeps its idempotency key.
  */
-async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promise<void> {
+async function classifyAndAnswer(run: ThreadRun, { again = false, batched }: { again?: boolean; batched?: BatchedClassification } = {}): Promise<void> {
   const { record } = run;
   const thread = await run.gmail.readThread({ ...run.ids, withRules: true });
   if (!thread) return threadGone(run);
@@ -130,7 +132,7 @@ async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promis
   // no reply is written for it). Rework rewrites it on request, with the new mail.
   const mayHaveUserDraft = record.state === 'drafted' && record.draftId !== undefined;
   const keepDraft = mayHaveUserDraft && (await draftIsUsers(run));
-  const verdict = await classify(run, thread, email, keepDraft);
+  const verdict = await classify(run, thread, email, keepDraft, batched?.messageId === email.messageId ? batched : undefined);
   if (!verdict) return; // the LLM step gave up: Action Required
   if (again && record.category === previousCategory) {
     run.logDecision({ kind: 'skip', source: 'system', detail: `still ${record.category}: nothing changes` });
@@ -162,15 +164,17 @@ async function classifyAndAnswer(run: ThreadRun, { again = false } = {}): Promis
 }
 
 /**
- * Tier one, the user's rules (read with the thread); tier two, the LLM when no rule decides. Sets
- * the record's category; returns the rules' instructions for the prompt and, when the LLM wrote the
- * reply in the same step, the draft. Undefined when the LLM step gave up.
+ * Tier one, the user's rules (read with the thread); tier two, the LLM when no rule decides: its
+ * verdict decided ahead in a Message Batch (`batched`, about this very message), else a call now.
+ * Sets the record's category; returns the rules' instructions for the prompt and, when the LLM wrote
+ * the reply in the same step, the draft. Undefined when the LLM step gave up.
  */
 async function classify(
   run: ThreadRun,
   thread: ThreadContent,
   email: PromptMessage,
   keepDraft: boolean,
+  batched?: BatchedClassification,
 ): Promise<Verdict | undefined> {
   const { record } = run;
   const rules = thread.rules!; // readThread withRules gives them whenever there is an inbound email
@@ -187,7 +191,9 @@ async function classify(
       ...(rules.route ? { route: rules.route } : {}),
     };
   }
-  const triage = await llmStep(run, 'classification', () =>
+  // Only events of a backfill's batched hand-over carry a verdict; the marker keeps their histories apart.
+  const fromBatch = batched && patched(BATCHED_CLASSIFICATION_PATCH) ? batched : undefined;
+  const triage = fromBatch ? { classification: fromBatch, draft: undefined } : await llmStep(run, 'classification', () =>
     run.llm.triageWithLlm({
       accountId: run.accountId,
       email,
@@ -204,10 +210,11 @@ async function classify(
   run.logDecision({
     kind: 'classify',
     source: 'llm',
-    detail: `${verdict.category} (${verdict.confidence.toFixed(2)}): ${verdict.reason}`,
+    detail: `${verdict.category} (${verdict.confidence.toFixed(2)}): ${verdict.reason}${fromBatch ? ` (Message Batch ${fromBatch.batchId})` : ''}`,
     model: verdict.model,
     tokensIn: verdict.tokensIn,
     tokensOut: verdict.tokensOut,
+    ...(fromBatch ? { batch: fromBatch.batchId } : {}),
   });
   const gate = rules.coldEmail;
   // The cold-email gate holds no allowlisted sender, nor one the user has had a thread with, whatever
@@ -366,6 +373,7 @@ async function keepWritingEvidence(run: ThreadRun, source: 'sent' | 'rework', wh
 
 const WRITING_EVIDENCE_PATCH = 'writing-evidence';
 const COLD_EMAIL_PATCH = 'cold-email-gate';
+const BATCHED_CLASSIFICATION_PATCH = 'batched-classification';
 
 /**
  * A step failed for good: an error no retry fixes (from Gmail, the LLM, parsing or our own code),

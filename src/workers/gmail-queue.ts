@@ -9,6 +9,7 @@ import { createWeeklyEmailActivities } from '../learning/weekly-email-activities
 import { createAgentGmailActivities } from '../agent/gmail-activities.js';
 import { createAlertDeliveryActivities } from '../backfill/alert-delivery.js';
 import { createBackfillMailActivities } from '../backfill/mail-activities.js';
+import { createBatchPrepareActivities } from '../backfill/batch-prepare-activities.js';
 import { approvalsSettingsFromConfig, backfillAlertSettingsFromConfig, reminderSettingsFromConfig } from '../config/settings.js';
 import { createUnsubscribeActivities } from '../cleanup/unsubscribe-activities.js';
 import { createBulkActivities } from '../cleanup/bulk-activities.js';
@@ -20,7 +21,7 @@ import type { WorkerContext } from './context.js';
 import { createBackfillMailboxAccounts, createMailboxAccounts } from './mailbox-access.js';
 import { mergeActivities } from './merge-activities.js';
 import type { ApprovalNotifyActivities } from '../actions/activity-contracts.js';
-import type { BackfillAlertDeliveryActivities, BackfillMailActivities } from '../backfill/activity-contracts.js';
+import type { BackfillAlertDeliveryActivities, BackfillBatchMailActivities, BackfillMailActivities } from '../backfill/activity-contracts.js';
 import type { LessonNotifyActivities, WeeklyEmailActivities } from '../learning/activity-contracts.js';
 import type { ReminderDeliveryActivities } from '../reminders/contracts.js';
 import type { ScheduleGmailActivities } from '../schedules/activity-contracts.js';
@@ -30,6 +31,7 @@ import type { CleanupBulkActivities, CleanupGmailActivities } from '../cleanup/a
 /** Every step the workflows call on the Gmail queue, by their contracts: one missing or mistyped here fails to compile. */
 type GmailQueueSteps = ThreadGmailSteps &
   BackfillMailActivities &
+  BackfillBatchMailActivities &
   BackfillAlertDeliveryActivities &
   ScheduleGmailActivities &
   ApprovalNotifyActivities &
@@ -53,6 +55,7 @@ export async function createGmailQueueActivities(ctx: WorkerContext) {
     createActionGmailActivities({ accounts: mailboxes, db: ctx.sql, pauseCheckTtlMs: ctx.cfg.PAUSE_LABEL_CHECK_EVERY }),
     createBackfillMailActivities({ accounts: backfillMailboxes, concurrency: Math.max(ctx.quota.options.maxConcurrency, ctx.cfg.IMAP_BACKFILL_CONNECTIONS), db: ctx.sql }),
     createAlertDeliveryActivities({ db: ctx.sql, accounts: mailboxes, ...backfillAlertSettingsFromConfig(ctx.cfg) }),
+    createBatchPrepareActivities({ accounts: backfillMailboxes, db: ctx.sql }),
     createScheduleGmailActivities({ db: ctx.sql, accounts: mailboxes, defaultZone: ctx.cfg.DEFAULT_TIME_ZONE, ...(ctx.cfg.DISCORD_WEBHOOK_URL ? { discordWebhookUrl: ctx.cfg.DISCORD_WEBHOOK_URL } : {}) }),
     createApprovalNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),
     createLessonNotifyActivities({ db: ctx.sql, keys: approvalKeysOnce(ctx.cfg), settings: approvalsSettingsFromConfig(ctx.cfg) }),

@@ -37,8 +37,10 @@ describe('settings', () => {
       targetPerSlice: 2000,
       format: 'full',
       handToThreadsDays: 0,
+      classifyInBatch: false,
+      batchPoll: { firstMs: 30_000, maxMs: 15 * 60_000 },
       reauthRecheckMs: 6 * 3600_000,
-      taskQueues: { workflows: 'durable-inbox', gmail: 'durable-inbox-gmail' },
+      taskQueues: { workflows: 'durable-inbox', gmail: 'durable-inbox-gmail', llm: 'durable-inbox-llm' },
     });
     expect(backfillSettingsOf({ accountId: 'a', window: 1000 }).window).toBe(200);
     expect(backfillSettingsOf({ accountId: 'a', window: 0 }).window).toBe(1);

@@ -260,3 +260,69 @@ describe('auth and endpoints', () => {
     expect(await failure(client.messages.countTokens({ ...params, model: 'claude-unknown-1' }))).toMatchObject({ status: 404, type: 'not_found_error' });
   });
 });
+
+// platform.claude.com/docs/en/build-with-claude/batch-processing and the API reference of Message
+// Batches (the SDK's batches.d.ts): a batch is in_progress, then ended; request_counts are zero but
+// `processing` until it ends; results are JSONL, one line per custom_id, succeeded / errored /
+// canceled / expired; results_url only once ended; cancel ends what was not processed.
+describe('Message Batches', () => {
+  const classify = (text: string): Anthropic.MessageCreateParamsNonStreaming => ({ model: HAIKU_45, max_tokens: 100, messages: [{ role: 'user', content: text }] });
+
+  it('creates a batch in progress, ends it, and gives one result per custom_id: succeeded or errored', async () => {
+    emulator.configure({ batchProcessingMs: 3_600_000 });
+    const batch = await client.messages.batches.create({
+      requests: [
+        { custom_id: 'ok-1', params: classify('Hello, can we meet?') },
+        { custom_id: 'bad-model', params: { ...classify('Hi'), model: 'claude-sonnet-9-9' } },
+        { custom_id: 'server-error', params: classify('Hi [emulator:server-error]') },
+      ],
+    });
+    expect(batch).toMatchObject({ type: 'message_batch', processing_status: 'in_progress', results_url: null, ended_at: null });
+    expect(batch.request_counts).toEqual({ processing: 3, succeeded: 0, errored: 0, canceled: 0, expired: 0 });
+    expect(Date.parse(batch.expires_at) - Date.parse(batch.created_at)).toBe(24 * 3600_000);
+    // Nothing is answered while the batch is in progress, and no /v1/messages call is made for it.
+    expect((await client.messages.batches.retrieve(batch.id)).processing_status).toBe('in_progress');
+    await expect(client.messages.batches.results(batch.id)).rejects.toThrow(/results_url/);
+    expect(emulator.metrics()).toMatchObject({ requests: 0, batchesCreated: 1, batchRequests: 3 });
+
+    expect(await emulator.endBatches()).toBe(1);
+    const ended = await client.messages.batches.retrieve(batch.id);
+    expect(ended.processing_status).toBe('ended');
+    expect(ended.request_counts).toEqual({ processing: 0, succeeded: 1, errored: 2, canceled: 0, expired: 0 });
+    expect(ended.results_url).toBe(`${emulator.url}/v1/messages/batches/${batch.id}/results`);
+    const results = new Map<string, Anthropic.Messages.MessageBatchResult>();
+    for await (const line of await client.messages.batches.results(batch.id)) results.set(line.custom_id, line.result);
+    expect(results.get('ok-1')).toMatchObject({ type: 'succeeded', message: { type: 'message', model: HAIKU_45, usage: { service_tier: 'batch' } } });
+    expect(results.get('bad-model')).toMatchObject({ type: 'errored', error: { type: 'error', error: { type: 'not_found_error' } } });
+    expect(results.get('server-error')).toMatchObject({ type: 'errored', error: { error: { type: 'api_error' } } });
+    // Billed as batch usage, apart from the Messages calls.
+    expect(emulator.metrics().batchUsage[HAIKU_45]?.text?.calls).toBe(1);
+    expect(emulator.metrics().usage).toEqual({});
+  });
+
+  it('cancels a batch in progress (every request canceled), refuses repeated custom_ids, 404s an unknown batch', async () => {
+    emulator.configure({ batchProcessingMs: 3_600_000 });
+    const batch = await client.messages.batches.create({ requests: [{ custom_id: 'a', params: classify('Hi') }] });
+    const canceled = await client.messages.batches.cancel(batch.id);
+    expect(canceled.processing_status).toBe('ended');
+    expect(canceled.cancel_initiated_at).not.toBeNull();
+    expect(canceled.request_counts).toMatchObject({ canceled: 1, processing: 0 });
+    const lines = [];
+    for await (const line of await client.messages.batches.results(batch.id)) lines.push(line);
+    expect(lines).toEqual([{ custom_id: 'a', result: { type: 'canceled' } }]);
+    expect(await failure(client.messages.batches.create({ requests: [{ custom_id: 'x', params: classify('a') }, { custom_id: 'x', params: classify('b') }] }))).toMatchObject({ status: 400, type: 'invalid_request_error' });
+    expect(await failure(client.messages.batches.create({ requests: [{ custom_id: 'has space', params: classify('a') }] }))).toMatchObject({ status: 400 });
+    expect(await failure(client.messages.batches.retrieve('msgbatch_unknown'))).toMatchObject({ status: 404, type: 'not_found_error' });
+    // Listed newest first.
+    const listed = [];
+    for await (const b of client.messages.batches.list({ limit: 10 })) listed.push(b.id);
+    expect(listed[0]).toBe(batch.id);
+  });
+
+  it('ends a batch by itself after its processing time', async () => {
+    emulator.configure({ batchProcessingMs: 0 });
+    const batch = await client.messages.batches.create({ requests: [{ custom_id: 'quick', params: classify('Hi') }] });
+    expect((await client.messages.batches.retrieve(batch.id)).request_counts.succeeded).toBe(1);
+    emulator.configure({ batchProcessingMs: 1000 });
+  });
+});

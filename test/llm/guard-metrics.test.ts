@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { applyMigrations } from '../../src/db/migrate.js';
 import { createLlmGuard } from '../../src/llm/guard.js';
+import { LIST_PRICES } from '../../src/llm/prices.js';
 import { llmCalls, llmErrors, llmTokens } from '../../src/metrics/metrics.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { seedAccount } from '../helpers/approvals.js';
@@ -48,4 +49,20 @@ it('counts calls, tokens and errors by kind', async () => {
   await expect(guarded(fresh, 1, () => Promise.reject(new Error('bug')), 'agent_turn')).rejects.toThrow('bug');
   expect(llmErrors.get({ kind: 'other' })).toBe(before.other + 1);
   expect(llmCalls.get({ purpose: 'agent_turn', result: 'other' })).toBeGreaterThanOrEqual(1);
+});
+
+it('pauses on a money budget as on the token budget, priced with the price table, the reason in money', async () => {
+  const accountId = await seedAccount(prismaExecutor(prisma), 'money@example.com');
+  const breaker = { failuresToOpen: 5, probeMinMs: 30_000, probeMaxMs: 600_000 };
+  const guarded = createLlmGuard({ prisma, sql: prismaExecutor(prisma) }, { dailyTokenBudget: 1_000_000, dailyBudgetUsd: 0.001, prices: LIST_PRICES, breaker });
+  // 200 tokens in at $3/M and 20 out at $15/M on Sonnet 4.6: $0.0009 a call.
+  const call = () => Promise.resolve({ tokensIn: 200, tokensOut: 20, model: 'claude-sonnet-4-6' });
+  await guarded(accountId, 1, call, 'draft');
+  const [row] = await prisma.$queryRawUnsafe<{ cost_usd: number }[]>(`SELECT cost_usd FROM token_usage WHERE account_id = $1`, accountId);
+  expect(row!.cost_usd).toBeCloseTo(0.0009, 10);
+  await guarded(accountId, 1, call, 'draft'); // $0.0009 spent: under the budget, the call goes
+  // $0.0018 of $0.001: refused before the model, and the account's LLM paused for the budget.
+  await expect(guarded(accountId, 1, call, 'draft')).rejects.toThrow(/spent \$0\.0018 of its \$0\.001 LLM budget today/);
+  const [paused] = await prisma.$queryRawUnsafe<{ state: string; reason: string }[]>(`SELECT state, reason FROM llm_breakers WHERE account_id = $1`, accountId);
+  expect(paused).toMatchObject({ state: 'open', reason: 'budget' });
 });

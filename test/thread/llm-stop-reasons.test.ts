@@ -2,14 +2,20 @@
 // Postgres, the Gmail emulator and the SDK against the Anthropic emulator: a refused classification,
 // draft or agent turn ends in Action Required with "the model declined" (never a draft); a forced tool
 // call cut at max_tokens is retried once with a larger budget, then Action Required; pause_turn
-// continues the agent's turn.
+// continues the agent's turn. And a backfill's hand-over classified through one Message Batch: no
+// per-message classify call, an errored request through the normal path, a retried submit and a
+// worker restart while the batch is in progress making no second batch.
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProfile } from '../../src/agent/contracts.js';
 import { saveAgentProfile } from '../../src/agent/profiles.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { CLASSIFY_TOOL_NAME } from '../../src/llm/index.js';
-import { deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
-import { recordHistory } from '../helpers/histories.js';
+import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
+import { recordHistory, recordWorkflowHistory } from '../helpers/histories.js';
+import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
+import { backfillWorkflowId } from '../../src/backfill/contracts.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 type ScriptStep = Parameters<InboxHarness['anthropic']['script']>[1][number];
 
@@ -38,6 +44,85 @@ const classifyBudgets = (subject: string) =>
     .recentRequests()
     .filter((r) => r.body.tool_choice?.type === 'tool' && r.body.tool_choice.name === CLASSIFY_TOOL_NAME && JSON.stringify(r.body.messages).includes(subject))
     .map((r) => r.body.max_tokens);
+
+describe('the backfill classifies its hand-over through a Message Batch', () => {
+  /** The first submit runs and its answer is lost, as when the worker dies after the batch was created: the retry must not create another. */
+  const loseFirstSubmit: ActivityInterceptorsFactory = (ctx) => ({
+    inbound: {
+      async execute(input, next) {
+        const out = await next(input);
+        if (ctx.info.activityType === 'batchSubmit' && ctx.info.attempt === 1) throw new Error('the worker lost the answer of batchSubmit');
+        return out;
+      },
+    },
+  });
+
+  // First in the file: the backfill's range holds this test's mail only.
+  it('one batch classifies the handed-over threads; an errored request goes the normal path; a retried submit and a worker restart make no second batch', { timeout: 120_000 }, async () => {
+    h.anthropic.configure({ batchProcessingMs: 3_600_000 }); // in progress until the test ends it
+    const rangeStart = Date.now() - 1000;
+    await h.stopWorkers();
+    await h.startWorkers({ activityInterceptors: [loseFirstSubmit] });
+    const asks = await deliver(h, { from: 'Gus <gus@batch.example>', subject: 'Batched question', text: 'Could you send me the report by Friday? [emulator:category=needs_response]' });
+    const fyi = await deliver(h, { from: 'Hal <hal@batch.example>', subject: 'Batched note', text: 'The office is closed on Monday. [emulator:category=fyi]' });
+    const errored = await deliver(h, { from: 'Ivy <ivy@batch.example>', subject: 'Batch error', text: 'Just so you know. [emulator:category=fyi] [emulator:server-error:1]' });
+    const before = h.anthropic.metrics().batchesCreated;
+
+    const backfill = await h.client.workflow.start(backfillWorkflow, {
+      workflowId: backfillWorkflowId(h.accountId),
+      taskQueue: h.cfg.TEMPORAL_TASK_QUEUE,
+      args: [
+        {
+          accountId: h.accountId,
+          granularity: 'day',
+          rangeStart,
+          overlapMs: 0,
+          rangeEnd: Date.now() + 60_000,
+          handToThreadsDays: 1,
+          classifyInBatch: true,
+          batchPoll: { firstMs: 200, maxMs: 1000 },
+          taskQueues: { workflows: h.cfg.TEMPORAL_TASK_QUEUE, gmail: h.cfg.GMAIL_TASK_QUEUE, llm: h.cfg.LLM_TASK_QUEUE },
+        },
+      ],
+    });
+    // The batch exists and its id is recorded (the retried submit found it there).
+    const recorded = () => h.prisma.$queryRawUnsafe<{ batch_id: string | null }[]>(`SELECT batch_id FROM llm_batches WHERE account_id = $1`, h.accountId);
+    await waitUntil('the batch recorded', async () => (await recorded())[0]?.batch_id != null);
+    // The workers stop and start again while the batch is in progress.
+    await h.stopWorkers();
+    await h.startWorkers();
+    expect((await backfill.describe()).status.name).toBe('RUNNING');
+    await h.anthropic.endBatches();
+    const result = await backfill.result();
+
+    expect(h.anthropic.metrics().batchesCreated - before).toBe(1);
+    expect(h.anthropic.metrics().batchRequests).toBeGreaterThanOrEqual(3);
+    expect(result.counters).toMatchObject({ handedOff: 3, classifiedInBatch: 2 });
+    const classified = (threadId: string) => h.waitFor(threadId, (s) => s.decisions.some((d) => d.kind === 'classify') && s.pendingEvents === 0 && s.state !== 'pending', 60_000);
+    const [a, b, c] = [await classified(asks.threadId), await classified(fyi.threadId), await classified(errored.threadId)];
+    const classify = (s: typeof a) => s.decisions.find((d) => d.kind === 'classify')!;
+    // Decided by the batch, with the model and the batch in the log; the reply still drafted, the rules' actions as always.
+    const batchId = (await recorded())[0]!.batch_id!;
+    expect(classify(a)).toMatchObject({ source: 'llm', model: 'claude-haiku-4-5', batch: batchId, detail: expect.stringMatching(/^needs_response .*\(Message Batch msgbatch_/) });
+    expect(a.state).toBe('drafted');
+    expect(classify(b)).toMatchObject({ source: 'llm', batch: batchId, detail: expect.stringMatching(/^fyi/) });
+    expect(b.state).toBe('skipped');
+    // The errored request: classified by the thread's own call.
+    expect(classify(c).batch).toBeUndefined();
+    expect(classify(c).detail).toMatch(/^fyi/);
+    const classifyCalls = (subject: string) =>
+      h.anthropic.recentRequests().filter((r) => r.body.tool_choice?.type === 'tool' && r.body.tool_choice.name === CLASSIFY_TOOL_NAME && JSON.stringify(r.body.messages).includes(subject)).length;
+    expect([classifyCalls('Batched question'), classifyCalls('Batched note'), classifyCalls('Batch error')]).toEqual([0, 0, 1]);
+    const [request] = await h.prisma.$queryRawUnsafe<{ result_type: string; error: string }[]>(
+      `SELECT result_type, error FROM llm_batch_requests r JOIN llm_batches b USING (batch_key) WHERE b.account_id = $1 AND r.thread_id = $2`,
+      h.accountId,
+      errored.threadId,
+    );
+    expect(request).toMatchObject({ result_type: 'errored', error: expect.stringMatching(/^api_error/) });
+    await recordHistory(h, asks.threadId, 'thread-batched-classification');
+    await recordWorkflowHistory(backfill, 'backfill-batch-classified');
+  });
+});
 
 describe('refusals', () => {
   it('a refused classification ends in Action Required: the model declined, nothing classified or drafted', async () => {
@@ -141,3 +226,4 @@ describe('the agent loop', () => {
     await recordHistory(h, threadId, 'thread-agent-pause-turn');
   });
 });
+
