@@ -31,16 +31,16 @@ describe('LLM prices', () => {
   it('chooses a model per role: classification and expects-reply on the small one, the rest on ANTHROPIC_MODEL', () => {
     const defaults = llmSettingsFromConfig(loadConfig({}));
     expect(['classify', 'expects_reply', 'draft', 'agent_turn', 'learn'].map((r) => modelFor(defaults, r as never))).toEqual([
-      'claude-haiku-4-5',
-      'claude-haiku-4-5',
+      'claude-haiku-5-5',
+      'claude-haiku-5-5',
       'claude-sonnet-4-6',
       'claude-sonnet-4-6',
       'claude-sonnet-4-6',
     ]);
-    const chosen = llmSettingsFromConfig(loadConfig({ ANTHROPIC_MODEL: 'claude-opus-4-6', ANTHROPIC_MODEL_CLASSIFY: 'claude-haiku-5-5', ANTHROPIC_MODEL_DRAFT: 'claude-sonnet-4-6' }));
+    const chosen = llmSettingsFromConfig(loadConfig({ ANTHROPIC_MODEL: 'claude-opus-4-6', ANTHROPIC_MODEL_CLASSIFY: 'claude-haiku-4-5', ANTHROPIC_MODEL_DRAFT: 'claude-sonnet-4-6' }));
     expect([modelFor(chosen, 'classify'), modelFor(chosen, 'expects_reply'), modelFor(chosen, 'draft'), modelFor(chosen, 'agent_turn')]).toEqual([
-      'claude-haiku-5-5',
-      'claude-haiku-5-5',
+      'claude-haiku-4-5',
+      'claude-haiku-4-5',
       'claude-sonnet-4-6',
       'claude-opus-4-6',
     ]);

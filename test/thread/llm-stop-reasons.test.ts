@@ -103,7 +103,7 @@ describe('the backfill classifies its hand-over through a Message Batch', () => 
     const classify = (s: typeof a) => s.decisions.find((d) => d.kind === 'classify')!;
     // Decided by the batch, with the model and the batch in the log; the reply still drafted, the rules' actions as always.
     const batchId = (await recorded())[0]!.batch_id!;
-    expect(classify(a)).toMatchObject({ source: 'llm', model: 'claude-haiku-4-5', batch: batchId, detail: expect.stringMatching(/^needs_response .*\(Message Batch msgbatch_/) });
+    expect(classify(a)).toMatchObject({ source: 'llm', model: 'claude-haiku-5-5', batch: batchId, detail: expect.stringMatching(/^needs_response .*\(Message Batch msgbatch_/) });
     expect(a.state).toBe('drafted');
     expect(classify(b)).toMatchObject({ source: 'llm', batch: batchId, detail: expect.stringMatching(/^fyi/) });
     expect(b.state).toBe('skipped');
