@@ -187,6 +187,11 @@ describe('triage lessons from corrections', () => {
     // Every one judged on its stored message: the live path stores what it reads (src/db/message-rows.ts).
     expect(tie.out).toMatch(/on the 7 thread\(s\) of the last 30 days: 0 categorised differently, 0 acted on differently$/m);
     expect(tie.out).not.toContain('judged by sender and subject only');
+    // A thread whose message is not stored (handled before mail was stored) is judged by what the journal keeps.
+    const { count: unstored } = await h.prisma.message.deleteMany({ where: { accountId: h.accountId, headers: { path: ['from'], string_contains: domain } } });
+    expect(unstored).toBeGreaterThan(0);
+    expect((await rules('add', '--scope', 'domain', '--ref', domain, '--category', 'fyi', '--dry-run', '--account', h.email)).out)
+      .toMatch(/0 acted on differently \(\d+ judged by sender and subject only: no stored message\)/);
     const dry = await rules('add', '--scope', 'domain', '--ref', domain, '--category', 'fyi', '--priority', '200', '--dry-run', '--account', h.email);
     expect(dry.code, dry.out).toBe(0);
     // The domain's five newsletters of this test would have been FYI (the sender's own rule is gone).
