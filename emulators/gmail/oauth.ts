@@ -182,6 +182,30 @@ export class OAuthServer {
     return info;
   }
 
+  /**
+   * GET /tokeninfo?access_token=: Google's answer for a live access token (azp, aud, sub, scope,
+   * exp, expires_in, email, email_verified, access_type), else 400 invalid_token.
+   */
+  tokenInfo(accessToken: string): OAuthResponse {
+    const info = this.authenticate(`Bearer ${accessToken}`);
+    if (!info) return oauthError(400, 'invalid_token', 'Invalid Value');
+    const expiresIn = Math.max(0, Math.floor((info.expiresAt - this.now()) / 1000));
+    return {
+      status: 200,
+      body: {
+        azp: info.clientId,
+        aud: info.clientId,
+        sub: subjectId(info.email),
+        scope: info.scopes.join(' '),
+        exp: String(Math.floor(Date.now() / 1000) + expiresIn),
+        expires_in: String(expiresIn),
+        email: info.email,
+        email_verified: 'true',
+        access_type: 'offline',
+      },
+    };
+  }
+
   /** GET /o/oauth2/v2/auth: consent is given at once, for `login_hint` or the default account. */
   authorize(params: URLSearchParams, chooseAccount: (loginHint: string | undefined) => string | undefined): AuthorizeResult {
     const clientId = params.get('client_id') ?? '';
