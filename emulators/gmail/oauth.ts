@@ -115,6 +115,11 @@ export class OAuthServer {
   denyConsent = false;
   /** Scopes the user leaves unticked on the consent screen (granular consent): the grant lacks them. */
   declineScopes: string[] = [];
+  /**
+   * Refresh-token rotation (not Google's behaviour; Microsoft's identity platform and others rotate):
+   * each refresh_token grant answers a new refresh token and the one used stops working.
+   */
+  rotateRefreshTokens = false;
   refreshCount = 0;
   codeExchangeCount = 0;
 
@@ -303,6 +308,11 @@ export class OAuthServer {
           return oauthError(400, 'invalid_grant', 'Token has been expired or revoked.');
         }
         this.refreshCount++;
+        if (this.rotateRefreshTokens) {
+          const next = this.newGrant({ email: grant.email, clientId: grant.clientId, scopes: grant.scopes, ...(grant.expiresAt !== undefined ? { expiresAt: grant.expiresAt } : {}) });
+          grant.revoked = true;
+          return { status: 200, body: { ...this.issueAccessToken(next), refresh_token: next.refreshToken } };
+        }
         return { status: 200, body: this.issueAccessToken(grant) };
       }
       case 'authorization_code': {
@@ -336,6 +346,7 @@ export class OAuthServer {
     this.codes.clear();
     this.denyConsent = false;
     this.declineScopes = [];
+    this.rotateRefreshTokens = false;
     this.refreshCount = 0;
     this.codeExchangeCount = 0;
   }

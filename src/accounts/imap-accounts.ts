@@ -77,6 +77,8 @@ export interface ImapAccountsOptions {
   labelMemory?: 'database' | 'process';
   /** OAuth accounts: the token endpoint's fetch and clock (tests). */
   oauth?: Pick<OAuthTokenDeps, 'fetch' | 'now'>;
+  /** Where access tokens are cached (default the process's). */
+  tokens?: AccessTokenCache;
 }
 
 export class ImapAccounts {
@@ -155,7 +157,7 @@ export class ImapAccounts {
     const secret = imapSecretSchema.parse(this.vault.openJson(account.encryptedTokens));
     const gate = this.options.gateFor?.(accountId);
     const memory = this.options.labelMemory === 'process' ? {} : { memory: postgresLabelMemory(prismaExecutor(this.prisma), accountId) };
-    const oauth = { key: accountId, deps: { ...this.options.oauth, onRotated: rotatedTokenStore(this.prisma, this.vault, accountId, secret) } };
+    const oauth = { key: accountId, ...(this.options.tokens ? { cache: this.options.tokens } : {}), deps: { ...this.options.oauth, ...rotatingTokenAccess(this.prisma, this.vault, accountId, secret) } };
     const mailbox = await ImapMailbox.open({ ...imapMailboxSettings(account.email, servers, secret, oauth), ...(gate ? { gate } : {}), ...memory }, this.connect);
     return { email: account.email, mailbox };
   }
@@ -188,12 +190,23 @@ export function imapMailboxSettings(
   };
 }
 
-/** Stores a rotated refresh token sealed in the account's row (the provider answered a new one). */
-export function rotatedTokenStore(prisma: PrismaClient, vault: TokenVault, accountId: string, secret: ImapSecret): (refreshToken: string) => Promise<void> {
-  return async (refreshToken) => {
-    if (!('oauth' in secret)) return;
-    secret.oauth.refreshToken = refreshToken;
-    await prisma.account.update({ where: { id: accountId }, data: { encryptedTokens: vault.sealJson(secret) } });
-    log.info(`account ${accountId}: the provider rotated its refresh token; the new one is stored`);
+/**
+ * A rotating provider's refresh token kept in the account's row: a new one the provider answers is
+ * stored sealed, and a refused one is read again from the row (another process may have rotated it).
+ */
+export function rotatingTokenAccess(prisma: PrismaClient, vault: TokenVault, accountId: string, secret: ImapSecret): Pick<OAuthTokenDeps, 'onRotated' | 'storedRefreshToken'> {
+  return {
+    onRotated: async (refreshToken) => {
+      if (!('oauth' in secret)) return;
+      secret.oauth.refreshToken = refreshToken;
+      await prisma.account.update({ where: { id: accountId }, data: { encryptedTokens: vault.sealJson(secret) } });
+      log.info(`account ${accountId}: the provider rotated its refresh token; the new one is stored`);
+    },
+    storedRefreshToken: async () => {
+      const row = await prisma.account.findUnique({ where: { id: accountId }, select: { encryptedTokens: true } });
+      if (!row?.encryptedTokens) return undefined;
+      const stored = imapSecretSchema.safeParse(vault.openJson(row.encryptedTokens));
+      return stored.success && 'oauth' in stored.data ? stored.data.oauth.refreshToken : undefined;
+    },
   };
 }

@@ -20,6 +20,11 @@ export interface OAuthTokenDeps {
   now?: () => number;
   /** The provider answered a new refresh token (rotation): the caller stores it sealed. */
   onRotated?: (refreshToken: string) => Promise<void> | void;
+  /**
+   * The refresh token as stored now: read when the one held is refused (invalid_grant), since
+   * another process may have rotated it; a different one is tried once.
+   */
+  storedRefreshToken?: () => Promise<string | undefined>;
   timeoutMs?: number;
 }
 
@@ -127,7 +132,12 @@ export class AccessTokenCache {
       }
       const fresh: { token: Promise<string>; expiresAt: number } = { token: Promise.resolve(''), expiresAt: Number.POSITIVE_INFINITY };
       const token = (async () => {
-        const answer = await refreshAccessToken(grant, who, deps);
+        const answer = await refreshAccessToken(grant, who, deps).catch(async (err: unknown) => {
+          const stored = err instanceof MailServerError && err.code === 'invalid_grant' ? await deps.storedRefreshToken?.() : undefined;
+          if (!stored || stored === grant.refreshToken) throw err;
+          grant.refreshToken = stored;
+          return refreshAccessToken(grant, who, deps);
+        });
         if (answer.refreshToken) {
           grant.refreshToken = answer.refreshToken;
           await deps.onRotated?.(answer.refreshToken);

@@ -7,7 +7,7 @@
 // the worker stopped); changes in Sent and Drafts come with the poll.
 import type { ImapFlow } from 'imapflow';
 import type { PrismaClient } from '../db/client.js';
-import { imapMailboxSettings, imapSecretSchema, imapServersSchema, rotatedTokenStore } from '../accounts/imap-accounts.js';
+import { imapMailboxSettings, imapSecretSchema, imapServersSchema, rotatingTokenAccess } from '../accounts/imap-accounts.js';
 import type { TokenVault } from '../accounts/token-vault.js';
 import { openImapSessionOf, type MailConnectDeps } from '../imap/connect.js';
 import { createLogger } from '../shared/log.js';
@@ -63,7 +63,7 @@ export function startImapWatch(deps: ImapWatchDeps): ImapWatch {
         try {
           const servers = imapServersSchema.parse(account.mailServers);
           const secret = imapSecretSchema.parse(deps.vault.openJson(account.encryptedTokens));
-          const settings = imapMailboxSettings(account.email, servers, secret, { key: account.id, deps: { onRotated: rotatedTokenStore(deps.prisma, deps.vault, account.id, secret) } });
+          const settings = imapMailboxSettings(account.email, servers, secret, { key: account.id, deps: rotatingTokenAccess(deps.prisma, deps.vault, account.id, secret) });
           watchers.set(account.id, new AccountWatcher(account.id, () => openImapSessionOf(settings, deps.connect ?? {}), deps));
           unreadable.delete(account.id);
         } catch (err) {

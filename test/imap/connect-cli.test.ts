@@ -23,7 +23,7 @@ import { DEFAULT_CLIENT } from '../../emulators/gmail/oauth.js';
 import { ImapAccounts, imapMailboxSettings } from '../../src/accounts/imap-accounts.js';
 import { MailServerError } from '../../src/imap/errors.js';
 import { checkImapAccount } from '../../src/imap/connect.js';
-import { refreshAccessToken } from '../../src/imap/oauth-token.js';
+import { AccessTokenCache, refreshAccessToken } from '../../src/imap/oauth-token.js';
 import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
 import { waitUntil } from '../helpers/wait-until.js';
 
@@ -204,6 +204,46 @@ describe('accounts connect --imap with OAuth (XOAUTH2 against Dovecot\'s oauth2 
     } finally {
       await alice.close();
       await accounts.close();
+    }
+  });
+
+  it('stores the refresh token a rotating provider answers, and goes on with the stored one', async () => {
+    await emulator.control.setOAuth({ rotateRefreshTokens: true });
+    try {
+      const given = emulator.world.oauth.issueRefreshToken(servers.user.address, DEFAULT_CLIENT.clientId);
+      writeFileSync(join(dir, 'rotating-token'), given);
+      const connected = await connect(...oauthArgs(join(dir, 'rotating-token')));
+      expect(connected.code).toBe(0);
+      const account = await prisma.account.findUniqueOrThrow({ where: { email: servers.user.address } });
+      const storedToken = async () => (new TokenVault(tokenKey).openJson((await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).encryptedTokens!) as { oauth: { refreshToken: string } }).oauth.refreshToken;
+      const atConnect = await storedToken();
+      expect(atConnect).not.toBe(given);
+      expect(account.status).toBe('active');
+
+      // Two worker processes (each its own token cache): the first refreshes with the stored token
+      // (the one given no longer works) and stores the next; the second, opened after, rotates again.
+      const first = new ImapAccounts(prisma, new TokenVault(tokenKey), {}, { tokens: new AccessTokenCache() });
+      const second = new ImapAccounts(prisma, new TokenVault(tokenKey), {}, { tokens: new AccessTokenCache() });
+      const profile = (accounts: ImapAccounts) => accounts.call(account.id, async (mailbox) => (await mailbox.getProfile()).emailAddress);
+      try {
+        expect(await profile(first)).toBe(servers.user.address);
+        const afterFirst = await storedToken();
+        expect(afterFirst).not.toBe(atConnect);
+        expect(await profile(second)).toBe(servers.user.address);
+        expect(await storedToken()).not.toBe(afterFirst);
+        // The first's access token expires; the refresh token it holds was rotated by the second:
+        // refused, read again from the row, and the call goes through.
+        await emulator.control.advanceClock(2 * 3600_000);
+        await servers.kickImapUser(servers.user.address);
+        await waitUntil('a call of the first process after the second rotated', () => profile(first));
+        expect((await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).status).toBe('active');
+        expect(emulator.world.oauth.snapshot().grants.find((g) => g.refreshToken === given)?.revoked).toBe(true);
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    } finally {
+      await emulator.control.setOAuth({ rotateRefreshTokens: false });
     }
   });
 });
