@@ -40,6 +40,12 @@ export interface DovecotOptions {
    * \\Deleted, keywords among them) on every folder but Drafts, which keeps \\Draft.
    */
   keywords?: boolean;
+  /**
+   * XOAUTH2 and OAUTHBEARER beside PLAIN and LOGIN (IMAP, and SMTP submission through the auth
+   * socket): an `oauth2` passdb that asks `tokeninfoUrl` + the token (Google's tokeninfo shape, e.g.
+   * the Gmail emulator's `/tokeninfo?access_token=`) and takes the answer's `email` as the user.
+   */
+  oauth2?: { tokeninfoUrl: string };
   log?: (line: string) => void;
 }
 
@@ -129,6 +135,13 @@ async function writeDovecotConfig(opts: DovecotOptions, version: string): Promis
   if (opts.keywords === false && is24) throw new Error(`mail-servers: keywords: false is built for Dovecot 2.3 (a global ACL file); Dovecot ${version} has none.`);
   // Drafts first: for one identifier the first matching line of a global ACL file is taken.
   if (opts.keywords === false) await writeFile(join(dir, 'global-acl'), 'Drafts owner lrwstipekxa\n* owner lrstipekxa\n');
+  if (opts.oauth2 && is24) throw new Error(`mail-servers: oauth2 is built for Dovecot 2.3's oauth2 passdb; Dovecot ${version}'s settings differ.`);
+  if (opts.oauth2) {
+    if (/\s/.test(opts.oauth2.tokeninfoUrl)) throw new Error('mail-servers: the tokeninfo URL has no spaces');
+    const oauthConf = join(dir, 'dovecot-oauth2.conf.ext');
+    await writeFile(oauthConf, `tokeninfo_url = ${opts.oauth2.tokeninfoUrl}\nusername_attribute = email\n`, { mode: 0o640 });
+    await chown(oauthConf, 0, dovecotGid);
+  }
   const config = join(dir, 'dovecot.conf');
   await writeFile(config, (is24 ? dovecot24Config : dovecot23Config)({ ...opts, runDir, passwd, version }));
   return { config, lmtpSocket: join(runDir, 'lmtp'), authSocket: join(runDir, 'auth-postfix') };
@@ -182,13 +195,13 @@ listen = 127.0.0.1
 ssl = required
 ssl_cert = <${c.certFile}
 ssl_key = <${c.keyFile}
-auth_mechanisms = plain login
+auth_mechanisms = plain login${c.oauth2 ? ' xoauth2 oauthbearer' : ''}
 # Tests try wrong passwords on purpose: answer at once (the default waits 2 s).
 auth_failure_delay = 0
 auth_username_format = %Lu
 mail_location = sdbox:~/mail
 first_valid_uid = ${MAIL_UID}
-passdb {
+${c.oauth2 ? oauth2Passdb(c) : ''}passdb {
   driver = passwd-file
   args = scheme=PLAIN username_format=%u ${c.passwd}
 }
@@ -228,6 +241,16 @@ userdb passwd-file {
   passwd_file_path = ${c.passwd}
 }
 ${sharedTail(c, 'listen')}`;
+}
+
+/** The OAuth passdb: tokens checked at the tokeninfo endpoint, for the OAuth mechanisms only. */
+function oauth2Passdb(c: ConfigInput): string {
+  return `passdb {
+  driver = oauth2
+  mechanisms = xoauth2 oauthbearer
+  args = ${join(c.dir, 'dovecot-oauth2.conf.ext')}
+}
+`;
 }
 
 /** The ACL plugin with one global ACL file: the owner without `w` but on Drafts (see DovecotOptions.keywords). */

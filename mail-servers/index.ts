@@ -77,6 +77,8 @@ export interface MailServerOptions {
   folders?: 'standard' | 'gmail';
   /** false: a Dovecot that keeps no keywords (PERMANENTFLAGS without \\*), as Exchange (DovecotOptions.keywords). */
   keywords?: boolean;
+  /** XOAUTH2/OAUTHBEARER logins checked at this tokeninfo endpoint (DovecotOptions.oauth2), beside passwords. */
+  oauth2?: { tokeninfoUrl: string };
   /** The user's mailbox (default USER): a test that stores the account in the shared database gives it an address of its own. */
   user?: MailAccount;
   /** The correspondent's mailbox (default CORRESPONDENT): a test whose rules name its domain gives it a domain of its own (rules are the installation's). */
@@ -145,6 +147,7 @@ async function startOnce(options: MailServerOptions, log: ((line: string) => voi
       imapCapability: options.imapCapability,
       ...(options.folders ? { folders: options.folders } : {}),
       ...(options.keywords === false ? { keywords: false } : {}),
+      ...(options.oauth2 ? { oauth2: options.oauth2 } : {}),
       log,
     });
     if (options.postfix !== false) {

@@ -110,7 +110,8 @@ const CONTROL_ROUTES: ControlRoute[] = [
     if (typeof body.denyConsent === 'boolean') world.oauth.denyConsent = body.denyConsent;
     if (typeof body.accessTokenTtlSeconds === 'number') world.oauth.accessTokenTtlSeconds = body.accessTokenTtlSeconds;
     if (Array.isArray(body.declineScopes)) world.oauth.declineScopes = body.declineScopes.map(String);
-    return { denyConsent: world.oauth.denyConsent, accessTokenTtlSeconds: world.oauth.accessTokenTtlSeconds, declineScopes: world.oauth.declineScopes };
+    if (typeof body.rotateRefreshTokens === 'boolean') world.oauth.rotateRefreshTokens = body.rotateRefreshTokens;
+    return { denyConsent: world.oauth.denyConsent, accessTokenTtlSeconds: world.oauth.accessTokenTtlSeconds, declineScopes: world.oauth.declineScopes, rotateRefreshTokens: world.oauth.rotateRefreshTokens };
   }),
   route('POST', 'oauth/clients', ({ world, body }) => {
     const client = body as unknown as OAuthClientRegistration;

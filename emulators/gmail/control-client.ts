@@ -160,7 +160,7 @@ export class EmulatorControlClient {
   }
 
   /** `declineScopes`: the scopes the user leaves unticked on the consent screen (the grant lacks them). */
-  setOAuth(patch: { denyConsent?: boolean; accessTokenTtlSeconds?: number; declineScopes?: string[] }): Promise<{ denyConsent: boolean; accessTokenTtlSeconds: number; declineScopes: string[] }> {
+  setOAuth(patch: { denyConsent?: boolean; accessTokenTtlSeconds?: number; declineScopes?: string[]; rotateRefreshTokens?: boolean }): Promise<{ denyConsent: boolean; accessTokenTtlSeconds: number; declineScopes: string[]; rotateRefreshTokens: boolean }> {
     return this.call('PUT', 'oauth', patch);
   }
 

@@ -115,6 +115,11 @@ export class OAuthServer {
   denyConsent = false;
   /** Scopes the user leaves unticked on the consent screen (granular consent): the grant lacks them. */
   declineScopes: string[] = [];
+  /**
+   * Refresh-token rotation (not Google's behaviour; Microsoft's identity platform and others rotate):
+   * each refresh_token grant answers a new refresh token and the one used stops working.
+   */
+  rotateRefreshTokens = false;
   refreshCount = 0;
   codeExchangeCount = 0;
 
@@ -180,6 +185,30 @@ export class OAuthServer {
     if (!info || info.grant.revoked) return undefined;
     if (info.expiresAt <= this.now()) return undefined;
     return info;
+  }
+
+  /**
+   * GET /tokeninfo?access_token=: Google's answer for a live access token (azp, aud, sub, scope,
+   * exp, expires_in, email, email_verified, access_type), else 400 invalid_token.
+   */
+  tokenInfo(accessToken: string): OAuthResponse {
+    const info = this.authenticate(`Bearer ${accessToken}`);
+    if (!info) return oauthError(400, 'invalid_token', 'Invalid Value');
+    const expiresIn = Math.max(0, Math.floor((info.expiresAt - this.now()) / 1000));
+    return {
+      status: 200,
+      body: {
+        azp: info.clientId,
+        aud: info.clientId,
+        sub: subjectId(info.email),
+        scope: info.scopes.join(' '),
+        exp: String(Math.floor(Date.now() / 1000) + expiresIn),
+        expires_in: String(expiresIn),
+        email: info.email,
+        email_verified: 'true',
+        access_type: 'offline',
+      },
+    };
   }
 
   /** GET /o/oauth2/v2/auth: consent is given at once, for `login_hint` or the default account. */
@@ -279,6 +308,11 @@ export class OAuthServer {
           return oauthError(400, 'invalid_grant', 'Token has been expired or revoked.');
         }
         this.refreshCount++;
+        if (this.rotateRefreshTokens) {
+          const next = this.newGrant({ email: grant.email, clientId: grant.clientId, scopes: grant.scopes, ...(grant.expiresAt !== undefined ? { expiresAt: grant.expiresAt } : {}) });
+          grant.revoked = true;
+          return { status: 200, body: { ...this.issueAccessToken(next), refresh_token: next.refreshToken } };
+        }
         return { status: 200, body: this.issueAccessToken(grant) };
       }
       case 'authorization_code': {
@@ -312,6 +346,7 @@ export class OAuthServer {
     this.codes.clear();
     this.denyConsent = false;
     this.declineScopes = [];
+    this.rotateRefreshTokens = false;
     this.refreshCount = 0;
     this.codeExchangeCount = 0;
   }

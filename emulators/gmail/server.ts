@@ -152,6 +152,15 @@ async function handleOAuth(world: GmailWorld, req: IncomingMessage, res: ServerR
       else send(res, 200, {});
       return true;
     }
+    case 'GET /tokeninfo':
+    case 'POST /tokeninfo': {
+      // Google's tokeninfo (oauth2.googleapis.com/tokeninfo?access_token=): what a mail server's
+      // OAuth passdb asks (the test Dovecot's oauth2 passdb).
+      const form = req.method === 'POST' ? new URLSearchParams((await readBody(req)).toString('utf8')) : new URLSearchParams();
+      const result = world.oauth.tokenInfo(query.get('access_token') ?? form.get('access_token') ?? '');
+      send(res, result.status, result.body, { 'cache-control': 'no-cache, no-store, max-age=0, must-revalidate' });
+      return true;
+    }
     case 'GET /oauth2/v1/certs':
       send(res, 200, world.keys.pemCerts(), { 'cache-control': 'public, max-age=60' });
       return true;

@@ -1,5 +1,5 @@
 // Per-account IMAP/SMTP access for activities: the account's servers from Postgres, its app password
-// sealed beside them (as Gmail's tokens are), one ImapMailbox (one IMAP connection) per account and
+// or OAuth grant sealed beside them (as Gmail's tokens are), one ImapMailbox (one IMAP connection) per account and
 // process, opened on first use. A refused password marks the account needs_reauth, as a revoked
 // Gmail grant does; a dropped connection is opened again by the next call.
 import { z } from 'zod';
@@ -11,6 +11,8 @@ import { createLogger } from '../shared/log.js';
 import { prismaExecutor } from '../db/sql-executor.js';
 import { AccountNotConnectedError } from './gmail-accounts.js';
 import { postgresLabelMemory } from './imap-label-memory.js';
+import type { MailCredentials, MailServerAddress } from '../imap/contracts.js';
+import { processAccessTokens, type AccessTokenCache, type AccessTokenSource, type OAuthTokenDeps } from '../imap/oauth-token.js';
 import type { TokenVault } from './token-vault.js';
 
 const serverSchema = z.object({
@@ -28,9 +30,26 @@ export const imapServersSchema = z.object({
 });
 export type ImapServers = z.infer<typeof imapServersSchema>;
 
-/** What encrypted_tokens holds for an IMAP account. */
-const imapSecretSchema = z.object({ password: z.string().min(1), smtpPassword: z.string().min(1).optional() });
+/** What encrypted_tokens holds for an IMAP account: an app password, or an OAuth grant (XOAUTH2). */
+export const imapSecretSchema = z.union([
+  z.object({ password: z.string().min(1), smtpPassword: z.string().min(1).optional() }),
+  z.object({
+    oauth: z.object({
+      tokenUrl: z.string().min(1),
+      clientId: z.string().min(1),
+      clientSecret: z.string().min(1).optional(),
+      refreshToken: z.string().min(1),
+    }),
+  }),
+]);
 export type ImapSecret = z.infer<typeof imapSecretSchema>;
+
+/** How an OAuth account's access tokens are had: the process's cache, keyed by account; a rotated refresh token is stored by `onRotated`. */
+export interface ImapOAuthAccess {
+  key: string;
+  cache?: AccessTokenCache;
+  deps?: OAuthTokenDeps;
+}
 
 const log = createLogger('imap-accounts');
 
@@ -56,6 +75,10 @@ export interface ImapAccountsOptions {
    * sync never diffs against, would write a row per message).
    */
   labelMemory?: 'database' | 'process';
+  /** OAuth accounts: the token endpoint's fetch and clock (tests). */
+  oauth?: Pick<OAuthTokenDeps, 'fetch' | 'now'>;
+  /** Where access tokens are cached (default the process's). */
+  tokens?: AccessTokenCache;
 }
 
 export class ImapAccounts {
@@ -134,16 +157,56 @@ export class ImapAccounts {
     const secret = imapSecretSchema.parse(this.vault.openJson(account.encryptedTokens));
     const gate = this.options.gateFor?.(accountId);
     const memory = this.options.labelMemory === 'process' ? {} : { memory: postgresLabelMemory(prismaExecutor(this.prisma), accountId) };
-    const mailbox = await ImapMailbox.open({ ...imapMailboxSettings(account.email, servers, secret), ...(gate ? { gate } : {}), ...memory }, this.connect);
+    const oauth = { key: accountId, ...(this.options.tokens ? { cache: this.options.tokens } : {}), deps: { ...this.options.oauth, ...rotatingTokenAccess(this.prisma, this.vault, accountId, secret) } };
+    const mailbox = await ImapMailbox.open({ ...imapMailboxSettings(account.email, servers, secret, oauth), ...(gate ? { gate } : {}), ...memory }, this.connect);
     return { email: account.email, mailbox };
   }
 }
 
-/** The mailbox settings of an account: its servers and its secret. */
-export function imapMailboxSettings(address: string, servers: ImapServers, secret: ImapSecret) {
+/**
+ * The mailbox settings of an account: its servers and its secret. An OAuth account's credentials
+ * carry no token: every connection takes one from `accessToken` (keyed by `oauth.key`, default the address).
+ */
+export function imapMailboxSettings(
+  address: string,
+  servers: ImapServers,
+  secret: ImapSecret,
+  oauth: ImapOAuthAccess = { key: address },
+): { address: string; imap: { server: MailServerAddress; credentials: MailCredentials }; smtp: { server: MailServerAddress; credentials: MailCredentials }; accessToken?: AccessTokenSource } {
+  if ('oauth' in secret) {
+    const grant = { ...secret.oauth };
+    const accessToken = (oauth.cache ?? processAccessTokens).source(oauth.key, grant, { protocol: 'imap', user: servers.imap.user }, oauth.deps);
+    return {
+      address,
+      imap: { server: servers.imap.server, credentials: { user: servers.imap.user, accessToken: '' } },
+      smtp: { server: servers.smtp.server, credentials: { user: servers.smtp.user, accessToken: '' } },
+      accessToken,
+    };
+  }
   return {
     address,
     imap: { server: servers.imap.server, credentials: { user: servers.imap.user, password: secret.password } },
     smtp: { server: servers.smtp.server, credentials: { user: servers.smtp.user, password: secret.smtpPassword ?? secret.password } },
+  };
+}
+
+/**
+ * A rotating provider's refresh token kept in the account's row: a new one the provider answers is
+ * stored sealed, and a refused one is read again from the row (another process may have rotated it).
+ */
+export function rotatingTokenAccess(prisma: PrismaClient, vault: TokenVault, accountId: string, secret: ImapSecret): Pick<OAuthTokenDeps, 'onRotated' | 'storedRefreshToken'> {
+  return {
+    onRotated: async (refreshToken) => {
+      if (!('oauth' in secret)) return;
+      secret.oauth.refreshToken = refreshToken;
+      await prisma.account.update({ where: { id: accountId }, data: { encryptedTokens: vault.sealJson(secret) } });
+      log.info(`account ${accountId}: the provider rotated its refresh token; the new one is stored`);
+    },
+    storedRefreshToken: async () => {
+      const row = await prisma.account.findUnique({ where: { id: accountId }, select: { encryptedTokens: true } });
+      if (!row?.encryptedTokens) return undefined;
+      const stored = imapSecretSchema.safeParse(vault.openJson(row.encryptedTokens));
+      return stored.success && 'oauth' in stored.data ? stored.data.oauth.refreshToken : undefined;
+    },
   };
 }

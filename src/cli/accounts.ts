@@ -5,6 +5,10 @@
 //           [--smtp-port 587] [--smtp-tls MODE] [--user NAME] (--password-file FILE | --password-stdin) [--ca-file PEM]
 //                                           an IMAP/SMTP mailbox with an app password: both servers
 //                                           checked, the password sealed, the sync started.
+//           ... --oauth-token-url URL --oauth-client-id ID [--oauth-client-secret-file FILE]
+//           (--refresh-token-file FILE | --refresh-token-stdin)
+//                                           the same with XOAUTH2: access tokens from the refresh
+//                                           token (Microsoft 365, Outlook.com), the grant sealed.
 //   list                                    every account with its status and its LLM's (paused says
 //                                           why and what to do).
 //   disconnect <account>                    watch stopped, grant revoked, tokens deleted, sync stopped;
@@ -26,6 +30,7 @@ import { AccountConflictError, disconnectAccount, registerAccount, registerImapA
 import { MailServerError } from '../imap/errors.js';
 import type { ImapServers } from '../accounts/imap-accounts.js';
 import type { TlsMode } from '../imap/contracts.js';
+import { checkTokenUrl, type OAuthGrant } from '../imap/oauth-token.js';
 import { readFileSync } from 'node:fs';
 import type { SyncTarget } from '../sync/notify.js';
 import { connectClient } from '../temporal/client.js';
@@ -113,7 +118,9 @@ export interface ImapConnectOptions {
   smtpPort?: number;
   smtpTls?: TlsMode;
   user?: string;
-  password: string;
+  /** The app password, or (`oauth`) the OAuth grant whose access tokens log in with XOAUTH2. */
+  password?: string;
+  oauth?: OAuthGrant;
   /** Extra trust anchors (PEM) for a server whose certificate no public CA signed. */
   ca?: string;
 }
@@ -133,7 +140,7 @@ export async function connectImapCommand(deps: AccountsCliDeps, io: AccountsCliI
   };
   const account = await registerImapAccount(
     { prisma: deps.prisma, vault: new TokenVault(await resolveTokenKey(deps.cfg)), ...(deps.sync ? { sync: deps.sync } : {}) },
-    { address: opts.email, servers, secret: { password: opts.password } },
+    { address: opts.email, servers, secret: opts.oauth ? { oauth: opts.oauth } : { password: opts.password ?? '' } },
   );
   const caps = account.capabilities;
   io.out(
@@ -264,7 +271,7 @@ export async function doctorCommand(deps: Pick<AccountsCliDeps, 'cfg' | 'prisma'
 }
 
 export const USAGE =
-  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts connect --imap --email ADDRESS --imap-host HOST [--imap-port 993] [--imap-tls implicit|starttls] [--smtp-host HOST] [--smtp-port 587] [--smtp-tls implicit|starttls] [--user NAME] (--password-file FILE | --password-stdin) [--ca-file PEM] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE] | accounts doctor <EMAIL or id>';
+  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts connect --imap --email ADDRESS --imap-host HOST [--imap-port 993] [--imap-tls implicit|starttls] [--smtp-host HOST] [--smtp-port 587] [--smtp-tls implicit|starttls] [--user NAME] (--password-file FILE | --password-stdin | --oauth-token-url URL --oauth-client-id ID [--oauth-client-secret-file FILE] (--refresh-token-file FILE | --refresh-token-stdin)) [--ca-file PEM] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE] | accounts doctor <EMAIL or id>';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo = { out: (l) => console.log(l) }): Promise<number> {
@@ -285,6 +292,11 @@ export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo
       'password-file': { type: 'string' },
       'password-stdin': { type: 'boolean' },
       'ca-file': { type: 'string' },
+      'oauth-token-url': { type: 'string' },
+      'oauth-client-id': { type: 'string' },
+      'oauth-client-secret-file': { type: 'string' },
+      'refresh-token-file': { type: 'string' },
+      'refresh-token-stdin': { type: 'boolean' },
     },
     allowPositionals: true,
   });
@@ -377,10 +389,12 @@ function imapOptions(values: Record<string, string | boolean | undefined>, readS
   const email = text('email');
   const imapHost = text('imap-host');
   if (!email || !imapHost) throw new UsageError('connect --imap needs --email and --imap-host');
+  const oauth = oauthGrant(values, readStdin);
   const file = text('password-file');
-  if (!file && !values['password-stdin']) throw new UsageError('connect --imap needs the app password: --password-file FILE or --password-stdin');
-  const password = (file ? readFileSync(file, 'utf8') : readStdin()).replace(/\r?\n$/, '');
-  if (!password) throw new UsageError('the app password is empty');
+  if (!oauth && !file && !values['password-stdin']) throw new UsageError('connect --imap needs the app password (--password-file FILE or --password-stdin) or an OAuth grant (--oauth-token-url, --oauth-client-id, --refresh-token-file FILE or --refresh-token-stdin)');
+  if (oauth && (file || values['password-stdin'])) throw new UsageError('connect --imap takes an app password or an OAuth refresh token, not both');
+  const password = oauth ? undefined : (file ? readFileSync(file, 'utf8') : readStdin()).replace(/\r?\n$/, '');
+  if (password === '') throw new UsageError('the app password is empty');
   const ca = text('ca-file');
   const imapPort = port('imap-port', text('imap-port'));
   const smtpPort = port('smtp-port', text('smtp-port'));
@@ -391,7 +405,7 @@ function imapOptions(values: Record<string, string | boolean | undefined>, readS
   return {
     email,
     imapHost,
-    password,
+    ...(oauth ? { oauth } : { password: password ?? '' }),
     ...(imapPort ? { imapPort } : {}),
     ...(smtpPort ? { smtpPort } : {}),
     ...(smtpHost ? { smtpHost } : {}),
@@ -400,4 +414,27 @@ function imapOptions(values: Record<string, string | boolean | undefined>, readS
     ...(user ? { user } : {}),
     ...(ca ? { ca: readFileSync(ca, 'utf8') } : {}),
   };
+}
+
+/** The --oauth-* options as a grant (undefined when none is given); secrets from files or stdin, never the command line. */
+function oauthGrant(values: Record<string, string | boolean | undefined>, readStdin: () => string): OAuthGrant | undefined {
+  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const tokenUrl = text('oauth-token-url');
+  const clientId = text('oauth-client-id');
+  const secretFile = text('oauth-client-secret-file');
+  const tokenFile = text('refresh-token-file');
+  const tokenStdin = values['refresh-token-stdin'] === true;
+  if (!tokenUrl && !clientId && !secretFile && !tokenFile && !tokenStdin) return undefined;
+  if (!tokenUrl || !clientId || (!tokenFile && !tokenStdin)) {
+    throw new UsageError('connect --imap with OAuth needs --oauth-token-url, --oauth-client-id and the refresh token (--refresh-token-file FILE or --refresh-token-stdin)');
+  }
+  try {
+    checkTokenUrl(tokenUrl);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const refreshToken = (tokenFile ? readFileSync(tokenFile, 'utf8') : readStdin()).trim();
+  if (!refreshToken) throw new UsageError('the refresh token is empty');
+  const clientSecret = secretFile ? readFileSync(secretFile, 'utf8').trim() : undefined;
+  return { tokenUrl, clientId, refreshToken, ...(clientSecret ? { clientSecret } : {}) };
 }

@@ -5,7 +5,8 @@ import { rootCertificates } from 'node:tls';
 import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import type { ImapCapabilities, MailCredentials, MailServerAddress } from './contracts.js';
 import { describeCapabilities } from './capabilities.js';
-import { imapFailure, type FailureContext } from './errors.js';
+import { imapFailure, MailServerError, type FailureContext } from './errors.js';
+import type { AccessTokenSource } from './oauth-token.js';
 import type { Logger } from '../shared/log.js';
 
 export const DEFAULT_MAIL_TIMEOUT_MS = 30_000;
@@ -114,6 +115,27 @@ export async function openImapSession(
   } catch (err) {
     client.close();
     throw imapFailure(err, ctx);
+  }
+}
+
+/**
+ * openImapSession with the account's credentials; for an OAuth account (`accessToken`) with its
+ * current access token, and once more with a fresh one when the server refuses it.
+ */
+export async function openImapSessionOf(
+  settings: { imap: { server: MailServerAddress; credentials: MailCredentials }; accessToken?: AccessTokenSource },
+  deps: MailConnectDeps = {},
+): Promise<ImapSession> {
+  const source = settings.accessToken;
+  if (!source) return openImapSession(settings.imap.server, settings.imap.credentials, deps);
+  const user = settings.imap.credentials.user;
+  const token = await source.current();
+  try {
+    return await openImapSession(settings.imap.server, { user, accessToken: token }, deps);
+  } catch (err) {
+    if (!(err instanceof MailServerError) || err.kind !== 'bad-credentials') throw err;
+    source.refused(token);
+    return openImapSession(settings.imap.server, { user, accessToken: await source.current() }, deps);
   }
 }
 

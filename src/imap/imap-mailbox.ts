@@ -21,7 +21,8 @@ import type {
   ThreadMessage,
   ThreadSnapshot,
 } from '../mail/message.js';
-import { failureContext, openImapSession, type ImapSession, type MailConnectDeps } from './connect.js';
+import { failureContext, openImapSessionOf, type ImapSession, type MailConnectDeps } from './connect.js';
+import type { AccessTokenSource } from './oauth-token.js';
 import type { ImapCapabilities, MailCredentials, MailServerAddress } from './contracts.js';
 import {
   decodeCursor,
@@ -56,6 +57,11 @@ export interface ImapMailboxSettings {
   memory?: LabelMemory;
   /** Runs every operation (its name, e.g. 'reading a message'): the hook a limiter meters them through (the backfill's). */
   gate?: ImapCallGate;
+  /**
+   * OAuth accounts: the access token of every connection (IMAP and SMTP) comes from here, in place
+   * of the credentials' own; a refused token is refreshed once and the login tried again.
+   */
+  accessToken?: AccessTokenSource;
   /** Folders mode (no keywords): the request labels and timer prefixes that are folders (default Done, Rework; Snooze, Remind, Send). */
   requestFolders?: RequestFolderNames;
 }
@@ -125,7 +131,7 @@ const FROM_ARCHIVE = '$DurableInboxFromArchive';
 export class ImapMailbox implements Mailbox {
   private session: ImapSession | undefined;
   private readonly memory: LabelMemory;
-  private readonly smtp: SmtpTransport;
+  private readonly smtp: SmtpTransport | undefined;
   /** Thread ids that cannot be searched for (hashed roots): where their messages were seen. */
   private readonly hashedThreads = new Map<string, Set<string>>();
   /** Where listReceived saw each message (the newest listings), so reading it takes no SEARCH of every folder. */
@@ -146,12 +152,12 @@ export class ImapMailbox implements Mailbox {
   ) {
     this.session = session;
     this.memory = settings.memory ?? inMemoryLabelMemory();
-    this.smtp = createSmtpTransport(settings.smtp.server, settings.smtp.credentials, deps);
+    this.smtp = settings.accessToken ? undefined : createSmtpTransport(settings.smtp.server, settings.smtp.credentials, deps);
   }
 
   /** Connects and logs in (openImapSession; without CONDSTORE changes come from a flag scan). Throws a MailServerError. */
   static async open(settings: ImapMailboxSettings, deps: MailConnectDeps = {}): Promise<ImapMailbox> {
-    const session = await openImapSession(settings.imap.server, settings.imap.credentials, deps);
+    const session = await openImapSessionOf(settings, deps);
     const mailbox = new ImapMailbox(settings, deps, session);
     if (mailbox.foldersMode) {
       try {
@@ -185,7 +191,7 @@ export class ImapMailbox implements Mailbox {
   async close(): Promise<void> {
     const session = this.session;
     this.session = undefined;
-    this.smtp.close();
+    this.smtp?.close();
     await session?.close();
   }
 
@@ -947,9 +953,9 @@ export class ImapMailbox implements Mailbox {
     const read = await readRawMessage(raw, { ...ref, labelIds: [], internalDate: 0, modseq: '0' });
     const envelope = { from: this.settings.address, to: messageRecipients(read) };
     try {
-      await this.smtp.sendMail({ envelope, raw: Buffer.from(withoutHeader(raw, 'bcc')) });
+      await this.submit({ envelope, raw: Buffer.from(withoutHeader(raw, 'bcc')) });
     } catch (err) {
-      const failure = smtpSendFailure(err, this.settings.smtp.server, this.settings.smtp.credentials, this.deps);
+      const failure = smtpSendFailure(err, this.settings.smtp.server, this.smtpCredentialsFor(''), this.deps);
       // A refusal in the server's words (or no connection at all) is certain: the message did not go.
       // Anything else may have happened after the server took it: the marked copy stays for the retry.
       if (copy && refusedForCertain(err)) await this.run('taking back the sent copy', (client) => this.removeCopy(client, sent, copy.uid));
@@ -1110,6 +1116,32 @@ export class ImapMailbox implements Mailbox {
   // Inside
   // ------------------------------------------------------------------------------------------------
 
+  /** SMTP submission; with OAuth on a transport of the current token, a refused token refreshed once (nothing was sent). */
+  private async submit(message: { envelope: { from: string; to: string[] }; raw: Buffer }): Promise<void> {
+    if (this.smtp) {
+      await this.smtp.sendMail(message);
+      return;
+    }
+    const source = this.settings.accessToken!;
+    for (let attempt = 1; ; attempt++) {
+      const token = await source.current();
+      const transport = createSmtpTransport(this.settings.smtp.server, this.smtpCredentialsFor(token), this.deps);
+      try {
+        await transport.sendMail(message);
+        return;
+      } catch (err) {
+        if (attempt >= 2 || (err as { code?: string }).code !== 'EAUTH') throw err;
+        source.refused(token);
+      } finally {
+        transport.close();
+      }
+    }
+  }
+
+  private smtpCredentialsFor(token: string): MailCredentials {
+    return this.settings.accessToken ? { user: this.settings.smtp.credentials.user, accessToken: token } : this.settings.smtp.credentials;
+  }
+
   private requireSession(): ImapSession {
     if (!this.session) throw new Error('The IMAP mailbox is closed.');
     return this.session;
@@ -1121,7 +1153,7 @@ export class ImapMailbox implements Mailbox {
     let session = this.requireSession();
     if (!session.client.usable) {
       session.client.close();
-      session = await openImapSession(this.settings.imap.server, this.settings.imap.credentials, this.deps);
+      session = await openImapSessionOf(this.settings, this.deps);
       this.session = session;
     }
     const call = async () => {

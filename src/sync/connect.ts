@@ -10,7 +10,8 @@ import { createGmailClient } from '../gmail/client.js';
 import { GmailService } from '../gmail/gmail-service.js';
 import { createLogger } from '../shared/log.js';
 import { imapMailboxSettings, type ImapSecret, type ImapServers } from '../accounts/imap-accounts.js';
-import { checkImapAccount, type MailConnectDeps } from '../imap/connect.js';
+import { openImapSessionOf, type MailConnectDeps } from '../imap/connect.js';
+import type { OAuthTokenDeps } from '../imap/oauth-token.js';
 import { ImapMailbox } from '../imap/imap-mailbox.js';
 import { checkSmtpSubmission } from '../imap/smtp.js';
 import { syncWorkflowId } from './contracts.js';
@@ -91,19 +92,29 @@ export class AccountConflictError extends Error {
 }
 
 /**
- * An IMAP/SMTP account: both servers checked (TLS, login, the extensions the product needs; each
- * failure a MailServerError of one sentence), the password sealed, the account active with the
+ * An IMAP/SMTP account: both servers checked (TLS, login with the password or an access token from
+ * the refresh token, the extensions the product needs; each failure a MailServerError of one
+ * sentence), the password or OAuth grant sealed, the account active with the
  * mailbox's cursor of now (kept on a reconnect), the sync started.
  */
 export async function registerImapAccount(
   deps: Pick<AccountDeps, 'prisma' | 'vault' | 'sync'>,
   input: { address: string; servers: ImapServers; secret: ImapSecret },
   connect: MailConnectDeps = {},
+  oauth: Pick<OAuthTokenDeps, 'fetch' | 'now'> = {},
 ): Promise<RegisteredAccount & { capabilities: { idle: boolean; qresync: boolean; stateIn: 'keywords' | 'folders' } }> {
   const email = input.address.toLowerCase();
-  const settings = imapMailboxSettings(email, input.servers, input.secret);
-  const capabilities = await checkImapAccount(settings.imap.server, settings.imap.credentials, connect);
-  await checkSmtpSubmission(settings.smtp.server, settings.smtp.credentials, connect);
+  const secret = input.secret;
+  // A refresh token the provider rotates while connecting is the one stored.
+  const onRotated = (refreshToken: string) => {
+    if ('oauth' in secret) secret.oauth.refreshToken = refreshToken;
+  };
+  const settings = imapMailboxSettings(email, input.servers, secret, { key: `connect:${email}`, deps: { ...oauth, onRotated } });
+  const session = await openImapSessionOf(settings, connect);
+  await session.close();
+  const capabilities = session.capabilities;
+  const smtpCredentials = settings.accessToken ? { user: settings.smtp.credentials.user, accessToken: await settings.accessToken.current() } : settings.smtp.credentials;
+  await checkSmtpSubmission(settings.smtp.server, smtpCredentials, connect);
   const previous = await deps.prisma.account.findUnique({ where: { email } });
   if (previous && previous.provider !== 'imap') {
     throw new AccountConflictError(`${email} is connected through the Gmail API; disconnect it first (npm run cli -- accounts disconnect ${email}) to connect it over IMAP.`);
@@ -122,7 +133,7 @@ export async function registerImapAccount(
     status: 'active' as const,
     provider: 'imap' as const,
     mailServers: input.servers,
-    encryptedTokens: deps.vault.sealJson(input.secret),
+    encryptedTokens: deps.vault.sealJson(secret),
     historyId,
     connectedAt: new Date(),
   };

@@ -7,9 +7,9 @@
 // the worker stopped); changes in Sent and Drafts come with the poll.
 import type { ImapFlow } from 'imapflow';
 import type { PrismaClient } from '../db/client.js';
-import { imapMailboxSettings, imapServersSchema, type ImapSecret } from '../accounts/imap-accounts.js';
+import { imapMailboxSettings, imapSecretSchema, imapServersSchema, rotatingTokenAccess } from '../accounts/imap-accounts.js';
 import type { TokenVault } from '../accounts/token-vault.js';
-import { openImapSession, type MailConnectDeps } from '../imap/connect.js';
+import { openImapSessionOf, type MailConnectDeps } from '../imap/connect.js';
 import { createLogger } from '../shared/log.js';
 
 export interface ImapWatchDeps {
@@ -62,9 +62,9 @@ export function startImapWatch(deps: ImapWatchDeps): ImapWatch {
         // sealed with another key) stays unwatched, its sync polling; it keeps no other from IDLE.
         try {
           const servers = imapServersSchema.parse(account.mailServers);
-          const secret = deps.vault.openJson(account.encryptedTokens) as ImapSecret;
-          const settings = imapMailboxSettings(account.email, servers, secret);
-          watchers.set(account.id, new AccountWatcher(account.id, () => openImapSession(settings.imap.server, settings.imap.credentials, deps.connect ?? {}), deps));
+          const secret = imapSecretSchema.parse(deps.vault.openJson(account.encryptedTokens));
+          const settings = imapMailboxSettings(account.email, servers, secret, { key: account.id, deps: rotatingTokenAccess(deps.prisma, deps.vault, account.id, secret) });
+          watchers.set(account.id, new AccountWatcher(account.id, () => openImapSessionOf(settings, deps.connect ?? {}), deps));
           unreadable.delete(account.id);
         } catch (err) {
           if (!unreadable.has(account.id)) log.warn(`IMAP account ${account.id} is not watched (its sync polls): ${err instanceof Error ? err.message : String(err)}`);

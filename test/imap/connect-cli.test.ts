@@ -1,6 +1,10 @@
 // `npm run cli -- accounts connect --imap` against a real Dovecot and Postfix and the test database:
 // the account stored with its servers and its password sealed (never in clear), the sync started;
 // a wrong password, a certificate nobody vouched for and a closed port each one sentence and exit 1.
+// And OAuth (XOAUTH2): the Dovecot of this file also takes access tokens, checked at the Gmail
+// emulator's tokeninfo endpoint (an oauth2 passdb), so connect takes a refresh token from the
+// emulator's token endpoint, the account reads and sends with access tokens, an expired one is
+// refreshed, and a revoked grant turns the account needs_reauth.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +17,15 @@ import { TokenVault } from '../../src/accounts/token-vault.js';
 import { syncWorkflowId } from '../../src/sync/contracts.js';
 import { cliRunner } from '../helpers/run-cli.js';
 import { startMailServers, type MailServers } from '../../mail-servers/index.js';
+import { deliverFromOutside } from '../../mail-servers/deliver.js';
+import { startGmailEmulator, type RunningGmailEmulator } from '../../emulators/gmail/index.js';
+import { DEFAULT_CLIENT } from '../../emulators/gmail/oauth.js';
+import { ImapAccounts, imapMailboxSettings } from '../../src/accounts/imap-accounts.js';
+import { MailServerError } from '../../src/imap/errors.js';
+import { checkImapAccount } from '../../src/imap/connect.js';
+import { AccessTokenCache, refreshAccessToken } from '../../src/imap/oauth-token.js';
+import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
+import { waitUntil } from '../helpers/wait-until.js';
 
 const run = randomUUID().slice(0, 8);
 const tokenKey = randomBytes(32);
@@ -21,6 +34,8 @@ let servers: MailServers;
 let prisma: PrismaClient;
 let dir: string;
 let connection: Connection;
+let emulator: RunningGmailEmulator;
+let refreshToken: string;
 const cli = cliRunner(runAccountsCli, {
   TOKEN_ENCRYPTION_KEY: tokenKey.toString('base64'),
   TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -28,7 +43,13 @@ const cli = cliRunner(runAccountsCli, {
 });
 
 beforeAll(async () => {
-  servers = await startMailServers({ user: { address: `connect-${run}@inbox.test`, password: 'the-app-password' } });
+  emulator = await startGmailEmulator({ quota: false });
+  const base = emulator.url.replace(/\/+$/, '');
+  servers = await startMailServers({
+    user: { address: `connect-${run}@inbox.test`, password: 'the-app-password' },
+    oauth2: { tokeninfoUrl: `${base}/tokeninfo?access_token=` },
+  });
+  refreshToken = (await emulator.control.createAccount({ email: servers.user.address })).refreshToken;
   prisma = createPrismaClient(inject('databaseUrl'));
   dir = mkdtempSync(join(tmpdir(), 'connect-imap-'));
   writeFileSync(join(dir, 'ca.pem'), servers.caPem);
@@ -44,6 +65,7 @@ afterAll(async () => {
   await prisma?.$disconnect();
   await connection?.close();
   await servers?.stop();
+  await emulator?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -96,5 +118,132 @@ describe('accounts connect --imap', () => {
 
     const sync = await new Client({ connection }).workflow.getHandle(syncWorkflowId(account.id)).describe();
     expect(sync.taskQueue).toBe(taskQueue);
+  });
+});
+
+describe('accounts connect --imap with OAuth (XOAUTH2 against Dovecot\'s oauth2 passdb and the emulator\'s token endpoint)', () => {
+  const oauthArgs = (tokenFile: string) => [
+    '--ca-file', join(dir, 'ca.pem'),
+    '--oauth-token-url', `${emulator.url.replace(/\/+$/, '')}/token`,
+    '--oauth-client-id', DEFAULT_CLIENT.clientId,
+    '--oauth-client-secret-file', join(dir, 'client-secret'),
+    '--refresh-token-file', tokenFile,
+  ];
+
+  it('refuses a refresh token the token endpoint does not know in one sentence, with exit 1, and leaves the account as it was', async () => {
+    writeFileSync(join(dir, 'client-secret'), `${DEFAULT_CLIENT.clientSecret}\n`);
+    writeFileSync(join(dir, 'bad-refresh-token'), '1//0e-not-a-token\n');
+    const before = await prisma.account.findUnique({ where: { email: servers.user.address } });
+    const refused = await connect(...oauthArgs(join(dir, 'bad-refresh-token')));
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/^durable-inbox accounts connect: The OAuth token endpoint 127\.0\.0\.1:\d+ refused the refresh token of connect-\w+@inbox\.test \(invalid_grant: expired or revoked\); connect the account again with a new refresh token\.$/);
+    const after = await prisma.account.findUnique({ where: { email: servers.user.address } });
+    expect(after?.encryptedTokens).toEqual(before?.encryptedTokens);
+  });
+
+  it("logs in with an access token issued for the user's address, and refuses one issued for another", async () => {
+    const server = { host: servers.host, port: servers.imap.implicitTlsPort, tls: 'implicit' as const, ca: servers.caPem };
+    const grant = (token: string) => ({ tokenUrl: `${emulator.url.replace(/\/+$/, '')}/token`, clientId: DEFAULT_CLIENT.clientId, refreshToken: token });
+    const who = { protocol: 'imap' as const, user: servers.user.address };
+    const own = await refreshAccessToken(grant(refreshToken), who);
+    expect((await checkImapAccount(server, { user: servers.user.address, accessToken: own.accessToken })).inbox).toBe('INBOX');
+    const other = await emulator.control.createAccount({ email: `other-${run}@inbox.test` });
+    const foreign = await refreshAccessToken(grant(other.refreshToken), who);
+    const refused = await checkImapAccount(server, { user: servers.user.address, accessToken: foreign.accessToken }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ kind: 'bad-credentials' });
+    expect((refused as Error).message).toMatch(/did not accept the access token of connect-\w+@inbox\.test \(XOAUTH2\)/);
+  });
+
+  it('connects with a refresh token; the account reads and sends with access tokens, refreshes an expired one, and needs_reauth once the grant is revoked', async () => {
+    writeFileSync(join(dir, 'refresh-token'), `${refreshToken}\n`);
+    const connected = await connect(...oauthArgs(join(dir, 'refresh-token')));
+    expect(connected.out).toMatch(/^(Re)?[Cc]onnected connect-\w+@inbox\.test over IMAP/);
+    expect(connected.code).toBe(0);
+    const account = await prisma.account.findUniqueOrThrow({ where: { email: servers.user.address } });
+    const stored = Buffer.from(account.encryptedTokens!);
+    expect(stored.includes(Buffer.from(refreshToken))).toBe(false);
+    expect(new TokenVault(tokenKey).openJson(stored)).toEqual({
+      oauth: { tokenUrl: `${emulator.url.replace(/\/+$/, '')}/token`, clientId: DEFAULT_CLIENT.clientId, clientSecret: DEFAULT_CLIENT.clientSecret, refreshToken },
+    });
+
+    // As the workers reach it: mail from outside read, a reply through submission reaching Alice.
+    const accounts = new ImapAccounts(prisma, new TokenVault(tokenKey));
+    const alice = await ImapMailbox.open(imapMailboxSettings(servers.correspondent.address, {
+      imap: { server: { host: servers.host, port: servers.imap.implicitTlsPort, tls: 'implicit', ca: servers.caPem }, user: servers.correspondent.address },
+      smtp: { server: { host: servers.host, port: servers.smtp.submissionPort, tls: 'starttls', ca: servers.caPem }, user: servers.correspondent.address },
+    }, { password: servers.correspondent.password }));
+    const exchange = async (n: number) => {
+      await deliverFromOutside(servers, { from: servers.correspondent.address, to: servers.user.address, subject: `oauth question ${n} ${run}`, text: 'Over XOAUTH2?', messageId: `<q${n}.${run}@correspondent.test>` });
+      const found = await waitUntil(`question ${n} in the user's INBOX`, () => accounts.call(account.id, async (mailbox) => (await mailbox.searchMessages({ subject: `oauth question ${n} ${run}` })).messages[0]));
+      const reply = [`From: ${servers.user.address}`, `To: ${servers.correspondent.address}`, `Subject: Re: oauth question ${n} ${run}`, `Message-ID: <r${n}.${run}@inbox.test>`, `In-Reply-To: <q${n}.${run}@correspondent.test>`, '', 'Yes.', ''].join('\r\n');
+      await accounts.call(account.id, (mailbox) => mailbox.sendMessage(Buffer.from(reply).toString('base64url'), found.threadId));
+      await waitUntil(`reply ${n} in Alice's INBOX`, async () => (await alice.searchMessages({ subject: `Re: oauth question ${n} ${run}` })).messages.length > 0);
+    };
+    try {
+      await exchange(1);
+      const refreshes = emulator.world.oauth.refreshCount;
+
+      // Two hours later at the provider: the cached access token has expired there. A new
+      // connection is refused, the token refreshed once, and the call goes through.
+      await emulator.control.advanceClock(2 * 3600_000);
+      await servers.kickImapUser(servers.user.address);
+      await exchange(2);
+      expect(emulator.world.oauth.refreshCount).toBe(refreshes + 1);
+      expect((await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).status).toBe('active');
+
+      // The user revokes the app's access at the provider: the next login fails, the refresh is refused.
+      await emulator.control.revoke(servers.user.address);
+      await servers.kickImapUser(servers.user.address);
+      // (A call made before the kicked connection is seen closed fails as a dropped connection: retried, as an activity is.)
+      const failure = await waitUntil('the login refused', async () => {
+        const err = await accounts.call(account.id, (mailbox) => mailbox.searchMessages({ subject: 'anything' })).then(() => undefined, (e: unknown) => e);
+        return err instanceof MailServerError && err.kind === 'bad-credentials' ? err : undefined;
+      });
+      expect((failure as MailServerError).message).toMatch(/^The OAuth token endpoint 127\.0\.0\.1:\d+ refused the refresh token of connect-\w+@inbox\.test \(invalid_grant: expired or revoked\); connect the account again with a new refresh token\.$/);
+      expect((await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).status).toBe('needs_reauth');
+    } finally {
+      await alice.close();
+      await accounts.close();
+    }
+  });
+
+  it('stores the refresh token a rotating provider answers, and goes on with the stored one', async () => {
+    await emulator.control.setOAuth({ rotateRefreshTokens: true });
+    try {
+      const given = emulator.world.oauth.issueRefreshToken(servers.user.address, DEFAULT_CLIENT.clientId);
+      writeFileSync(join(dir, 'rotating-token'), given);
+      const connected = await connect(...oauthArgs(join(dir, 'rotating-token')));
+      expect(connected.code).toBe(0);
+      const account = await prisma.account.findUniqueOrThrow({ where: { email: servers.user.address } });
+      const storedToken = async () => (new TokenVault(tokenKey).openJson((await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).encryptedTokens!) as { oauth: { refreshToken: string } }).oauth.refreshToken;
+      const atConnect = await storedToken();
+      expect(atConnect).not.toBe(given);
+      expect(account.status).toBe('active');
+
+      // Two worker processes (each its own token cache): the first refreshes with the stored token
+      // (the one given no longer works) and stores the next; the second, opened after, rotates again.
+      const first = new ImapAccounts(prisma, new TokenVault(tokenKey), {}, { tokens: new AccessTokenCache() });
+      const second = new ImapAccounts(prisma, new TokenVault(tokenKey), {}, { tokens: new AccessTokenCache() });
+      const profile = (accounts: ImapAccounts) => accounts.call(account.id, async (mailbox) => (await mailbox.getProfile()).emailAddress);
+      try {
+        expect(await profile(first)).toBe(servers.user.address);
+        const afterFirst = await storedToken();
+        expect(afterFirst).not.toBe(atConnect);
+        expect(await profile(second)).toBe(servers.user.address);
+        expect(await storedToken()).not.toBe(afterFirst);
+        // The first's access token expires; the refresh token it holds was rotated by the second:
+        // refused, read again from the row, and the call goes through.
+        await emulator.control.advanceClock(2 * 3600_000);
+        await servers.kickImapUser(servers.user.address);
+        await waitUntil('a call of the first process after the second rotated', () => profile(first));
+        expect((await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).status).toBe('active');
+        expect(emulator.world.oauth.snapshot().grants.find((g) => g.refreshToken === given)?.revoked).toBe(true);
+      } finally {
+        await first.close();
+        await second.close();
+      }
+    } finally {
+      await emulator.control.setOAuth({ rotateRefreshTokens: false });
+    }
   });
 });
