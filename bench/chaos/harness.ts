@@ -439,8 +439,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         // Grouped by the line without its figures; one example each, figures and all.
         const groups = new Map<string, { n: number; example: string }>();
         for (const w of waits) {
-          const g = groups.get(w.replace(/\d+/g, '#')) ?? { n: 0, example: w };
-          groups.set(w.replace(/\d+/g, '#'), { ...g, n: g.n + 1 });
+          const key = w.replace(/\d+/g, '#');
+          const g = groups.get(key) ?? { n: 0, example: w };
+          groups.set(key, { ...g, n: g.n + 1 });
         }
         log(`chaos: +${(elapsed / 1000).toFixed(0)} s, ${open.length} unsettled${open.length > 40 ? ' (the first 40 traced)' : ''}, waiting on:`);
         for (const { n, example } of [...groups.values()].sort((a, b) => b.n - a.n)) log(`chaos:   ${n} × e.g. ${example}`);

@@ -6,7 +6,7 @@ import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import type { ImapCapabilities, MailCredentials, MailServerAddress } from './contracts.js';
 import { describeCapabilities } from './capabilities.js';
 import { imapFailure, MailServerError, type FailureContext } from './errors.js';
-import type { AccessTokenSource } from './oauth-token.js';
+import { withAccessToken, type AccessTokenSource } from './oauth-token.js';
 import type { Logger } from '../shared/log.js';
 
 export const DEFAULT_MAIL_TIMEOUT_MS = 30_000;
@@ -129,14 +129,11 @@ export async function openImapSessionOf(
   const source = settings.accessToken;
   if (!source) return openImapSession(settings.imap.server, settings.imap.credentials, deps);
   const user = settings.imap.credentials.user;
-  const token = await source.current();
-  try {
-    return await openImapSession(settings.imap.server, { user, accessToken: token }, deps);
-  } catch (err) {
-    if (!(err instanceof MailServerError) || err.kind !== 'bad-credentials') throw err;
-    source.refused(token);
-    return openImapSession(settings.imap.server, { user, accessToken: await source.current() }, deps);
-  }
+  return withAccessToken(
+    source,
+    (accessToken) => openImapSession(settings.imap.server, { user, accessToken }, deps),
+    (err) => err instanceof MailServerError && err.kind === 'bad-credentials',
+  );
 }
 
 /** `accounts connect --imap`'s check: connect, describe, log out. Throws a MailServerError. */

@@ -22,7 +22,7 @@ import type {
   ThreadSnapshot,
 } from '../mail/message.js';
 import { failureContext, openImapSessionOf, type ImapSession, type MailConnectDeps } from './connect.js';
-import type { AccessTokenSource } from './oauth-token.js';
+import { withAccessToken, type AccessTokenSource } from './oauth-token.js';
 import type { ImapCapabilities, MailCredentials, MailServerAddress } from './contracts.js';
 import {
   decodeCursor,
@@ -1122,20 +1122,18 @@ export class ImapMailbox implements Mailbox {
       await this.smtp.sendMail(message);
       return;
     }
-    const source = this.settings.accessToken!;
-    for (let attempt = 1; ; attempt++) {
-      const token = await source.current();
-      const transport = createSmtpTransport(this.settings.smtp.server, this.smtpCredentialsFor(token), this.deps);
-      try {
-        await transport.sendMail(message);
-        return;
-      } catch (err) {
-        if (attempt >= 2 || (err as { code?: string }).code !== 'EAUTH') throw err;
-        source.refused(token);
-      } finally {
-        transport.close();
-      }
-    }
+    await withAccessToken(
+      this.settings.accessToken!,
+      async (token) => {
+        const transport = createSmtpTransport(this.settings.smtp.server, this.smtpCredentialsFor(token), this.deps);
+        try {
+          await transport.sendMail(message);
+        } finally {
+          transport.close();
+        }
+      },
+      (err) => (err as { code?: string }).code === 'EAUTH',
+    );
   }
 
   private smtpCredentialsFor(token: string): MailCredentials {

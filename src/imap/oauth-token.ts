@@ -40,6 +40,21 @@ export interface AccessTokenSource {
   refused(token: string): void;
 }
 
+/**
+ * Runs `use` with the current access token; when the server refuses it (`isRefusal`), once more with a
+ * fresh one. A login refused sends and changes nothing, so the second try is safe.
+ */
+export async function withAccessToken<T>(source: AccessTokenSource, use: (token: string) => Promise<T>, isRefusal: (err: unknown) => boolean): Promise<T> {
+  const token = await source.current();
+  try {
+    return await use(token);
+  } catch (err) {
+    if (!isRefusal(err)) throw err;
+    source.refused(token);
+    return use(await source.current());
+  }
+}
+
 /** Token URLs must be https; plain http only on loopback (the tests' emulator). */
 export function checkTokenUrl(tokenUrl: string): URL {
   let url: URL;
