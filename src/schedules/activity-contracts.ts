@@ -6,15 +6,16 @@ import type { RunClaim, ScheduleFacts, ScheduledRunStatus } from './contracts.js
 
 export interface ScheduleStoreActivities {
   /**
-   * Claims the run for its local date and time (a repeated wall-clock time runs once): the schedule,
+   * Claims the run (its Temporal run id: a Schedule's two triggers in one second share a workflow id)
+   * for its local date and time (a repeated wall-clock time runs once): the schedule,
    * its account and zone, and since when it reports. `gone` when the schedule was removed.
    */
-  claimScheduledRun(input: { scheduleId: string; workflowId: string; scheduledAt: string; manual: boolean }): Promise<RunClaim>;
+  claimScheduledRun(input: { scheduleId: string; workflowId: string; runId: string; scheduledAt: string; manual: boolean }): Promise<RunClaim>;
   /** Writes a run's steps (idempotent by run key and step number). */
   recordScheduledRunSteps(input: { accountId: string; scheduleId: string; runKey: string; profile: string; steps: AgentStepRecord[] }): Promise<void>;
   /** The run's end: its status, report, usage and note (idempotent). */
   finishScheduledRun(input: {
-    workflowId: string;
+    runId: string;
     status: Exclude<ScheduledRunStatus, 'duplicate' | 'gone'>;
     output?: string;
     steps: number;
@@ -35,7 +36,7 @@ export interface ScheduleGmailActivities {
    * The report as an email into the user's own inbox (one Gmail thread per schedule, labelled) and to
    * the Discord webhook when configured. Each channel at most once per run (journaled on the run's row).
    */
-  deliverScheduledReport(input: { workflowId: string; scheduleId: string; subject: string; body: string }): Promise<{ gmailMessageId: string | null; discordMessageId: string | null; notes: string[] }>;
+  deliverScheduledReport(input: { runId: string; scheduleId: string; subject: string; body: string }): Promise<{ gmailMessageId: string | null; discordMessageId: string | null; notes: string[] }>;
 }
 
 /** A thread a scheduled run's tool acts on: the message its actions are about (the newest from the other side). */

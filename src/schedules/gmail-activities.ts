@@ -34,7 +34,7 @@ export interface ScheduleGmailDeps {
   defaultZone?: string;
 }
 
-const reportMessageId = (workflowId: string) => `<run-${workflowId.replace(/[^A-Za-z0-9._-]/g, '_')}@durable-inbox.local>`;
+const reportMessageId = (runId: string) => `<run-${runId.replace(/[^A-Za-z0-9._-]/g, '_')}@durable-inbox.local>`;
 const threadRootId = (scheduleId: string) => `<schedule-${scheduleId}@durable-inbox.local>`;
 
 export function createScheduleGmailActivities(deps: ScheduleGmailDeps): ScheduleGmailActivities {
@@ -91,22 +91,22 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
       }
     },
 
-    async deliverScheduledReport({ workflowId, scheduleId, subject, body }) {
+    async deliverScheduledReport({ runId, scheduleId, subject, body }) {
       const schedule = await loadAgentSchedule(deps.db, scheduleId);
       if (!schedule) throw ApplicationFailure.nonRetryable(`schedule ${scheduleId} was removed`, 'ScheduleGone');
       const [account] = await deps.db.query<{ email: string }>(`SELECT email FROM accounts WHERE id = $1`, [schedule.accountId]);
       const email = account?.email ?? '';
       const delivered = async () =>
         (await deps.db.query<{ gmail_message_id: string | null; discord_message_id: string | null }>(
-          `SELECT gmail_message_id, discord_message_id FROM schedule_runs WHERE workflow_id = $1`,
-          [workflowId],
+          `SELECT gmail_message_id, discord_message_id FROM schedule_runs WHERE run_id = $1`,
+          [runId],
         ))[0];
       const notes: string[] = [];
       let row = await delivered();
 
       if (!row?.gmail_message_id) {
         try {
-          const messageId = reportMessageId(workflowId);
+          const messageId = reportMessageId(runId);
           const inserted = await heartbeatWhile(() => deps.accounts.call(schedule.accountId, async (mailbox) => {
             return insertOnce(mailbox, messageId, () => {
               const rfc2822 = buildPlainTextMessage({
@@ -126,7 +126,7 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
               );
             });
           }));
-          await deps.db.query(`UPDATE schedule_runs SET gmail_message_id = $2 WHERE workflow_id = $1`, [workflowId, inserted.id]);
+          await deps.db.query(`UPDATE schedule_runs SET gmail_message_id = $2 WHERE run_id = $1`, [runId, inserted.id]);
           if (!schedule.deliveryThreadId) {
             await deps.db.query(`UPDATE agent_schedules SET delivery_thread_id = $2 WHERE id = $1 AND delivery_thread_id IS NULL`, [scheduleId, inserted.threadId]);
           }
@@ -141,7 +141,7 @@ export function createScheduleGmailActivities(deps: ScheduleGmailDeps): Schedule
         try {
           const content = `**${subject}** for \`${email}\`\n${body}`.slice(0, 2000);
           const id = await executeWebhook(deps.discordWebhookUrl, { content, allowed_mentions: { parse: [] } });
-          await deps.db.query(`UPDATE schedule_runs SET discord_message_id = $2 WHERE workflow_id = $1`, [workflowId, id]);
+          await deps.db.query(`UPDATE schedule_runs SET discord_message_id = $2 WHERE run_id = $1`, [runId, id]);
         } catch (err) {
           if (!(err instanceof ApplicationFailure && err.nonRetryable)) throw err;
           notes.push(`discord: ${err.message}`);

@@ -67,13 +67,13 @@ async function finish(run: ScheduledRun, claim: ClaimedRun, facts: ScheduleFacts
   let delivered: Awaited<ReturnType<typeof run.gmail.deliverScheduledReport>> | undefined;
   let deliveryFailure: string | undefined;
   try {
-    delivered = await run.gmail.deliverScheduledReport({ workflowId: run.workflowId, scheduleId: claim.schedule.id, subject: claim.schedule.name, body });
+    delivered = await run.gmail.deliverScheduledReport({ runId: run.runId, scheduleId: claim.schedule.id, subject: claim.schedule.name, body });
   } catch (err) {
     deliveryFailure = `delivery failed: ${failureText(err)}`;
   }
   const notes = ['failed' in report ? report.failed : undefined, deliveryFailure, ...(delivered?.notes ?? [])].filter((n): n is string => !!n);
   const status = 'failed' in report || deliveryFailure ? 'failed' : 'delivered';
   const note = notes.length > 0 ? notes.join('; ') : undefined;
-  await run.store.finishScheduledRun({ workflowId: run.workflowId, status, output: body, ...usage, ...(note ? { note } : {}) });
+  await run.store.finishScheduledRun({ runId: run.runId, status, output: body, ...usage, ...(note ? { note } : {}) });
   return { status, localSlot: claim.localSlot, ...(delivered?.gmailMessageId ? { gmailMessageId: delivered.gmailMessageId } : {}), ...(note ? { note } : {}) };
 }

@@ -66,8 +66,12 @@ export class ScheduledRun {
     return workflowInfo().workflowId;
   }
 
+  get runId(): string {
+    return workflowInfo().runId;
+  }
+
   claim() {
-    return this.store.claimScheduledRun({ scheduleId: this.input.scheduleId, workflowId: this.workflowId, scheduledAt: this.scheduledAt, manual: this.manual });
+    return this.store.claimScheduledRun({ scheduleId: this.input.scheduleId, workflowId: this.workflowId, runId: this.runId, scheduledAt: this.scheduledAt, manual: this.manual });
   }
 }
 

@@ -20,6 +20,7 @@ const created: string[] = [];
 
 beforeAll(async () => {
   h = await startInboxHarness();
+  await h.startWorkers();
   settings = {
     catchupWindowMs: 3600_000,
     jitterMs: 0,
@@ -89,7 +90,6 @@ describe('when a schedule fires', () => {
 
 describe("what a daylight-saving day's firings do", () => {
   it('the repeated 01:30 in New York runs once; the skipped 02:30 in Berlin runs once, at 03:30', async () => {
-    await h.startWorkers();
     const db = prismaExecutor(h.prisma);
     const ny = await addUserSchedule(h.client, db, {
       accountId: h.accountId, name: 'ny 01:30', profile: 'brief', prompt: 'Brief me.', timing: daily('01:30'), timeZone: 'America/New_York', label: 'Brief', discord: false,
@@ -128,5 +128,34 @@ describe("what a daylight-saving day's firings do", () => {
     expect(berlinRuns.map((r) => [r.scheduledAt.toISOString(), r.localSlot, r.status])).toEqual([
       ['2027-03-28T01:30:00.000Z', '2027-03-28 03:30:00 +02:00', 'delivered'],
     ]);
+  }, 120_000);
+});
+
+describe('one action time started twice', () => {
+  it('is two runs of one workflow id: the second finds the time claimed, and the first keeps its record', async () => {
+    const db = prismaExecutor(h.prisma);
+    const twice = await addUserSchedule(h.client, db, {
+      accountId: h.accountId, name: 'twice', profile: 'brief', prompt: 'Brief me.', timing: daily('08:15'), timeZone: 'UTC', label: 'Brief', discord: false,
+    }, settings);
+    created.push(scheduleIdOf(twice.id));
+    // A Schedule names an action's workflow by its time to the second: the same time backfilled
+    // again (or two triggers in one second) starts a second run with the first one's workflow id.
+    const handle = h.client.schedule.getHandle(scheduleIdOf(twice.id));
+    const window = { start: new Date('2027-01-05T08:00:00Z'), end: new Date('2027-01-05T08:30:00Z'), overlap: ScheduleOverlapPolicy.ALLOW_ALL };
+    await handle.backfill(window);
+    const [first] = await waitUntil('the first run to finish', async () => {
+      const runs = await listScheduleRuns(db, twice.id);
+      return runs.length === 1 && runs[0]!.finishedAt !== null && runs;
+    }, { timeoutMs: 60_000 });
+    await handle.backfill(window);
+    const runs = await waitUntil('the second run to finish', async () => {
+      const rows = await listScheduleRuns(db, twice.id);
+      return rows.length === 2 && rows.every((r) => r.finishedAt) && rows;
+    }, { timeoutMs: 60_000 });
+    expect(new Set(runs.map((r) => r.workflowId))).toEqual(new Set([first!.workflowId]));
+    const [again, kept] = runs;
+    expect(kept).toMatchObject({ status: 'delivered', gmailMessageId: first!.gmailMessageId, output: first!.output });
+    expect(again).toMatchObject({ status: 'duplicate', gmailMessageId: null });
+    expect(again!.note).toContain(`2027-01-05 08:15:00 +00:00 UTC ran already (${first!.workflowId})`);
   }, 120_000);
 });

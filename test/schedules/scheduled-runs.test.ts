@@ -135,9 +135,8 @@ describe('a scheduled brief', () => {
     await waitUntil('the Schedule to see the first run closed', async () => (await handle.describe()).info.runningActions.length === 0);
     // Even then a CI run saw the trigger dropped (2026-11-27): this one asks for the run whatever the
     // overlap policy counts, as an operator's `temporal schedule trigger --overlap-policy AllowAll` does.
-    // A Schedule names an action's workflow by its time to the second: a second trigger within the
-    // second of the first would be the same workflow id, a run our store records over the first's
-    // (a CI run did, 2026-11-28). Two triggers a user makes are seconds apart; this one waits for the next second.
+    // A trigger within the second of the first stands for the same time, so its run is a duplicate
+    // (test/schedules/daylight-saving.test.ts): this one waits for the next second, as a user's would be.
     await untilTime(Date.parse(run!.workflowId.slice(-'2026-11-28T13:57:19Z'.length)) + 1000);
     await handle.trigger('ALLOW_ALL');
     const runs = await runsDone(row, 2);
