@@ -1,10 +1,12 @@
 // `npm run cli -- accounts <connect|list|disconnect|llm-resume|timezone|doctor>`.
 //   connect [--login-hint you@example.com]  OAuth2 loopback consent in the browser; tokens sealed in
 //                                           Postgres, labels created, cursor set, watch, sync started.
-//   connect --imap --email ADDRESS --imap-host HOST [--imap-port 993] [--imap-tls MODE] [--smtp-host HOST]
+//   connect --imap --email ADDRESS [--imap-host HOST] [--imap-port 993] [--imap-tls MODE] [--smtp-host HOST]
 //           [--smtp-port 587] [--smtp-tls MODE] [--user NAME] (--password-file FILE | --password-stdin) [--ca-file PEM]
 //                                           an IMAP/SMTP mailbox with an app password: both servers
-//                                           checked, the password sealed, the sync started.
+//                                           checked, the password sealed, the sync started. Without
+//                                           --imap-host, the servers of a well-known provider of the
+//                                           address's domain (Gmail, Fastmail, iCloud, Outlook.com, Yahoo).
 //           ... --oauth-token-url URL --oauth-client-id ID [--oauth-client-secret-file FILE]
 //           (--refresh-token-file FILE | --refresh-token-stdin)
 //                                           the same with XOAUTH2: access tokens from the refresh
@@ -31,6 +33,7 @@ import { MailServerError } from '../imap/errors.js';
 import type { ImapServers } from '../accounts/imap-accounts.js';
 import type { TlsMode } from '../imap/contracts.js';
 import { checkTokenUrl, type OAuthGrant } from '../imap/oauth-token.js';
+import { wellKnownServers, type WellKnownServers } from '../imap/well-known-servers.js';
 import { readFileSync } from 'node:fs';
 import type { SyncTarget } from '../sync/notify.js';
 import { connectClient } from '../temporal/client.js';
@@ -110,7 +113,8 @@ export async function connectCommand(deps: AccountsCliDeps, io: AccountsCliIo, l
 
 export interface ImapConnectOptions {
   email: string;
-  imapHost: string;
+  /** Without it, the servers of the provider that hosts the address's domain (src/imap/well-known-servers.ts). */
+  imapHost?: string;
   imapPort?: number;
   /** Default by port: implicit on 993 and 465, STARTTLS elsewhere. */
   imapTls?: TlsMode;
@@ -128,16 +132,36 @@ export interface ImapConnectOptions {
 /** 993 and 465 speak TLS from the first byte; any other port is upgraded with STARTTLS (which must succeed). */
 const tlsFor = (port: number) => (port === 993 || port === 465 ? 'implicit' : 'starttls');
 
-/** `accounts connect --imap`: the servers checked and the account registered (a MailServerError says what failed). */
-export async function connectImapCommand(deps: AccountsCliDeps, io: AccountsCliIo, opts: ImapConnectOptions): Promise<RegisteredAccount> {
-  const imapPort = opts.imapPort ?? 993;
-  const smtpPort = opts.smtpPort ?? 587;
+/**
+ * The servers to connect: as given, or the well-known provider's for the address's domain (a port
+ * or TLS mode given still applies). A UsageError when there is neither.
+ */
+export function imapServersOf(opts: ImapConnectOptions): { servers: ImapServers; known?: WellKnownServers } {
   const user = opts.user ?? opts.email;
   const trust = opts.ca ? { ca: opts.ca } : {};
+  const known = opts.imapHost ? undefined : wellKnownServers(opts.email);
+  if (!opts.imapHost && !known) {
+    const domain = opts.email.slice(opts.email.lastIndexOf('@') + 1);
+    throw new UsageError(`no IMAP server is known for ${JSON.stringify(domain.slice(0, 100))}: give --imap-host (and --smtp-host when mail is submitted elsewhere), as your provider's help pages name them`);
+  }
+  const imapPort = opts.imapPort ?? known?.imap.port ?? 993;
+  const smtpPort = opts.smtpPort ?? known?.smtp.port ?? 587;
+  const smtpTls = opts.smtpTls ?? (opts.smtpPort === undefined ? known?.smtp.tls : undefined) ?? tlsFor(smtpPort);
+  const imapHost = opts.imapHost ?? known!.imap.host;
   const servers: ImapServers = {
-    imap: { server: { host: opts.imapHost, port: imapPort, tls: opts.imapTls ?? tlsFor(imapPort), ...trust }, user },
-    smtp: { server: { host: opts.smtpHost ?? opts.imapHost, port: smtpPort, tls: opts.smtpTls ?? tlsFor(smtpPort), ...trust }, user },
+    imap: { server: { host: imapHost, port: imapPort, tls: opts.imapTls ?? tlsFor(imapPort), ...trust }, user },
+    smtp: { server: { host: opts.smtpHost ?? known?.smtp.host ?? imapHost, port: smtpPort, tls: smtpTls, ...trust }, user },
   };
+  return known ? { servers, known } : { servers };
+}
+
+/** `accounts connect --imap`: the servers checked and the account registered (a MailServerError says what failed). */
+export async function connectImapCommand(deps: AccountsCliDeps, io: AccountsCliIo, opts: ImapConnectOptions): Promise<RegisteredAccount> {
+  const { servers, known } = imapServersOf(opts);
+  if (known) {
+    const at = (s: { host: string; port: number }) => `${s.host}:${s.port}`;
+    io.out(`${known.provider}'s servers: IMAP ${at(servers.imap.server)}, SMTP ${at(servers.smtp.server)} (--imap-host and --smtp-host choose others).${known.note ? ` ${known.note}.` : ''}`);
+  }
   const account = await registerImapAccount(
     { prisma: deps.prisma, vault: new TokenVault(await resolveTokenKey(deps.cfg)), ...(deps.sync ? { sync: deps.sync } : {}) },
     { address: opts.email, servers, secret: opts.oauth ? { oauth: opts.oauth } : { password: opts.password ?? '' } },
@@ -271,7 +295,7 @@ export async function doctorCommand(deps: Pick<AccountsCliDeps, 'cfg' | 'prisma'
 }
 
 export const USAGE =
-  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts connect --imap --email ADDRESS --imap-host HOST [--imap-port 993] [--imap-tls implicit|starttls] [--smtp-host HOST] [--smtp-port 587] [--smtp-tls implicit|starttls] [--user NAME] (--password-file FILE | --password-stdin | --oauth-token-url URL --oauth-client-id ID [--oauth-client-secret-file FILE] (--refresh-token-file FILE | --refresh-token-stdin)) [--ca-file PEM] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE] | accounts doctor <EMAIL or id>';
+  'usage: npm run cli -- accounts connect [--login-hint EMAIL] | accounts connect --imap --email ADDRESS [--imap-host HOST] [--imap-port 993] [--imap-tls implicit|starttls] [--smtp-host HOST] [--smtp-port 587] [--smtp-tls implicit|starttls] [--user NAME] (--password-file FILE | --password-stdin | --oauth-token-url URL --oauth-client-id ID [--oauth-client-secret-file FILE] (--refresh-token-file FILE | --refresh-token-stdin)) [--ca-file PEM] | accounts list | accounts disconnect <EMAIL or id> | accounts llm-resume <EMAIL or id> | accounts timezone <EMAIL or id> [ZONE] | accounts doctor <EMAIL or id>';
 
 /** Entry for src/cli/main.ts. Returns the exit code. */
 export async function runAccountsCli(cfg: Env, argv: string[], io: AccountsCliIo = { out: (l) => console.log(l) }): Promise<number> {
@@ -388,7 +412,7 @@ function imapOptions(values: Record<string, string | boolean | undefined>, readS
   const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
   const email = text('email');
   const imapHost = text('imap-host');
-  if (!email || !imapHost) throw new UsageError('connect --imap needs --email and --imap-host');
+  if (!email) throw new UsageError('connect --imap needs --email (and --imap-host unless the address is at a well-known provider)');
   const oauth = oauthGrant(values, readStdin);
   const file = text('password-file');
   if (!oauth && !file && !values['password-stdin']) throw new UsageError('connect --imap needs the app password (--password-file FILE or --password-stdin) or an OAuth grant (--oauth-token-url, --oauth-client-id, --refresh-token-file FILE or --refresh-token-stdin)');
@@ -404,7 +428,7 @@ function imapOptions(values: Record<string, string | boolean | undefined>, readS
   const user = text('user');
   return {
     email,
-    imapHost,
+    ...(imapHost ? { imapHost } : {}),
     ...(oauth ? { oauth } : { password: password ?? '' }),
     ...(imapPort ? { imapPort } : {}),
     ...(smtpPort ? { smtpPort } : {}),
