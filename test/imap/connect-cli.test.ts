@@ -85,6 +85,16 @@ describe('accounts connect --imap', () => {
     expect(await prisma.account.findUnique({ where: { email: servers.user.address } })).toBeNull();
   });
 
+  it('without --imap-host, says what to give for a domain no well-known provider hosts, and stores nothing', async () => {
+    const address = `nobody-${run}@unknown-provider.example`;
+    const refused = await cli('connect', '--imap', '--email', address, '--password-file', join(dir, 'password'));
+    expect(refused.code).toBe(2);
+    expect(refused.out.split('\n')[0]).toBe(
+      'durable-inbox accounts: no IMAP server is known for "unknown-provider.example": give --imap-host (and --smtp-host when mail is submitted elsewhere), as your provider\'s help pages name them',
+    );
+    expect(await prisma.account.findUnique({ where: { email: address } })).toBeNull();
+  });
+
   it('refuses a server certificate no trusted CA signed', async () => {
     const refused = await connect('--password-file', join(dir, 'password'));
     expect(refused.code).toBe(1);
