@@ -12,6 +12,11 @@ export interface StoredTokens {
 
 const VERSION = 1;
 
+/** Sealed secrets this vault cannot open: another key sealed them (TOKEN_ENCRYPTION_KEY changed), or they were altered. */
+export class SealedSecretError extends Error {
+  override readonly name = 'SealedSecretError';
+}
+
 export class TokenVault {
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error('TokenVault needs a 32-byte key');
@@ -35,10 +40,19 @@ export class TokenVault {
 
   openJson(sealed: Uint8Array): unknown {
     const buf = Buffer.from(sealed);
-    if (buf[0] !== VERSION || buf.length < 29) throw new Error('sealed tokens: unknown format');
+    if (buf[0] !== VERSION || buf.length < 29)
+      throw new SealedSecretError('the stored account credentials are in an unknown format: reconnect the account');
     const decipher = createDecipheriv('aes-256-gcm', this.key, buf.subarray(1, 13));
     decipher.setAuthTag(buf.subarray(13, 29));
-    const json = Buffer.concat([decipher.update(buf.subarray(29)), decipher.final()]).toString('utf8');
+    let json: string;
+    try {
+      json = Buffer.concat([decipher.update(buf.subarray(29)), decipher.final()]).toString('utf8');
+    } catch {
+      // GCM's tag check is all there is to tell: the key differs, or the bytes were changed.
+      throw new SealedSecretError(
+        'the stored account credentials cannot be opened with this TOKEN_ENCRYPTION_KEY (another key sealed them): set the key they were sealed with, or reconnect the account',
+      );
+    }
     return JSON.parse(json) as unknown;
   }
 }

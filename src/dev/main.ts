@@ -84,14 +84,14 @@ async function main(): Promise<void> {
   const ctx = await createWorkerContext(cfg, database.url);
   const workers: Worker[] = [await createWorkflowWorker(ctx), await createGmailWorker(ctx), await createLlmWorker(ctx)];
   const running = workers.map((w) => w.run());
-  stack.push({
-    name: 'workers',
-    stop: async () => {
+  let workersStopped: Promise<void> | undefined;
+  const stopWorkers = () =>
+    (workersStopped ??= (async () => {
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await Promise.allSettled(running);
       await ctx.close();
-    },
-  });
+    })());
+  stack.push({ name: 'workers', stop: stopWorkers });
 
   const http = await startAppHttpServer(cfg, { prisma: ctx.prisma, client });
   stack.push({ name: 'http server', stop: () => http.close() });
@@ -107,7 +107,14 @@ async function main(): Promise<void> {
       sync: { client, taskQueue: cfg.TEMPORAL_TASK_QUEUE },
       dataDir,
     });
-    stack.push({ name: 'mail servers', stop: () => mail.close() });
+    // The workers' IDLE watch goes first: the servers stopping under it would be a connection refused.
+    stack.push({
+      name: 'mail servers',
+      stop: async () => {
+        await stopWorkers();
+        await mail.close();
+      },
+    });
     log.info(`IMAP demo account ${mail.email} connected (${mail.accountId}); its inbox is being processed`);
     extra.push(...mail.lines);
   }

@@ -34,7 +34,10 @@ export interface WellKnownServers {
 /** The servers of the provider that hosts `address`'s domain, when it is a well-known one. */
 export function wellKnownServers(address: string): WellKnownServers | undefined {
   const at = address.lastIndexOf('@');
-  const domain = address.slice(at + 1).trim().toLowerCase();
+  const domain = address
+    .slice(at + 1)
+    .trim()
+    .toLowerCase();
   // nodemailer also looks keys up by service name ("gmail"): only a domain counts here.
   if (at < 1 || !domain.includes('.')) return undefined;
   const smtp = wellKnown(domain);

@@ -39,11 +39,18 @@ describe('the servers connect uses', () => {
       smtp: { server: { host: 'smtp.fastmail.com', port: 465, tls: 'implicit' }, user: 'you@fastmail.com' },
     });
     const onSubmission = imapServersOf({ email: 'you@fastmail.com', smtpPort: 587, user: 'login' }).servers;
-    expect(onSubmission.smtp).toEqual({ server: { host: 'smtp.fastmail.com', port: 587, tls: 'starttls' }, user: 'login' });
+    expect(onSubmission.smtp).toEqual({
+      server: { host: 'smtp.fastmail.com', port: 587, tls: 'starttls' },
+      user: 'login',
+    });
   });
 
   it('takes the given host as it is, for any domain', () => {
-    const { servers, known } = imapServersOf({ email: 'you@fastmail.com', imapHost: 'mail.example.org', smtpPort: 465 });
+    const { servers, known } = imapServersOf({
+      email: 'you@fastmail.com',
+      imapHost: 'mail.example.org',
+      smtpPort: 465,
+    });
     expect(known).toBeUndefined();
     expect(servers.imap.server).toEqual({ host: 'mail.example.org', port: 993, tls: 'implicit' });
     expect(servers.smtp.server).toEqual({ host: 'mail.example.org', port: 465, tls: 'implicit' });
