@@ -488,7 +488,7 @@ export class ImapMailbox implements Mailbox {
     if (add.includes('TRASH')) {
       await this.markLeavingArchive(locations);
       await this.moveLocations(locations, 'trash');
-    } else if (remove.includes('TRASH')) await this.untrashLocations(locations);
+    } else if (remove.includes('TRASH')) await this.untrashLocations(locations, !remove.includes('INBOX'));
     else if (remove.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.inInbox(l.folder)), 'archive');
     else if (add.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.roleOf(l.folder) !== 'inbox'), 'inbox');
     else if (this.foldersMode) await this.moveForRequests(locations, add, remove);
@@ -507,8 +507,12 @@ export class ImapMailbox implements Mailbox {
     });
   }
 
-  /** Out of the trash (TRASH removed): back to the archive when it came from there (FROM_ARCHIVE), else as untrashThread (INBOX; Sent, Drafts). */
-  private async untrashLocations(locations: Located[]): Promise<void> {
+  /**
+   * Out of the trash (TRASH removed). INBOX removed with it (the caller knows the message was not in
+   * the inbox: a bulk trash's journal): to Sent, Drafts or the archive. Otherwise back to the archive
+   * when it came from there (FROM_ARCHIVE), else as untrashThread (INBOX; Sent, Drafts).
+   */
+  private async untrashLocations(locations: Located[], intoInbox = true): Promise<void> {
     const trashed = locations.filter((l) => this.roleOf(l.folder) === 'trash');
     if (trashed.length === 0) return;
     const fromArchive = await this.run('reading flags', async (client) => {
@@ -523,6 +527,7 @@ export class ImapMailbox implements Mailbox {
       }
       return found;
     });
+    if (!intoInbox) return this.moveLocations(trashed, 'away');
     const back = new Set(fromArchive.map((l) => `${l.folder}\0${l.uid}`));
     await this.moveLocations(fromArchive, 'archive');
     await this.moveLocations(trashed.filter((l) => !back.has(`${l.folder}\0${l.uid}`)), 'inbox');
@@ -1079,17 +1084,18 @@ export class ImapMailbox implements Mailbox {
     });
   }
 
-  private async moveLocations(locations: Located[], to: 'inbox' | 'archive' | 'trash' | { path: string }): Promise<void> {
+  /** `away`: out of where they are but not into the inbox (Sent, Drafts, else the archive). */
+  private async moveLocations(locations: Located[], to: 'inbox' | 'away' | 'archive' | 'trash' | { path: string }): Promise<void> {
     if (locations.length === 0) return;
     await this.run('moving messages', async (client) => {
       for (const [folder, uids] of byFolder(locations)) {
-        if (to === 'inbox') {
-          // Sent mail and drafts go back to their own folders, not to INBOX.
+        if (to === 'inbox' || to === 'away') {
+          // Sent mail and drafts go back to their own folders, not to INBOX (nor the archive).
           const destinations = await this.inFolder(client, folder, async () => {
             const out = new Map<string, number[]>();
             for await (const m of client.fetch(uids.join(','), { uid: true, flags: true, envelope: true }, { uid: true })) {
               const fromUser = (m.envelope?.from ?? []).some((a) => a.address?.toLowerCase() === this.settings.address.toLowerCase());
-              const dest = m.flags?.has(DRAFT) ? this.folder('drafts') : fromUser ? this.folder('sent') : this.server.inbox;
+              const dest = m.flags?.has(DRAFT) ? this.folder('drafts') : fromUser ? this.folder('sent') : to === 'inbox' ? this.server.inbox : this.archiveFolder();
               if (dest === folder) continue;
               out.set(dest, [...(out.get(dest) ?? []), m.uid]);
             }
