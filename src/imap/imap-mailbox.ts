@@ -2,7 +2,7 @@
 // or a thread, labels, changes since a cursor, drafts, send, archive/trash) on IMAP and SMTP, in the
 // product's own shapes (src/gmail/types.ts). How ids, threads, labels and the cursor map onto IMAP is
 // in docs/imap.md "Mapping" and in mail-ids.ts.
-import { gmailLabelTerm, searchableLabelName } from '../gmail/label-search.js';
+import { searchableLabelName } from '../gmail/label-search.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { ImapFlow, MailboxLockObject, SearchObject } from 'imapflow';
 import { decodeBase64Url } from '../gmail/mime-encoding.js';
@@ -272,14 +272,18 @@ export class ImapMailbox implements Mailbox {
           // finds is kept only when the reader's reading of the header names the address (a batch
           // at a time, newest first, until the page is full). Gmail's raw search is Gmail's.
           const exact = caps.gmail && search.gmailRaw ? undefined : addressFilter(search);
+          // On Gmail's IMAP "without the label" is read from each message's X-GM-LABELS, by the label's exact name (case aside, as Gmail names labels).
+          const lacking = caps.gmail && search.withoutLabel !== undefined ? search.withoutLabel.toLowerCase() : undefined;
           const limit = search.maxResults ?? 100;
           const newest = uids.sort((a, b) => b - a);
           let kept = 0;
-          for (let at = 0; at < newest.length && kept < limit && (at === 0 || exact); at += limit) {
+          for (let at = 0; at < newest.length && kept < limit && (at === 0 || exact || lacking !== undefined); at += limit) {
             const batch = newest.slice(at, at + limit);
-            for await (const m of client.fetch(batch.join(','), { uid: true, headers: true, internalDate: true, ...(caps.gmail ? { threadId: true } : {}) }, { uid: true })) {
+            const items = { uid: true, headers: true, internalDate: true, ...(caps.gmail ? { threadId: true } : {}), ...(lacking !== undefined ? { labels: true } : {}) } as const;
+            for await (const m of client.fetch(batch.join(','), items, { uid: true })) {
               const headers = m.headers ?? Buffer.alloc(0);
               if (exact && !exact(headers)) continue;
+              if (lacking !== undefined && [...(m.labels ?? [])].some((l) => l.toLowerCase() === lacking)) continue;
               const ids = this.idsOf(headers, { folder, uid: m.uid, uidValidity }, m.threadId);
               refs.push({ ...ids, date: new Date(m.internalDate ?? 0).getTime() });
               kept++;
@@ -1500,11 +1504,12 @@ function withoutQuery(search: ImapSearch): ImapSearch {
 function searchQuery(search: ImapSearch, gmail: boolean): SearchObject | null {
   const q: SearchObject = {};
   if (search.withoutLabel !== undefined) {
-    // Our labels: keywords, or on Gmail's IMAP its labels (X-GM-RAW, as Gmail's search reads them).
-    const label = gmailLabelTerm(search.withoutLabel);
+    // Our labels: keywords (UNKEYWORD); on Gmail's IMAP its labels, which plain SEARCH cannot say: each
+    // found message's X-GM-LABELS is read instead (searchMessages), by the exact name (X-GM-RAW's
+    // -label: would read "a b" and "a-b" as one label).
+    const label = searchableLabelName(search.withoutLabel);
     if (!label) return null;
-    if (gmail) q.gmraw = `-label:${label}`;
-    else q.unKeyword = labelToKeyword(searchableLabelName(search.withoutLabel)!);
+    if (!gmail) q.unKeyword = labelToKeyword(label);
   }
   for (const field of ['from', 'to'] as const) {
     const value = search[field];
