@@ -153,13 +153,17 @@ describe('changes made while the sync could not see them', () => {
       const s = await sync.query(syncStatusQuery);
       return s.stats.fullScans > scansBefore && s;
     });
-    expect(status.lastScan).toMatchObject({ kind: 'full_scan', relabelled: 3 });
+    // The three, and any other row a change out of sight left stale (a thread's own action the sync has not read yet).
+    expect(status.lastScan?.kind).toBe('full_scan');
+    expect(status.lastScan!.relabelled).toBeGreaterThanOrEqual(3);
     const after = await figures();
     expect(after.get('daily@news.example')).toMatchObject({ messages: 3, unread: 1, unreadShare: 1 / 3 });
     expect(after.get('weekly@news.example')).toMatchObject({ messages: 2, unread: 0 });
     const never = await listSenders(db(), { accountId: h.accountId, since: new Date(Date.now() - 90 * day), filter: 'never-opened' });
     expect(never.map((s) => s.key)).not.toContain('daily@news.example');
-    const row = await h.prisma.message.findUniqueOrThrow({ where: { accountId_gmailId: { accountId: h.accountId, gmailId: daily0! } }, select: { labelIds: true } });
-    expect(row.labelIds).not.toContain('INBOX');
+    for (const id of [daily0!, daily1!, ...weekly]) {
+      const row = await h.prisma.message.findUniqueOrThrow({ where: { accountId_gmailId: { accountId: h.accountId, gmailId: id } }, select: { labelIds: true } });
+      expect(row.labelIds.filter((l) => l === 'INBOX' || l === 'UNREAD'), id).toEqual([]);
+    }
   });
 });
