@@ -18,7 +18,7 @@ import type { GmailService } from '../gmail/gmail-service.js';
 import type { Mailbox, MailSearch } from '../mail/mailbox.js';
 import { MailboxCursorExpiredError } from '../mail/mailbox-errors.js';
 import type { HistoryRecord, MessageRef } from '../mail/message.js';
-import type { QuotaLimiter } from '../quota/limiter.js';
+import type { QuotaLane, QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
 import { forEachLimited, historyToThreadEvents, timerLabelsAdded, type LabelRoles, type ThreadEvents, type UserLabels } from './history-events.js';
 import { notifySync, requestFullScan, type SyncTarget } from './notify.js';
@@ -85,9 +85,9 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
   const actionLabels = new Set([threadSettings.actions?.pauseLabel, threadSettings.actions?.awaitingApprovalLabel].flatMap((n) => (n ? [n.toLowerCase()] : [])));
 
   /** One mailbox call of the account, through the shared quota budget; errors as they come. */
-  function rawGmail<T>(accountId: string, method: string, fn: (g: Mailbox) => Promise<T>): Promise<T> {
+  function rawGmail<T>(accountId: string, method: string, fn: (g: Mailbox) => Promise<T>, lane: QuotaLane = 'live'): Promise<T> {
     const limiter = deps.limiter;
-    return accounts.call(accountId, (g) => (limiter ? limiter.run(accountId, method, () => fn(g)) : fn(g)));
+    return accounts.call(accountId, (g) => (limiter ? limiter.run(accountId, method, () => fn(g), undefined, lane) : fn(g)));
   }
 
   async function gmail<T>(accountId: string, method: string, fn: (g: Mailbox) => Promise<T>): Promise<T> {
@@ -267,7 +267,8 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     const now: { gmail_id: string; label_ids: string[] }[] = [];
     await forEachLimited(toRead.slice(0, MAX_RELABEL_READS), 4, async (id) => {
       try {
-        const message = await rawGmail(accountId, 'messages.get', (g) => g.getMessage(id, 'metadata'));
+        // Background work: the bulk lane, so live mail keeps its slots first.
+        const message = await rawGmail(accountId, 'messages.get', (g) => g.getMessage(id, 'metadata'), 'bulk');
         now.push({ gmail_id: id, label_ids: message.labelIds });
       } catch (err) {
         if (!isNotInMailbox(err)) throw toActivityFailure(err);
