@@ -164,6 +164,12 @@ export interface JournaledAction extends ActionSpec {
 export interface ActionResult {
   /** Messages whose labels changed (the reversal changes them back). */
   messageIds?: string[];
+  /**
+   * A bulk trash: those of messageIds that were not in the inbox when trashed (archived mail, sent
+   * mail). Undo takes them out of the trash without bringing them into the inbox; the others go back
+   * to the inbox. Absent on batches journaled before it was kept: the mailbox's own untrash.
+   */
+  notInInbox?: string[];
   /** The label id an add_label/remove_label touched. */
   labelId?: string;
   /** Our draft (draft, and an auto-reply waiting for approval). */

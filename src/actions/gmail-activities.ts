@@ -368,8 +368,14 @@ export function createActionGmailActivities(deps: { accounts: MailboxAccess; db:
         try {
           switch (reversal.kind) {
             case 'untrash':
-              // A bulk trash recorded its messages: exactly those come back.
-              if (action.result?.messageIds?.length) return await gmail.batchModify(action.result.messageIds, { remove: ['TRASH'] });
+              // A bulk trash recorded its messages: exactly those come back, each where it was (the journal says which were not in the inbox).
+              if (action.result?.messageIds?.length) {
+                const away = new Set(action.result.notInInbox ?? []);
+                const fromInbox = action.result.messageIds.filter((id) => !away.has(id));
+                if (fromInbox.length > 0) await gmail.batchModify(fromInbox, { remove: ['TRASH'] });
+                if (away.size > 0) await gmail.batchModify([...away], { remove: ['TRASH', 'INBOX'] });
+                return;
+              }
               return await gmail.untrashThread(action.threadId);
             case 'delete_draft':
               if (action.result?.draftId) await gmail.deleteDraft(action.result.draftId);

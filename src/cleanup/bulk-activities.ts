@@ -68,6 +68,37 @@ function exactOn(mailbox: Mailbox, search: MailSearch): void {
   });
 }
 
+/** Up to `want` ids the search finds (pages of at most 500); `complete`: it found every match there is. */
+async function listUpTo(mailbox: Mailbox, search: MailSearch, want: number): Promise<{ ids: string[]; complete: boolean }> {
+  const found: string[] = [];
+  let pageToken: string | undefined;
+  let complete = false;
+  do {
+    const asked = Math.min(500, want - found.length);
+    const page = await mailbox.searchMessages({ ...search, maxResults: asked, ...(pageToken ? { pageToken } : {}) });
+    found.push(...page.messages.map((m) => m.id));
+    pageToken = page.nextPageToken;
+    // A page that did not fill up and has no next one is the last (IMAP search does not page: a full page may hide more).
+    complete = !pageToken && page.messages.length < asked;
+  } while (pageToken && found.length < want);
+  const ids = [...new Set(found)];
+  return { ids: ids.slice(0, want), complete: complete && ids.length <= want };
+}
+
+/**
+ * A trash batch remembers where each message came from, in the journal (the same on every provider,
+ * and on IMAP servers that keep no keywords): the selection's inbox mail first; only when that listing
+ * is complete is the rest of the batch taken from everywhere else, each of those known not to be in the
+ * inbox (`notInInbox`), so undo puts it back out of the inbox (IMAP: Archive, Sent) and the others in.
+ */
+async function trashBatch(mailbox: Mailbox, search: MailSearch, want: number): Promise<{ messageIds: string[]; notInInbox?: string[] }> {
+  const inbox = await listUpTo(mailbox, { ...search, in: 'INBOX' }, want);
+  if (!inbox.complete || inbox.ids.length >= want) return { messageIds: inbox.ids };
+  const inInbox = new Set(inbox.ids);
+  const elsewhere = (await listUpTo(mailbox, search, want + inbox.ids.length)).ids.filter((id) => !inInbox.has(id)).slice(0, want - inbox.ids.length);
+  return { messageIds: [...inbox.ids, ...elsewhere], ...(elsewhere.length > 0 ? { notInInbox: elsewhere } : {}) };
+}
+
 const KIND: Record<BulkOperation, ActionKind> = { archive: 'archive', trash: 'trash', label: 'add_label' };
 
 /** The label change of a batch (a label: the id the batch journaled). */
@@ -124,18 +155,12 @@ export function createBulkActivities(deps: { accounts: MailboxAccess; db: SqlExe
         const search = bulkSearch(selection, operation, label);
         const want = Math.min(batchSize, MAX_BULK_BATCH);
         // A listing page holds at most 500 ids: a batch of 1000 reads two.
-        const { messageIds, labelId } = await withMailbox(accountId, async (mailbox) => {
+        const { messageIds, notInInbox, labelId } = await withMailbox(accountId, async (mailbox) => {
           exactOn(mailbox, search);
           // The label's id (Gmail's; IMAP's is its name), created when missing, journaled with the batch.
           const labelId = argument ? (await mailbox.ensureLabels([argument])).get(argument) : undefined;
-          const found: string[] = [];
-          let pageToken: string | undefined;
-          do {
-            const page = await mailbox.searchMessages({ ...search, maxResults: Math.min(500, want - found.length), ...(pageToken ? { pageToken } : {}) });
-            found.push(...page.messages.map((m) => m.id));
-            pageToken = page.nextPageToken;
-          } while (pageToken && found.length < want);
-          return { messageIds: [...new Set(found)].slice(0, want), labelId };
+          if (operation === 'trash') return { ...(await trashBatch(mailbox, search, want)), labelId };
+          return { messageIds: (await listUpTo(mailbox, search, want)).ids, labelId };
         });
         if (messageIds.length === 0) return { moved: 0 };
         [action] = await proposeActions(db, {
@@ -144,7 +169,7 @@ export function createBulkActivities(deps: { accounts: MailboxAccess; db: SqlExe
           recipients: [],
           subject: `${describe(operation, argument, selection)}: batch ${batch + 1}`,
           workflowId,
-          actions: [{ kind, ...(argument ? { argument } : {}), reason: { source: 'user' }, result: { messageIds, ...(labelId ? { labelId } : {}) } }],
+          actions: [{ kind, ...(argument ? { argument } : {}), reason: { source: 'user' }, result: { messageIds, ...(notInInbox ? { notInInbox } : {}), ...(labelId ? { labelId } : {}) } }],
           pausedByLabel: false,
           approvalExpiryMs: 0,
         });

@@ -76,11 +76,45 @@ export async function recordLabelChanges(db: SqlExecutor, accountId: string, rec
   for (const record of records) {
     for (const change of [...record.labelsAdded, ...record.labelsRemoved]) latest.set(change.message.id, change.message.labelIds);
   }
-  if (latest.size === 0) return;
-  await db.query(
+  await storeLabels(db, accountId, [...latest].map(([gmail_id, label_ids]) => ({ gmail_id, label_ids })));
+}
+
+export type StoredLabels = {
+  gmail_id: string;
+  label_ids: string[];
+};
+
+/** The labels of stored messages as the mailbox has them now, on the rows stored already (one statement). */
+export async function storeLabels(db: SqlExecutor, accountId: string, rows: readonly StoredLabels[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const result = await db.query(
     `UPDATE messages AS m SET label_ids = ARRAY(SELECT jsonb_array_elements_text(x.label_ids)), updated_at = now()
      FROM jsonb_to_recordset($2::jsonb) AS x(gmail_id text, label_ids jsonb)
-     WHERE m.account_id = $1 AND m.gmail_id = x.gmail_id AND m.archived_at IS NULL`,
-    [accountId, JSON.stringify([...latest].map(([gmail_id, label_ids]) => ({ gmail_id, label_ids })))],
+     WHERE m.account_id = $1 AND m.gmail_id = x.gmail_id AND m.archived_at IS NULL
+       AND m.label_ids IS DISTINCT FROM ARRAY(SELECT jsonb_array_elements_text(x.label_ids))
+     RETURNING m.gmail_id`,
+    [accountId, JSON.stringify(rows)],
   );
+  return result.length;
+}
+
+/** The stored received messages (drafts left out) of the account received at or after `sinceMs`, with their labels. */
+export async function storedLabelsSince(db: SqlExecutor, accountId: string, sinceMs: number): Promise<StoredLabels[]> {
+  return db.query<StoredLabels>(
+    `SELECT gmail_id, label_ids FROM messages
+     WHERE account_id = $1 AND internal_date >= to_timestamp($2::float8 / 1000.0) AND archived_at IS NULL AND NOT ('DRAFT' = ANY(label_ids))`,
+    [accountId, sinceMs],
+  );
+}
+
+/**
+ * What a rescan (docs/cleanup.md "Senders at a glance") reads again: the stored messages whose INBOX
+ * or UNREAD is not what the mailbox's listings of the window say (the user archived, read or
+ * trashed them while their changes were out of our sight). `listed`: every message of the window in
+ * the inbox, and every unread one anywhere. A listing that says too little only costs a reading.
+ */
+export function labelsToRead(rows: readonly StoredLabels[], listed: { inbox: ReadonlySet<string>; unread: ReadonlySet<string> }): string[] {
+  return rows
+    .filter((r) => r.label_ids.includes('INBOX') !== listed.inbox.has(r.gmail_id) || r.label_ids.includes('UNREAD') !== listed.unread.has(r.gmail_id))
+    .map((r) => r.gmail_id);
 }

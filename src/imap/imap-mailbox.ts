@@ -2,7 +2,7 @@
 // or a thread, labels, changes since a cursor, drafts, send, archive/trash) on IMAP and SMTP, in the
 // product's own shapes (src/gmail/types.ts). How ids, threads, labels and the cursor map onto IMAP is
 // in docs/imap.md "Mapping" and in mail-ids.ts.
-import { gmailLabelTerm, searchableLabelName } from '../gmail/label-search.js';
+import { searchableLabelName } from '../gmail/label-search.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { ImapFlow, MailboxLockObject, SearchObject } from 'imapflow';
 import { decodeBase64Url } from '../gmail/mime-encoding.js';
@@ -272,14 +272,18 @@ export class ImapMailbox implements Mailbox {
           // finds is kept only when the reader's reading of the header names the address (a batch
           // at a time, newest first, until the page is full). Gmail's raw search is Gmail's.
           const exact = caps.gmail && search.gmailRaw ? undefined : addressFilter(search);
+          // On Gmail's IMAP "without the label" is read from each message's X-GM-LABELS, by the label's exact name (case aside, as Gmail names labels).
+          const lacking = caps.gmail && search.withoutLabel !== undefined ? search.withoutLabel.toLowerCase() : undefined;
           const limit = search.maxResults ?? 100;
           const newest = uids.sort((a, b) => b - a);
           let kept = 0;
-          for (let at = 0; at < newest.length && kept < limit && (at === 0 || exact); at += limit) {
+          for (let at = 0; at < newest.length && kept < limit && (at === 0 || exact || lacking !== undefined); at += limit) {
             const batch = newest.slice(at, at + limit);
-            for await (const m of client.fetch(batch.join(','), { uid: true, headers: true, internalDate: true, ...(caps.gmail ? { threadId: true } : {}) }, { uid: true })) {
+            const items = { uid: true, headers: true, internalDate: true, ...(caps.gmail ? { threadId: true } : {}), ...(lacking !== undefined ? { labels: true } : {}) } as const;
+            for await (const m of client.fetch(batch.join(','), items, { uid: true })) {
               const headers = m.headers ?? Buffer.alloc(0);
               if (exact && !exact(headers)) continue;
+              if (lacking !== undefined && [...(m.labels ?? [])].some((l) => l.toLowerCase() === lacking)) continue;
               const ids = this.idsOf(headers, { folder, uid: m.uid, uidValidity }, m.threadId);
               refs.push({ ...ids, date: new Date(m.internalDate ?? 0).getTime() });
               kept++;
@@ -488,7 +492,7 @@ export class ImapMailbox implements Mailbox {
     if (add.includes('TRASH')) {
       await this.markLeavingArchive(locations);
       await this.moveLocations(locations, 'trash');
-    } else if (remove.includes('TRASH')) await this.untrashLocations(locations);
+    } else if (remove.includes('TRASH')) await this.untrashLocations(locations, !remove.includes('INBOX'));
     else if (remove.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.inInbox(l.folder)), 'archive');
     else if (add.includes('INBOX')) await this.moveLocations(locations.filter((l) => this.roleOf(l.folder) !== 'inbox'), 'inbox');
     else if (this.foldersMode) await this.moveForRequests(locations, add, remove);
@@ -507,8 +511,12 @@ export class ImapMailbox implements Mailbox {
     });
   }
 
-  /** Out of the trash (TRASH removed): back to the archive when it came from there (FROM_ARCHIVE), else as untrashThread (INBOX; Sent, Drafts). */
-  private async untrashLocations(locations: Located[]): Promise<void> {
+  /**
+   * Out of the trash (TRASH removed). INBOX removed with it (the caller knows the message was not in
+   * the inbox: a bulk trash's journal): to Sent, Drafts or the archive. Otherwise back to the archive
+   * when it came from there (FROM_ARCHIVE), else as untrashThread (INBOX; Sent, Drafts).
+   */
+  private async untrashLocations(locations: Located[], intoInbox = true): Promise<void> {
     const trashed = locations.filter((l) => this.roleOf(l.folder) === 'trash');
     if (trashed.length === 0) return;
     const fromArchive = await this.run('reading flags', async (client) => {
@@ -523,6 +531,7 @@ export class ImapMailbox implements Mailbox {
       }
       return found;
     });
+    if (!intoInbox) return this.moveLocations(trashed, 'away');
     const back = new Set(fromArchive.map((l) => `${l.folder}\0${l.uid}`));
     await this.moveLocations(fromArchive, 'archive');
     await this.moveLocations(trashed.filter((l) => !back.has(`${l.folder}\0${l.uid}`)), 'inbox');
@@ -1079,17 +1088,18 @@ export class ImapMailbox implements Mailbox {
     });
   }
 
-  private async moveLocations(locations: Located[], to: 'inbox' | 'archive' | 'trash' | { path: string }): Promise<void> {
+  /** `away`: out of where they are but not into the inbox (Sent, Drafts, else the archive). */
+  private async moveLocations(locations: Located[], to: 'inbox' | 'away' | 'archive' | 'trash' | { path: string }): Promise<void> {
     if (locations.length === 0) return;
     await this.run('moving messages', async (client) => {
       for (const [folder, uids] of byFolder(locations)) {
-        if (to === 'inbox') {
-          // Sent mail and drafts go back to their own folders, not to INBOX.
+        if (to === 'inbox' || to === 'away') {
+          // Sent mail and drafts go back to their own folders, not to INBOX (nor the archive).
           const destinations = await this.inFolder(client, folder, async () => {
             const out = new Map<string, number[]>();
             for await (const m of client.fetch(uids.join(','), { uid: true, flags: true, envelope: true }, { uid: true })) {
               const fromUser = (m.envelope?.from ?? []).some((a) => a.address?.toLowerCase() === this.settings.address.toLowerCase());
-              const dest = m.flags?.has(DRAFT) ? this.folder('drafts') : fromUser ? this.folder('sent') : this.server.inbox;
+              const dest = m.flags?.has(DRAFT) ? this.folder('drafts') : fromUser ? this.folder('sent') : to === 'inbox' ? this.server.inbox : this.archiveFolder();
               if (dest === folder) continue;
               out.set(dest, [...(out.get(dest) ?? []), m.uid]);
             }
@@ -1494,11 +1504,12 @@ function withoutQuery(search: ImapSearch): ImapSearch {
 function searchQuery(search: ImapSearch, gmail: boolean): SearchObject | null {
   const q: SearchObject = {};
   if (search.withoutLabel !== undefined) {
-    // Our labels: keywords, or on Gmail's IMAP its labels (X-GM-RAW, as Gmail's search reads them).
-    const label = gmailLabelTerm(search.withoutLabel);
+    // Our labels: keywords (UNKEYWORD); on Gmail's IMAP its labels, which plain SEARCH cannot say: each
+    // found message's X-GM-LABELS is read instead (searchMessages), by the exact name (X-GM-RAW's
+    // -label: would read "a b" and "a-b" as one label).
+    const label = searchableLabelName(search.withoutLabel);
     if (!label) return null;
-    if (gmail) q.gmraw = `-label:${label}`;
-    else q.unKeyword = labelToKeyword(searchableLabelName(search.withoutLabel)!);
+    if (!gmail) q.unKeyword = labelToKeyword(label);
   }
   for (const field of ['from', 'to'] as const) {
     const value = search[field];

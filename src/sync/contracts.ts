@@ -91,6 +91,8 @@ export interface InboxScanResult {
    * carrying a label request (Done, Rework, Needs Response), one per drafted thread (draft sent or deleted?).
    */
   reconciled?: number;
+  /** Stored messages (`messages` rows) of the window whose labels the scan brought up to date with the mailbox. */
+  relabelled?: number;
 }
 
 export interface SyncActivities {

@@ -8,7 +8,8 @@ import type { PrismaClient } from '../db/client.js';
 import { ingestThreadEvent, learnAfterClose, requestTimer } from '../thread/ingest.js';
 import { mayHoldCorrections } from '../learning/corrections.js';
 import { prismaExecutor } from '../db/sql-executor.js';
-import { recordLabelChanges } from '../db/message-rows.js';
+import { labelsToRead, recordLabelChanges, storedLabelsSince, storeLabels } from '../db/message-rows.js';
+import { isNotInMailbox } from '../mail/mailbox-errors.js';
 import { accountTimeSettings } from '../accounts/time-settings.js';
 import { readTimerLabel, resolveWhen, TimeSpecError, type TimeDefaults, type TimerLabelPrefixes } from '../time/index.js';
 import type { TimerRequest } from '../thread/contracts.js';
@@ -17,7 +18,7 @@ import type { GmailService } from '../gmail/gmail-service.js';
 import type { Mailbox, MailSearch } from '../mail/mailbox.js';
 import { MailboxCursorExpiredError } from '../mail/mailbox-errors.js';
 import type { HistoryRecord, MessageRef } from '../mail/message.js';
-import type { QuotaLimiter } from '../quota/limiter.js';
+import type { QuotaLane, QuotaLimiter } from '../quota/limiter.js';
 import { createLogger } from '../shared/log.js';
 import { forEachLimited, historyToThreadEvents, timerLabelsAdded, type LabelRoles, type ThreadEvents, type UserLabels } from './history-events.js';
 import { notifySync, requestFullScan, type SyncTarget } from './notify.js';
@@ -56,6 +57,8 @@ export interface SyncActivityDeps {
 /** Labels the user adds to ask for something; we take them off once it is done. */
 const REQUEST_ROLES: readonly LabelRole[] = ['done', 'rework', 'needsResponse'];
 const LABEL_CACHE_MS = 60_000;
+/** Stored messages whose labels one scan reads again at most (Gmail: 5 quota units each); the rest wait for the next scan. */
+const MAX_RELABEL_READS = 2_000;
 const log = createLogger('sync');
 
 function heartbeat(details?: unknown): void {
@@ -82,9 +85,9 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
   const actionLabels = new Set([threadSettings.actions?.pauseLabel, threadSettings.actions?.awaitingApprovalLabel].flatMap((n) => (n ? [n.toLowerCase()] : [])));
 
   /** One mailbox call of the account, through the shared quota budget; errors as they come. */
-  function rawGmail<T>(accountId: string, method: string, fn: (g: Mailbox) => Promise<T>): Promise<T> {
+  function rawGmail<T>(accountId: string, method: string, fn: (g: Mailbox) => Promise<T>, lane: QuotaLane = 'live'): Promise<T> {
     const limiter = deps.limiter;
-    return accounts.call(accountId, (g) => (limiter ? limiter.run(accountId, method, () => fn(g)) : fn(g)));
+    return accounts.call(accountId, (g) => (limiter ? limiter.run(accountId, method, () => fn(g), undefined, lane) : fn(g)));
   }
 
   async function gmail<T>(accountId: string, method: string, fn: (g: Mailbox) => Promise<T>): Promise<T> {
@@ -242,6 +245,39 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
     return delivered;
   }
 
+  /**
+   * The labels of the stored messages of the scan's window (the `messages` rows: the senders view,
+   * the backfill's handoff) brought up to date with the mailbox, whatever happened while its changes
+   * were out of sight (an expired history, a gap, changes before the sync ran). The mailbox's inbox
+   * (listed by the scan already) and its unread mail of the window are listed; each stored message
+   * whose INBOX or UNREAD disagrees is read (its labels only matter), and its row gets the labels it
+   * has now; a message no longer in the mailbox keeps its row. Provider-neutral (Mailbox). Returns
+   * how many rows changed. Changes made during the scan come after the scan's history id, and the
+   * history pages that carry them write the rows again.
+   */
+  async function refreshStoredLabels(accountId: string, sinceMs: number, inInbox: ReadonlySet<string>): Promise<number> {
+    const db = prismaExecutor(prisma);
+    // Gmail's after: is to the second (inclusive or not): the rows compared start a minute later than the listings.
+    const rows = await storedLabelsSince(db, accountId, Math.max(0, sinceMs) + 60_000);
+    if (rows.length === 0) return 0;
+    const unread = new Set<string>();
+    await forEachListedMessage(accountId, { in: 'ANYWHERE', unread: true, since: new Date(Math.max(0, sinceMs)) }, (m) => unread.add(m.id));
+    const toRead = labelsToRead(rows, { inbox: inInbox, unread });
+    if (toRead.length > MAX_RELABEL_READS) log.warn(`account ${accountId}: ${toRead.length} stored messages' labels differ from the mailbox's; ${MAX_RELABEL_READS} read this scan, the rest at the next`);
+    const now: { gmail_id: string; label_ids: string[] }[] = [];
+    await forEachLimited(toRead.slice(0, MAX_RELABEL_READS), 4, async (id) => {
+      try {
+        // Background work: the bulk lane, so live mail keeps its slots first.
+        const message = await rawGmail(accountId, 'messages.get', (g) => g.getMessage(id, 'metadata'), 'bulk');
+        now.push({ gmail_id: id, label_ids: message.labelIds });
+      } catch (err) {
+        if (!isNotInMailbox(err)) throw toActivityFailure(err);
+      }
+      heartbeat({ relabelled: now.length });
+    });
+    return storeLabels(db, accountId, now);
+  }
+
   /** Persists the cursor, never moving it backwards. */
   /** `changed`: the mailbox had changes; the health endpoint compares their time with the last push's. */
   async function saveCursor(accountId: string, historyId: string, force = false, changed = false): Promise<void> {
@@ -298,9 +334,11 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
       // The fresh id comes first: anything that changes while we list shows up in history after it.
       const profile = await gmail(accountId, 'getProfile', (g) => g.getProfile());
       const newestByThread = new Map<string, string>();
+      const inInbox = new Set<string>();
       const listed = await forEachListedMessage(accountId, { in: 'INBOX', since: new Date(Math.max(0, sinceMs)) }, (m) => {
         // messages.list answers newest first: the first message seen is the thread's newest.
         if (!newestByThread.has(m.threadId)) newestByThread.set(m.threadId, m.id);
+        inInbox.add(m.id);
       });
 
       const threadIds = [...newestByThread.keys()];
@@ -323,10 +361,12 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
       // History of the gap is lost: label changes, sent and deleted drafts included. Handed over
       // after the new mail, so a thread sees its new message first.
       const reconciled = resetCursor ? await deliver(accountId, await gapReconciliation(accountId, `repair:${profile.historyId}`)) : 0;
+      const relabelled = await refreshStoredLabels(accountId, sinceMs, inInbox);
       if (resetCursor) await saveCursor(accountId, profile.historyId, true);
       log.info(
         `inbox scan of account ${accountId}: ${listed} messages, ${newestByThread.size} threads, ${ingested} handed over` +
-          (resetCursor ? `, ${reconciled} events to reconcile drafts and label requests` : ''),
+          (resetCursor ? `, ${reconciled} events to reconcile drafts and label requests` : '') +
+          `, labels of ${relabelled} stored messages brought up to date`,
       );
       return {
         historyId: profile.historyId,
@@ -334,6 +374,7 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
         threads: newestByThread.size,
         ingested,
         ...(resetCursor ? { reconciled } : {}),
+        relabelled,
       };
     },
 

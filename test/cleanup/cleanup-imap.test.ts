@@ -18,6 +18,9 @@ import { labelToKeyword } from '../../src/imap/mail-ids.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import type { MailServers } from '../../mail-servers/index.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { notifySync, requestFullScan } from '../../src/sync/notify.js';
+import { syncWorkflowId } from '../../src/sync/contracts.js';
+import { syncStatusQuery } from '../../src/sync/sync-workflow.js';
 import { createOneClickClient, ONE_CLICK_BODY, type OneClickClient } from '../../src/outbound/one-click.js';
 import { startOneClickServer, type OneClickServer } from '../helpers/one-click-server.js';
 import { imapClient } from '../imap/mail-test-clients.js';
@@ -275,5 +278,39 @@ describe('on IMAP', () => {
     expect(allowed.status.decisions.map((d) => d.detail)).toContain(`fyi: not cold outreach, allowlisted (domain partner-${run}.example)`);
     expect((await world.user.getMessage(allowed.id)).labelIds).not.toContain('Cold Email');
     expect((await listActions(db(), { accountId: h.accountId, threadId: allowed.threadId })).filter((a) => a.argument === 'Cold Email')).toEqual([]);
+  });
+
+  it('the full scan brings the stored labels up to date: mail the user read and archived in another client while the sync did not look', async () => {
+    const sam = `sam@vendor-${run}.example`;
+    const figures = async () => (await listSenders(db(), { accountId: h.accountId })).find((r) => r.key === sam);
+    expect(await figures()).toMatchObject({ messages: 1, unread: 1 }); // stored by its thread (the cold-email test)
+    const target = { client: h.client, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE };
+    const sync = h.client.workflow.getHandle(syncWorkflowId(h.accountId));
+    await notifySync(target, h.accountId, { source: 'poll' });
+    const synced = await waitUntil('a history pass', async () => {
+      const status = await sync.query(syncStatusQuery).catch(() => undefined);
+      return status !== undefined && status.stats.passes > 0 && status.idle && status;
+    });
+    // Read and moved to Archive in another client; no poll asks the sync to read the folders' changes.
+    await withUserClient(async (client) => {
+      const lock = await client.getMailboxLock('INBOX');
+      try {
+        const uids = (await client.search({ from: sam }, { uid: true })) || [];
+        expect(uids).toHaveLength(1);
+        await client.messageFlagsAdd(uids.join(','), ['\\Seen'], { uid: true });
+        await client.messageMove(uids.join(','), 'Archive', { uid: true });
+      } finally {
+        lock.release();
+      }
+    });
+    await requestFullScan(target, h.accountId, { days: 10 });
+    const scanned = await waitUntil('the full scan', async () => {
+      const status = await sync.query(syncStatusQuery);
+      return status.stats.fullScans > synced.stats.fullScans && status;
+    });
+    expect(scanned.stats.passes).toBe(synced.stats.passes); // the scan alone, no history pass
+    expect(scanned.lastScan).toMatchObject({ kind: 'full_scan' });
+    expect(scanned.lastScan!.relabelled).toBeGreaterThanOrEqual(1);
+    expect(await figures()).toMatchObject({ messages: 1, unread: 0 });
   });
 });

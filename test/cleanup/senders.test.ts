@@ -13,7 +13,9 @@ import { appRoutes } from '../../src/http/routes.js';
 import { cliRunner } from '../helpers/run-cli.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { waitUntil } from '../helpers/wait-until.js';
-import { notifySync } from '../../src/sync/notify.js';
+import { notifySync, requestFullScan } from '../../src/sync/notify.js';
+import { syncWorkflowId } from '../../src/sync/contracts.js';
+import { syncStatusQuery } from '../../src/sync/sync-workflow.js';
 
 let h: InboxHarness;
 let http: HttpServer;
@@ -126,5 +128,42 @@ describe('mail the live sync hands to threads after the backfill', () => {
   it('the approvals list links the senders page', async () => {
     const html = await (await fetch(`${http.url}/approvals?token=${TOKEN}`)).text();
     expect(html).toContain(`<a id="senders" href="/approvals/senders?token=${TOKEN}">`);
+  });
+});
+
+describe('changes made while the sync could not see them', () => {
+  it('the full scan brings the stored labels up to date: the user read and archived mail while the history was gone', async () => {
+    const figures = async () => new Map((await listSenders(db(), { accountId: h.accountId, since: new Date(Date.now() - 90 * day) })).map((r) => [r.key, r]));
+    expect((await figures()).get('daily@news.example')).toMatchObject({ messages: 3, unread: 3 });
+    expect((await figures()).get('weekly@news.example')).toMatchObject({ messages: 2, unread: 1 });
+    const ids = async (from: string) =>
+      (await h.prisma.$queryRawUnsafe<{ gmail_id: string }[]>(`SELECT gmail_id FROM messages WHERE account_id = $1 AND headers->>'from' LIKE $2 ORDER BY gmail_id`, h.accountId, `${from}%`)).map((r) => r.gmail_id);
+    const [daily0, daily1] = await ids('Daily');
+    const weekly = await ids('Weekly <WEEKLY');
+    // Read and archived in Gmail (out of the inbox: the scan hands none of them to a thread, which would store them itself);
+    // then Gmail's history of it is gone.
+    await h.gmail.control.modifyLabels(h.email, { messageIds: [daily0!, daily1!, ...weekly], remove: ['UNREAD', 'INBOX'] });
+    await h.gmail.control.expireHistory(h.email);
+    expect((await figures()).get('daily@news.example')).toMatchObject({ unread: 3 });
+
+    const sync = h.client.workflow.getHandle(syncWorkflowId(h.accountId));
+    const scansBefore = (await sync.query(syncStatusQuery)).stats.fullScans;
+    await requestFullScan({ client: h.client, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE }, h.accountId, { days: 10 });
+    const status = await waitUntil('the full scan', async () => {
+      const s = await sync.query(syncStatusQuery);
+      return s.stats.fullScans > scansBefore && s;
+    });
+    // The three, and any other row a change out of sight left stale (a thread's own action the sync has not read yet).
+    expect(status.lastScan?.kind).toBe('full_scan');
+    expect(status.lastScan!.relabelled).toBeGreaterThanOrEqual(3);
+    const after = await figures();
+    expect(after.get('daily@news.example')).toMatchObject({ messages: 3, unread: 1, unreadShare: 1 / 3 });
+    expect(after.get('weekly@news.example')).toMatchObject({ messages: 2, unread: 0 });
+    const never = await listSenders(db(), { accountId: h.accountId, since: new Date(Date.now() - 90 * day), filter: 'never-opened' });
+    expect(never.map((s) => s.key)).not.toContain('daily@news.example');
+    for (const id of [daily0!, daily1!, ...weekly]) {
+      const row = await h.prisma.message.findUniqueOrThrow({ where: { accountId_gmailId: { accountId: h.accountId, gmailId: id } }, select: { labelIds: true } });
+      expect(row.labelIds.filter((l) => l === 'INBOX' || l === 'UNREAD'), id).toEqual([]);
+    }
   });
 });

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImapMailbox } from '../../src/imap/imap-mailbox.js';
 import { notifySync } from '../../src/sync/notify.js';
 import { WorkflowFailedError } from '@temporalio/client';
-import { startBulk } from '../../src/cleanup/bulk.js';
+import { startBulk, undoBulk } from '../../src/cleanup/bulk.js';
+import { loadAction } from '../../src/actions/journal.js';
+import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import type { MailServers } from '../../mail-servers/index.js';
 import { waitUntil } from '../helpers/wait-until.js';
@@ -149,5 +151,30 @@ describe('folders mode on a server without keywords', () => {
     while (cause.cause instanceof Error) cause = cause.cause;
     expect(cause.message).toBe('this server keeps no keywords (folders mode): the label "Bulk Tag" cannot be kept on its messages');
   });
-});
 
+  it("a bulk trash undone puts each message back where it was, Archive or INBOX: the journal remembers (no keyword to mark it)", async () => {
+    const shop = `orders@shop-${run}.example`;
+    for (let i = 0; i < 3; i++) {
+      await deliverFromOutside(servers, { from: `Shop <${shop}>`, to: servers.user.address, subject: `Order ${i} ${run}`, text: 'Your order has shipped.', messageId: `<order-${i}-${run}@shop.example>` });
+    }
+    await waitUntil('the three orders in the INBOX', async () => (await user.searchMessages({ from: shop })).messages.length === 3);
+    await userMoves(`Order 1 ${run}`, 'Archive');
+    const where = async () => Promise.all([0, 1, 2].map(async (i) => [await countIn('INBOX', `Order ${i} ${run}`), await countIn('ARCHIVE', `Order ${i} ${run}`)]));
+    const before = await where();
+    expect(before).toEqual([[1, 0], [0, 1], [1, 0]]);
+
+    const handle = await startBulk(h.client, { accountId: h.accountId, selection: { kind: 'sender', value: shop }, operation: 'trash', dryRun: false, batchSize: 1000, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE });
+    const done = await handle.result();
+    expect(done).toMatchObject({ state: 'done', messages: 3, batches: 1 });
+    expect(await where()).toEqual([[0, 0], [0, 0], [0, 0]]);
+    expect((await user.searchMessages({ from: shop, in: 'TRASH' })).messages).toHaveLength(3);
+    const batch = (await loadAction(prismaExecutor(h.prisma), done.actionIds[0]!))!;
+    const archived = (await user.searchMessages({ subject: `Order 1 ${run}`, in: 'TRASH' })).messages.map((m) => m.id);
+    expect(batch.result).toMatchObject({ notInInbox: archived });
+
+    const undone = await undoBulk({ client: h.client, db: prismaExecutor(h.prisma), taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE }, handle.workflowId, 'test');
+    expect(undone.map((o) => o.ok)).toEqual([true]);
+    expect(await where()).toEqual(before);
+    expect((await user.searchMessages({ from: shop, in: 'TRASH' })).messages).toHaveLength(0);
+  });
+});

@@ -25,6 +25,7 @@ import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
 import type { MailServerAddress } from '../../src/imap/contracts.js';
 import { startMailServers, type MailServers } from '../../mail-servers/index.js';
 import { startGmailStandIn, type GmailStandIn } from '../../emulators/gmail-imap/index.js';
+import { startBulk, undoBulk } from '../../src/cleanup/bulk.js';
 
 /** What differs between the providers, behind one shape: how mail arrives and how the user acts. */
 interface ProviderWorld {
@@ -157,6 +158,11 @@ describe.each([
   // Defined only where the provider runs them all: not listed as skipped where it does not.
   const beyondTheFirst = (name: string, opts: { timeout: number }, body: () => Promise<void>) => {
     if (scenarios === 'all') it(name, opts, body);
+  };
+
+  // Gmail's IMAP only (the stand-in): what the other providers test in their own files (test/cleanup).
+  const onGmailImap = (name: string, opts: { timeout: number }, body: () => Promise<void>) => {
+    if (start === gmailImapWorld) it(name, opts, body);
   };
 
   beforeAll(async () => {
@@ -336,5 +342,25 @@ describe.each([
     const draft = await w.user.getDraft(drafted.draftId!);
     expect(draft?.message.to.map((a) => a.address)).toEqual(['mallory@evil.example']);
     expect(draft?.message.to.map((a) => a.name ?? '')).toEqual(['']);
+  });
+
+  onGmailImap("bulk label of a sender's mail: plain SEARCH FROM, the label read from each message's X-GM-LABELS; a repeat touches none; undo takes off only what it added", { timeout: 60_000 }, async () => {
+    const sender = `news@list-${run}.test`;
+    for (let i = 0; i < 2; i++) await w.incoming({ from: `List <${sender}>`, subject: `List issue ${i} ${run}`, text: 'This week on the list.' });
+    const ids = (await w.user.searchMessages({ from: sender, in: 'ALL' })).messages.map((m) => m.id);
+    expect(ids).toHaveLength(2);
+    // The user had labelled one already (a label name with a blank: Gmail's search would write it list-mail).
+    await w.user.modifyMessage(ids[0]!, { add: ['List Mail'] });
+    const labelled = async () => (await Promise.all(ids.map(async (id) => ((await w.user.getMessage(id)).labelIds.includes('List Mail') ? [id] : [])))).flat();
+    const bulk = { client: w.h.client, taskQueue: w.h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: w.h.cfg.GMAIL_TASK_QUEUE };
+    const label = (dryRun: boolean) => startBulk(w.h.client, { ...bulk, accountId: w.h.accountId, selection: { kind: 'sender', value: sender }, operation: 'label', label: 'List Mail', dryRun, batchSize: 1000 });
+    expect(await (await label(true)).result()).toMatchObject({ state: 'dry_run', messages: 1 });
+    const handle = await label(false);
+    expect(await handle.result()).toMatchObject({ state: 'done', messages: 1, batches: 1 });
+    expect(await labelled()).toEqual(ids);
+    expect(await (await label(false)).result()).toMatchObject({ state: 'done', messages: 0, batches: 0 });
+    const undone = await undoBulk({ ...bulk, db: prismaExecutor(w.h.prisma) }, handle.workflowId, 'test');
+    expect(undone.map((o) => o.ok)).toEqual([true]);
+    expect(await labelled()).toEqual([ids[0]]);
   });
 });
