@@ -78,7 +78,7 @@ describe('the backfill classifies its hand-over through a Message Batch', () => 
   });
 
   // First in the file: the backfill's range holds this test's mail only.
-  it('one batch classifies the handed-over threads; an errored request goes the normal path; a retried submit and a worker restart make no second batch', { timeout: 120_000 }, async () => {
+  it('one batch classifies the handed-over threads; an errored request goes the normal path; a retried submit and a worker restart make no second batch; results and hand-over in pages resume without storing or handing twice', { timeout: 120_000 }, async () => {
     h.anthropic.configure({ batchProcessingMs: 3_600_000 }); // in progress until the test ends it
     const rangeStart = Date.now() - 1000;
     await h.stopWorkers();
