@@ -54,7 +54,6 @@ async function findBatch(client: Anthropic, since: Date, requests: number): Prom
   return candidates.length === 1 ? candidates[0] : undefined;
 }
 
-
 /** One result as stored on its request row. */
 interface StoredResult {
   custom_id: string;
