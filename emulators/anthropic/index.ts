@@ -41,6 +41,8 @@ export interface AnthropicEmulator {
   reset(): void;
   /** Ends every Message Batch in progress now (its requests answered); resolves to how many ended. */
   endBatches(): Promise<number>;
+  /** The next `times` (default 1) results downloads drop the connection after `afterLines` lines (POST /__emulator/batches/cut-results). */
+  cutBatchResults(afterLines: number, times?: number): void;
   /**
    * Registers (or replaces) a script for the conversations whose system prompt or first user message
    * carries the returned marker, `[emulator:script=<name>]`; with `forTool`, only the requests that
@@ -67,6 +69,7 @@ export async function startAnthropicEmulator(opts: AnthropicEmulatorOptions = {}
     configure: (p) => server.configure(p),
     reset: () => server.reset(),
     endBatches: () => server.endBatches(),
+    cutBatchResults: (afterLines, times) => server.cutBatchResults(afterLines, times),
     script: (name, steps, options) => server.script(name, steps, options),
     removeScript: (name) => server.removeScript(name),
     clearScripts: () => server.clearScripts(),

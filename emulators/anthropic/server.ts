@@ -83,6 +83,9 @@ export interface EmulatorMetrics {
   /** Message Batches created, and the requests they held. */
   batchesCreated: number;
   batchRequests: number;
+  /** Downloads of a results file begun, and those cut short on purpose (cutBatchResults). */
+  batchResultReads: number;
+  batchResultReadsCut: number;
   /** Calls being answered right now, and the most at once. */
   inFlight: number;
   maxInFlight: number;
@@ -106,6 +109,8 @@ function emptyMetrics(): EmulatorMetrics {
     batchUsage: {},
     batchesCreated: 0,
     batchRequests: 0,
+    batchResultReads: 0,
+    batchResultReadsCut: 0,
     inFlight: 0,
     maxInFlight: 0,
     lastRequest: null,
@@ -265,6 +270,8 @@ export class AnthropicEmulatorServer {
   private readonly scriptBook = new ScriptBook();
   private readonly promptCache = new PromptCache();
   private readonly batches = new BatchBook(() => this.config.seed);
+  /** The next `times` results downloads send `afterLines` lines and then the connection drops (cutBatchResults). */
+  private resultCut: { afterLines: number; times: number } | undefined;
   private rateLimiter: RateLimiter;
   /** Digests of the content of the paused turns (pause_turn) sent: accepted back as a final assistant message. */
   private readonly pausedTurns = new Set<string>();
@@ -344,6 +351,7 @@ export class AnthropicEmulatorServer {
     this.recent = [];
     this.promptCache.clear();
     this.batches.resetCounters();
+    this.resultCut = undefined;
     this.rateLimiter = new RateLimiter(this.config.rateLimits);
   }
 
@@ -355,6 +363,16 @@ export class AnthropicEmulatorServer {
   /** Ends every Message Batch in progress now: its requests are answered (see batches.ts). */
   endBatches(): Promise<number> {
     return this.batches.endAll(this.batchAnswer);
+  }
+
+  /**
+   * The next `times` downloads of a results file send their first `afterLines` lines, then the
+   * connection drops mid-file (as a network failure during a long download would): the client sees a
+   * stream that ends in an error, not a short file.
+   */
+  cutBatchResults(afterLines: number, times = 1): void {
+    if (!Number.isInteger(afterLines) || afterLines < 0 || !Number.isInteger(times) || times < 0) throw new Error('afterLines and times: whole numbers ≥ 0');
+    this.resultCut = times > 0 ? { afterLines, times } : undefined;
   }
 
   removeScript(name: string): boolean {
@@ -392,6 +410,16 @@ export class AnthropicEmulatorServer {
       }
     }
     if (req.method === 'POST' && path === '/__emulator/batches/end') return this.sendJson(res, 200, { ended: await this.endBatches() });
+    if (req.method === 'POST' && path === '/__emulator/batches/cut-results') {
+      const body = (await this.readJson(req, res)) as { afterLines?: unknown; times?: unknown } | undefined;
+      if (body === undefined) return;
+      try {
+        this.cutBatchResults(Number(body.afterLines), body.times === undefined ? 1 : Number(body.times));
+      } catch (err) {
+        return this.sendError(res, 400, 'invalid_request_error', (err as Error).message);
+      }
+      return this.sendJson(res, 200, { ok: true });
+    }
     if (req.method === 'POST' && path === '/__emulator/reset') {
       this.reset();
       return this.sendJson(res, 200, { ok: true });
@@ -496,6 +524,16 @@ export class AnthropicEmulatorServer {
       if (!batch) return notFound();
       if (batch.status !== 'ended') return this.sendError(res, 400, 'invalid_request_error', `Message Batch ${batch.id} has not finished processing; its results are not available yet.`);
       res.writeHead(200, { 'content-type': 'application/binary', 'request-id': this.nextRequestId() });
+      this.metricsState.batchResultReads++;
+      const cut = this.resultCut;
+      if (cut) {
+        if (--cut.times === 0) this.resultCut = undefined;
+        this.metricsState.batchResultReadsCut++;
+        const lines = resultsJsonl(batch).split('\n').filter(Boolean).slice(0, cut.afterLines);
+        // The lines go out, then the socket is destroyed: a chunked body without its last chunk.
+        res.write(lines.map((l) => `${l}\n`).join(''), () => res.destroy());
+        return;
+      }
       res.end(resultsJsonl(batch));
       return;
     }

@@ -124,18 +124,32 @@ export interface BackfillMailActivities {
   archiveBatch(input: ArchiveBatchInput): Promise<ArchiveBatchResult>;
 }
 
+/** Where a page of the hand-over ends: its last thread (threads go oldest first, by their newest inbox message). */
+export interface HandoffCursor {
+  /** Epoch ms: the internal date of the thread's newest inbox message. */
+  atMs: number;
+  threadId: string;
+}
+
 export interface HandoffInput {
   accountId: string;
   /** Epoch ms: inbox mail from this time on goes to the thread workflows. */
   sinceMs: number;
   /** The hand-over's Message Batch: each thread it classified gets its verdict with the event. */
   batchKey?: string;
+  /** One page: the threads after this one (absent: from the first). */
+  after?: HandoffCursor;
+  /** At most this many threads (absent: all of them, in one call). */
+  limit?: number;
 }
 
 export interface HandoffResult {
+  /** Threads handed over by this call (one page). */
   threads: number;
   /** Of those, the threads handed over with a verdict of the batch. */
   classified?: number;
+  /** The last thread of this page when more threads follow: the next page starts after it. */
+  next?: HandoffCursor;
 }
 
 // ---- the hand-over's classification through a Message Batch (batch-classification.ts) ----------
@@ -177,17 +191,34 @@ export interface BatchRequestCounts {
 export interface BatchCollectResult extends BatchRequestCounts {
   /** Succeeded requests whose answer holds a usable classification (the others go the normal path). */
   decided: number;
+  /** Pages of results stored (all attempts): each page's rows and tokens written in one statement. */
+  pages: number;
+}
+
+export interface BatchCollectInput {
+  accountId: string;
+  batchKey: string;
+  batchId: string;
+  /** Results stored per page (statement), and between heartbeats. */
+  pageSize: number;
 }
 
 /** The batch at the API (LLM queue). Each is idempotent: a retried submit finds the batch it made. */
 export interface BackfillBatchLlmActivities {
   batchSubmit(input: { accountId: string; batchKey: string }): Promise<BatchSubmitResult>;
   batchStatus(input: { batchId: string }): Promise<{ ended: boolean; counts: BatchRequestCounts }>;
-  /** Reads the results into llm_batch_requests and counts their tokens against the account's budget once. */
-  batchCollect(input: { accountId: string; batchKey: string; batchId: string }): Promise<BatchCollectResult>;
+  /**
+   * Reads the results file page by page into llm_batch_requests, each page's tokens counted against the
+   * account's budget with it, once; a retried read resumes after the lines already stored (llm_batches.collected_lines).
+   * Only counts come back: the verdicts stay in Postgres.
+   */
+  batchCollect(input: BatchCollectInput): Promise<BatchCollectResult>;
   batchCancel(input: { batchId: string }): Promise<void>;
 }
 
 export interface BackfillHandoffActivities {
+  /** Hands one page of threads (or all of them, without `limit`) to their thread workflows. */
   backfillHandToThreads(input: HandoffInput): Promise<HandoffResult>;
+  /** Deletes the batch's request rows once every thread has its verdict (the decision log keeps it); answers how many. */
+  backfillForgetBatchRequests(input: { batchKey: string }): Promise<number>;
 }

@@ -10,12 +10,13 @@
 // The process is backfillWorkflow below, its steps after it; the decisions are pure modules
 // (backfill-state.ts, slice-window.ts, frontier.ts, alerts.ts); the Temporal plumbing of a run
 // (signals, query, search attributes, activities, children, continue-as-new) is backfill-run.ts.
-import { ApplicationFailure, isCancellation, log } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, log, patched } from '@temporalio/workflow';
 import { accountUnusableFailure } from '../accounts/account-access.js';
 import { alertsAfter, judgeSlice } from './alerts.js';
 import { BackfillRun } from './backfill-run.js';
 import { classifyInBatch } from './batch-classification.js';
 import { granularityFor, planRequest, plannedState } from './backfill-state.js';
+import type { HandoffCursor, HandoffInput } from './activity-contracts.js';
 import type { BackfillCarried, BackfillInput, BackfillResult, SliceReport } from './contracts.js';
 import { complete } from './frontier.js';
 import { nextSlice, takeReport } from './slice-window.js';
@@ -131,13 +132,26 @@ async function deliverAlert(run: BackfillRun, alertId: string): Promise<void> {
 /**
  * With handToThreadsDays: each thread with inbox mail from those last days goes to its thread
  * workflow; with classifyInBatch, once a Message Batch has classified them (batch-classification.ts).
+ * The threads go in pages of handOverPageSize, one activity each: only a cursor and counts pass
+ * through history. Then the batch's request rows are deleted (each verdict is in its thread's log).
  */
 async function handOver(run: BackfillRun): Promise<void> {
   const days = run.settings.handToThreadsDays;
   if (days <= 0) return;
   const sinceMs = run.frontier.rangeEnd - days * DAY_MS;
   const batch = run.settings.classifyInBatch ? await classifyInBatch(run.accountId, run.backfillId, sinceMs, run.settings) : undefined;
-  const { threads, classified } = await run.handoff.backfillHandToThreads({ accountId: run.accountId, sinceMs, ...(batch ? { batchKey: batch.batchKey } : {}) });
+  const page: HandoffInput = { accountId: run.accountId, sinceMs, ...(batch ? { batchKey: batch.batchKey } : {}), limit: run.settings.handOverPageSize };
+  let threads = 0;
+  let classified = 0;
+  let next: HandoffCursor | undefined;
+  do {
+    const handed = await run.handoff.backfillHandToThreads(next ? { ...page, after: next } : page);
+    threads += handed.threads;
+    classified += handed.classified ?? 0;
+    next = handed.next;
+  } while (next);
   run.state.counters.handedOff = threads;
-  if (batch) run.state.counters.classifiedInBatch = classified ?? 0;
+  if (batch) run.state.counters.classifiedInBatch = classified;
+  // Histories recorded before the request rows were deleted here end without this step.
+  if (batch && patched('forget-batch-requests')) await run.handoff.backfillForgetBatchRequests({ batchKey: batch.batchKey });
 }

@@ -3,7 +3,9 @@
 // decides get one request each (mail queue; the prompts stay in Postgres, never in history); the batch
 // is submitted (LLM queue; the submit records its id, so a retry finds it), waited for with timers
 // (its status looked at after firstMs, then twice as long each time up to maxMs; the API ends it at
-// 24 h at the latest, expired), and its results read into Postgres. The hand-over then gives each
+// 24 h at the latest, expired), and its results read into Postgres page by page (only counts come
+// back into history, never the verdicts; a retried read resumes after the pages stored). The
+// hand-over, page by page too, then gives each
 // thread the verdict on its newest inbound message; a request that errored, expired, was canceled or
 // holds no usable answer gets none, and its thread classifies as always. A batch that cannot be made
 // or read never stops the backfill: its threads take the normal path.
@@ -25,6 +27,8 @@ const LLM_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '5 minutes', maximumAttempts: 12 },
 };
+/** Reading the results (up to 100,000 lines) takes as long as it takes; it heartbeats after each page it stores. */
+const COLLECT_OPTIONS: ActivityOptions = { ...LLM_OPTIONS, startToCloseTimeout: '3 hours', heartbeatTimeout: '2 minutes' };
 
 /**
  * Classifies the threads the hand-over will hand over (inbox mail since `sinceMs`) in one Message
@@ -34,10 +38,11 @@ export async function classifyInBatch(
   accountId: string,
   backfillId: string,
   sinceMs: number,
-  settings: Pick<BackfillSettings, 'batchPoll' | 'taskQueues'>,
+  settings: Pick<BackfillSettings, 'batchPoll' | 'handOverPageSize' | 'taskQueues'>,
 ): Promise<{ batchKey: string; decided: number } | undefined> {
   const mail = proxyActivities<BackfillBatchMailActivities>({ taskQueue: settings.taskQueues.gmail, ...PREPARE_OPTIONS });
   const llm = proxyActivities<BackfillBatchLlmActivities>({ taskQueue: settings.taskQueues.llm, ...LLM_OPTIONS });
+  const results = proxyActivities<Pick<BackfillBatchLlmActivities, 'batchCollect'>>({ taskQueue: settings.taskQueues.llm, ...COLLECT_OPTIONS });
   const batchKey = `${backfillId}/classify`;
   let batchId: string | null = null;
   try {
@@ -61,7 +66,7 @@ export async function classifyInBatch(
         cancelled = true;
       }
     }
-    const collected = await llm.batchCollect({ accountId, batchKey, batchId });
+    const collected = await results.batchCollect({ accountId, batchKey, batchId, pageSize: settings.handOverPageSize });
     log.info('Message Batch read', { accountId, batchId, ...collected });
     return { batchKey, decided: collected.decided };
   } catch (err) {

@@ -45,6 +45,12 @@ export interface BackfillOptions {
   classifyInBatch?: boolean;
   /** How often the batch's status is looked at: first after `firstMs`, then twice as long each time up to `maxMs`. */
   batchPoll?: { firstMs: number; maxMs: number };
+  /**
+   * The hand-over goes in pages of this many threads (one activity each), and the Message Batch's
+   * results are stored in pages of this many (one statement each, the read resuming after the last
+   * one stored). Default 500.
+   */
+  handOverPageSize?: number;
   /** Continue-as-new after this many slices in one run (default: when Temporal suggests it). */
   slicesPerRun?: number;
   /** While the account cannot be used, look again this often (ms) even without a reconnect signal (default 6 hours). */
@@ -65,6 +71,7 @@ export const BACKFILL_DEFAULTS = {
   handToThreadsDays: 0,
   classifyInBatch: false,
   batchPoll: { firstMs: 30_000, maxMs: 15 * 60_000 },
+  handOverPageSize: 500,
   /** A slice that failed this many times fails the backfill. */
   maxSliceAttempts: 5,
   /** A slice shorter than twice this is not split: it lists every page however deep. */
@@ -84,6 +91,7 @@ export interface BackfillSettings {
   handToThreadsDays: number;
   classifyInBatch: boolean;
   batchPoll: { firstMs: number; maxMs: number };
+  handOverPageSize: number;
   slicesPerRun?: number;
   reauthRecheckMs: number;
   taskQueues: Required<BackfillTaskQueues>;
@@ -102,6 +110,7 @@ export function backfillSettingsOf(options: BackfillOptions): BackfillSettings {
     handToThreadsDays: options.handToThreadsDays ?? d.handToThreadsDays,
     classifyInBatch: options.classifyInBatch ?? d.classifyInBatch,
     batchPoll: options.batchPoll ?? d.batchPoll,
+    handOverPageSize: Math.max(1, options.handOverPageSize ?? d.handOverPageSize),
     ...(options.slicesPerRun !== undefined ? { slicesPerRun: options.slicesPerRun } : {}),
     reauthRecheckMs: options.reauthRecheckMs ?? d.reauthRecheckMs,
     taskQueues: {

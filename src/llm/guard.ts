@@ -120,8 +120,14 @@ export type LlmGuard = <T extends { tokensIn: number; tokensOut: number; model?:
 /** What a model call is for (a label of the LLM metrics, and the role a model is chosen for). */
 export type LlmPurpose = 'classify' | 'draft' | 'agent_turn' | 'expects_reply' | 'learn';
 
-/** The model configured for a role. */
-export function modelFor(settings: Pick<LlmSettings, 'model' | 'models'>, role: LlmPurpose): string {
+/**
+ * The model configured for a role: the role's own (`models`), else the default `model`. The one home
+ * of that rule: the calls pick their model with it, and the guard prices a call whose answer did not
+ * name its model with it (the guard's settings may lack a default model: then undefined).
+ */
+export function modelFor(settings: Pick<LlmSettings, 'model' | 'models'>, role: LlmPurpose): string;
+export function modelFor(settings: Partial<Pick<LlmSettings, 'model' | 'models'>>, role: LlmPurpose): string | undefined;
+export function modelFor(settings: Partial<Pick<LlmSettings, 'model' | 'models'>>, role: LlmPurpose): string | undefined {
   return settings.models?.[role] ?? settings.model;
 }
 
@@ -226,7 +232,7 @@ export function createLlmGuard(
     try {
       ensureBudget(accountId, gate.spent, gate.spentUsd);
       const result = await heartbeatWhile(call, heartbeatDetails);
-      const model = result.model ?? settings.models?.[purpose] ?? settings.model ?? '';
+      const model = result.model ?? modelFor(settings, purpose) ?? '';
       await record(accountId, result.tokensIn, result.tokensOut, callCostUsd(settings.prices, model, result.tokensIn, result.tokensOut));
       llmCalls.inc({ purpose, result: 'ok' });
       llmTokens.inc({ direction: 'in' }, result.tokensIn);

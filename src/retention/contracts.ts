@@ -9,4 +9,9 @@ export interface RetentionActivities {
   purgeWritingEvidence(input: { before: string }): Promise<number>;
   /** Deletes the corrections of triage (senders, subjects) recorded before the cutoff; lessons keep their copy as provenance. Idempotent. */
   purgeCorrections(input: { before: string }): Promise<number>;
+  /**
+   * Deletes the request rows of Message Batches created before the cutoff: those a backfill left when
+   * it stopped before its hand-over (a hand-over deletes its batch's rows itself). Idempotent.
+   */
+  pruneBatchRequests(input: { createdBefore: string }): Promise<number>;
 }

@@ -26,5 +26,11 @@ export function createRetentionActivities({ prisma }: { prisma: PrismaClient }):
       const { count } = await prisma.learningCorrection.deleteMany({ where: { createdAt: { lt: new Date(before) } } });
       return count;
     },
+
+    /** Deletes the request rows of Message Batches created before the cutoff (the batch rows stay). Idempotent. */
+    async pruneBatchRequests({ createdBefore }: { createdBefore: string }): Promise<number> {
+      const { count } = await prisma.llmBatchRequest.deleteMany({ where: { batch: { createdAt: { lt: new Date(createdBefore) } } } });
+      return count;
+    },
   };
 }

@@ -3,7 +3,7 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { RetentionActivities } from './contracts.js';
 
-const { pruneClosedThreads, pruneDecisionLog, purgeCorrections, purgeWritingEvidence } = proxyActivities<RetentionActivities>({
+const { pruneBatchRequests, pruneClosedThreads, pruneDecisionLog, purgeCorrections, purgeWritingEvidence } = proxyActivities<RetentionActivities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '5 seconds', maximumAttempts: 10 },
 });
@@ -15,6 +15,12 @@ export interface RetentionInput {
   evidenceDays?: number;
   /** Corrections of triage (learning_corrections) older than this are deleted; lessons keep their provenance. */
   correctionsDays?: number;
+  /**
+   * The request rows (prompts, verdicts) of Message Batches created longer ago than this are deleted: a
+   * batch ends within 24 h and its hand-over follows at once, deleting them; older ones are left by a
+   * backfill that stopped before its hand-over.
+   */
+  batchRequestsDays?: number;
 }
 
 export interface RetentionResult {
@@ -23,9 +29,10 @@ export interface RetentionResult {
   decisionsDeleted: number;
   evidenceDeleted?: number;
   correctionsDeleted?: number;
+  batchRequestsDeleted?: number;
 }
 
-export async function retentionWorkflow({ retentionDays, evidenceDays, correctionsDays }: RetentionInput): Promise<RetentionResult> {
+export async function retentionWorkflow({ retentionDays, evidenceDays, correctionsDays, batchRequestsDays }: RetentionInput): Promise<RetentionResult> {
   // Workflow time is deterministic: the cutoff is fixed at the moment the run started.
   const before = (days: number) => new Date(workflowInfo().runStartTime.getTime() - days * 24 * 3600 * 1000).toISOString();
   const cutoff = before(retentionDays);
@@ -34,11 +41,13 @@ export async function retentionWorkflow({ retentionDays, evidenceDays, correctio
   // Runs started before these inputs existed never pass them: their histories replay unchanged.
   const evidenceDeleted = evidenceDays === undefined ? undefined : await purgeWritingEvidence({ before: before(evidenceDays) });
   const correctionsDeleted = correctionsDays === undefined ? undefined : await purgeCorrections({ before: before(correctionsDays) });
+  const batchRequestsDeleted = batchRequestsDays === undefined ? undefined : await pruneBatchRequests({ createdBefore: before(batchRequestsDays) });
   return {
     cutoff,
     threadsDeleted,
     decisionsDeleted,
     ...(evidenceDeleted === undefined ? {} : { evidenceDeleted }),
     ...(correctionsDeleted === undefined ? {} : { correctionsDeleted }),
+    ...(batchRequestsDeleted === undefined ? {} : { batchRequestsDeleted }),
   };
 }

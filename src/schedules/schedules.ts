@@ -24,6 +24,8 @@ export interface ScheduleSettings {
   evidenceDays?: number;
   /** Corrections of triage (learning_corrections) are deleted after this many days by the retention run. */
   correctionsDays?: number;
+  /** Request rows of Message Batches older than this are deleted by the retention run (default BATCH_REQUESTS_DAYS). */
+  batchRequestsDays?: number;
   /** The learning schedule (writing lessons from new evidence); none without it. */
   learning?: { every: string; llmTaskQueue: string; gmailTaskQueue?: string };
 }
@@ -72,6 +74,8 @@ function syncSchedules(s: SyncScheduleSettings): ScheduleOptions[] {
 }
 
 export const RETENTION_SCHEDULE_ID = 'retention';
+/** A Message Batch ends within 24 h (cancelled at 25 h) and its hand-over deletes its request rows: 3 days leaves a margin. */
+export const BATCH_REQUESTS_DAYS = 3;
 export const LEARNING_SCHEDULE_ID = 'learning';
 
 function learningSchedule(settings: ScheduleSettings & { learning: { every: string; llmTaskQueue: string; gmailTaskQueue?: string } }): ScheduleOptions {
@@ -104,6 +108,7 @@ export function scheduleDefinitions(settings: ScheduleSettings): ScheduleOptions
           retentionDays: settings.retentionDays,
           ...(settings.evidenceDays ? { evidenceDays: settings.evidenceDays } : {}),
           ...(settings.correctionsDays ? { correctionsDays: settings.correctionsDays } : {}),
+          batchRequestsDays: settings.batchRequestsDays ?? BATCH_REQUESTS_DAYS,
         },
       ],
     },

@@ -74,7 +74,7 @@ export async function createWorkerContext(cfg: Env, databaseUrl: string): Promis
   return ctx;
 }
 
-/** The Gmail and LLM workers' interceptors and sinks: tracing's (when on), then the context's own. */
+/** The workers' interceptors and sinks: tracing's (when on), then the context's own activity interceptors (tests). */
 export function ioWorkerInterceptors(ctx: Pick<WorkerContext, 'activityInterceptors'>): Pick<WorkerOptions, 'interceptors' | 'sinks'> {
   const tracing = workerTracingOptions();
   if (!ctx.activityInterceptors) return tracing;

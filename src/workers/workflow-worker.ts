@@ -4,8 +4,7 @@ import { Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Env } from '../config/env.js';
 import { createWorkflowQueueActivities } from './workflow-queue.js';
 import { isMainModule } from '../shared/main-module.js';
-import { workerTracingOptions } from '../temporal/tracing.js';
-import type { WorkerContext } from './context.js';
+import { ioWorkerInterceptors, type WorkerContext } from './context.js';
 import { runWorkerMain } from './main.js';
 import { getWorkflowBundle } from './workflow-bundle.js';
 import { startImapWatch } from '../sync/imap-watch.js';
@@ -31,7 +30,7 @@ export async function createWorkflowWorker(ctx: WorkerContext, taskQueue = ctx.c
     activities: createWorkflowQueueActivities(ctx, taskQueue),
     dataConverter: ctx.dataConverter,
     ...workflowCacheOptions(ctx.cfg),
-    ...workerTracingOptions(),
+    ...ioWorkerInterceptors(ctx),
     // In-flight activities get this long to finish after SIGINT/SIGTERM before they are cancelled.
     shutdownGraceTime: '10 seconds',
   });

@@ -39,11 +39,13 @@ describe('settings', () => {
       handToThreadsDays: 0,
       classifyInBatch: false,
       batchPoll: { firstMs: 30_000, maxMs: 15 * 60_000 },
+      handOverPageSize: 500,
       reauthRecheckMs: 6 * 3600_000,
       taskQueues: { workflows: 'durable-inbox', gmail: 'durable-inbox-gmail', llm: 'durable-inbox-llm' },
     });
     expect(backfillSettingsOf({ accountId: 'a', window: 1000 }).window).toBe(200);
     expect(backfillSettingsOf({ accountId: 'a', window: 0 }).window).toBe(1);
+    expect(backfillSettingsOf({ accountId: 'a', handOverPageSize: 0 }).handOverPageSize).toBe(1);
     expect(backfillSettingsOf({ accountId: 'a', slicesPerRun: 3, taskQueues: { gmail: 'g' } })).toMatchObject({
       slicesPerRun: 3,
       taskQueues: { workflows: 'durable-inbox', gmail: 'g' },

@@ -1,7 +1,7 @@
 // The optional hand-off: after the backfill, each thread with inbox mail from the last N days is
 // handed to its thread workflow (signal-with-start, as the sync worker does); older threads and
-// threads without inbox mail are not. Nothing polls the thread queue here: the workflows are only
-// started, which is what this test checks.
+// threads without inbox mail are not; they go in pages (handOverPageSize), each thread in exactly one.
+// Nothing polls the thread queue here: the workflows are only started, which is what this test checks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
 import { backfillWorkflowId } from '../../src/backfill/contracts.js';
@@ -18,13 +18,15 @@ describe('hand-off to thread workflows', () => {
   });
   afterAll(async () => h?.close());
 
-  it('starts the thread workflows of inbox mail from the last N days, and only those', async () => {
+  it('starts the thread workflows of inbox mail from the last N days, and only those, page by page', async () => {
     const rangeEnd = Date.now() + 60_000;
-    const result = await h.client.workflow.execute(backfillWorkflow, {
+    const pageSize = 4;
+    const backfill = await h.client.workflow.start(backfillWorkflow, {
       workflowId: backfillWorkflowId(h.accountId),
       taskQueue: h.taskQueue,
-      args: [{ accountId: h.accountId, granularity: 'day', rangeEnd, handToThreadsDays: 3, taskQueues: { workflows: h.taskQueue, gmail: h.taskQueue } }],
+      args: [{ accountId: h.accountId, granularity: 'day', rangeEnd, handToThreadsDays: 3, handOverPageSize: pageSize, taskQueues: { workflows: h.taskQueue, gmail: h.taskQueue } }],
     });
+    const result = await backfill.result();
     const messages = h.emulator.world.getAccount(h.email).mailbox.allMessages();
     const since = rangeEnd - 3 * DAY;
     const expected = new Set(messages.filter((m) => m.internalDate >= since && m.labelIds.includes('INBOX')).map((m) => m.threadId));
@@ -32,6 +34,10 @@ describe('hand-off to thread workflows', () => {
     expect(expected.size).toBeGreaterThan(0);
     expect(older.size).toBeGreaterThan(0);
     expect(result.counters.handedOff).toBe(expected.size);
+    // Pages of 4 threads: as many activities as pages, the last one knowing it is the last (no empty page).
+    const pages = (await backfill.fetchHistory()).events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'backfillHandToThreads');
+    expect(expected.size).toBeGreaterThan(2 * pageSize);
+    expect(pages).toHaveLength(Math.ceil(expected.size / pageSize));
 
     const exists = async (threadId: string) =>
       h.client.workflow

@@ -310,6 +310,17 @@ describe('Message Batches', () => {
     const lines = [];
     for await (const line of await client.messages.batches.results(batch.id)) lines.push(line);
     expect(lines).toEqual([{ custom_id: 'a', result: { type: 'canceled' } }]);
+    // A download cut on purpose (over the control API): the SDK's stream ends in an error, the next download is whole.
+    const cut = await fetch(`${emulator.url}/__emulator/batches/cut-results`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ afterLines: 0 }) });
+    expect(cut.status).toBe(200);
+    const read = async () => {
+      const got = [];
+      for await (const line of await client.messages.batches.results(batch.id)) got.push(line.custom_id);
+      return got;
+    };
+    await expect(read()).rejects.toThrow(/terminated/);
+    expect(await read()).toEqual(['a']);
+    expect(emulator.metrics()).toMatchObject({ batchResultReadsCut: 1 });
     expect(await failure(client.messages.batches.create({ requests: [{ custom_id: 'x', params: classify('a') }, { custom_id: 'x', params: classify('b') }] }))).toMatchObject({ status: 400, type: 'invalid_request_error' });
     expect(await failure(client.messages.batches.create({ requests: [{ custom_id: 'has space', params: classify('a') }] }))).toMatchObject({ status: 400 });
     expect(await failure(client.messages.batches.retrieve('msgbatch_unknown'))).toMatchObject({ status: 404, type: 'not_found_error' });

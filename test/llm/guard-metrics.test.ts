@@ -66,3 +66,17 @@ it('pauses on a money budget as on the token budget, priced with the price table
   const [paused] = await prisma.$queryRawUnsafe<{ state: string; reason: string }[]>(`SELECT state, reason FROM llm_breakers WHERE account_id = $1`, accountId);
   expect(paused).toMatchObject({ state: 'open', reason: 'budget' });
 });
+
+it("prices a call whose answer names no model at its role's model (modelFor), else the default model", async () => {
+  const accountId = await seedAccount(prismaExecutor(prisma), 'role-model@example.com');
+  const breaker = { failuresToOpen: 5, probeMinMs: 30_000, probeMaxMs: 600_000 };
+  const settings = { dailyTokenBudget: 10_000_000, prices: LIST_PRICES, breaker, model: 'claude-sonnet-4-6', models: { classify: 'claude-haiku-5-5' } };
+  const guarded = createLlmGuard({ prisma, sql: prismaExecutor(prisma) }, settings);
+  const spent = async () => (await prisma.$queryRawUnsafe<{ cost_usd: number }[]>(`SELECT cost_usd FROM token_usage WHERE account_id = $1`, accountId))[0]!.cost_usd;
+  // 1M tokens in on the classify role's Haiku 5.5 ($0.1/M): $0.1, not Sonnet's $3.
+  await guarded(accountId, 1, () => Promise.resolve({ tokensIn: 1_000_000, tokensOut: 0 }), 'classify');
+  expect(await spent()).toBeCloseTo(0.1, 10);
+  // A draft has no role model: the default Sonnet 4.6 ($3/M in).
+  await guarded(accountId, 1, () => Promise.resolve({ tokensIn: 1_000_000, tokensOut: 0 }), 'draft');
+  expect(await spent()).toBeCloseTo(3.1, 10);
+});

@@ -55,6 +55,11 @@ async function seedThreads() {
       { accountId: account.id, threadId: oldOpen.id, kind: 'draft', source: 'llm', createdAt: daysAgo(1) },
     ],
   });
+  // A Message Batch a backfill left before its hand-over (10 days old), and one of today's.
+  const batch = (key: string, createdAt: Date) =>
+    prisma.llmBatch.create({ data: { batchKey: `${tag}/${key}`, accountId: account.id, createdAt, requests: { create: [{ customId: 'c-1', threadId: 't1', messageId: 'm1', prompt: {} }] } } });
+  await batch('left', daysAgo(10));
+  await batch('today', new Date());
   return { account, oldClosed, recentClosed, oldOpen };
 }
 
@@ -67,9 +72,14 @@ describe('retention workflow', () => {
       client.workflow.execute(retentionWorkflow, {
         workflowId,
         taskQueue: cfg.TEMPORAL_TASK_QUEUE,
-        args: [{ retentionDays: 30 }],
+        args: [{ retentionDays: 30, batchRequestsDays: 3 }],
       }),
     );
+    // The old batch's request rows are gone, today's kept; the batch rows stay.
+    expect(result.batchRequestsDeleted).toBeGreaterThanOrEqual(1);
+    const requests = await prisma.llmBatchRequest.findMany({ where: { batch: { accountId: account.id } } });
+    expect(requests.map((r) => r.batchKey)).toEqual([`${tag}/today`]);
+    expect(await prisma.llmBatch.count({ where: { accountId: account.id } })).toBe(2);
     expect(result.threadsDeleted).toBeGreaterThanOrEqual(1);
     expect(result.decisionsDeleted).toBeGreaterThanOrEqual(1);
     const remaining = await prisma.thread.findMany({ where: { accountId: account.id } });

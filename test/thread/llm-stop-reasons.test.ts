@@ -4,13 +4,18 @@
 // call cut at max_tokens is retried once with a larger budget, then Action Required; pause_turn
 // continues the agent's turn. And a backfill's hand-over classified through one Message Batch: no
 // per-message classify call, an errored request through the normal path, a retried submit and a
-// worker restart while the batch is in progress making no second batch.
+// worker restart while the batch is in progress making no second batch; the results stored and the
+// threads handed over in pages (a results download cut mid-file resumes after the page stored, a
+// page of the hand-over whose answer is lost is handed again without a second verdict), the
+// batch's request rows deleted once handed.
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProfile } from '../../src/agent/contracts.js';
 import { saveAgentProfile } from '../../src/agent/profiles.js';
 import { prismaExecutor } from '../../src/db/sql-executor.js';
 import { CLASSIFY_TOOL_NAME } from '../../src/llm/index.js';
+import type { HandoffInput, HandoffResult } from '../../src/backfill/activity-contracts.js';
+import type { UsageCounts } from '../../emulators/anthropic/index.js';
 import { deliver, deliverAndIngest, startInboxHarness, type InboxHarness } from '../helpers/inbox-harness.js';
 import { recordHistory, recordWorkflowHistory } from '../helpers/histories.js';
 import { backfillWorkflow } from '../../src/backfill/backfill-workflow.js';
@@ -56,9 +61,24 @@ describe('the backfill classifies its hand-over through a Message Batch', () => 
       },
     },
   });
+  /** The second page of the hand-over runs and its answer is lost: its retry must not hand a verdict twice. */
+  const lostPages: number[] = [];
+  const loseSecondPage: ActivityInterceptorsFactory = (ctx) => ({
+    inbound: {
+      async execute(input, next) {
+        const out = await next(input);
+        const page = input.args[0] as HandoffInput;
+        if (ctx.info.activityType === 'backfillHandToThreads' && page.after && ctx.info.attempt === 1) {
+          lostPages.push((out as HandoffResult).threads);
+          throw new Error('the worker lost the answer of a hand-over page');
+        }
+        return out;
+      },
+    },
+  });
 
   // First in the file: the backfill's range holds this test's mail only.
-  it('one batch classifies the handed-over threads; an errored request goes the normal path; a retried submit and a worker restart make no second batch', { timeout: 120_000 }, async () => {
+  it('one batch classifies the handed-over threads; an errored request goes the normal path; a retried submit and a worker restart make no second batch; results and hand-over in pages resume without storing or handing twice', { timeout: 120_000 }, async () => {
     h.anthropic.configure({ batchProcessingMs: 3_600_000 }); // in progress until the test ends it
     const rangeStart = Date.now() - 1000;
     await h.stopWorkers();
@@ -66,7 +86,9 @@ describe('the backfill classifies its hand-over through a Message Batch', () => 
     const asks = await deliver(h, { from: 'Gus <gus@batch.example>', subject: 'Batched question', text: 'Could you send me the report by Friday? [emulator:category=needs_response]' });
     const fyi = await deliver(h, { from: 'Hal <hal@batch.example>', subject: 'Batched note', text: 'The office is closed on Monday. [emulator:category=fyi]' });
     const errored = await deliver(h, { from: 'Ivy <ivy@batch.example>', subject: 'Batch error', text: 'Just so you know. [emulator:category=fyi] [emulator:server-error:1]' });
-    const before = h.anthropic.metrics().batchesCreated;
+    const before = h.anthropic.metrics();
+    // Results in pages of 2: the first download drops after 2 lines (one page stored), the retry resumes after them.
+    h.anthropic.cutBatchResults(2);
 
     const backfill = await h.client.workflow.start(backfillWorkflow, {
       workflowId: backfillWorkflowId(h.accountId),
@@ -81,6 +103,7 @@ describe('the backfill classifies its hand-over through a Message Batch', () => 
           handToThreadsDays: 1,
           classifyInBatch: true,
           batchPoll: { firstMs: 200, maxMs: 1000 },
+          handOverPageSize: 2,
           taskQueues: { workflows: h.cfg.TEMPORAL_TASK_QUEUE, gmail: h.cfg.GMAIL_TASK_QUEUE, llm: h.cfg.LLM_TASK_QUEUE },
         },
       ],
@@ -90,14 +113,27 @@ describe('the backfill classifies its hand-over through a Message Batch', () => 
     await waitUntil('the batch recorded', async () => (await recorded())[0]?.batch_id != null);
     // The workers stop and start again while the batch is in progress.
     await h.stopWorkers();
-    await h.startWorkers();
+    await h.startWorkers({ activityInterceptors: [loseSecondPage] });
     expect((await backfill.describe()).status.name).toBe('RUNNING');
     await h.anthropic.endBatches();
     const result = await backfill.result();
 
-    expect(h.anthropic.metrics().batchesCreated - before).toBe(1);
-    expect(h.anthropic.metrics().batchRequests).toBeGreaterThanOrEqual(3);
+    const after = h.anthropic.metrics();
+    expect(after.batchesCreated - before.batchesCreated).toBe(1);
+    expect(after.batchRequests).toBeGreaterThanOrEqual(3);
+    // The results: read twice (the first download cut after 2 lines), stored in 2 pages of 2 + 1, none stored twice.
+    expect([after.batchResultReads - before.batchResultReads, after.batchResultReadsCut - before.batchResultReadsCut]).toEqual([2, 1]);
+    const [stored] = await h.prisma.$queryRawUnsafe<{ collected_lines: number; collected_pages: number; collected: boolean }[]>(
+      `SELECT collected_lines, collected_pages, collected_at IS NOT NULL AS collected FROM llm_batches WHERE account_id = $1`,
+      h.accountId,
+    );
+    expect(stored).toEqual({ collected_lines: 3, collected_pages: 2, collected: true });
+    // The hand-over: 2 pages (2 threads, then 1), the second handed again after its answer was lost, each thread counted once.
+    expect(lostPages).toEqual([1]);
     expect(result.counters).toMatchObject({ handedOff: 3, classifiedInBatch: 2 });
+    const history = await backfill.fetchHistory();
+    const scheduled = (type: string) => history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === type).length;
+    expect([scheduled('backfillHandToThreads'), scheduled('batchCollect'), scheduled('backfillForgetBatchRequests')]).toEqual([2, 1, 1]);
     const classified = (threadId: string) => h.waitFor(threadId, (s) => s.decisions.some((d) => d.kind === 'classify') && s.pendingEvents === 0 && s.state !== 'pending', 60_000);
     const [a, b, c] = [await classified(asks.threadId), await classified(fyi.threadId), await classified(errored.threadId)];
     const classify = (s: typeof a) => s.decisions.find((d) => d.kind === 'classify')!;
@@ -113,14 +149,21 @@ describe('the backfill classifies its hand-over through a Message Batch', () => 
     const classifyCalls = (subject: string) =>
       h.anthropic.recentRequests().filter((r) => r.body.tool_choice?.type === 'tool' && r.body.tool_choice.name === CLASSIFY_TOOL_NAME && JSON.stringify(r.body.messages).includes(subject)).length;
     expect([classifyCalls('Batched question'), classifyCalls('Batched note'), classifyCalls('Batch error')]).toEqual([0, 0, 1]);
-    const [request] = await h.prisma.$queryRawUnsafe<{ result_type: string; error: string }[]>(
-      `SELECT result_type, error FROM llm_batch_requests r JOIN llm_batches b USING (batch_key) WHERE b.account_id = $1 AND r.thread_id = $2`,
+    // Each thread classified once, though the last page was handed twice.
+    for (const s of [a, b, c]) expect(s.decisions.filter((d) => d.kind === 'classify')).toHaveLength(1);
+    // The batch's tokens counted once: the account's usage is what the emulator billed, batch and single calls.
+    const billed = (byModel: Record<string, Record<string, UsageCounts>>) =>
+      Object.values(byModel).flatMap((asked) => Object.values(asked)).reduce((n, u) => n + u.input + u.output + u.cacheRead + u.cacheWrite5m + u.cacheWrite1h, 0);
+    const [usage] = await h.prisma.$queryRawUnsafe<{ tokens: number }[]>(`SELECT sum(tokens_in + tokens_out)::int AS tokens FROM token_usage WHERE account_id = $1`, h.accountId);
+    expect(usage!.tokens).toBe(billed(after.usage) + billed(after.batchUsage));
+    // Handed over: the batch's request rows are gone (the verdicts are in the threads' logs); the batch's row stays.
+    const [left] = await h.prisma.$queryRawUnsafe<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM llm_batch_requests r JOIN llm_batches b USING (batch_key) WHERE b.account_id = $1`,
       h.accountId,
-      errored.threadId,
     );
-    expect(request).toMatchObject({ result_type: 'errored', error: expect.stringMatching(/^api_error/) });
+    expect(left!.n).toBe(0);
     await recordHistory(h, asks.threadId, 'thread-batched-classification');
-    await recordWorkflowHistory(backfill, 'backfill-batch-classified');
+    await recordWorkflowHistory(backfill, 'backfill-batch-classified-paged');
   });
 });
 
