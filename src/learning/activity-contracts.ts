@@ -67,7 +67,7 @@ export interface WritingLessonsProposed {
   read: number;
   /** Lessons resting on this evidence that took hold without review (the account's auto-accept setting). */
   accepted?: string[];
-  /** Lessons resting on this evidence that wait for the user (to announce). Absent in runs recorded before. */
+  /** The account's writing lessons that wait for the user and were not announced yet (to announce; a retried tick finds them too). Absent in runs recorded before. */
   waiting?: string[];
 }
 

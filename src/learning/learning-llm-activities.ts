@@ -10,7 +10,7 @@ import type { PrismaClient } from '../db/client.js';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { createLlmGuard, modelFor, type LlmSettings } from '../llm/guard.js';
 import { loadEvidence, markLearned } from './writing-evidence.js';
-import { accountLessons, askForWritingLessons, proposalsOf, recordWritingProposals, settleWritingProposals } from './writing-lessons.js';
+import { accountLessons, askForWritingLessons, proposalsOf, recordWritingProposals, settleWritingProposals, unannouncedWritingLessons } from './writing-lessons.js';
 import type { LearningLlmActivities } from './activity-contracts.js';
 
 /** Attempts at output that fails the tool's schema before the tick gives up (the next tick asks again). */
@@ -29,7 +29,7 @@ export function createLearningLlmActivities(deps: {
       const { sql } = deps;
       if (!deps.learning.enabled) return { changed: [], read: 0, accepted: [], waiting: [] };
       const evidence = await loadEvidence(sql, accountId);
-      if (!evidence.some((e) => e.edited && !e.learned)) return { changed: [], read: 0, accepted: [], waiting: [] };
+      if (!evidence.some((e) => e.edited && !e.learned)) return { changed: [], read: 0, accepted: [], waiting: await unannouncedWritingLessons(sql, accountId) };
       const [existing, [account]] = await Promise.all([
         accountLessons(sql, accountId),
         sql.query<{ email: string }>(`SELECT email FROM accounts WHERE id = $1`, [accountId]),
@@ -42,9 +42,9 @@ export function createLearningLlmActivities(deps: {
       );
       const changed = await recordWritingProposals(sql, proposalsOf({ accountId, accountEmail: account?.email ?? '', lessons: out.lessons, items: out.items, existing }));
       const unread = evidence.filter((e) => !e.learned).map((e) => e.id);
-      const { accepted, waiting } = await settleWritingProposals(sql, accountId, unread);
+      const { accepted } = await settleWritingProposals(sql, accountId, unread);
       await markLearned(sql, unread);
-      return { changed, read: out.items.size, accepted, waiting };
+      return { changed, read: out.items.size, accepted, waiting: await unannouncedWritingLessons(sql, accountId) };
     },
   };
 }

@@ -227,19 +227,33 @@ export async function recordWritingProposals(db: SqlExecutor, proposals: LessonP
  * confirmations), else it waits for the user. Found by the evidence's ids rather than by what this
  * call recorded, so a retried activity settles what an earlier attempt recorded.
  */
-export async function settleWritingProposals(db: SqlExecutor, accountId: string, evidenceIds: string[]): Promise<{ accepted: string[]; waiting: string[] }> {
+export async function settleWritingProposals(db: SqlExecutor, accountId: string, evidenceIds: string[]): Promise<{ accepted: string[] }> {
   const read = new Set(evidenceIds);
   const proposed = (await listLessons(db, { accountId, state: 'proposed', limit: 500 })).filter(
     (l) => WRITING_KINDS.includes(l.kind) && l.current.evidence.some((e) => e.evidenceId !== undefined && read.has(e.evidenceId)),
   );
   const accepted: string[] = [];
-  const waiting: string[] = [];
   for (const l of proposed) {
     const { lesson } = await autoAcceptLesson(db, l.id);
     if (lesson.state === 'accepted') accepted.push(lesson.id);
-    else if (lesson.state === 'proposed') waiting.push(lesson.id);
   }
-  return { accepted, waiting };
+  return { accepted };
+}
+
+/**
+ * The account's writing lessons that wait for the user and were not announced yet, oldest first:
+ * what a tick announces. Read from the lessons rather than from what this tick proposed, so a retried
+ * tick (its first attempt proposed them and marked the evidence read) still announces them.
+ */
+export async function unannouncedWritingLessons(db: SqlExecutor, accountId: string): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    `SELECT l.id FROM lessons l
+     WHERE l.account_id = $1 AND l.state = 'proposed' AND l.kind = ANY($2::text[])
+       AND NOT EXISTS (SELECT 1 FROM lesson_events e WHERE e.lesson_id = l.id AND e.event = 'notified')
+     ORDER BY l.created_at, l.id`,
+    [accountId, [...WRITING_KINDS]],
+  );
+  return rows.map((r) => r.id);
 }
 
 /** Every lesson of the account, for the prompt and the duplicate check. */

@@ -4,6 +4,8 @@
 // account's auto-accept off, every lesson waits and is announced on Discord (the emulator) once;
 // at 2, a sign-off lesson confirmed on 2 threads is accepted by `learning`, journaled with why, and
 // reaches the next draft's prompt, while a procedure from the same tick waits and is announced.
+// The first tick's proposal answer is lost once: the retried tick announces what the first attempt proposed.
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { worded } from '../../emulators/anthropic/learning.js';
 import type { RunningDiscordEmulator } from '../../emulators/discord/index.js';
@@ -40,9 +42,29 @@ async function signedOff(signOff: string, subjects: [string, string]): Promise<s
   return threads;
 }
 
+/**
+ * The first tick's proposal runs and its answer is lost, as when the worker dies after the lessons were
+ * recorded and the evidence marked read: the retried tick must still announce them.
+ */
+let lostProposals = 0;
+const loseFirstProposal: ActivityInterceptorsFactory = (ctx) => ({
+  inbound: {
+    async execute(input, next) {
+      const out = await next(input);
+      if (ctx.info.activityType === 'proposeWritingLessons' && lostProposals === 0) {
+        lostProposals++;
+        throw new Error('the worker lost the answer of proposeWritingLessons');
+      }
+      return out;
+    },
+  },
+});
+
 beforeAll(async () => {
   world = await startWritingWorld({ announce: true });
   ({ h, user } = world);
+  await h.stopWorkers();
+  await h.startWorkers({ activityInterceptors: [loseFirstProposal] });
   discord = world.discord!.emulator;
   webhookId = world.discord!.webhookId;
 });
@@ -57,6 +79,7 @@ describe('writing lessons: auto-accept and announcements', () => {
     await signedOff('Thanks, Sam', ['Q1 report', 'Q2 report']);
     const { result } = await user.learn();
     expect(result.skipped).toEqual([]);
+    expect(lostProposals).toBe(1); // the tick below is the retry's
 
     const signOff = await lessonWith('End every reply with "Thanks, Sam".');
     const leaveOut = await lessonWith(worded('leaveOut', 'Best regards')); // the stand-in's wording of a free-text lesson
