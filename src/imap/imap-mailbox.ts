@@ -623,13 +623,22 @@ export class ImapMailbox implements Mailbox {
     return unique([this.server.inbox, f.sent?.path, f.drafts?.path, f.archive?.path, f.trash?.path, ...(this.foldersMode ? this.requestPaths : [])]);
   }
 
-  /** The cursor of now: each watched folder's UIDVALIDITY, HIGHESTMODSEQ ('0' without CONDSTORE: a scan count) and UIDNEXT (STATUS). */
+  /**
+   * The cursor of now: each watched folder's UIDVALIDITY, HIGHESTMODSEQ and UIDNEXT (STATUS). Without
+   * CONDSTORE the folder is scanned instead (scanBaseline): its messages' labels of now are the
+   * memory's baseline, so a keyword set after this cursor is diffed by the first listChanges.
+   */
   async getCursor(): Promise<string> {
     return this.run('reading folder states', async (client) => {
       if (this.foldersMode) await this.listRequestFolders(client);
       const cursor: ChangeCursor = {};
       for (const folder of this.watchedFolders()) {
-        const status = await client.status(folder, { uidValidity: true, highestModseq: this.server.condstore, uidNext: true });
+        if (!this.server.condstore) {
+          const position = await this.scanBaseline(client, folder);
+          if (position) cursor[folder] = position;
+          continue;
+        }
+        const status = await client.status(folder, { uidValidity: true, highestModseq: true, uidNext: true });
         if (!status) continue;
         cursor[folder] = { uidValidity: String(status.uidValidity ?? 0n), highestModseq: String(status.highestModseq ?? 0n), uidNext: status.uidNext ?? 1 };
       }
@@ -770,10 +779,7 @@ export class ImapMailbox implements Mailbox {
   ): Promise<{ record?: HistoryRecord; position: FolderCursor }> {
     const box = client.mailbox;
     if (!box) throw new Error('no mailbox selected');
-    const flagged = new Map<number, FetchedMessage>();
-    if (box.exists > 0) {
-      for await (const m of client.fetch('1:*', { uid: true, flags: true, ...(this.server.gmail ? { labels: true } : {}) }, { uid: true })) flagged.set(m.uid, m as FetchedMessage);
-    }
+    const flagged = await this.fetchAllFlags(client);
     const remembered = await this.memory.load(folder, uidValidity);
     const startAt = BigInt(start.highestModseq);
     const at = String(startAt + 1n);
@@ -787,18 +793,13 @@ export class ImapMailbox implements Mailbox {
       seen.set(uid, { ...known, at, gone: true });
     }
     // The ids of the messages the memory does not name yet: their headers, once.
-    const unnamed = [...flagged.keys()].filter((uid) => !remembered.has(uid));
-    const headers = new Map<number, FetchedMessage>();
-    if (unnamed.length > 0) {
-      for await (const m of client.fetch(unnamed.join(','), { uid: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) }, { uid: true })) headers.set(m.uid, m as FetchedMessage);
-    }
+    const headers = await this.fetchIds(client, [...flagged.keys()].filter((uid) => !remembered.has(uid)));
     const baselines = new Map<number, RememberedMessage>();
     for (const [uid, m] of flagged) {
       const entry = remembered.get(uid);
       const named = headers.get(uid);
       const ids = entry ? { id: entry.id, threadId: entry.threadId } : this.idsOf(named?.headers ?? Buffer.alloc(0), { folder, uid, uidValidity }, named?.threadId);
-      // A sent copy in flight is remembered as such; when its keyword comes off it is new to the thread.
-      const labels = m.flags?.has(SUBMITTING) ? [SUBMITTING] : this.labelsOf(m.flags ?? new Set(), folder, m.labels);
+      const labels = this.scannedLabels(m, folder);
       const known = labelsAt(entry, startAt);
       const isNew = uid >= start.uidNext || !from;
       if (!known && !isNew) {
@@ -825,6 +826,60 @@ export class ImapMailbox implements Mailbox {
     await this.memory.save(folder, uidValidity, new Map([...baselines, ...seen]), start.highestModseq);
     const position: FolderCursor = { uidValidity, highestModseq: changed ? at : start.highestModseq, uidNext };
     return changed ? { record, position } : { position };
+  }
+
+  /**
+   * Without CONDSTORE, the baseline getCursor gives: the folder's messages below its UIDNEXT with their
+   * labels of now, remembered where the memory knows nothing of them yet (one FETCH of every flag, the
+   * headers of the unknown ones); the cursor's highestModseq is the newest scan count the memory holds
+   * for the folder, so every entry reads as known from it. Undefined when the folder does not exist.
+   */
+  private async scanBaseline(client: ImapFlow, folder: string): Promise<FolderCursor | undefined> {
+    const lock = await this.openFolder(client, folder);
+    if (!lock) return undefined;
+    try {
+      const box = client.mailbox;
+      if (!box) throw new Error('no mailbox selected');
+      const uidValidity = String(box.uidValidity);
+      const uidNext = box.uidNext;
+      const flagged = await this.fetchAllFlags(client);
+      const remembered = await this.memory.load(folder, uidValidity);
+      let at = 0n;
+      for (const entry of remembered.values()) if (BigInt(entry.at) > at) at = BigInt(entry.at);
+      const unknown = [...flagged.keys()].filter((uid) => uid < uidNext && !remembered.has(uid));
+      const headers = await this.fetchIds(client, unknown);
+      const baselines = new Map<number, RememberedMessage>();
+      for (const uid of unknown) {
+        const named = headers.get(uid);
+        const ids = this.idsOf(named?.headers ?? Buffer.alloc(0), { folder, uid, uidValidity }, named?.threadId);
+        baselines.set(uid, { ...ids, labels: this.scannedLabels(flagged.get(uid)!, folder), at: String(at), seenBy: 'changes' });
+      }
+      if (baselines.size > 0) await this.memory.noteBaselines(folder, uidValidity, baselines);
+      return { uidValidity, highestModseq: String(at), uidNext };
+    } finally {
+      lock.release();
+    }
+  }
+
+  /** The flags (and on Gmail X-GM-LABELS) of every message of the selected folder, by UID. */
+  private async fetchAllFlags(client: ImapFlow): Promise<Map<number, FetchedMessage>> {
+    const flagged = new Map<number, FetchedMessage>();
+    if ((client.mailbox ? client.mailbox.exists : 0) === 0) return flagged;
+    for await (const m of client.fetch('1:*', { uid: true, flags: true, ...(this.server.gmail ? { labels: true } : {}) }, { uid: true })) flagged.set(m.uid, m as FetchedMessage);
+    return flagged;
+  }
+
+  /** The headers (and on Gmail X-GM-THRID) of these UIDs of the selected folder, for their ids. */
+  private async fetchIds(client: ImapFlow, uids: readonly number[]): Promise<Map<number, FetchedMessage>> {
+    const headers = new Map<number, FetchedMessage>();
+    if (uids.length === 0) return headers;
+    for await (const m of client.fetch(uids.join(','), { uid: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) }, { uid: true })) headers.set(m.uid, m as FetchedMessage);
+    return headers;
+  }
+
+  /** A scanned message's labels; a sent copy in flight is remembered as such (when its keyword comes off it is new to the thread). */
+  private scannedLabels(m: FetchedMessage, folder: string): string[] {
+    return m.flags?.has(SUBMITTING) ? [SUBMITTING] : this.labelsOf(m.flags ?? new Set(), folder, m.labels);
   }
 
   // ------------------------------------------------------------------------------------------------
