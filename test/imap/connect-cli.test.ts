@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { runAccountsCli } from '../../src/cli/accounts.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
@@ -26,6 +26,7 @@ import { checkImapAccount } from '../../src/imap/connect.js';
 import { AccessTokenCache, refreshAccessToken } from '../../src/imap/oauth-token.js';
 import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { startImapWatch } from '../../src/sync/imap-watch.js';
 
 const run = randomUUID().slice(0, 8);
 const tokenKey = randomBytes(32);
@@ -244,6 +245,27 @@ describe('accounts connect --imap with OAuth (XOAUTH2 against Dovecot\'s oauth2 
       }
     } finally {
       await emulator.control.setOAuth({ rotateRefreshTokens: false });
+    }
+  });
+  it('the IDLE watch turns the account needs_reauth when the grant is revoked, with the sentence, and stops watching it', async () => {
+    const account = await prisma.account.findUniqueOrThrow({ where: { email: servers.user.address } });
+    expect(account.status).toBe('active');
+    const logged: string[] = [];
+    const stderr = vi.spyOn(console, 'error').mockImplementation((line: unknown) => void logged.push(String(line)));
+    const watch = startImapWatch({ prisma, vault: new TokenVault(tokenKey), notify: async () => {}, accountIds: [account.id], refreshMs: 100 });
+    try {
+      await waitUntil('the account watched', async () => watch.watching().includes(account.id));
+      // The user revokes the app's access at the provider; the server drops the IDLE connection.
+      await emulator.control.revoke(servers.user.address);
+      expect(await servers.kickImapUser(servers.user.address)).toBeGreaterThan(0);
+      await waitUntil('the account needs_reauth', async () => (await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).status === 'needs_reauth');
+      await waitUntil('the watcher gone', async () => watch.watched().length === 0);
+      const sentence = logged.filter((line) => line.includes(`account ${account.id} needs to be reconnected`));
+      expect(sentence).toHaveLength(1);
+      expect(sentence[0]).toMatch(/needs to be reconnected: The OAuth token endpoint 127\.0\.0\.1:\d+ refused the refresh token of connect-\w+@inbox\.test \(invalid_grant: expired or revoked\); connect the account again with a new refresh token\.$/);
+    } finally {
+      stderr.mockRestore();
+      await watch.close();
     }
   });
 });
