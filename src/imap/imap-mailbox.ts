@@ -1177,8 +1177,17 @@ export class ImapMailbox implements Mailbox {
       await this.smtp.sendMail(message);
       return;
     }
+    const source = this.settings.accessToken!;
+    // No access token (the token endpoint unreachable, the grant refused) means no SMTP session: nothing was submitted.
+    const tokens: AccessTokenSource = {
+      current: () => source.current().catch((err: unknown) => {
+        if (err !== null && typeof err === 'object') NOT_SUBMITTED.add(err);
+        throw err;
+      }),
+      refused: (token) => source.refused(token),
+    };
     await withAccessToken(
-      this.settings.accessToken!,
+      tokens,
       async (token) => {
         const transport = createSmtpTransport(this.settings.smtp.server, this.smtpCredentialsFor(token), this.deps);
         try {
@@ -1629,7 +1638,11 @@ function createHashHex(bytes: Uint8Array): string {
  * connection, TLS or login refused, an envelope refused). A dropped connection or a timeout may
  * come after the server took it.
  */
+/** Failures that happened before any SMTP session began (no access token to open one with). */
+const NOT_SUBMITTED = new WeakSet<object>();
+
 function refusedForCertain(err: unknown): boolean {
+  if (err !== null && typeof err === 'object' && NOT_SUBMITTED.has(err)) return true;
   const e = (err ?? {}) as { responseCode?: number; code?: string };
   if (typeof e.responseCode === 'number') return true;
   return ['ECONNECTION', 'EDNS', 'ETLS', 'EAUTH', 'ENOAUTH', 'EENVELOPE', 'EMESSAGE'].includes(e.code ?? '');
