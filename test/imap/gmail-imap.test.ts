@@ -19,6 +19,7 @@ const USER = { address: 'gmail-imap@inbox.test', password: 'gmail-imap-app-passw
 let servers: MailServers;
 let gmail: GmailStandIn;
 let mailbox: ImapMailbox;
+let mailboxSettings: Pick<Parameters<typeof ImapMailbox.open>[0], 'imap' | 'smtp'>;
 /** The user's own mail client on the stand-in: what Gmail shows them. */
 let client: ImapFlow;
 const run = Date.now().toString(36);
@@ -29,7 +30,8 @@ beforeAll(async () => {
   gmail = await startGmailStandIn(servers.info, USER);
   const credentials = { user: USER.address, password: USER.password };
   const at = (port: number): MailServerAddress => ({ host: gmail.host, port, tls: 'implicit', ca: gmail.caPem });
-  mailbox = await ImapMailbox.open({ address: USER.address, imap: { server: at(gmail.imapPort), credentials }, smtp: { server: at(gmail.smtpPort), credentials } });
+  mailboxSettings = { imap: { server: at(gmail.imapPort), credentials }, smtp: { server: at(gmail.smtpPort), credentials } };
+  mailbox = await ImapMailbox.open({ address: USER.address, ...mailboxSettings });
   client = new ImapClient({ host: gmail.host, port: gmail.imapPort, secure: true, tls: { ca: [gmail.caPem] }, auth: { user: USER.address, pass: USER.password }, logger: false, disableAutoIdle: true });
   client.on('error', () => {});
   await client.connect();
@@ -87,6 +89,21 @@ describe('Gmail over IMAP, against the stand-in', () => {
     expect(mailbox.capabilities).toMatchObject({ threadIds: 'server', sentCopy: 'server' });
     expect(mailbox.server.folders.all?.path).toBe('[Gmail]/All Mail');
     expect(mailbox.server.folders.sent?.path).toBe('[Gmail]/Sent Mail');
+  });
+
+  it('takes a user label named like a usual folder (Archive), which Gmail lists as a folder, for a label: not the archive, not watched', async () => {
+    // The user makes the label in Gmail; Gmail's IMAP lists it as a folder without a special-use attribute.
+    await client.mailboxCreate('Archive');
+    const again = await ImapMailbox.open({ address: USER.address, imap: mailboxSettings.imap, smtp: mailboxSettings.smtp });
+    try {
+      expect((await client.list()).map((f) => f.path)).toContain('Archive');
+      expect(again.server.folders.archive).toBeUndefined();
+      expect(again.server.folders.all?.path).toBe('[Gmail]/All Mail');
+      expect(again.watchedFolders()).toEqual(['INBOX', '[Gmail]/Sent Mail', '[Gmail]/Drafts', '[Gmail]/Trash']);
+    } finally {
+      await again.close();
+      await client.mailboxDelete('Archive');
+    }
   });
 
   it('gives a thread the id of its X-GM-THRID (in hex), and reads it back through All Mail', async () => {
