@@ -668,10 +668,39 @@ export class ImapMailbox implements Mailbox {
         if (record) records.push(record);
       }
       pairMoves(records, (folder) => this.folderLabels(folder));
+      if (this.server.gmail) for (const record of records) await this.archivedOnGmail(client, record);
       if (this.foldersMode) for (const record of records) this.requestsAsLabels(record);
       const nextCursor = encodeCursor(next);
       return { records: records.filter((r) => !isEmptyRecord(r)), historyId: nextCursor, cursor: nextCursor };
     });
+  }
+
+  /**
+   * Gmail: a message gone from INBOX that All Mail still holds was archived (All Mail is not watched):
+   * INBOX removed, as on the Gmail API, and its labels diffed against the remembered ones, so a label
+   * added with the archive (Gmail's "Move to" a label: Done, Rework) is told, not lost to a deletion.
+   */
+  private async archivedOnGmail(client: ImapFlow, record: HistoryRecord): Promise<void> {
+    const all = this.server.folders.all?.path;
+    if (!all || this.roleOf((record as HistoryRecord & { folder?: string }).folder ?? '') !== 'inbox') return;
+    const before = goneLabelsOf(record);
+    for (const deleted of [...record.messagesDeleted]) {
+      const ref = decodeMessageRef(deleted.id);
+      const labels = before.get(deleted.id);
+      if (ref?.kind !== 'message-id' || !labels) continue;
+      const [where] = await this.findByMessageId(client, all, ref.messageId);
+      if (!where) continue;
+      const m = await this.inFolder(client, all, () => client.fetchOne(String(where.uid), { uid: true, flags: true, labels: true }, { uid: true }));
+      if (!m) continue;
+      const now = this.labelsOf(m.flags ?? new Set(), all, m.labels).filter((l) => l !== 'INBOX');
+      record.messagesDeleted.splice(record.messagesDeleted.indexOf(deleted), 1);
+      const message = { id: deleted.id, threadId: deleted.threadId, labelIds: now };
+      const removed = labels.filter((l) => !now.includes(l));
+      const added = now.filter((l) => !labels.includes(l));
+      record.messages.push({ id: deleted.id, threadId: deleted.threadId });
+      if (removed.length > 0) record.labelsRemoved.push({ message, labelIds: removed });
+      if (added.length > 0) record.labelsAdded.push({ message, labelIds: added });
+    }
   }
 
   /**
@@ -730,7 +759,10 @@ export class ImapMailbox implements Mailbox {
       for (const uid of vanished) {
         const known = remembered.get(uid);
         record.messagesDeleted.push(known ? { id: known.id, threadId: known.threadId } : { id: locationIdOf({ uidValidity, uid, folder }), threadId: '' });
-        if (known) seen.set(uid, { ...known, at: position.highestModseq, gone: true });
+        if (known) {
+          seen.set(uid, { ...known, at: position.highestModseq, gone: true });
+          goneLabelsOf(record).set(known.id, (labelsAt(known, startModseq) ?? known).labels);
+        }
       }
       for (const m of changed) {
         // A sent copy in flight is not there yet; it is added when its keyword comes off (below).
@@ -791,6 +823,7 @@ export class ImapMailbox implements Mailbox {
       const known = remembered.get(uid)!;
       record.messagesDeleted.push({ id: known.id, threadId: known.threadId });
       seen.set(uid, { ...known, at, gone: true });
+      goneLabelsOf(record).set(known.id, (labelsAt(known, startAt) ?? known).labels);
     }
     // The ids of the messages the memory does not name yet: their headers, once.
     const headers = await this.fetchIds(client, [...flagged.keys()].filter((uid) => !remembered.has(uid)));
@@ -1502,6 +1535,15 @@ function isEmptyRecord(r: HistoryRecord): boolean {
  * reported as the first folder's label removed and the second's added (Gmail's archive is INBOX
  * removed), not as deleted and added.
  */
+/** The labels a message had before it vanished from a record's folder (the memory's, at the page's cursor), by message id. */
+const GONE_LABELS = new WeakMap<HistoryRecord, Map<string, string[]>>();
+
+function goneLabelsOf(record: HistoryRecord): Map<string, string[]> {
+  let labels = GONE_LABELS.get(record);
+  if (!labels) GONE_LABELS.set(record, (labels = new Map()));
+  return labels;
+}
+
 function pairMoves(records: HistoryRecord[], labelsOf: (folder: string) => string[]): void {
   const folderOf = (r: HistoryRecord) => (r as HistoryRecord & { folder?: string }).folder ?? '';
   for (const gone of records) {
@@ -1519,9 +1561,12 @@ function pairMoves(records: HistoryRecord[], labelsOf: (folder: string) => strin
         const [added] = came.messagesAdded.splice(index, 1);
         gone.messagesDeleted.splice(gone.messagesDeleted.indexOf(deleted), 1);
         const message = { id: added!.id, threadId: added!.threadId, labelIds: added!.labelIds };
-        // Into a request folder INBOX stays (folders mode: the message is still the inbox's).
-        const labelsRemoved = from.filter((l) => !to.includes(l));
-        const labelsAdded = to.filter((l) => !from.includes(l));
+        // The whole labels, not only the folders': a keyword set with the move (Done, then archived
+        // before the sync looked) is told too. Into a request folder INBOX stays (folders mode).
+        const before = goneLabelsOf(gone).get(deleted.id) ?? from;
+        const after = added!.labelIds ?? to;
+        const labelsRemoved = before.filter((l) => !after.includes(l));
+        const labelsAdded = after.filter((l) => !before.includes(l));
         if (labelsRemoved.length > 0) gone.labelsRemoved.push({ message, labelIds: labelsRemoved } satisfies LabelHistoryChange);
         if (labelsAdded.length > 0) came.labelsAdded.push({ message, labelIds: labelsAdded } satisfies LabelHistoryChange);
         came.messages.push({ id: added!.id, threadId: added!.threadId });

@@ -195,6 +195,30 @@ describe('Gmail over IMAP, against the stand-in', () => {
     }
   });
 
+  it("reads Gmail's Move to Done (the label added and the message archived at once, before the sync looks) as INBOX removed and Done added, not as a deletion", async () => {
+    const messageId = mid('move-to-done');
+    const message = await deliver({ messageId, subject: `Gmail move to Done ${run}` });
+    // The product has read the message (remembered with its labels), and the sync's cursor is now.
+    const cursor = await mailbox.getCursor();
+    // The user, in Gmail: Move to > Done (the label Done, out of the inbox): STORE +X-GM-LABELS, then MOVE to All Mail.
+    const lock = await client.getMailboxLock('INBOX');
+    try {
+      const [uid] = (await client.search({ header: { 'message-id': messageId.replace(/^<|>$/g, '') } }, { uid: true })) || [];
+      await client.messageFlagsAdd(String(uid), ['Done'], { uid: true, useLabels: true });
+      await client.messageMove(String(uid), '[Gmail]/All Mail', { uid: true });
+    } finally {
+      lock.release();
+    }
+    const expectMovedToDone = (page: Awaited<ReturnType<typeof mailbox.listChanges>>) => {
+      expect(page.records.flatMap((r) => r.messagesDeleted)).toEqual([]);
+      expect(page.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ message: expect.objectContaining({ id: message.id }), labelIds: ['INBOX'] })]);
+      expect(page.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ message: expect.objectContaining({ id: message.id }), labelIds: ['Done'] })]);
+    };
+    expectMovedToDone(await mailbox.listChanges({ cursor }));
+    // Read again from the same cursor (its activity failed): the same page.
+    expectMovedToDone(await mailbox.listChanges({ cursor }));
+  });
+
   it('archives as Gmail does: out of the INBOX, still in All Mail with its labels but \\Inbox; back by adding \\Inbox', async () => {
     const messageId = mid('archive');
     const message = await deliver({ messageId, subject: `Gmail archive ${run}` });
