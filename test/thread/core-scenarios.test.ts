@@ -254,11 +254,15 @@ describe.each([
     const ids = await w.user.ensureLabels(['Rework']);
     await w.user.modifyThread(threadId, { add: [ids.get('Rework')!] });
 
+    let last: unknown;
     const reworked = await waitUntil('the draft reworked', async () => {
       await poll();
       const status = await w.h.waitFor(threadId, () => true);
+      last = status;
       return status.reworkCount === 1 && status.state === 'drafted' && status.pendingEvents === 0 && status;
-    }, { timeoutMs: 45_000 });
+    }, { timeoutMs: 45_000 }).catch((err: Error) => {
+      throw new Error(`${err.message}; the thread: ${JSON.stringify(last)}`, { cause: err });
+    });
     // The same draft (on IMAP: the same Message-ID, a new APPEND), rewritten as asked; one draft in the thread.
     expect(reworked.draftId).toBe(draftId);
     expect((await w.user.getDraft(draftId))?.body).toContain('Revised as asked: Mention the Friday deadline');
