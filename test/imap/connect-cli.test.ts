@@ -343,6 +343,9 @@ describe('accounts connect --imap with OAuth (XOAUTH2 against Dovecot\'s oauth2 
       await waitUntil('the watcher gone', async () => watch.watched().length === 0);
       const sentence = logged.filter((line) => line.includes(`account ${account.id} needs to be reconnected`));
       expect(sentence).toHaveLength(1);
+      // `accounts list` says what to do, for an IMAP account (not Google's consent).
+      const listed = await cli('list');
+      expect(listed.out).toContain(`${servers.user.address} needs_reauth: its mail server or OAuth provider refused the login (a changed password, a revoked grant); its sync is paused. Reconnect: npm run cli -- accounts connect --imap --email ${servers.user.address}`);
       expect(sentence[0]).toMatch(/needs to be reconnected: The OAuth token endpoint 127\.0\.0\.1:\d+ refused the refresh token of connect-\w+@inbox\.test \(invalid_grant: expired or revoked\); connect the account again with a new refresh token\.$/);
     } finally {
       stderr.mockRestore();
