@@ -3,7 +3,7 @@
 // unix sockets in `dir/run`. Debian 12 ships Dovecot 2.3, Debian 13 Dovecot 2.4, whose config syntax
 // differs: the config is written for the version installed.
 import { execFile } from 'node:child_process';
-import { chown, mkdir, writeFile } from 'node:fs/promises';
+import { chown, mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { spawnBoundToUs, type BoundChild } from '../src/shared/bound-child.js';
@@ -55,6 +55,8 @@ export interface DovecotPaths {
   lmtpSocket: string;
   /** Postfix authenticates SMTP submission here (smtpd_sasl_type = dovecot). */
   authSocket: string;
+  /** The accounts' passwd file. */
+  passwd: string;
 }
 
 export interface Dovecot extends DovecotPaths {
@@ -63,6 +65,8 @@ export interface Dovecot extends DovecotPaths {
   restart(): Promise<void>;
   /** doveadm kick: drops every IMAP connection of `address`; resolves with how many were dropped. */
   kick(address: string): Promise<number>;
+  /** The user changes their password (the passwd file rewritten; Dovecot reads it again at the next login). */
+  setPassword(address: string, password: string): Promise<void>;
   outputTail(): string;
   stop(): Promise<void>;
 }
@@ -95,6 +99,11 @@ export async function startDovecot(opts: DovecotOptions): Promise<Dovecot> {
       child = await launch(opts, paths.config);
     },
     kick,
+    setPassword: async (address, password) => {
+      if (!opts.accounts.some((a) => a.address === address)) throw new Error(`mail-servers: no mailbox ${address}`);
+      opts = { ...opts, accounts: opts.accounts.map((a) => (a.address === address ? { ...a, password } : a)) };
+      await writePasswd(opts, paths.passwd);
+    },
     outputTail: () => child.outputTail(),
     stop: () => child.stop(),
   };
@@ -121,15 +130,9 @@ async function writeDovecotConfig(opts: DovecotOptions, version: string): Promis
   if (opts.folders === 'gmail') {
     for (const a of opts.accounts) await writeAllMail(join(homes, a.address));
   }
-  const lines = opts.accounts.map((a) => {
-    if (/[:\s]/.test(a.address + a.password)) throw new Error(`test account ${a.address}: no ':' or spaces`);
-    return `${a.address}:{PLAIN}${a.password}:${MAIL_UID}:${MAIL_UID}::${join(homes, a.address)}::`;
-  });
   const passwd = join(dir, 'dovecot.passwd');
-  await writeFile(passwd, lines.join('\n') + '\n', { mode: 0o640 });
-  // Dovecot's auth process runs as its internal user "dovecot".
+  await writePasswd(opts, passwd);
   const dovecotGid = await run('id', ['-g', 'dovecot']).then((r) => Number(r.stdout.trim()));
-  await chown(passwd, 0, dovecotGid);
   const is24 = /^2\.(4|[5-9])|^[3-9]\./.test(version);
   // Dovecot 2.4 dropped global ACL files (ACLs are config filters there): not written for it yet.
   if (opts.keywords === false && is24) throw new Error(`mail-servers: keywords: false is built for Dovecot 2.3 (a global ACL file); Dovecot ${version} has none.`);
@@ -144,7 +147,22 @@ async function writeDovecotConfig(opts: DovecotOptions, version: string): Promis
   }
   const config = join(dir, 'dovecot.conf');
   await writeFile(config, (is24 ? dovecot24Config : dovecot23Config)({ ...opts, runDir, passwd, version }));
-  return { config, lmtpSocket: join(runDir, 'lmtp'), authSocket: join(runDir, 'auth-postfix') };
+  return { config, lmtpSocket: join(runDir, 'lmtp'), authSocket: join(runDir, 'auth-postfix'), passwd };
+}
+
+/** The passwd file of the accounts (written again when a password changes: a new file renamed over it, read by Dovecot at the next login). */
+async function writePasswd(opts: DovecotOptions, passwd: string): Promise<void> {
+  const homes = join(opts.dir, 'home');
+  const lines = opts.accounts.map((a) => {
+    if (/[:\s]/.test(a.address + a.password)) throw new Error(`test account ${a.address}: no ':' or spaces`);
+    return `${a.address}:{PLAIN}${a.password}:${MAIL_UID}:${MAIL_UID}::${join(homes, a.address)}::`;
+  });
+  const next = `${passwd}.next`;
+  await writeFile(next, lines.join('\n') + '\n', { mode: 0o640 });
+  // Dovecot's auth process runs as its internal user "dovecot".
+  const dovecotGid = await run('id', ['-g', 'dovecot']).then((r) => Number(r.stdout.trim()));
+  await chown(next, 0, dovecotGid);
+  await rename(next, passwd);
 }
 
 interface ConfigInput extends DovecotOptions {

@@ -57,6 +57,8 @@ export interface MailServers extends MailServersInfo {
   restartDovecot(): Promise<void>;
   /** doveadm kick: drops the address's IMAP connections; resolves with how many it dropped. */
   kickImapUser(address: string): Promise<number>;
+  /** The user of a mailbox changes its password (IMAP and SMTP logins with the old one are refused from now). */
+  setPassword(address: string, password: string): Promise<void>;
   /**
    * How many messages Postfix still holds; 0 means everything it accepted has reached its mailbox (or
    * bounced): a test that asserts a mailbox did NOT receive something waits for this first.
@@ -183,6 +185,7 @@ async function startOnce(options: MailServerOptions, log: ((line: string) => voi
       info,
       restartDovecot: () => d.restart(),
       kickImapUser: (address) => d.kick(address),
+      setPassword: (address, password) => d.setPassword(address, password),
       queuedMessages: async () => (postfix ? postfix.queuedMessages() : 0),
       logs: () => [`--- dovecot`, d.outputTail(), ...(postfix ? ['--- postfix', postfix.outputTail()] : [])].join('\n'),
       stop,

@@ -121,6 +121,10 @@ class FrontSession {
     private readonly commands: string[],
   ) {
     this.upstream = connect({ host: opts.upstream.host, port: opts.upstream.port, ca: [opts.upstream.ca]});
+    // Answers are relayed line by line: without this, Nagle's algorithm holds each small write for the
+    // peer's delayed ACK (about 40 ms a round trip on loopback), which made every command slow.
+    this.upstream.setNoDelay(true);
+    client.setNoDelay(true);
     const end = () => {
       client.destroy();
       this.upstream.destroy();

@@ -124,8 +124,7 @@ export class ImapAccounts {
 
   private async markNeedsReauth(accountId: string, reason: string): Promise<void> {
     this.forget(accountId);
-    await this.prisma.account.updateMany({ where: { id: accountId, status: 'active' }, data: { status: 'needs_reauth' } });
-    log.warn(`account ${accountId} needs to be reconnected: ${reason}`);
+    await markImapNeedsReauth(this.prisma, accountId, reason);
   }
 
   private leastBusy(accountId: string): Connection {
@@ -161,6 +160,16 @@ export class ImapAccounts {
     const mailbox = await ImapMailbox.open({ ...imapMailboxSettings(account.email, servers, secret, oauth), ...(gate ? { gate } : {}), ...memory }, this.connect);
     return { email: account.email, mailbox };
   }
+}
+
+/**
+ * A login the server or the token endpoint refused for good (a wrong password, a revoked grant): the
+ * account turns needs_reauth (its sync and threads wait for `accounts connect` again) and the
+ * sentence is logged once, by whoever saw it first (an activity, the IDLE watch).
+ */
+export async function markImapNeedsReauth(prisma: PrismaClient, accountId: string, reason: string): Promise<void> {
+  const { count } = await prisma.account.updateMany({ where: { id: accountId, status: 'active' }, data: { status: 'needs_reauth' } });
+  if (count > 0) log.warn(`account ${accountId} needs to be reconnected: ${reason}`);
 }
 
 /**

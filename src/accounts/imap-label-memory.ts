@@ -106,5 +106,18 @@ export function postgresLabelMemory(sql: SqlExecutor, accountId: string): LabelM
       );
       noted.add(key);
     },
+
+    async noteBaselines(folder, uidValidity, baselines) {
+      if (baselines.size === 0) return;
+      await dropOtherValidities(folder, uidValidity);
+      const entries = [...baselines];
+      await sql.query(
+        `INSERT INTO imap_label_memory (account_id, folder, uid_validity, uid, message_id, thread_id, labels, at_modseq, seen_by, updated_at)
+         SELECT $1, $2, $3::bigint, e.uid, e.message_id, e.thread_id, ARRAY(SELECT jsonb_array_elements_text(e.labels)), e.at_modseq, 'changes', CURRENT_TIMESTAMP
+         FROM unnest($4::bigint[], $5::text[], $6::text[], $7::jsonb[], $8::bigint[]) AS e(uid, message_id, thread_id, labels, at_modseq)
+         ON CONFLICT (account_id, folder, uid_validity, uid) DO NOTHING`,
+        [accountId, folder, uidValidity, entries.map(([uid]) => String(uid)), entries.map(([, m]) => m.id), entries.map(([, m]) => m.threadId), entries.map(([, m]) => JSON.stringify(m.labels)), entries.map(([, m]) => m.at)],
+      );
+    },
   };
 }

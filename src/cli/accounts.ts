@@ -193,7 +193,11 @@ export async function listCommand(deps: Pick<AccountsCliDeps, 'prisma'>, io: Acc
   printTable(io.out, ['EMAIL', 'STATUS', 'LLM', 'CURSOR', 'WATCH UNTIL', 'ID'], table);
   const stale = rows.filter((a) => a.status === 'needs_reauth');
   for (const a of stale) {
-    io.out(`\n${a.email} needs_reauth: Google revoked the grant; its sync is paused. Reconnect: npm run cli -- accounts connect --login-hint ${a.email}`);
+    io.out(
+      a.provider === 'imap'
+        ? `\n${a.email} needs_reauth: its mail server or OAuth provider refused the login (a changed password, a revoked grant); its sync is paused. Reconnect: npm run cli -- accounts connect --imap --email ${a.email} with its servers and the new password or refresh token`
+        : `\n${a.email} needs_reauth: Google revoked the grant; its sync is paused. Reconnect: npm run cli -- accounts connect --login-hint ${a.email}`,
+    );
   }
   for (const a of rows.filter((r) => r.status === 'disconnected')) {
     io.out(`\n${a.email} disconnected: nothing is read or written. Connect it again: npm run cli -- accounts connect --login-hint ${a.email}`);

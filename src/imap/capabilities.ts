@@ -63,7 +63,9 @@ export function describeCapabilities(input: {
     specialUseAdvertised: has('SPECIAL-USE'),
     delimiter,
     inbox: input.inbox.path,
-    folders: findSpecialFolders(input.folders),
+    // On Gmail every user label is a folder: one found only by its name (a label called Archive) is a
+    // label, not a special folder; Gmail marks its own ([Gmail]/Sent Mail, All Mail, ...) with attributes.
+    folders: findSpecialFolders(has('X-GM-EXT-1') ? input.folders.filter((f) => f.specialUseSource !== 'name') : input.folders),
     keywords,
     stateIn: keywords ? 'keywords' : 'folders',
     inboxHighestModseq: String(input.inbox.highestModseq ?? 0n),

@@ -632,13 +632,22 @@ export class ImapMailbox implements Mailbox {
     return unique([this.server.inbox, f.sent?.path, f.drafts?.path, f.archive?.path, f.trash?.path, ...(this.foldersMode ? this.requestPaths : [])]);
   }
 
-  /** The cursor of now: each watched folder's UIDVALIDITY, HIGHESTMODSEQ ('0' without CONDSTORE: a scan count) and UIDNEXT (STATUS). */
+  /**
+   * The cursor of now: each watched folder's UIDVALIDITY, HIGHESTMODSEQ and UIDNEXT (STATUS). Without
+   * CONDSTORE the folder is scanned instead (scanBaseline): its messages' labels of now are the
+   * memory's baseline, so a keyword set after this cursor is diffed by the first listChanges.
+   */
   async getCursor(): Promise<string> {
     return this.run('reading folder states', async (client) => {
       if (this.foldersMode) await this.listRequestFolders(client);
       const cursor: ChangeCursor = {};
       for (const folder of this.watchedFolders()) {
-        const status = await client.status(folder, { uidValidity: true, highestModseq: this.server.condstore, uidNext: true });
+        if (!this.server.condstore) {
+          const position = await this.scanBaseline(client, folder);
+          if (position) cursor[folder] = position;
+          continue;
+        }
+        const status = await client.status(folder, { uidValidity: true, highestModseq: true, uidNext: true });
         if (!status) continue;
         cursor[folder] = { uidValidity: String(status.uidValidity ?? 0n), highestModseq: String(status.highestModseq ?? 0n), uidNext: status.uidNext ?? 1 };
       }
@@ -668,10 +677,39 @@ export class ImapMailbox implements Mailbox {
         if (record) records.push(record);
       }
       pairMoves(records, (folder) => this.folderLabels(folder));
+      if (this.server.gmail) for (const record of records) await this.archivedOnGmail(client, record);
       if (this.foldersMode) for (const record of records) this.requestsAsLabels(record);
       const nextCursor = encodeCursor(next);
       return { records: records.filter((r) => !isEmptyRecord(r)), historyId: nextCursor, cursor: nextCursor };
     });
+  }
+
+  /**
+   * Gmail: a message gone from INBOX that All Mail still holds was archived (All Mail is not watched):
+   * INBOX removed, as on the Gmail API, and its labels diffed against the remembered ones, so a label
+   * added with the archive (Gmail's "Move to" a label: Done, Rework) is told, not lost to a deletion.
+   */
+  private async archivedOnGmail(client: ImapFlow, record: HistoryRecord): Promise<void> {
+    const all = this.server.folders.all?.path;
+    if (!all || this.roleOf((record as HistoryRecord & { folder?: string }).folder ?? '') !== 'inbox') return;
+    const before = goneLabelsOf(record);
+    for (const deleted of [...record.messagesDeleted]) {
+      const ref = decodeMessageRef(deleted.id);
+      const labels = before.get(deleted.id);
+      if (ref?.kind !== 'message-id' || !labels) continue;
+      const [where] = await this.findByMessageId(client, all, ref.messageId);
+      if (!where) continue;
+      const m = await this.inFolder(client, all, () => client.fetchOne(String(where.uid), { uid: true, flags: true, labels: true }, { uid: true }));
+      if (!m) continue;
+      const now = this.labelsOf(m.flags ?? new Set(), all, m.labels).filter((l) => l !== 'INBOX');
+      record.messagesDeleted.splice(record.messagesDeleted.indexOf(deleted), 1);
+      const message = { id: deleted.id, threadId: deleted.threadId, labelIds: now };
+      const removed = labels.filter((l) => !now.includes(l));
+      const added = now.filter((l) => !labels.includes(l));
+      record.messages.push({ id: deleted.id, threadId: deleted.threadId });
+      if (removed.length > 0) record.labelsRemoved.push({ message, labelIds: removed });
+      if (added.length > 0) record.labelsAdded.push({ message, labelIds: added });
+    }
   }
 
   /**
@@ -730,7 +768,10 @@ export class ImapMailbox implements Mailbox {
       for (const uid of vanished) {
         const known = remembered.get(uid);
         record.messagesDeleted.push(known ? { id: known.id, threadId: known.threadId } : { id: locationIdOf({ uidValidity, uid, folder }), threadId: '' });
-        if (known) seen.set(uid, { ...known, at: position.highestModseq, gone: true });
+        if (known) {
+          seen.set(uid, { ...known, at: position.highestModseq, gone: true });
+          goneLabelsOf(record).set(known.id, (labelsAt(known, startModseq) ?? known).labels);
+        }
       }
       for (const m of changed) {
         // A sent copy in flight is not there yet; it is added when its keyword comes off (below).
@@ -779,10 +820,7 @@ export class ImapMailbox implements Mailbox {
   ): Promise<{ record?: HistoryRecord; position: FolderCursor }> {
     const box = client.mailbox;
     if (!box) throw new Error('no mailbox selected');
-    const flagged = new Map<number, FetchedMessage>();
-    if (box.exists > 0) {
-      for await (const m of client.fetch('1:*', { uid: true, flags: true, ...(this.server.gmail ? { labels: true } : {}) }, { uid: true })) flagged.set(m.uid, m as FetchedMessage);
-    }
+    const flagged = await this.fetchAllFlags(client);
     const remembered = await this.memory.load(folder, uidValidity);
     const startAt = BigInt(start.highestModseq);
     const at = String(startAt + 1n);
@@ -794,20 +832,16 @@ export class ImapMailbox implements Mailbox {
       const known = remembered.get(uid)!;
       record.messagesDeleted.push({ id: known.id, threadId: known.threadId });
       seen.set(uid, { ...known, at, gone: true });
+      goneLabelsOf(record).set(known.id, (labelsAt(known, startAt) ?? known).labels);
     }
     // The ids of the messages the memory does not name yet: their headers, once.
-    const unnamed = [...flagged.keys()].filter((uid) => !remembered.has(uid));
-    const headers = new Map<number, FetchedMessage>();
-    if (unnamed.length > 0) {
-      for await (const m of client.fetch(unnamed.join(','), { uid: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) }, { uid: true })) headers.set(m.uid, m as FetchedMessage);
-    }
+    const headers = await this.fetchIds(client, [...flagged.keys()].filter((uid) => !remembered.has(uid)));
     const baselines = new Map<number, RememberedMessage>();
     for (const [uid, m] of flagged) {
       const entry = remembered.get(uid);
       const named = headers.get(uid);
       const ids = entry ? { id: entry.id, threadId: entry.threadId } : this.idsOf(named?.headers ?? Buffer.alloc(0), { folder, uid, uidValidity }, named?.threadId);
-      // A sent copy in flight is remembered as such; when its keyword comes off it is new to the thread.
-      const labels = m.flags?.has(SUBMITTING) ? [SUBMITTING] : this.labelsOf(m.flags ?? new Set(), folder, m.labels);
+      const labels = this.scannedLabels(m, folder);
       const known = labelsAt(entry, startAt);
       const isNew = uid >= start.uidNext || !from;
       if (!known && !isNew) {
@@ -834,6 +868,60 @@ export class ImapMailbox implements Mailbox {
     await this.memory.save(folder, uidValidity, new Map([...baselines, ...seen]), start.highestModseq);
     const position: FolderCursor = { uidValidity, highestModseq: changed ? at : start.highestModseq, uidNext };
     return changed ? { record, position } : { position };
+  }
+
+  /**
+   * Without CONDSTORE, the baseline getCursor gives: the folder's messages below its UIDNEXT with their
+   * labels of now, remembered where the memory knows nothing of them yet (one FETCH of every flag, the
+   * headers of the unknown ones); the cursor's highestModseq is the newest scan count the memory holds
+   * for the folder, so every entry reads as known from it. Undefined when the folder does not exist.
+   */
+  private async scanBaseline(client: ImapFlow, folder: string): Promise<FolderCursor | undefined> {
+    const lock = await this.openFolder(client, folder);
+    if (!lock) return undefined;
+    try {
+      const box = client.mailbox;
+      if (!box) throw new Error('no mailbox selected');
+      const uidValidity = String(box.uidValidity);
+      const uidNext = box.uidNext;
+      const flagged = await this.fetchAllFlags(client);
+      const remembered = await this.memory.load(folder, uidValidity);
+      let at = 0n;
+      for (const entry of remembered.values()) if (BigInt(entry.at) > at) at = BigInt(entry.at);
+      const unknown = [...flagged.keys()].filter((uid) => uid < uidNext && !remembered.has(uid));
+      const headers = await this.fetchIds(client, unknown);
+      const baselines = new Map<number, RememberedMessage>();
+      for (const uid of unknown) {
+        const named = headers.get(uid);
+        const ids = this.idsOf(named?.headers ?? Buffer.alloc(0), { folder, uid, uidValidity }, named?.threadId);
+        baselines.set(uid, { ...ids, labels: this.scannedLabels(flagged.get(uid)!, folder), at: String(at), seenBy: 'changes' });
+      }
+      if (baselines.size > 0) await this.memory.noteBaselines(folder, uidValidity, baselines);
+      return { uidValidity, highestModseq: String(at), uidNext };
+    } finally {
+      lock.release();
+    }
+  }
+
+  /** The flags (and on Gmail X-GM-LABELS) of every message of the selected folder, by UID. */
+  private async fetchAllFlags(client: ImapFlow): Promise<Map<number, FetchedMessage>> {
+    const flagged = new Map<number, FetchedMessage>();
+    if ((client.mailbox ? client.mailbox.exists : 0) === 0) return flagged;
+    for await (const m of client.fetch('1:*', { uid: true, flags: true, ...(this.server.gmail ? { labels: true } : {}) }, { uid: true })) flagged.set(m.uid, m as FetchedMessage);
+    return flagged;
+  }
+
+  /** The headers (and on Gmail X-GM-THRID) of these UIDs of the selected folder, for their ids. */
+  private async fetchIds(client: ImapFlow, uids: readonly number[]): Promise<Map<number, FetchedMessage>> {
+    const headers = new Map<number, FetchedMessage>();
+    if (uids.length === 0) return headers;
+    for await (const m of client.fetch(uids.join(','), { uid: true, headers: true, ...(this.server.gmail ? { threadId: true } : {}) }, { uid: true })) headers.set(m.uid, m as FetchedMessage);
+    return headers;
+  }
+
+  /** A scanned message's labels; a sent copy in flight is remembered as such (when its keyword comes off it is new to the thread). */
+  private scannedLabels(m: FetchedMessage, folder: string): string[] {
+    return m.flags?.has(SUBMITTING) ? [SUBMITTING] : this.labelsOf(m.flags ?? new Set(), folder, m.labels);
   }
 
   // ------------------------------------------------------------------------------------------------
@@ -1132,8 +1220,17 @@ export class ImapMailbox implements Mailbox {
       await this.smtp.sendMail(message);
       return;
     }
+    const source = this.settings.accessToken!;
+    // No access token (the token endpoint unreachable, the grant refused) means no SMTP session: nothing was submitted.
+    const tokens: AccessTokenSource = {
+      current: () => source.current().catch((err: unknown) => {
+        if (err !== null && typeof err === 'object') NOT_SUBMITTED.add(err);
+        throw err;
+      }),
+      refused: (token) => source.refused(token),
+    };
     await withAccessToken(
-      this.settings.accessToken!,
+      tokens,
       async (token) => {
         const transport = createSmtpTransport(this.settings.smtp.server, this.smtpCredentialsFor(token), this.deps);
         try {
@@ -1448,6 +1545,15 @@ function isEmptyRecord(r: HistoryRecord): boolean {
  * reported as the first folder's label removed and the second's added (Gmail's archive is INBOX
  * removed), not as deleted and added.
  */
+/** The labels a message had before it vanished from a record's folder (the memory's, at the page's cursor), by message id. */
+const GONE_LABELS = new WeakMap<HistoryRecord, Map<string, string[]>>();
+
+function goneLabelsOf(record: HistoryRecord): Map<string, string[]> {
+  let labels = GONE_LABELS.get(record);
+  if (!labels) GONE_LABELS.set(record, (labels = new Map()));
+  return labels;
+}
+
 function pairMoves(records: HistoryRecord[], labelsOf: (folder: string) => string[]): void {
   const folderOf = (r: HistoryRecord) => (r as HistoryRecord & { folder?: string }).folder ?? '';
   for (const gone of records) {
@@ -1465,9 +1571,12 @@ function pairMoves(records: HistoryRecord[], labelsOf: (folder: string) => strin
         const [added] = came.messagesAdded.splice(index, 1);
         gone.messagesDeleted.splice(gone.messagesDeleted.indexOf(deleted), 1);
         const message = { id: added!.id, threadId: added!.threadId, labelIds: added!.labelIds };
-        // Into a request folder INBOX stays (folders mode: the message is still the inbox's).
-        const labelsRemoved = from.filter((l) => !to.includes(l));
-        const labelsAdded = to.filter((l) => !from.includes(l));
+        // The whole labels, not only the folders': a keyword set with the move (Done, then archived
+        // before the sync looked) is told too. Into a request folder INBOX stays (folders mode).
+        const before = goneLabelsOf(gone).get(deleted.id) ?? from;
+        const after = added!.labelIds ?? to;
+        const labelsRemoved = before.filter((l) => !after.includes(l));
+        const labelsAdded = after.filter((l) => !before.includes(l));
         if (labelsRemoved.length > 0) gone.labelsRemoved.push({ message, labelIds: labelsRemoved } satisfies LabelHistoryChange);
         if (labelsAdded.length > 0) came.labelsAdded.push({ message, labelIds: labelsAdded } satisfies LabelHistoryChange);
         came.messages.push({ id: added!.id, threadId: added!.threadId });
@@ -1585,7 +1694,11 @@ function createHashHex(bytes: Uint8Array): string {
  * connection, TLS or login refused, an envelope refused). A dropped connection or a timeout may
  * come after the server took it.
  */
+/** Failures that happened before any SMTP session began (no access token to open one with). */
+const NOT_SUBMITTED = new WeakSet<object>();
+
 function refusedForCertain(err: unknown): boolean {
+  if (err !== null && typeof err === 'object' && NOT_SUBMITTED.has(err)) return true;
   const e = (err ?? {}) as { responseCode?: number; code?: string };
   if (typeof e.responseCode === 'number') return true;
   return ['ECONNECTION', 'EDNS', 'ETLS', 'EAUTH', 'ENOAUTH', 'EENVELOPE', 'EMESSAGE'].includes(e.code ?? '');

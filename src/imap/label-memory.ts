@@ -40,6 +40,8 @@ export interface LabelMemory {
   save(folder: string, uidValidity: string, seen: ReadonlyMap<number, RememberedMessage>, cursorModseq: string): Promise<void>;
   /** A read's baseline: kept only where nothing is remembered of the UID yet. */
   noteRead(folder: string, uidValidity: string, uid: number, message: RememberedMessage): Promise<void>;
+  /** A cursor's baselines (getCursor without CONDSTORE): each kept only where nothing is remembered of its UID yet. */
+  noteBaselines(folder: string, uidValidity: string, baselines: ReadonlyMap<number, RememberedMessage>): Promise<void>;
 }
 
 /**
@@ -75,6 +77,10 @@ export function inMemoryLabelMemory(): LabelMemory {
     async noteRead(folder, uidValidity, uid, message) {
       const map = of(folder, uidValidity);
       if (!map.has(uid)) map.set(uid, message);
+    },
+    async noteBaselines(folder, uidValidity, baselines) {
+      const map = of(folder, uidValidity);
+      for (const [uid, message] of baselines) if (!map.has(uid)) map.set(uid, message);
     },
   };
 }

@@ -13,6 +13,8 @@ import { imapMailboxSettings, type ImapSecret, type ImapServers } from '../accou
 import { openImapSessionOf, type MailConnectDeps } from '../imap/connect.js';
 import type { OAuthTokenDeps } from '../imap/oauth-token.js';
 import { ImapMailbox } from '../imap/imap-mailbox.js';
+import { postgresLabelMemory } from '../accounts/imap-label-memory.js';
+import { prismaExecutor } from '../db/sql-executor.js';
 import { checkSmtpSubmission } from '../imap/smtp.js';
 import { syncWorkflowId } from './contracts.js';
 import { backfillWorkflowId } from '../backfill/contracts.js';
@@ -119,25 +121,33 @@ export async function registerImapAccount(
   if (previous && previous.provider !== 'imap') {
     throw new AccountConflictError(`${email} is connected through the Gmail API; disconnect it first (npm run cli -- accounts disconnect ${email}) to connect it over IMAP.`);
   }
-  let historyId = previous?.historyId ?? undefined;
-  if (!historyId) {
-    const mailbox = await ImapMailbox.open(settings, connect);
-    try {
-      historyId = (await mailbox.getProfile()).historyId;
-    } finally {
-      await mailbox.close();
-    }
-  }
   const reconnected = previous !== null && previous.status !== 'active';
   const data = {
     status: 'active' as const,
     provider: 'imap' as const,
     mailServers: input.servers,
     encryptedTokens: deps.vault.sealJson(secret),
-    historyId,
     connectedAt: new Date(),
   };
   const account = await deps.prisma.account.upsert({ where: { email }, create: { email, ...data }, update: data });
+  let historyId = previous?.historyId ?? undefined;
+  if (!historyId) {
+    // The cursor of now, its baseline in the account's label memory: without CONDSTORE that is every
+    // message's labels now, so a keyword the user sets before the first sync is told to it.
+    try {
+      const mailbox = await ImapMailbox.open({ ...settings, memory: postgresLabelMemory(prismaExecutor(deps.prisma), account.id) }, connect);
+      try {
+        historyId = (await mailbox.getProfile()).historyId;
+      } finally {
+        await mailbox.close();
+      }
+    } catch (err) {
+      // A new account that got no cursor is not kept (its memory rows go with it): connect failed.
+      if (!previous) await deps.prisma.account.delete({ where: { id: account.id } }).catch(() => undefined);
+      throw err;
+    }
+    await deps.prisma.account.update({ where: { id: account.id }, data: { historyId } });
+  }
   if (deps.sync) await startSync(deps.sync, account.id, reconnected);
   log.info(`IMAP account ${account.id} connected${reconnected ? ' again' : ''}`);
   return {

@@ -6,7 +6,9 @@
 //   - one of our labels added/removed on a message  → labels_changed (keyed by history id)
 //   - given the user's own labels: INBOX added, or one of theirs added/removed → labels_changed
 //     too, carrying them (what the thread learns from: src/thread/correction-steps.ts)
-// Drafts being created or updated (ours, mostly) produce nothing.
+// Drafts being created or updated (ours, mostly) produce nothing. One of our labels added to several
+// messages of a thread (the user labels the conversation: its message and our draft) asks once: within
+// the records given, a role added again to the thread before it was seen removed is left out.
 import type { HistoryRecord } from '../mail/message.js';
 import type { LabelRole, MailboxEvent } from '../thread/contracts.js';
 
@@ -35,6 +37,14 @@ export function historyToThreadEvents(records: readonly HistoryRecord[], roles: 
       if (role && !out.includes(role)) out.push(role);
     }
     return out;
+  };
+
+  /** Per thread, our roles added in these records and not removed since: added again, they ask nothing new. */
+  const standing = new Map<string, Set<LabelRole>>();
+  const standingOf = (threadId: string) => {
+    let set = standing.get(threadId);
+    if (!set) standing.set(threadId, (set = new Set()));
+    return set;
   };
 
   for (const record of records) {
@@ -74,6 +84,12 @@ export function historyToThreadEvents(records: readonly HistoryRecord[], roles: 
       c.userRemoved.push(...names);
     }
     for (const [messageId, c] of changes) {
+      const had = standingOf(c.threadId);
+      for (const role of c.removed) had.delete(role);
+      const added = c.added.filter((role) => !had.has(role));
+      for (const role of added) had.add(role);
+      if (added.length === 0 && c.added.length > 0 && c.removed.length === 0 && !c.inboxAdded && c.userAdded.length === 0 && c.userRemoved.length === 0) continue;
+      c.added = added;
       push(c.threadId, {
         type: 'labels_changed',
         messageId,

@@ -4,10 +4,13 @@
 // from its cursor (CONDSTORE/QRESYNC), so a nudge lost or doubled loses or doubles nothing. A
 // dropped connection (a server restart, a kick, a network stall) is opened again with backoff; each
 // connection nudges once when it is up, for what happened while nobody watched (the connection down,
-// the worker stopped); changes in Sent and Drafts come with the poll.
+// the worker stopped); changes in Sent and Drafts come with the poll. A login refused for good (the
+// password changed, the OAuth grant revoked) turns the account needs_reauth, as an activity's would,
+// and its watcher stops: a reconnect (`accounts connect`, status active) is watched again at the next refresh.
 import type { ImapFlow } from 'imapflow';
 import type { PrismaClient } from '../db/client.js';
-import { imapMailboxSettings, imapSecretSchema, imapServersSchema, rotatingTokenAccess } from '../accounts/imap-accounts.js';
+import { imapMailboxSettings, imapSecretSchema, imapServersSchema, markImapNeedsReauth, rotatingTokenAccess } from '../accounts/imap-accounts.js';
+import { MailServerError } from '../imap/errors.js';
 import type { TokenVault } from '../accounts/token-vault.js';
 import { openImapSessionOf, type MailConnectDeps } from '../imap/connect.js';
 import { createLogger } from '../shared/log.js';
@@ -29,6 +32,8 @@ export interface ImapWatchDeps {
 export interface ImapWatch {
   /** The accounts with an IDLE connection open now. */
   watching(): string[];
+  /** The accounts it keeps a watcher for (connected, or reconnecting with backoff). */
+  watched(): string[];
   close(): Promise<void>;
 }
 
@@ -64,7 +69,10 @@ export function startImapWatch(deps: ImapWatchDeps): ImapWatch {
           const servers = imapServersSchema.parse(account.mailServers);
           const secret = imapSecretSchema.parse(deps.vault.openJson(account.encryptedTokens));
           const settings = imapMailboxSettings(account.email, servers, secret, { key: account.id, deps: rotatingTokenAccess(deps.prisma, deps.vault, account.id, secret) });
-          watchers.set(account.id, new AccountWatcher(account.id, () => openImapSessionOf(settings, deps.connect ?? {}), deps));
+          const watcher: AccountWatcher = new AccountWatcher(account.id, () => openImapSessionOf(settings, deps.connect ?? {}), deps, () => {
+            if (watchers.get(account.id) === watcher) watchers.delete(account.id);
+          });
+          watchers.set(account.id, watcher);
           unreadable.delete(account.id);
         } catch (err) {
           if (!unreadable.has(account.id)) log.warn(`IMAP account ${account.id} is not watched (its sync polls): ${err instanceof Error ? err.message : String(err)}`);
@@ -81,6 +89,7 @@ export function startImapWatch(deps: ImapWatchDeps): ImapWatch {
 
   return {
     watching: () => [...watchers].filter(([, w]) => w.connected).map(([id]) => id),
+    watched: () => [...watchers.keys()],
     async close() {
       closed = true;
       clearTimeout(timer);
@@ -101,6 +110,8 @@ class AccountWatcher {
     private readonly accountId: string,
     private readonly open: () => Promise<{ client: ImapFlow; close(): Promise<void> }>,
     private readonly deps: ImapWatchDeps,
+    /** Called when the watcher gives up for good (the login refused): the watch forgets it. */
+    private readonly gone: () => void,
   ) {
     void this.run();
   }
@@ -135,6 +146,15 @@ class AccountWatcher {
       this.nudge();
       void client.idle().catch(() => undefined);
     } catch (err) {
+      if (err instanceof MailServerError && err.kind === 'bad-credentials') {
+        // Refused for good: trying again would be refused again (and a server may lock the account out).
+        this.stopped = true;
+        await markImapNeedsReauth(this.deps.prisma, this.accountId, err.message).catch((e: unknown) =>
+          log.warn(`account ${this.accountId}: marking it needs_reauth failed: ${e instanceof Error ? e.message : String(e)}`),
+        );
+        this.gone();
+        return;
+      }
       log.warn(`account ${this.accountId}: ${err instanceof Error ? err.message : String(err)}`);
       await this.retry();
     }

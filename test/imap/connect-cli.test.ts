@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { runAccountsCli } from '../../src/cli/accounts.js';
 import { createPrismaClient, type PrismaClient } from '../../src/db/client.js';
 import { TokenVault } from '../../src/accounts/token-vault.js';
@@ -26,6 +26,9 @@ import { checkImapAccount } from '../../src/imap/connect.js';
 import { AccessTokenCache, refreshAccessToken } from '../../src/imap/oauth-token.js';
 import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
 import { waitUntil } from '../helpers/wait-until.js';
+import { freePort } from '../../src/shared/free-port.js';
+import { receivedInInbox } from './mail-test-clients.js';
+import { startImapWatch } from '../../src/sync/imap-watch.js';
 
 const run = randomUUID().slice(0, 8);
 const tokenKey = randomBytes(32);
@@ -151,6 +154,21 @@ describe('accounts connect --imap with OAuth (XOAUTH2 against Dovecot\'s oauth2 
     expect(after?.encryptedTokens).toEqual(before?.encryptedTokens);
   });
 
+  it('refuses a token endpoint that cannot be reached, and an OAuth client it does not know, each in one sentence with exit 1, the account as it was', async () => {
+    writeFileSync(join(dir, 'refresh-token'), `${refreshToken}\n`);
+    writeFileSync(join(dir, 'wrong-client-secret'), 'not-the-client-secret\n');
+    const before = await prisma.account.findUnique({ where: { email: servers.user.address } });
+    const closed = await freePort();
+    const args = oauthArgs(join(dir, 'refresh-token'));
+    const unreachable = await connect(...args.map((a) => (a.endsWith('/token') ? `http://127.0.0.1:${closed}/token` : a)));
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.out).toMatch(new RegExp(`^durable-inbox accounts connect: The OAuth token endpoint 127\\.0\\.0\\.1:${closed} could not be reached, so no access token for connect-\\w+@inbox\\.test was issued; try again later\\.$`));
+    const unknownClient = await connect(...args.map((a) => (a.endsWith('client-secret') ? join(dir, 'wrong-client-secret') : a)));
+    expect(unknownClient.code).toBe(1);
+    expect(unknownClient.out).toMatch(/^durable-inbox accounts connect: The OAuth token endpoint 127\.0\.0\.1:\d+ refused the OAuth client \(invalid_client\): check the client id and secret\.$/);
+    expect((await prisma.account.findUnique({ where: { email: servers.user.address } }))?.encryptedTokens).toEqual(before?.encryptedTokens);
+  });
+
   it("logs in with an access token issued for the user's address, and refuses one issued for another", async () => {
     const server = { host: servers.host, port: servers.imap.implicitTlsPort, tls: 'implicit' as const, ca: servers.caPem };
     const grant = (token: string) => ({ tokenUrl: `${emulator.url.replace(/\/+$/, '')}/token`, clientId: DEFAULT_CLIENT.clientId, refreshToken: token });
@@ -200,6 +218,14 @@ describe('accounts connect --imap with OAuth (XOAUTH2 against Dovecot\'s oauth2 
       await exchange(2);
       expect(emulator.world.oauth.refreshCount).toBe(refreshes + 1);
       expect((await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).status).toBe('active');
+
+      // Two hours more, the IMAP connection kept open: the read needs no login, the SMTP submission's
+      // AUTH is refused, the token refreshed once, and the submission tried again (a refused AUTH sent nothing).
+      await emulator.control.advanceClock(2 * 3600_000);
+      await exchange(3);
+      expect(emulator.world.oauth.refreshCount).toBe(refreshes + 2);
+      await waitUntil("Postfix's queue empty", async () => (await servers.queuedMessages()) === 0);
+      expect(await receivedInInbox(servers, servers.correspondent, { subject: `Re: oauth question 3 ${run}`, from: servers.user.address })).toBe(1);
 
       // The user revokes the app's access at the provider: the next login fails, the refresh is refused.
       await emulator.control.revoke(servers.user.address);
@@ -254,6 +280,86 @@ describe('accounts connect --imap with OAuth (XOAUTH2 against Dovecot\'s oauth2 
       }
     } finally {
       await emulator.control.setOAuth({ rotateRefreshTokens: false });
+    }
+  });
+  it('a token endpoint that cannot be reached while sending: one sentence, nothing submitted and no sent copy left; the retry sends once', async () => {
+    const account = await prisma.account.findUniqueOrThrow({ where: { email: servers.user.address } });
+    expect(account.status).toBe('active');
+    const closed = await freePort();
+    let laterMs = 0;
+    let endpointDown = false;
+    // The worker's clock runs two hours ahead once the endpoint is down: its cached access token has expired, a new one is needed.
+    const accounts = new ImapAccounts(prisma, new TokenVault(tokenKey), {}, {
+      tokens: new AccessTokenCache(),
+      oauth: { now: () => Date.now() + laterMs, fetch: (url, init) => fetch(endpointDown ? `http://127.0.0.1:${closed}/token` : url, init) },
+    });
+    const subject = `oauth question 4 ${run}`;
+    try {
+      await deliverFromOutside(servers, { from: servers.correspondent.address, to: servers.user.address, subject, text: 'And now?', messageId: `<q4.${run}@correspondent.test>` });
+      const found = await waitUntil('question 4 in the INBOX', () => accounts.call(account.id, async (mailbox) => (await mailbox.searchMessages({ subject })).messages[0]));
+      const reply = Buffer.from([`From: ${servers.user.address}`, `To: ${servers.correspondent.address}`, `Subject: Re: ${subject}`, `Message-ID: <r4.${run}@inbox.test>`, `In-Reply-To: <q4.${run}@correspondent.test>`, '', 'Yes.', ''].join('\r\n')).toString('base64url');
+      laterMs = 2 * 3600_000;
+      endpointDown = true;
+      const failure = await accounts.call(account.id, (mailbox) => mailbox.sendMessage(reply, found.threadId)).then(() => undefined, (err: unknown) => err);
+      expect(failure).toBeInstanceOf(MailServerError);
+      expect(failure).toMatchObject({ kind: 'unreachable', retryable: true });
+      // (The sentence names the endpoint the account stores; this fetch sends its requests to a closed port.)
+      expect((failure as Error).message).toBe(`The OAuth token endpoint ${new URL(emulator.url).host} could not be reached, so no access token for ${servers.user.address} was issued; try again later.`);
+      // Nothing was submitted: the copy filed first is taken back, so the retry is not taken for a send in doubt.
+      expect((await accounts.call(account.id, (mailbox) => mailbox.searchMessages({ subject: `Re: ${subject}`, in: 'SENT' }))).messages).toEqual([]);
+      expect((await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).status).toBe('active');
+
+      endpointDown = false;
+      await accounts.call(account.id, (mailbox) => mailbox.sendMessage(reply, found.threadId));
+      await waitUntil("Alice's reply 4 delivered", async () => (await receivedInInbox(servers, servers.correspondent, { subject: `Re: ${subject}`, from: servers.user.address })) > 0);
+      await waitUntil("Postfix's queue empty", async () => (await servers.queuedMessages()) === 0);
+      expect(await receivedInInbox(servers, servers.correspondent, { subject: `Re: ${subject}`, from: servers.user.address })).toBe(1);
+    } finally {
+      await accounts.close();
+    }
+  });
+
+  it('an OAuth client the token endpoint no longer knows (its secret changed): the account needs_reauth with the sentence', async () => {
+    const vault = new TokenVault(tokenKey);
+    const account = await prisma.account.findUniqueOrThrow({ where: { email: servers.user.address } });
+    const stored = vault.openJson(account.encryptedTokens!) as { oauth: Record<string, string> };
+    // The client secret was rotated in the provider's console; the stored one is the old one.
+    await prisma.account.update({ where: { id: account.id }, data: { encryptedTokens: vault.sealJson({ oauth: { ...stored.oauth, clientSecret: 'an-old-client-secret' } }) } });
+    const accounts = new ImapAccounts(prisma, vault, {}, { tokens: new AccessTokenCache() });
+    try {
+      const failure = await accounts.call(account.id, (mailbox) => mailbox.getProfile()).then(() => undefined, (err: unknown) => err);
+      expect(failure).toMatchObject({ kind: 'bad-credentials', code: 'invalid_client' });
+      expect((failure as Error).message).toMatch(/^The OAuth token endpoint 127\.0\.0\.1:\d+ refused the OAuth client \(invalid_client\): check the client id and secret\.$/);
+      expect((await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).status).toBe('needs_reauth');
+    } finally {
+      await accounts.close();
+      // Connected again with the right client (as `accounts connect` would store it), for the next test.
+      await prisma.account.update({ where: { id: account.id }, data: { encryptedTokens: account.encryptedTokens, status: 'active' } });
+    }
+  });
+
+  it('the IDLE watch turns the account needs_reauth when the grant is revoked, with the sentence, and stops watching it', async () => {
+    const account = await prisma.account.findUniqueOrThrow({ where: { email: servers.user.address } });
+    expect(account.status).toBe('active');
+    const logged: string[] = [];
+    const stderr = vi.spyOn(console, 'error').mockImplementation((line: unknown) => void logged.push(String(line)));
+    const watch = startImapWatch({ prisma, vault: new TokenVault(tokenKey), notify: async () => {}, accountIds: [account.id], refreshMs: 100 });
+    try {
+      await waitUntil('the account watched', async () => watch.watching().includes(account.id));
+      // The user revokes the app's access at the provider; the server drops the IDLE connection.
+      await emulator.control.revoke(servers.user.address);
+      expect(await servers.kickImapUser(servers.user.address)).toBeGreaterThan(0);
+      await waitUntil('the account needs_reauth', async () => (await prisma.account.findUniqueOrThrow({ where: { id: account.id } })).status === 'needs_reauth');
+      await waitUntil('the watcher gone', async () => watch.watched().length === 0);
+      const sentence = logged.filter((line) => line.includes(`account ${account.id} needs to be reconnected`));
+      expect(sentence).toHaveLength(1);
+      // `accounts list` says what to do, for an IMAP account (not Google's consent).
+      const listed = await cli('list');
+      expect(listed.out).toContain(`${servers.user.address} needs_reauth: its mail server or OAuth provider refused the login (a changed password, a revoked grant); its sync is paused. Reconnect: npm run cli -- accounts connect --imap --email ${servers.user.address}`);
+      expect(sentence[0]).toMatch(/needs to be reconnected: The OAuth token endpoint 127\.0\.0\.1:\d+ refused the refresh token of connect-\w+@inbox\.test \(invalid_grant: expired or revoked\); connect the account again with a new refresh token\.$/);
+    } finally {
+      stderr.mockRestore();
+      await watch.close();
     }
   });
 });

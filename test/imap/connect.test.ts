@@ -1,14 +1,17 @@
 // The IMAP/SMTP connection layer (src/imap) against real Dovecot and Postfix: what it reports for a
 // good account, and the one sentence for each way connecting fails.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startMailServers, type MailServers } from '../../mail-servers/index.js';
 import { checkImapAccount } from '../../src/imap/connect.js';
 import { checkSmtpSubmission } from '../../src/imap/smtp.js';
 import { MailServerError } from '../../src/imap/errors.js';
 import type { MailCredentials, MailServerAddress } from '../../src/imap/contracts.js';
 import { freePort } from '../../src/shared/free-port.js';
-import { randomUUID } from 'node:crypto';
-import { imapMailboxSettings } from '../../src/accounts/imap-accounts.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ImapAccounts, imapMailboxSettings } from '../../src/accounts/imap-accounts.js';
+import { createPrismaClient } from '../../src/db/client.js';
+import { TokenVault } from '../../src/accounts/token-vault.js';
+import { registerImapAccount } from '../../src/sync/connect.js';
 import { ImapMailbox } from '../../src/imap/imap-mailbox.js';
 import { inMemoryLabelMemory } from '../../src/imap/label-memory.js';
 import { imapAddress, imapClient, submissionAddress } from './mail-test-clients.js';
@@ -21,6 +24,7 @@ const without = (...extensions: string[]) =>
     .filter((c) => !extensions.includes(c))
     .join(' ');
 
+const run = randomUUID().slice(0, 8);
 let servers: MailServers;
 let noCondstore: MailServers;
 let noIdle: MailServers;
@@ -30,7 +34,8 @@ beforeAll(async () => {
   [servers, noCondstore, noIdle] = await Promise.all([
     startMailServers(),
     // As Exchange: no CONDSTORE, so no QRESYNC either.
-    startMailServers({ postfix: false, imapCapability: without('CONDSTORE', 'QRESYNC') }),
+    // (With Postfix: connect checks the submission too. Its own address: the account goes into the shared database.)
+    startMailServers({ imapCapability: without('CONDSTORE', 'QRESYNC'), user: { address: `nocondstore-${run}@inbox.test`, password: 'user-app-password' } }),
     startMailServers({ postfix: false, imapCapability: without('IDLE') }),
   ]);
   user = { user: servers.user.address, password: servers.user.password };
@@ -117,7 +122,7 @@ describe('checkImapAccount', () => {
   });
 
   it('takes a server without CONDSTORE (changes then come from a flag scan)', async () => {
-    const capabilities = await checkImapAccount(imapAddress(noCondstore), user);
+    const capabilities = await checkImapAccount(imapAddress(noCondstore), { user: noCondstore.user.address, password: noCondstore.user.password });
     expect(capabilities).toMatchObject({ condstore: false, qresync: false, idle: true, inboxHighestModseq: '0' });
   });
 
@@ -257,6 +262,49 @@ describe('changes on a server without CONDSTORE (UIDNEXT and a scan of every fla
     } finally {
       await other.logout();
       await mailbox.close();
+    }
+  });
+});
+
+describe('connect on a server without CONDSTORE: the baseline', () => {
+  it('a keyword the user sets after connect, before the first scan, is told once to the workers', async () => {
+    const prisma = createPrismaClient(inject('databaseUrl'));
+    const vault = new TokenVault(randomBytes(32));
+    const address = noCondstore.user.address;
+    const other = await imapClient(noCondstore, noCondstore.user);
+    const accounts = new ImapAccounts(prisma, vault);
+    try {
+      // Mail already in the INBOX when the user connects; one message read, one not.
+      const message = (name: string) =>
+        Buffer.from(`From: Alice <alice@example.test>\r\nTo: ${address}\r\nSubject: ${name} ${run}\r\nMessage-ID: <${name}-${run}@example.test>\r\n\r\nHello.\r\n`);
+      const old = (await other.append('INBOX', message('old'), ['\\Seen'])) as { uid: number };
+      await other.append('INBOX', message('older'));
+      const account = await registerImapAccount({ prisma, vault }, {
+        address,
+        servers: { imap: { server: imapAddress(noCondstore), user: address }, smtp: { server: submissionAddress(noCondstore), user: address } },
+        secret: { password: noCondstore.user.password },
+      });
+      expect(account.historyId).toMatch(/^c1\./);
+
+      // The user marks the old message Done (and unread) before the workers' first scan.
+      await other.mailboxOpen('INBOX');
+      await other.messageFlagsAdd(String(old.uid), ['$DI_Done'], { uid: true });
+      await other.messageFlagsRemove(String(old.uid), ['\\Seen'], { uid: true });
+
+      const scan = (cursor: string) => accounts.call(account.id, (mailbox) => mailbox.listChanges({ cursor }));
+      const first = await scan(account.historyId);
+      const oldId = `m${Buffer.from(`<old-${run}@example.test>`).toString('base64url')}`;
+      expect(first.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ message: expect.objectContaining({ id: oldId }), labelIds: ['UNREAD', 'Done'] })]);
+      // Nothing else: the messages there at connect are not new mail, the other unchanged.
+      expect(first.records.flatMap((r) => [...r.messagesAdded, ...r.messagesDeleted, ...r.labelsRemoved])).toEqual([]);
+      // Read again from the connect cursor (the page's activity failed): the same change; from the next, nothing.
+      expect((await scan(account.historyId)).records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ labelIds: ['UNREAD', 'Done'] })]);
+      expect((await scan(first.cursor)).records).toEqual([]);
+    } finally {
+      await accounts.close();
+      await other.logout();
+      await prisma.account.deleteMany({ where: { email: address } });
+      await prisma.$disconnect();
     }
   });
 });

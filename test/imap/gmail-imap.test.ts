@@ -19,6 +19,7 @@ const USER = { address: 'gmail-imap@inbox.test', password: 'gmail-imap-app-passw
 let servers: MailServers;
 let gmail: GmailStandIn;
 let mailbox: ImapMailbox;
+let mailboxSettings: Pick<Parameters<typeof ImapMailbox.open>[0], 'imap' | 'smtp'>;
 /** The user's own mail client on the stand-in: what Gmail shows them. */
 let client: ImapFlow;
 const run = Date.now().toString(36);
@@ -29,7 +30,8 @@ beforeAll(async () => {
   gmail = await startGmailStandIn(servers.info, USER);
   const credentials = { user: USER.address, password: USER.password };
   const at = (port: number): MailServerAddress => ({ host: gmail.host, port, tls: 'implicit', ca: gmail.caPem });
-  mailbox = await ImapMailbox.open({ address: USER.address, imap: { server: at(gmail.imapPort), credentials }, smtp: { server: at(gmail.smtpPort), credentials } });
+  mailboxSettings = { imap: { server: at(gmail.imapPort), credentials }, smtp: { server: at(gmail.smtpPort), credentials } };
+  mailbox = await ImapMailbox.open({ address: USER.address, ...mailboxSettings });
   client = new ImapClient({ host: gmail.host, port: gmail.imapPort, secure: true, tls: { ca: [gmail.caPem] }, auth: { user: USER.address, pass: USER.password }, logger: false, disableAutoIdle: true });
   client.on('error', () => {});
   await client.connect();
@@ -87,6 +89,21 @@ describe('Gmail over IMAP, against the stand-in', () => {
     expect(mailbox.capabilities).toMatchObject({ threadIds: 'server', sentCopy: 'server' });
     expect(mailbox.server.folders.all?.path).toBe('[Gmail]/All Mail');
     expect(mailbox.server.folders.sent?.path).toBe('[Gmail]/Sent Mail');
+  });
+
+  it('takes a user label named like a usual folder (Archive), which Gmail lists as a folder, for a label: not the archive, not watched', async () => {
+    // The user makes the label in Gmail; Gmail's IMAP lists it as a folder without a special-use attribute.
+    await client.mailboxCreate('Archive');
+    const again = await ImapMailbox.open({ address: USER.address, imap: mailboxSettings.imap, smtp: mailboxSettings.smtp });
+    try {
+      expect((await client.list()).map((f) => f.path)).toContain('Archive');
+      expect(again.server.folders.archive).toBeUndefined();
+      expect(again.server.folders.all?.path).toBe('[Gmail]/All Mail');
+      expect(again.watchedFolders()).toEqual(['INBOX', '[Gmail]/Sent Mail', '[Gmail]/Drafts', '[Gmail]/Trash']);
+    } finally {
+      await again.close();
+      await client.mailboxDelete('Archive');
+    }
   });
 
   it('gives a thread the id of its X-GM-THRID (in hex), and reads it back through All Mail', async () => {
@@ -176,6 +193,30 @@ describe('Gmail over IMAP, against the stand-in', () => {
     } finally {
       lock.release();
     }
+  });
+
+  it("reads Gmail's Move to Done (the label added and the message archived at once, before the sync looks) as INBOX removed and Done added, not as a deletion", async () => {
+    const messageId = mid('move-to-done');
+    const message = await deliver({ messageId, subject: `Gmail move to Done ${run}` });
+    // The product has read the message (remembered with its labels), and the sync's cursor is now.
+    const cursor = await mailbox.getCursor();
+    // The user, in Gmail: Move to > Done (the label Done, out of the inbox): STORE +X-GM-LABELS, then MOVE to All Mail.
+    const lock = await client.getMailboxLock('INBOX');
+    try {
+      const [uid] = (await client.search({ header: { 'message-id': messageId.replace(/^<|>$/g, '') } }, { uid: true })) || [];
+      await client.messageFlagsAdd(String(uid), ['Done'], { uid: true, useLabels: true });
+      await client.messageMove(String(uid), '[Gmail]/All Mail', { uid: true });
+    } finally {
+      lock.release();
+    }
+    const expectMovedToDone = (page: Awaited<ReturnType<typeof mailbox.listChanges>>) => {
+      expect(page.records.flatMap((r) => r.messagesDeleted)).toEqual([]);
+      expect(page.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ message: expect.objectContaining({ id: message.id }), labelIds: ['INBOX'] })]);
+      expect(page.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ message: expect.objectContaining({ id: message.id }), labelIds: ['Done'] })]);
+    };
+    expectMovedToDone(await mailbox.listChanges({ cursor }));
+    // Read again from the same cursor (its activity failed): the same page.
+    expectMovedToDone(await mailbox.listChanges({ cursor }));
   });
 
   it('archives as Gmail does: out of the INBOX, still in All Mail with its labels but \\Inbox; back by adding \\Inbox', async () => {

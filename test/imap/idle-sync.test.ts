@@ -3,7 +3,7 @@
 // server kicks the connection, the watcher connects again and mail keeps arriving, each message
 // handled once. Real Dovecot and Postfix, dev server, PostgreSQL, the product's workers.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ImapMailbox } from '../../src/imap/imap-mailbox.js';
 import { notifySync } from '../../src/sync/notify.js';
 import { startImapWatch } from '../../src/sync/imap-watch.js';
@@ -22,7 +22,11 @@ let h: InboxHarness;
 let user: ImapMailbox;
 
 beforeAll(async () => {
-  world = await startImapWorld({ user: { address: `idle-${run}@inbox.test`, password: 'user-app-password' } }, (imap) => startInboxHarness({ imap }));
+  world = await startImapWorld(
+    // `reauth`: a second mailbox whose user changes the password (the watch's own test, below).
+    { user: { address: `idle-${run}@inbox.test`, password: 'user-app-password' }, others: [{ address: `reauth-${run}@inbox.test`, password: 'reauth-password' }] },
+    (imap) => startInboxHarness({ imap }),
+  );
   ({ servers, product: h, user } = world);
   // As connecting does: the cursor is the mailbox's now (the only poll of this file).
   await notifySync({ client: h.client, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE }, h.accountId, { source: 'connect' });
@@ -51,6 +55,43 @@ describe('the watch over many accounts', () => {
     } finally {
       await watch.close();
       await h.prisma.account.deleteMany({ where: { id: { in: [unreadable.id, readable.id] } } });
+    }
+  });
+});
+
+describe('the watch of an account whose login is refused for good', () => {
+  it('turns the account needs_reauth with the sentence, stops watching it, and watches it again once it is reconnected', async () => {
+    const address = `reauth-${run}@inbox.test`;
+    const vault = new TokenVault(Buffer.from(h.cfg.TOKEN_ENCRYPTION_KEY!, 'base64'));
+    const mailServers = { imap: { ...world.account.imap, user: address }, smtp: { ...world.account.smtp, user: address } };
+    const account = await h.prisma.account.create({
+      data: { email: address, provider: 'imap', mailServers, encryptedTokens: vault.sealJson({ password: 'reauth-password' }) },
+    });
+    const logged: string[] = [];
+    const stderr = vi.spyOn(console, 'error').mockImplementation((line: unknown) => void logged.push(String(line)));
+    const watch = startImapWatch({ prisma: h.prisma, vault, notify: async () => {}, accountIds: [account.id], refreshMs: 100 });
+    try {
+      await waitUntil('the account watched', async () => watch.watching().includes(account.id));
+      // The user changes the password in their provider's settings; the server drops the IDLE connection.
+      await servers.setPassword(address, 'a-new-password');
+      expect(await servers.kickImapUser(address)).toBeGreaterThan(0);
+      await waitUntil('the account needs_reauth', async () => (await h.prisma.account.findUniqueOrThrow({ where: { id: account.id } })).status === 'needs_reauth');
+      // The watcher is gone, not reconnecting with backoff (and the refresh leaves a needs_reauth account alone).
+      // (The harness's own workers watch every account too: whichever watch saw the refusal first marked it, and logged it.)
+      await waitUntil('the watcher gone', async () => watch.watched().length === 0);
+      const sentence = logged.filter((line) => line.includes(`account ${account.id} needs to be reconnected`));
+      expect(sentence).toHaveLength(1);
+      expect(sentence[0]).toMatch(
+        new RegExp(`needs to be reconnected: The IMAP server 127\\.0\\.0\\.1:\\d+ refused the login of ${address.replace(/\./g, '\\.')}: the user name or password is wrong \\(accounts with 2-step verification need an app password\\)\\.$`),
+      );
+
+      // The user connects again with the new password (as `accounts connect --imap` stores it): watched again.
+      await h.prisma.account.update({ where: { id: account.id }, data: { status: 'active', encryptedTokens: vault.sealJson({ password: 'a-new-password' }) } });
+      await waitUntil('the reconnected account watched again', async () => watch.watching().includes(account.id));
+    } finally {
+      stderr.mockRestore();
+      await watch.close();
+      await h.prisma.account.deleteMany({ where: { id: account.id } });
     }
   });
 });

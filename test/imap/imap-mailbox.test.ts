@@ -356,6 +356,26 @@ describe('ImapMailbox', () => {
     for (const m of back.messages) expect(m.labelIds).not.toContain('TRASH');
   });
 
+  it('tells a keyword the user set with a move out of the INBOX (Done, then archived, before the sync looked): INBOX removed and Done added', async () => {
+    const messageId = mid('done-and-archived');
+    await deliver({ messageId, subject: `Done and archived ${run}`, text: 'Thanks!' });
+    const message = await arrived(messageId);
+    const cursor = await mailbox.getCursor();
+    const other = await imapClient(servers, servers.user);
+    try {
+      await other.mailboxOpen('INBOX');
+      const [uid] = (await other.search({ header: { 'message-id': messageId.replace(/^<|>$/g, '') } }, { uid: true })) || [];
+      await other.messageFlagsAdd(String(uid), ['$DI_Done'], { uid: true });
+      await other.messageMove(String(uid), 'Archive', { uid: true });
+    } finally {
+      await other.logout();
+    }
+    const page = await mailbox.listChanges({ cursor });
+    expect(page.records.flatMap((r) => r.messagesDeleted)).toEqual([]);
+    expect(page.records.flatMap((r) => r.labelsRemoved)).toEqual([expect.objectContaining({ message: expect.objectContaining({ id: message.id }), labelIds: ['INBOX'] })]);
+    expect(page.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ message: expect.objectContaining({ id: message.id }), labelIds: ['Done'] })]);
+  });
+
   it('reports a folder whose UIDVALIDITY changed as a rescan', async () => {
     const cursor = await mailbox.getCursor();
     const other = await imapClient(servers, servers.user);

@@ -41,6 +41,31 @@ describe('historyToThreadEvents', () => {
     ]);
   });
 
+  it('asks once for a label the user put on several messages of a thread (its message and our draft), and again once it was taken off', () => {
+    const rework = (id: string, message: string) => ({ message: { id: message, threadId: 't1', labelIds: ['Label_3'] }, labelIds: ['Label_3'] });
+    const out = historyToThreadEvents(
+      [
+        // On IMAP one record per folder: INBOX, then Drafts, in one page.
+        record('30', { labelsAdded: [rework('30', 'm1')] }),
+        record('31', { labelsAdded: [rework('31', 'd1')] }),
+        // Our redraft took it off; the user asks again.
+        record('32', { labelsRemoved: [rework('32', 'm1')] }),
+        record('33', { labelsAdded: [rework('33', 'm1'), rework('33', 'd1')] }),
+      ],
+      roles,
+    );
+    expect(out).toEqual([
+      {
+        threadId: 't1',
+        events: [
+          { type: 'labels_changed', messageId: 'm1', changeId: 'h30:m1', added: ['rework'], removed: [] },
+          { type: 'labels_changed', messageId: 'm1', changeId: 'h32:m1', added: [], removed: ['rework'] },
+          { type: 'labels_changed', messageId: 'm1', changeId: 'h33:m1', added: ['rework'], removed: [] },
+        ],
+      },
+    ]);
+  });
+
   it('maps inbox mail, sent mail, deletions and our label changes; skips drafts and foreign labels', () => {
     const out = historyToThreadEvents(
       [
