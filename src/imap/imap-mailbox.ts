@@ -75,6 +75,12 @@ interface ReceivedCursor {
   uid: number;
 }
 
+/**
+ * Where searchMessages goes on, per folder not finished: its UIDVALIDITY and the UID below which its
+ * next page starts (null: from its newest message). A folder the cursor does not name is finished.
+ */
+type SearchCursor = Record<string, [uidValidity: string, below: number | null]>;
+
 /** How many listed messages' locations are kept for the reads that follow a listing. */
 const LISTED_LOCATIONS = 50_000;
 const DAY_MS = 86_400_000;
@@ -251,7 +257,14 @@ export class ImapMailbox implements Mailbox {
     return [...new Set(thread.messages.flatMap((m) => m.labelIds))];
   }
 
-  /** Messages matching a search, newest first (ids and thread ids only, like messages.list); one page. */
+  /**
+   * Messages matching a search, newest first (ids and thread ids only, like messages.list); one page
+   * of at most `maxResults` (default 100), with a `nextPageToken` while more matches remain. Each
+   * folder searched is read newest UID first, and the folders' lists are merged by INTERNALDATE; the
+   * token keeps, per folder not finished, its UIDVALIDITY and the UID below which its next page
+   * starts (SearchCursor). A folder whose UIDVALIDITY changed between pages is read again from its
+   * newest message: its messages may then be listed twice (the callers count distinct ids).
+   */
   async searchMessages(asked: ImapSearch = {}): Promise<MessageList> {
     // A Gmail-syntax query goes to Gmail's IMAP as it is (X-GM-RAW); elsewhere what IMAP can say of it.
     const search: ImapSearch =
@@ -260,13 +273,23 @@ export class ImapMailbox implements Mailbox {
     if (search.withoutLabel !== undefined && this.foldersMode) throw new MailboxUnsupportedError(`this server keeps no keywords: it cannot tell which messages lack the label ${search.withoutLabel}`);
     const query = searchQuery(search, this.server.gmail);
     if (!query) return { messages: [], resultSizeEstimate: 0 };
+    const cursor = search.pageToken ? decodeSearchCursor(search.pageToken) : undefined;
+    const limit = Math.max(1, search.maxResults ?? 100);
     return this.run('searching', async (client) => {
       const caps = this.server;
-      const folders = this.searchFolders(search.in ?? 'INBOX');
-      const refs: Array<MessageRef & { date: number }> = [];
+      // Without a token every folder starts at its newest message; with one, the folders it names go on and the others are finished.
+      const folders = this.searchFolders(search.in ?? 'INBOX').filter((folder) => !cursor || folder in cursor);
+      const lists: Array<{ folder: string; uidValidity: string; refs: Array<MessageRef & { date: number; uid: number }>; taken: number; more: boolean; below: number | null }> = [];
+      let estimate = 0;
       for (const folder of folders) {
         await this.inFolder(client, folder, async (uidValidity) => {
-          const uids = (await client.search(caps.gmail && search.gmailRaw ? { gmraw: [search.gmailRaw, query.gmraw].filter(Boolean).join(' ') } : query, { uid: true })) || [];
+          const at = cursor?.[folder];
+          // A folder reset since the previous page (another UIDVALIDITY) is read again from its newest message.
+          const below = at && at[0] === uidValidity ? at[1] : null;
+          const uids = (((await client.search(caps.gmail && search.gmailRaw ? { gmraw: [search.gmailRaw, query.gmraw].filter(Boolean).join(' ') } : query, { uid: true })) || []) as number[]).filter((uid) => below === null || uid < below);
+          const list = { folder, uidValidity, refs: [] as Array<MessageRef & { date: number; uid: number }>, taken: 0, more: false, below };
+          lists.push(list);
+          estimate += uids.length;
           if (uids.length === 0) return;
           // SEARCH FROM/TO match substrings of the whole header, display names included: what it
           // finds is kept only when the reader's reading of the header names the address (a batch
@@ -274,26 +297,49 @@ export class ImapMailbox implements Mailbox {
           const exact = caps.gmail && search.gmailRaw ? undefined : addressFilter(search);
           // On Gmail's IMAP "without the label" is read from each message's X-GM-LABELS, by the label's exact name (case aside, as Gmail names labels).
           const lacking = caps.gmail && search.withoutLabel !== undefined ? search.withoutLabel.toLowerCase() : undefined;
-          const limit = search.maxResults ?? 100;
           const newest = uids.sort((a, b) => b - a);
-          let kept = 0;
-          for (let at = 0; at < newest.length && kept < limit && (at === 0 || exact || lacking !== undefined); at += limit) {
-            const batch = newest.slice(at, at + limit);
+          let read = 0;
+          while (read < newest.length && list.refs.length < limit) {
+            const batch = newest.slice(read, read + limit);
+            read += batch.length;
             const items = { uid: true, headers: true, internalDate: true, ...(caps.gmail ? { threadId: true } : {}), ...(lacking !== undefined ? { labels: true } : {}) } as const;
+            const kept: Array<MessageRef & { date: number; uid: number }> = [];
             for await (const m of client.fetch(batch.join(','), items, { uid: true })) {
               const headers = m.headers ?? Buffer.alloc(0);
               if (exact && !exact(headers)) continue;
               if (lacking !== undefined && [...(m.labels ?? [])].some((l) => l.toLowerCase() === lacking)) continue;
               const ids = this.idsOf(headers, { folder, uid: m.uid, uidValidity }, m.threadId);
-              refs.push({ ...ids, date: new Date(m.internalDate ?? 0).getTime() });
-              kept++;
+              kept.push({ ...ids, date: new Date(m.internalDate ?? 0).getTime(), uid: m.uid });
             }
+            // FETCH answers in the server's order: the folder's list is newest UID first, cut at the page's size.
+            kept.sort((a, b) => b.uid - a.uid);
+            const room = limit - list.refs.length;
+            list.refs.push(...kept.slice(0, room));
+            // Matches read past the page's size, or UIDs left unread, are for a next page.
+            if (kept.length > room) list.more = true;
           }
+          if (read < newest.length) list.more = true;
         });
       }
-      refs.sort((a, b) => b.date - a.date);
-      const limited = refs.slice(0, search.maxResults ?? 100);
-      return { messages: limited.map(({ id, threadId }) => ({ id, threadId })), resultSizeEstimate: refs.length };
+      // The folders' lists merged newest first (INTERNALDATE), each taken from its head, so what a
+      // folder gives this page is its newest UIDs and its next page starts below the last one given.
+      const page: MessageRef[] = [];
+      while (page.length < limit) {
+        let pick: (typeof lists)[number] | undefined;
+        for (const list of lists) {
+          const head = list.refs[list.taken];
+          if (head && (!pick || head.date > pick.refs[pick.taken]!.date)) pick = list;
+        }
+        if (!pick) break;
+        const { id, threadId } = pick.refs[pick.taken++]!;
+        page.push({ id, threadId });
+      }
+      const next: SearchCursor = {};
+      for (const list of lists) {
+        if (list.taken === list.refs.length && !list.more) continue; // finished
+        next[list.folder] = [list.uidValidity, list.taken > 0 ? list.refs[list.taken - 1]!.uid : list.below];
+      }
+      return { messages: page, resultSizeEstimate: estimate, ...(Object.keys(next).length > 0 ? { nextPageToken: encodeSearchCursor(next) } : {}) };
     });
   }
 
@@ -1602,6 +1648,25 @@ function decodeReceivedCursor(token: string): ReceivedCursor | undefined {
   } catch {
     return undefined;
   }
+}
+
+function encodeSearchCursor(cursor: SearchCursor): string {
+  return Buffer.from(JSON.stringify({ search: cursor })).toString('base64url');
+}
+
+/** A searchMessages page token back; one that is not ours is refused (it would list from nowhere in particular). */
+function decodeSearchCursor(token: string): SearchCursor {
+  let parsed: unknown;
+  try {
+    parsed = (JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as { search?: unknown }).search;
+  } catch {
+    parsed = undefined;
+  }
+  const valid =
+    typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) &&
+    Object.values(parsed).every((v) => Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && (v[1] === null || typeof v[1] === 'number'));
+  if (!valid) throw new Error(`not a page token of this IMAP search: ${JSON.stringify(token.slice(0, 40))}`);
+  return parsed as SearchCursor;
 }
 
 /** IMAP SEARCH keys for a search; null when it can match nothing (an address that is not plain). */

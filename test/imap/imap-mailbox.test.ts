@@ -334,6 +334,36 @@ describe('ImapMailbox', () => {
     expect(await found({ to: servers.user.address })).toEqual(['display-name', 'longer-address', 'longer-domain', 'real', 'subdomain']);
   });
 
+  it('pages a search: a small maxResults over INBOX and Archive gives pages that hold every match once, newest first, then no token', async () => {
+    const subject = `Paged ${run}`;
+    const base = Date.UTC(2026, 0, 10);
+    // Seven matches over two folders, their dates interleaved (the merge across folders is by INTERNALDATE).
+    const mail = [0, 1, 2, 3, 4, 5, 6].map((n) => ({ n, folder: n % 3 === 0 ? 'Archive' : 'INBOX', messageId: mid(`paged-${n}`) }));
+    const other = await imapClient(servers, servers.user);
+    try {
+      for (const m of mail) {
+        const raw = [`From: ${servers.correspondent.address}`, `To: ${servers.user.address}`, `Subject: ${subject} ${m.n}`, `Message-ID: ${m.messageId}`, '', 'Hi.', ''].join('\r\n');
+        await other.append(m.folder, raw, ['\\Seen'], new Date(base + m.n * 3600_000));
+      }
+    } finally {
+      await other.logout();
+    }
+    const pages: string[][] = [];
+    let pageToken: string | undefined;
+    do {
+      const page = await mailbox.searchMessages({ subject, in: 'ALL', maxResults: 3, ...(pageToken ? { pageToken } : {}) });
+      pages.push(page.messages.map((m) => m.id));
+      pageToken = page.nextPageToken;
+    } while (pageToken && pages.length < 10);
+    const newestFirst = [...mail].reverse().map((m) => messageIdOf(m.messageId));
+    expect(pages).toEqual([newestFirst.slice(0, 3), newestFirst.slice(3, 6), newestFirst.slice(6)]);
+    // One folder alone pages by its UIDs; a page that ends exactly at the last match says so (no token).
+    const inbox = await mailbox.searchMessages({ subject, in: 'INBOX', maxResults: 4 });
+    expect(inbox.messages.map((m) => m.id)).toEqual(newestFirst.filter((id) => mail.find((m) => messageIdOf(m.messageId) === id)!.folder === 'INBOX'));
+    expect(inbox.nextPageToken).toBeUndefined();
+    await expect(mailbox.searchMessages({ subject, pageToken: 'not-ours' })).rejects.toThrow(/page token/);
+  });
+
   it('archives, trashes and brings a thread back to the inbox', async () => {
     const threadId = threadOf(mid('root'));
     const cursor = await mailbox.getCursor();
