@@ -78,8 +78,8 @@ async function listUpTo(mailbox: Mailbox, search: MailSearch, want: number): Pro
     const page = await mailbox.searchMessages({ ...search, maxResults: asked, ...(pageToken ? { pageToken } : {}) });
     found.push(...page.messages.map((m) => m.id));
     pageToken = page.nextPageToken;
-    // A page that did not fill up and has no next one is the last (IMAP search does not page: a full page may hide more).
-    complete = !pageToken && page.messages.length < asked;
+    // A page with no next one is the last (Gmail and IMAP both give a token while matches remain).
+    complete = !pageToken;
   } while (pageToken && found.length < want);
   const ids = [...new Set(found)];
   return { ids: ids.slice(0, want), complete: complete && ids.length <= want };
