@@ -158,6 +158,20 @@ describe('on IMAP', () => {
     expect(await folderCount('INBOX')).toBe(inbox - 1);
   });
 
+  it('a dry run counts every match past the search page of 500 (IMAP search pages)', async () => {
+    // 501 old, read messages of a sender of their own in Archive: no inbox mail for the sync to hand on, outside the scans' window.
+    const sender = 'digest@pages.example';
+    const count = 501;
+    await withUserClient(async (client) => {
+      for (let n = 0; n < count; n++) {
+        const raw = [`From: Digest <${sender}>`, `To: ${servers.user.address}`, `Subject: Digest ${n}`, `Message-ID: <digest-${n}.${Date.now().toString(36)}@pages.example>`, '', 'Weekly.', ''].join('\r\n');
+        await client.append('Archive', raw, ['\\Seen'], new Date(Date.UTC(2025, 0, 1) + n * 60_000));
+      }
+    });
+    const handle = await startBulk(h.client, { accountId: h.accountId, selection: { kind: 'sender', value: sender }, operation: 'trash', dryRun: true, batchSize: 1000, taskQueue: h.cfg.TEMPORAL_TASK_QUEUE, gmailTaskQueue: h.cfg.GMAIL_TASK_QUEUE });
+    expect(await handle.result()).toMatchObject({ state: 'dry_run', messages: count, threads: count });
+  });
+
   it("bulk label of a sender's mail: the keyword on the messages that lacked it (INBOX and Archive), a repeat touches none, undo takes off only what it added", async () => {
     // The list's five: four in INBOX, one archived by the test before. The user had labelled "Issue 0" already.
     const keyword = labelToKeyword('List Mail');
