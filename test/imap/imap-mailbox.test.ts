@@ -406,15 +406,29 @@ describe('ImapMailbox', () => {
     expect(page.records.flatMap((r) => r.labelsAdded)).toEqual([expect.objectContaining({ message: expect.objectContaining({ id: message.id }), labelIds: ['Done'] })]);
   });
 
-  it('reports a folder whose UIDVALIDITY changed as a rescan', async () => {
+  it('reports a folder whose UIDVALIDITY changed as a rescan; a search page token of the old folder reads the new one from its newest', async () => {
     const cursor = await mailbox.getCursor();
+    const subject = `Reset ${run}`;
+    const raw = (n: number) => [`From: ${servers.correspondent.address}`, `To: ${servers.user.address}`, `Subject: ${subject} ${n}`, `Message-ID: ${mid(`reset-${n}`)}`, '', 'Hi.', ''].join('\r\n');
     const other = await imapClient(servers, servers.user);
+    let token: string | undefined;
     try {
+      await other.append('Archive', raw(0), ['\\Seen'], new Date(Date.UTC(2026, 0, 1, 0)));
+      const newest = (await other.append('Archive', raw(1), ['\\Seen'], new Date(Date.UTC(2026, 0, 1, 1)))) as { uid: number };
+      token = (await mailbox.searchMessages({ subject, in: 'ARCHIVE', maxResults: 1 })).nextPageToken;
+      expect(token).toBeDefined();
       await other.mailboxDelete('Archive');
       await other.mailboxCreate('Archive');
+      // Other mail first, so the new folder's matches have UIDs above the one the token goes on below.
+      for (let n = 0; n < newest.uid; n++) await other.append('Archive', `Subject: other ${n}\r\n\r\nx\r\n`, ['\\Seen']);
+      for (const n of [2, 3]) await other.append('Archive', raw(n), ['\\Seen'], new Date(Date.UTC(2026, 0, 1, n)));
     } finally {
       await other.logout();
     }
+    // The token's UID would skip the new folder's messages (their UIDs start again at 1): it restarts at the newest instead.
+    const restarted = await mailbox.searchMessages({ subject, in: 'ARCHIVE', maxResults: 5, ...(token ? { pageToken: token } : {}) });
+    expect(restarted.messages.map((m) => m.id)).toEqual([mid('reset-3'), mid('reset-2')].map(messageIdOf));
+    expect(restarted.nextPageToken).toBeUndefined();
     const err = await mailbox.listChanges({ cursor }).then(
       () => undefined,
       (e: unknown) => e,
