@@ -9,7 +9,7 @@ import { heartbeat, log } from '@temporalio/activity';
 import type { MessageBatchIndividualResponse } from '@anthropic-ai/sdk/resources/messages/batches';
 import type { SqlExecutor } from '../db/sql-executor.js';
 import { classificationOf, classificationRequest } from '../llm/classify.js';
-import { callCostUsd, modelFor, type LlmSettings } from '../llm/guard.js';
+import { callCostUsd, isoDay, modelFor, type LlmSettings } from '../llm/guard.js';
 import { tokensOf } from '../llm/usage.js';
 import { llmCalls, llmTokens } from '../metrics/metrics.js';
 import type { PromptMessage } from '../thread/activity-contracts.js';
@@ -24,7 +24,6 @@ export interface BatchLlmDeps {
 /** How far before its submit began a batch it made may say it was created (the two clocks). */
 const CLOCK_SLACK_MS = 60_000;
 
-const isoDay = (now = new Date()) => now.toISOString().slice(0, 10);
 
 /** Why the account's LLM may not be used now (its breaker open, its day's budget spent), if so. */
 async function blockedFor(deps: BatchLlmDeps, accountId: string): Promise<string | undefined> {

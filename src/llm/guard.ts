@@ -65,8 +65,8 @@ export function callCostUsd(prices: PriceTable | undefined, model: string, token
   return costOf(prices, model, { input: tokensIn, output: tokensOut, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 }, batch) ?? 0;
 }
 
-/** Today in UTC as YYYY-MM-DD (a date literal, whatever the session's time zone). */
-function isoDay(now = new Date()): string {
+/** Today in UTC as YYYY-MM-DD (a date literal, whatever the session's time zone): the day of token_usage. */
+export function isoDay(now = new Date()): string {
   return now.toISOString().slice(0, 10);
 }
 

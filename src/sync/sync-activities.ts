@@ -314,9 +314,9 @@ function syncActivitiesOf(deps: SyncActivityDeps): SyncActivities & SyncFanoutAc
         return { kind: 'behind', mailboxHistoryId: page.historyId };
       }
       let threads: ThreadEvents[] = [];
-      // Labels of stored messages kept current (the senders view's unread share): one statement per page.
-      if (page.records.length > 0) await recordLabelChanges(prismaExecutor(prisma), accountId, page.records);
       if (page.records.length > 0) {
+        // Labels of stored messages kept current (the senders view's unread share): one statement per page.
+        await recordLabelChanges(prismaExecutor(prisma), accountId, page.records);
         const labels = await labelsFor(accountId, page.records);
         threads = historyToThreadEvents(page.records, labels.roles, deps.learnFromLabels ? labels.userLabels : undefined);
       }
